@@ -1,0 +1,374 @@
+"""Learning objectives: gradients, hessians, intercepts and output transforms.
+
+Every objective works in *margin space*: the booster's raw output is a float64
+array ``m`` of shape ``[n, K]`` (``K = 1`` except for multi-class, where
+``K = num_class``).  An objective supplies
+
+* ``gradients(m, y, w)`` -> ``(g, h)``, the first and second derivative of the
+  per-row loss with respect to each margin column, multiplied by the sample
+  weight ``w_i`` (``w=None`` means all ones);
+* ``base_margin_from_labels(y, w, num_class)`` -> the intercept (``[K]``,
+  margin space) that XGBoost 3.x estimates when ``base_score`` is not given;
+* ``base_score_to_margin(b, num_class)`` -> margins for a user ``base_score``;
+* ``transform(m)`` -> the user-facing prediction.
+
+The intercept is a function of per-label weighted sums only, so it is also
+exposed as ``label_stats`` (additive over data partitions: sum the arrays from
+each partition) followed by ``base_margin_from_stats``.
+
+Numerical constants follow XGBoost: hessians are floored at ``1e-16``; class
+probabilities used for the intercept are clipped to ``[1e-6, 1 - 1e-6]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fixedpoint import exact_sum
+
+__all__ = [
+    "Objective",
+    "SquaredError",
+    "RegLogistic",
+    "BinaryLogistic",
+    "BinaryLogitRaw",
+    "MultiSoftprob",
+    "MultiSoftmax",
+    "OBJECTIVES",
+    "get_objective",
+    "sigmoid",
+    "softmax",
+]
+
+HESS_FLOOR = 1e-16
+"""Lower bound for every hessian entry (keeps leaf weights finite)."""
+
+PROB_EPS = 1e-6
+"""Probabilities used to build an intercept are clipped to [PROB_EPS, 1 - PROB_EPS]."""
+
+
+# --------------------------------------------------------------------------- helpers
+def sigmoid(m: np.ndarray) -> np.ndarray:
+    """Numerically stable ``1 / (1 + exp(-m))`` (no overflow for any finite m)."""
+    m = np.asarray(m, dtype=np.float64)
+    e = np.exp(-np.abs(m))  # in (0, 1]
+    return np.where(m >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def softmax(m: np.ndarray) -> np.ndarray:
+    """Row-wise ``exp(m_k - max_j m_j) / sum_j exp(m_j - max_j m_j)`` for ``m [n, K]``."""
+    m = np.asarray(m, dtype=np.float64)
+    z = np.exp(m - m.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def _logit(p: np.ndarray | float) -> np.ndarray:
+    """``log(p / (1 - p))``."""
+    p = np.asarray(p, dtype=np.float64)
+    return np.log(p) - np.log1p(-p)
+
+
+def _as_margin(margin: np.ndarray, k: int | None = None) -> np.ndarray:
+    """View ``margin`` as float64 ``[n, K]`` (a 1-D array is one column)."""
+    m = np.asarray(margin, dtype=np.float64)
+    if m.ndim == 1:
+        m = m[:, None]
+    if m.ndim != 2:
+        raise ValueError(f"margin must be 1-D or 2-D, got shape {m.shape}")
+    if k is not None and m.shape[1] != k:
+        raise ValueError(f"margin has {m.shape[1]} columns, expected {k}")
+    return m
+
+
+def _as_labels(y: np.ndarray) -> np.ndarray:
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {y.shape}")
+    return y
+
+
+def _as_weights(w: np.ndarray | None, n: int) -> np.ndarray | None:
+    if w is None:
+        return None
+    w = np.asarray(w, dtype=np.float64).reshape(-1)
+    if w.shape[0] != n:
+        raise ValueError(f"weight has {w.shape[0]} rows, labels have {n}")
+    return w
+
+
+def _weighted(g: np.ndarray, h: np.ndarray, w: np.ndarray | None):
+    """Multiply per-row ``w_i`` into both ``g [n, K]`` and ``h [n, K]``."""
+    if w is None:
+        return g, h
+    w = _as_weights(w, g.shape[0])[:, None]
+    return g * w, h * w
+
+
+def _first_bad_row(bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad)[0])
+
+
+def _need_num_class(num_class: int | None, name: str) -> int:
+    if num_class is None or int(num_class) != num_class or int(num_class) < 1:
+        raise ValueError(f"{name} requires num_class to be a positive integer, got {num_class!r}")
+    return int(num_class)
+
+
+# --------------------------------------------------------------------------- base class
+class Objective:
+    """Base class; one subclass per objective name.  Stateless: ``num_class``
+    is passed to every method that needs it."""
+
+    name: str = ""
+    default_metric: str = ""
+
+    def n_outputs(self, num_class: int | None) -> int:
+        """Number of margin columns ``K``."""
+        return 1
+
+    def check_labels(self, y: np.ndarray, num_class: int | None = None) -> None:
+        """Raise ``ValueError`` if any label is NaN/inf (subclasses add range rules)."""
+        y = _as_labels(y)
+        bad = ~np.isfinite(y)
+        if bad.any():
+            raise ValueError(
+                f"label contains NaN or infinite values (first at row {_first_bad_row(bad)})"
+            )
+
+    # -- intercept -------------------------------------------------------------
+    def label_stats(self, y: np.ndarray, w: np.ndarray | None, num_class: int | None) -> np.ndarray:
+        """Additive sufficient statistics for the intercept: ``[sum w*y, sum w]``.
+
+        Summing the arrays of several partitions gives the statistics of their union. The sums
+        are fixed-point (dgbdt.fixedpoint), so permuting rows gives bit-identical statistics.
+        """
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        if w is None:
+            return np.array([exact_sum(y), float(y.shape[0])])
+        return np.array([exact_sum(w * y), exact_sum(w)])
+
+    def base_margin_from_stats(self, stats: np.ndarray, num_class: int | None) -> np.ndarray:
+        """Intercept ``[K]`` in margin space from (summed) ``label_stats``."""
+        raise NotImplementedError
+
+    def base_margin_from_labels(self, y: np.ndarray, w: np.ndarray | None, num_class: int | None) -> np.ndarray:
+        """Intercept ``[K]`` in margin space, estimated from labels as XGBoost 3.x does."""
+        return self.base_margin_from_stats(self.label_stats(y, w, num_class), num_class)
+
+    def base_score_to_margin(self, base_score: float, num_class: int | None) -> np.ndarray:
+        """User ``base_score`` -> margins ``[K]`` (identity by default)."""
+        b = float(base_score)
+        if not np.isfinite(b):
+            raise ValueError(f"base_score must be finite, got {base_score!r}")
+        return np.full(self.n_outputs(num_class), b)
+
+    # -- training / prediction -------------------------------------------------
+    def gradients(self, margin: np.ndarray, y: np.ndarray, w: np.ndarray | None):
+        """``(g, h)``, each float64 ``[n, K]``, sample weights multiplied in."""
+        raise NotImplementedError
+
+    def transform(self, margin: np.ndarray) -> np.ndarray:
+        """Margins ``[n, K]`` -> prediction (``[n]`` when ``K == 1``)."""
+        return _as_margin(margin, 1)[:, 0].copy()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def _mean_from_stats(stats: np.ndarray) -> float:
+    s = np.asarray(stats, dtype=np.float64)
+    if not s[1] > 0:
+        raise ValueError("cannot estimate base_score: the sum of sample weights is not positive")
+    return float(s[0] / s[1])
+
+
+# --------------------------------------------------------------------------- regression
+class SquaredError(Objective):
+    """``reg:squarederror``: loss ``0.5 (m - y)^2``; ``g = m - y``, ``h = 1``.
+
+    Intercept: weighted mean of ``y``.  ``base_score`` is used as the margin.
+    """
+
+    name = "reg:squarederror"
+    default_metric = "rmse"
+
+    def base_margin_from_stats(self, stats, num_class):
+        return np.array([_mean_from_stats(stats)])
+
+    def gradients(self, margin, y, w):
+        m = _as_margin(margin, 1)
+        y = _as_labels(y)
+        g = m - y[:, None]
+        return _weighted(g, np.ones_like(g), w)
+
+
+class RegLogistic(Objective):
+    """``reg:logistic``: ``p = sigmoid(m)``, loss ``-[y log p + (1-y) log(1-p)]``.
+
+    ``g = p - y``, ``h = max(p (1 - p), 1e-16)``; labels must lie in ``[0, 1]``.
+    Intercept: ``logit(clip(weighted mean of y, 1e-6, 1 - 1e-6))``.
+    ``base_score`` is a probability in ``[0, 1]``: margin ``logit(clip(b, 1e-6, 1 - 1e-6))``.
+    Prediction: ``sigmoid(m)``.
+    """
+
+    name = "reg:logistic"
+    default_metric = "rmse"
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        bad = (y < 0.0) | (y > 1.0)
+        if bad.any():
+            raise ValueError(
+                f"label must be in [0, 1] for {self.name}; got values in "
+                f"[{y.min():g}, {y.max():g}] (first bad at row {_first_bad_row(bad)})"
+            )
+
+    def _prob_to_margin(self, p: float) -> np.ndarray:
+        return np.array([float(_logit(np.clip(p, PROB_EPS, 1.0 - PROB_EPS)))])
+
+    def base_margin_from_stats(self, stats, num_class):
+        return self._prob_to_margin(_mean_from_stats(stats))
+
+    def base_score_to_margin(self, base_score, num_class):
+        b = float(base_score)
+        if not 0.0 <= b <= 1.0:
+            raise ValueError(f"base_score must be in [0, 1] for {self.name}, got {base_score!r}")
+        return self._prob_to_margin(b)
+
+    def gradients(self, margin, y, w):
+        m = _as_margin(margin, 1)
+        y = _as_labels(y)
+        p = sigmoid(m)
+        g = p - y[:, None]
+        h = np.maximum(p * (1.0 - p), HESS_FLOOR)
+        return _weighted(g, h, w)
+
+    def transform(self, margin):
+        return sigmoid(_as_margin(margin, 1)[:, 0])
+
+
+class BinaryLogistic(RegLogistic):
+    """``binary:logistic``: as ``reg:logistic`` with default metric ``logloss``."""
+
+    name = "binary:logistic"
+    default_metric = "logloss"
+
+
+class BinaryLogitRaw(RegLogistic):
+    """``binary:logitraw``: logistic gradients, prediction is the raw margin.
+
+    XGBoost 3.2 treats the intercept of this objective in margin space with an
+    identity link: the estimated intercept is the weighted mean of ``y`` used
+    *directly as the margin* (not its logit), and ``base_score`` is the margin
+    itself (any finite value).  Reproduced here for compatibility.
+    """
+
+    name = "binary:logitraw"
+    default_metric = "logloss"
+
+    def base_margin_from_stats(self, stats, num_class):
+        return np.array([_mean_from_stats(stats)])
+
+    def base_score_to_margin(self, base_score, num_class):
+        return Objective.base_score_to_margin(self, base_score, num_class)
+
+    def transform(self, margin):
+        return _as_margin(margin, 1)[:, 0].copy()
+
+
+# --------------------------------------------------------------------------- multi-class
+class MultiSoftprob(Objective):
+    """``multi:softprob``: ``p = softmax(m)`` row-wise over ``K = num_class`` columns.
+
+    Loss ``-log p_y``.  For class ``k``: ``g_k = p_k - [y == k]`` and
+    ``h_k = max(2 p_k (1 - p_k), 1e-16)`` (the factor 2 is XGBoost's).
+    Labels must be integers in ``[0, num_class)``.
+
+    Intercept (XGBoost 3.x): with weighted class frequencies
+    ``f_k = sum_{y_i = k} w_i / sum_i w_i`` clipped below at ``1e-6``,
+    ``margin_k = log f_k - (1/K) sum_j log f_j``  (softmax of it gives ``f``
+    renormalized; margins sum to zero).  ``base_score`` ``b`` -> all margins ``b``.
+    Prediction: probabilities ``[n, K]``.
+    """
+
+    name = "multi:softprob"
+    default_metric = "mlogloss"
+
+    def n_outputs(self, num_class):
+        return _need_num_class(num_class, self.name)
+
+    def check_labels(self, y, num_class=None):
+        k = _need_num_class(num_class, self.name)
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        bad = (y != np.floor(y)) | (y < 0) | (y >= k)
+        if bad.any():
+            vals = np.unique(y[bad])
+            shown = ", ".join(f"{v:g}" for v in vals[:5]) + (", ..." if vals.size > 5 else "")
+            raise ValueError(
+                f"label must be an integer in [0, num_class) with num_class={k} for "
+                f"{self.name}; got invalid values [{shown}] (first at row {_first_bad_row(bad)})"
+            )
+
+    def label_stats(self, y, w, num_class):
+        """Weighted class counts ``[K]`` (additive over partitions); validates labels."""
+        k = _need_num_class(num_class, self.name)
+        self.check_labels(y, k)
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        if w is None:
+            return np.bincount(y.astype(np.int64), minlength=k).astype(np.float64)[:k]
+        onehot = np.zeros((y.shape[0], k))
+        onehot[np.arange(y.shape[0]), y.astype(np.int64)] = w
+        return np.asarray(exact_sum(onehot, axis=0), dtype=np.float64)
+
+    def base_margin_from_stats(self, stats, num_class):
+        counts = np.asarray(stats, dtype=np.float64)
+        total = counts.sum()
+        if not total > 0:
+            raise ValueError("cannot estimate base_score: the sum of sample weights is not positive")
+        logf = np.log(np.maximum(counts / total, PROB_EPS))
+        return logf - logf.mean()
+
+    def gradients(self, margin, y, w):
+        m = _as_margin(margin)
+        y = _as_labels(y)
+        p = softmax(m)
+        g = p.copy()
+        g[np.arange(m.shape[0]), y.astype(np.int64)] -= 1.0
+        h = np.maximum(2.0 * p * (1.0 - p), HESS_FLOOR)
+        return _weighted(g, h, w)
+
+    def transform(self, margin):
+        return softmax(_as_margin(margin))
+
+
+class MultiSoftmax(MultiSoftprob):
+    """``multi:softmax``: as ``multi:softprob``; prediction is the argmax class
+    index as float64 ``[n]`` (first maximum on ties); default metric ``merror``."""
+
+    name = "multi:softmax"
+    default_metric = "merror"
+
+    def transform(self, margin):
+        return np.argmax(_as_margin(margin), axis=1).astype(np.float64)
+
+
+# --------------------------------------------------------------------------- registry
+_REGISTRY: dict[str, type[Objective]] = {
+    cls.name: cls
+    for cls in (SquaredError, RegLogistic, BinaryLogistic, BinaryLogitRaw, MultiSoftprob, MultiSoftmax)
+}
+OBJECTIVES: tuple[str, ...] = tuple(_REGISTRY)
+
+
+def get_objective(name: str) -> Objective:
+    """Instantiate the objective called ``name`` (e.g. ``"binary:logistic"``)."""
+    try:
+        return _REGISTRY[name]()
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown objective {name!r}; supported: {', '.join(OBJECTIVES)}") from None

@@ -1,0 +1,193 @@
+"""Metric tests against scikit-learn (float64 oracle) and xgboost 3.2's own evaluation."""
+
+import time
+
+import numpy as np
+import pytest
+
+from dgbdt.metric import METRICS, get_metric
+
+skm = pytest.importorskip("sklearn.metrics")
+xgb = pytest.importorskip("xgboost")
+
+RNG = np.random.default_rng(99)
+N = 500
+
+
+def _w(weighted, n=N):
+    return RNG.uniform(0.05, 3.0, n) if weighted else None
+
+
+def _binary(n=N):
+    y = (RNG.uniform(size=n) < 0.4).astype(np.float64)
+    p = np.clip(_sigmoid(RNG.normal(size=n) + 1.5 * (y - 0.5)), 1e-3, 1 - 1e-3)
+    return y, p
+
+
+def _sigmoid(m):
+    return 1.0 / (1.0 + np.exp(-m))
+
+
+def _multi(n=N, k=4):
+    y = RNG.integers(0, k, n).astype(np.float64)
+    m = RNG.normal(size=(n, k))
+    m[np.arange(n), y.astype(int)] += 1.0
+    p = np.exp(m) / np.exp(m).sum(axis=1, keepdims=True)
+    return y, p
+
+
+# --------------------------------------------------------------------------- vs scikit-learn
+@pytest.mark.parametrize("weighted", [False, True])
+def test_regression_metrics(weighted):
+    y, p = RNG.normal(size=N), RNG.normal(size=N)
+    w = _w(weighted)
+    np.testing.assert_allclose(get_metric("rmse")(y, p, w), np.sqrt(skm.mean_squared_error(y, p, sample_weight=w)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(get_metric("mae")(y, p, w), skm.mean_absolute_error(y, p, sample_weight=w), rtol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_metrics(weighted):
+    y, p = _binary()
+    w = _w(weighted)
+    np.testing.assert_allclose(get_metric("logloss")(y, p, w), skm.log_loss(y, p, sample_weight=w), rtol=1e-12)
+    np.testing.assert_allclose(get_metric("error")(y, p, w),
+                               1 - skm.accuracy_score(y, p > 0.5, sample_weight=w), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(get_metric("auc")(y, p, w), skm.roc_auc_score(y, p, sample_weight=w), rtol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_auc_with_ties(weighted):
+    y, p = _binary()
+    p = np.round(p * 8) / 8  # only 9 distinct scores: many ties spanning both classes
+    w = _w(weighted)
+    np.testing.assert_allclose(get_metric("auc")(y, p, w), skm.roc_auc_score(y, p, sample_weight=w), rtol=1e-12)
+    # all scores tied: AUC is exactly 0.5
+    assert get_metric("auc")(y, np.full(N, 0.3), w) == pytest.approx(0.5, rel=1e-14)
+
+
+def test_auc_simple_values():
+    auc = get_metric("auc")
+    assert auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]) == pytest.approx(0.75)
+    assert auc([0, 1], [0.9, 0.1]) == 0.0
+    assert auc([0, 1], [0.5, 0.5]) == 0.5
+    assert auc.higher_is_better and not get_metric("logloss").higher_is_better
+
+
+def test_auc_single_class_raises():
+    with pytest.raises(ValueError, match="auc needs both classes.*only negatives"):
+        get_metric("auc")(np.zeros(5), np.linspace(0, 1, 5))
+    with pytest.raises(ValueError, match="auc needs both classes.*only positives"):
+        get_metric("auc")(np.ones(5), np.linspace(0, 1, 5))
+    with pytest.raises(ValueError, match="auc needs both classes"):  # negatives carry zero weight
+        get_metric("auc")(np.array([0.0, 1.0, 1.0]), np.array([0.1, 0.2, 0.3]), np.array([0.0, 1.0, 1.0]))
+
+
+def test_auc_is_n_log_n():
+    n = 1_000_000
+    y = (RNG.uniform(size=n) < 0.5).astype(np.float64)
+    p = np.round(RNG.uniform(size=n), 3)
+    t = time.perf_counter()
+    get_metric("auc")(y, p)
+    assert time.perf_counter() - t < 5.0
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multiclass_metrics(weighted):
+    y, p = _multi()
+    w = _w(weighted)
+    np.testing.assert_allclose(get_metric("mlogloss")(y, p, w), skm.log_loss(y, p, sample_weight=w, labels=range(4)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(get_metric("merror")(y, p, w),
+                               1 - skm.accuracy_score(y, p.argmax(axis=1), sample_weight=w), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(get_metric("auc")(y, p, w),
+                               skm.roc_auc_score(y, p, sample_weight=w, multi_class="ovr", average="weighted"),
+                               rtol=1e-12)
+
+
+def test_probability_clipping():
+    # p = 0 for the true class costs -log(1e-16), not inf
+    np.testing.assert_allclose(get_metric("logloss")([1.0, 0.0], [0.0, 1.0]), -np.log(1e-16), rtol=1e-12)
+    np.testing.assert_allclose(get_metric("mlogloss")([1.0], [[1.0, 0.0]]), -np.log(1e-16), rtol=1e-12)
+    assert get_metric("logloss")([1.0, 0.0], [1.0, 0.0]) < 1e-15
+
+
+def test_error_threshold_is_strict():
+    # p == 0.5 is predicted negative
+    assert get_metric("error")([0.0, 1.0], [0.5, 0.5]) == 0.5
+    assert get_metric("error")([1.0, 1.0], [0.5, 0.51]) == 0.5
+
+
+def test_bad_multiclass_labels_and_shapes():
+    with pytest.raises(ValueError, match=r"labels must be integers in \[0, 3\)"):
+        get_metric("mlogloss")(np.array([0.0, 3.0]), np.full((2, 3), 1 / 3))
+    with pytest.raises(ValueError, match=r"labels must be integers in \[0, 3\)"):
+        get_metric("merror")(np.array([0.5, 1.0]), np.full((2, 3), 1 / 3))
+    with pytest.raises(ValueError, match=r"class probabilities \[n, K\]"):
+        get_metric("mlogloss")(np.array([0.0, 1.0]), np.array([0.2, 0.3]))
+    with pytest.raises(ValueError, match="rows"):
+        get_metric("rmse")(np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError, match="sum of sample weights"):
+        get_metric("rmse")(np.zeros(3), np.zeros(3), np.zeros(3))
+
+
+def test_partial_finalize_matches_full():
+    yb, pb = _binary()
+    ym, pm = _multi()
+    w = _w(True)
+    chunks = (slice(0, 123), slice(123, 400), slice(400, None))
+    for name in METRICS:
+        metric = get_metric(name)
+        y, p = (ym, pm) if name in ("mlogloss", "merror") else (yb, pb)
+        if not metric.decomposable:
+            assert name == "auc"
+            continue
+        stats = sum(metric.partial(y[c], p[c], w[c]) for c in chunks)
+        np.testing.assert_allclose(metric.finalize(stats), metric(y, p, w), rtol=1e-12)
+
+
+def test_registry():
+    assert set(METRICS) == {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror"}
+    for name in METRICS:
+        assert get_metric(name).name == name
+    with pytest.raises(ValueError, match="unknown metric 'ndcg'"):
+        get_metric("ndcg")
+
+
+# --------------------------------------------------------------------------- vs xgboost's own evaluation
+def _xgb_eval(bst, dm, metrics):
+    """{metric: value} parsed from xgboost's eval string."""
+    out = bst.eval(dm, "d")
+    return {kv.split(":")[0][2:]: float(kv.split(":")[1]) for kv in out.split("\t")[1:] if kv.split(":")[0][2:] in metrics}
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_metrics_match_xgboost_eval(weighted):
+    n = 400
+    X = RNG.normal(size=(n, 4))
+    y = (X[:, 0] + RNG.normal(size=n) > 0).astype(np.float64)
+    w = _w(weighted, n)
+    names = ["rmse", "mae", "logloss", "error", "auc"]
+    dm = xgb.DMatrix(X, y, weight=w)
+    bst = xgb.train({"objective": "binary:logistic", "tree_method": "hist", "max_depth": 2, "eval_metric": names},
+                    dm, 3)
+    p = bst.predict(dm).astype(np.float64)
+    ref = _xgb_eval(bst, dm, names)
+    for name in names:
+        np.testing.assert_allclose(get_metric(name)(y, p, w), ref[name], rtol=2e-5, atol=2e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multiclass_metrics_match_xgboost_eval(weighted):
+    n, k = 400, 3
+    X = RNG.normal(size=(n, 4))
+    y = np.digitize(X[:, 0] + 0.5 * RNG.normal(size=n), [-0.5, 0.5]).astype(np.float64)
+    w = _w(weighted, n)
+    names = ["mlogloss", "merror", "auc"]
+    dm = xgb.DMatrix(X, y, weight=w)
+    bst = xgb.train({"objective": "multi:softprob", "num_class": k, "tree_method": "hist", "max_depth": 2,
+                     "eval_metric": names}, dm, 3)
+    p = bst.predict(dm).astype(np.float64)
+    ref = _xgb_eval(bst, dm, names)
+    for name in names:
+        np.testing.assert_allclose(get_metric(name)(y, p, w), ref[name], rtol=2e-5, atol=2e-6, err_msg=name)

@@ -1,0 +1,301 @@
+"""Objective tests: finite-difference gradients, intercepts vs xgboost 3.2, label checks."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dgbdt.objective import OBJECTIVES, get_objective, sigmoid, softmax
+
+xgb = pytest.importorskip("xgboost")
+
+RNG = np.random.default_rng(1234)
+N = 300
+
+
+def _sigmoid_ref(m):
+    return 1.0 / (1.0 + np.exp(-m))
+
+
+# --------------------------------------------------------------------------- losses (test oracles)
+def loss_squared(m, y):
+    return 0.5 * (m[:, 0] - y) ** 2
+
+
+def loss_logistic(m, y):
+    p = _sigmoid_ref(m[:, 0])
+    return -(y * np.log(p) + (1 - y) * np.log(1 - p))
+
+
+def loss_softmax(m, y):
+    z = m - m.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -logp[np.arange(m.shape[0]), y.astype(int)]
+
+
+def fd_grad(loss, m, y, eps=1e-6):
+    """Central differences of the per-row loss w.r.t. each margin column."""
+    g = np.empty_like(m)
+    for k in range(m.shape[1]):  # loop over columns only
+        d = np.zeros_like(m)
+        d[:, k] = eps
+        g[:, k] = (loss(m + d, y) - loss(m - d, y)) / (2 * eps)
+    return g
+
+
+def _data(obj_name, k=4, n=N):
+    m = RNG.normal(scale=2.0, size=(n, k if obj_name.startswith("multi") else 1))
+    if obj_name.startswith("multi"):
+        y = RNG.integers(0, k, n).astype(np.float64)
+    elif obj_name == "reg:squarederror":
+        y = RNG.normal(3.0, 2.0, n)
+    else:
+        y = RNG.uniform(0, 1, n)  # fractional labels are legal for logistic losses
+        y[: n // 2] = np.round(y[: n // 2])
+    return m, y
+
+
+# --------------------------------------------------------------------------- gradients
+@pytest.mark.parametrize(
+    "name,loss",
+    [
+        ("reg:squarederror", loss_squared),
+        ("reg:logistic", loss_logistic),
+        ("binary:logistic", loss_logistic),
+        ("binary:logitraw", loss_logistic),
+        ("multi:softprob", loss_softmax),
+        ("multi:softmax", loss_softmax),
+    ],
+)
+def test_gradient_matches_finite_differences(name, loss):
+    obj = get_objective(name)
+    m, y = _data(name)
+    g, h = obj.gradients(m, y, None)
+    assert g.shape == m.shape and h.shape == m.shape
+    assert g.dtype == np.float64 and h.dtype == np.float64
+    np.testing.assert_allclose(g, fd_grad(loss, m, y), rtol=1e-6, atol=1e-7)
+    if name.startswith("multi"):
+        p = softmax(m)
+        np.testing.assert_allclose(h, 2 * p * (1 - p), rtol=1e-12)  # XGBoost's factor 2
+    else:
+        # h is the derivative of g (exact for these single-output losses)
+        dg = fd_grad(lambda mm, yy: obj.gradients(mm, yy, None)[0][:, 0], m, y)
+        np.testing.assert_allclose(h, dg, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", OBJECTIVES)
+def test_weights_multiply_g_and_h(name):
+    obj = get_objective(name)
+    m, y = _data(name)
+    w = RNG.uniform(0.1, 3.0, m.shape[0])
+    g0, h0 = obj.gradients(m, y, None)
+    g1, h1 = obj.gradients(m, y, w)
+    np.testing.assert_allclose(g1, g0 * w[:, None], rtol=1e-15)
+    np.testing.assert_allclose(h1, h0 * w[:, None], rtol=1e-15)
+
+
+def test_hessian_floor_and_extreme_margins():
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # underflow to 0 is fine
+        g, h = get_objective("binary:logistic").gradients(np.array([[800.0], [-800.0]]), np.array([1.0, 0.0]), None)
+        assert np.all(h == 1e-16) and np.all(np.abs(g) < 1e-300)
+        m = np.array([[1000.0, -1000.0, 0.0]])
+        g, h = get_objective("multi:softprob").gradients(m, np.array([2.0]), None)
+        np.testing.assert_allclose(g, [[1.0, 0.0, -1.0]])
+        assert np.all(h == 1e-16)
+        assert np.all(np.isfinite(sigmoid(np.array([-1e308, 1e308]))))
+
+
+def test_one_dimensional_margin_accepted():
+    obj = get_objective("reg:squarederror")
+    g, h = obj.gradients(np.array([1.0, 2.0]), np.array([0.0, 0.0]), None)
+    np.testing.assert_array_equal(g, [[1.0], [2.0]])
+
+
+# --------------------------------------------------------------------------- transforms
+def test_transforms():
+    m1 = RNG.normal(size=(7, 1))
+    np.testing.assert_array_equal(get_objective("reg:squarederror").transform(m1), m1[:, 0])
+    np.testing.assert_allclose(get_objective("reg:logistic").transform(m1), _sigmoid_ref(m1[:, 0]), rtol=1e-15)
+    np.testing.assert_allclose(get_objective("binary:logistic").transform(m1), _sigmoid_ref(m1[:, 0]), rtol=1e-15)
+    np.testing.assert_array_equal(get_objective("binary:logitraw").transform(m1), m1[:, 0])
+    for out in (get_objective(n).transform(m1) for n in OBJECTIVES[:4]):
+        assert out.shape == (7,)
+    m3 = RNG.normal(size=(7, 3)) * 50
+    p = get_objective("multi:softprob").transform(m3)
+    assert p.shape == (7, 3)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-14)
+    e = np.exp(m3 - m3.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(p, e / e.sum(axis=1, keepdims=True), rtol=1e-14)
+    c = get_objective("multi:softmax").transform(m3)
+    assert c.dtype == np.float64 and c.shape == (7,)
+    np.testing.assert_array_equal(c, np.argmax(m3, axis=1))
+
+
+def test_transform_matches_xgboost_predict():
+    X = RNG.normal(size=(200, 3))
+    y = RNG.integers(0, 3, 200).astype(float)
+    for name, params in [("binary:logistic", {}), ("multi:softprob", {"num_class": 3}),
+                         ("multi:softmax", {"num_class": 3})]:
+        yy = (y > 0).astype(float) if name.startswith("binary") else y
+        bst = xgb.train({"objective": name, "tree_method": "hist", **params}, xgb.DMatrix(X, yy), 3)
+        margin = bst.predict(xgb.DMatrix(X), output_margin=True).astype(np.float64).reshape(200, -1)
+        ours = get_objective(name).transform(margin)
+        np.testing.assert_allclose(ours, bst.predict(xgb.DMatrix(X)), rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- intercepts vs xgboost
+def _xgb_intercept(params, y, w):
+    """(reported base_score, margin actually used) from xgboost 3.2 with eta=0."""
+    X = RNG.normal(size=(y.shape[0], 3))
+    bst = xgb.train({**params, "tree_method": "hist", "eta": 0.0}, xgb.DMatrix(X, y, weight=w), 1)
+    reported = json.loads(bst.save_config())["learner"]["learner_model_param"]["base_score"]
+    reported = np.atleast_1d(np.asarray(json.loads(reported), dtype=np.float64))
+    margin = bst.predict(xgb.DMatrix(X[:1]), output_margin=True).astype(np.float64).reshape(-1)
+    return reported, margin
+
+
+def _labels_for(name, k, n=400, absent=()):
+    if name.startswith("multi"):
+        classes = np.setdiff1d(np.arange(k), absent)
+        return RNG.choice(classes, n).astype(np.float64)
+    if name == "reg:squarederror":
+        return RNG.normal(5.0, 3.0, n)
+    return (RNG.uniform(size=n) < 0.3).astype(np.float64)
+
+
+@pytest.mark.parametrize("name", OBJECTIVES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_intercept_matches_xgboost(name, weighted):
+    k = 4
+    params = {"objective": name, "num_class": k} if name.startswith("multi") else {"objective": name}
+    y = _labels_for(name, k)
+    w = RNG.uniform(0.1, 2.0, y.shape[0]) if weighted else None
+    obj = get_objective(name)
+    obj.check_labels(y, k)
+    ours = obj.base_margin_from_labels(y, w, k)
+    assert ours.shape == (obj.n_outputs(k),) and ours.dtype == np.float64
+    reported, margin = _xgb_intercept(params, y, w)
+    np.testing.assert_allclose(ours, margin, rtol=1e-5, atol=1e-6)
+    if name in ("reg:logistic", "binary:logistic"):
+        mean = np.average(y, weights=w)
+        np.testing.assert_allclose(reported, [mean], rtol=1e-5)  # reported in probability space
+        np.testing.assert_allclose(sigmoid(ours), [mean], rtol=1e-12)
+    else:
+        np.testing.assert_allclose(ours, reported, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,absent", [("multi:softprob", (3,)), ("multi:softmax", (0, 2))])
+def test_multiclass_intercept_with_absent_classes(name, absent):
+    k = 5
+    y = _labels_for(name, k, absent=absent)
+    w = RNG.uniform(0.1, 2.0, y.shape[0])
+    ours = get_objective(name).base_margin_from_labels(y, w, k)
+    assert np.all(np.isfinite(ours))
+    np.testing.assert_allclose(ours.sum(), 0.0, atol=1e-12)
+    reported, margin = _xgb_intercept({"objective": name, "num_class": k}, y, w)
+    np.testing.assert_allclose(ours, reported, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours, margin, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["reg:logistic", "binary:logistic"])
+def test_logistic_intercept_all_one_class_is_clipped(name):
+    obj = get_objective(name)
+    zeros = np.zeros(50)
+    ours = obj.base_margin_from_labels(zeros, None, None)
+    np.testing.assert_allclose(ours, [np.log(1e-6 / (1 - 1e-6))], rtol=1e-12)
+    _, margin = _xgb_intercept({"objective": name}, zeros, None)
+    np.testing.assert_allclose(ours, margin, rtol=1e-5)
+    # all ones: symmetric in float64 (xgboost's float32 1 - 1e-6 gives 13.745 instead)
+    np.testing.assert_allclose(obj.base_margin_from_labels(np.ones(50), None, None), -ours, rtol=1e-9)
+
+
+def test_label_stats_are_additive_over_partitions():
+    for name in OBJECTIVES:
+        obj = get_objective(name)
+        y = _labels_for(name, 4)
+        w = RNG.uniform(0.1, 2.0, y.shape[0])
+        parts = sum(obj.label_stats(y[s], w[s], 4) for s in (slice(0, 100), slice(100, 250), slice(250, None)))
+        np.testing.assert_allclose(obj.base_margin_from_stats(parts, 4), obj.base_margin_from_labels(y, w, 4),
+                                   rtol=1e-12, atol=1e-14)
+
+
+def test_zero_weight_sum_raises():
+    with pytest.raises(ValueError, match="sum of sample weights"):
+        get_objective("reg:squarederror").base_margin_from_labels(np.ones(3), np.zeros(3), None)
+
+
+# --------------------------------------------------------------------------- user base_score
+@pytest.mark.parametrize(
+    "name,b",
+    [("reg:squarederror", 2.5), ("reg:logistic", 0.2), ("binary:logistic", 0.7), ("binary:logistic", 0.0),
+     ("binary:logitraw", 1.5), ("binary:logitraw", -3.0), ("multi:softprob", 0.3), ("multi:softmax", -1.0)],
+)
+def test_base_score_to_margin_matches_xgboost(name, b):
+    k = 3
+    params = {"objective": name, "base_score": b}
+    if name.startswith("multi"):
+        params["num_class"] = k
+    y = _labels_for(name, k, n=100)
+    ours = get_objective(name).base_score_to_margin(b, k)
+    assert ours.shape == (get_objective(name).n_outputs(k),)
+    _, margin = _xgb_intercept(params, y, None)
+    np.testing.assert_allclose(ours, margin, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("b", [-0.1, 1.5, np.nan])
+def test_logistic_base_score_out_of_range(b):
+    with pytest.raises(ValueError, match=r"base_score must be in \[0, 1\]"):
+        get_objective("binary:logistic").base_score_to_margin(b, None)
+
+
+# --------------------------------------------------------------------------- labels
+@pytest.mark.parametrize("name", OBJECTIVES)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_labels_rejected(name, bad):
+    y = np.zeros(10)
+    y[6] = bad
+    with pytest.raises(ValueError, match=r"label contains NaN or infinite values \(first at row 6\)"):
+        get_objective(name).check_labels(y, 3)
+
+
+@pytest.mark.parametrize("name", ["reg:logistic", "binary:logistic", "binary:logitraw"])
+def test_logistic_label_range(name):
+    obj = get_objective(name)
+    obj.check_labels(np.array([0.0, 0.25, 1.0]), None)
+    for bad in (1.5, -0.5):
+        with pytest.raises(ValueError, match=rf"label must be in \[0, 1\] for {name}.*first bad at row 2"):
+            obj.check_labels(np.array([0.0, 1.0, bad]), None)
+
+
+def test_squarederror_accepts_any_finite_label():
+    get_objective("reg:squarederror").check_labels(np.array([-1e30, 0.0, 1e30]), None)
+
+
+@pytest.mark.parametrize("name", ["multi:softprob", "multi:softmax"])
+def test_multiclass_label_rules(name):
+    obj = get_objective(name)
+    obj.check_labels(np.array([0.0, 1.0, 2.0]), 3)
+    with pytest.raises(ValueError, match=r"num_class=3.*invalid values \[0.5, 3\] \(first at row 1\)"):
+        obj.check_labels(np.array([0.0, 0.5, 3.0, 1.0, 3.0]), 3)
+    with pytest.raises(ValueError, match=r"invalid values \[-1\]"):
+        obj.check_labels(np.array([0.0, -1.0]), 3)
+    with pytest.raises(ValueError, match="requires num_class"):
+        obj.check_labels(np.array([0.0, 1.0]), None)
+    with pytest.raises(ValueError, match="requires num_class"):
+        obj.n_outputs(None)
+    assert obj.n_outputs(3) == 3
+    with pytest.raises(ValueError, match="num_class=3"):
+        obj.base_margin_from_labels(np.array([0.0, 5.0]), None, 3)
+
+
+def test_registry():
+    assert set(OBJECTIVES) == {"reg:squarederror", "reg:logistic", "binary:logistic", "binary:logitraw",
+                               "multi:softprob", "multi:softmax"}
+    expected_metric = {"reg:squarederror": "rmse", "reg:logistic": "rmse", "binary:logistic": "logloss",
+                       "binary:logitraw": "logloss", "multi:softprob": "mlogloss", "multi:softmax": "merror"}
+    for name in OBJECTIVES:
+        obj = get_objective(name)
+        assert obj.name == name and obj.default_metric == expected_metric[name]
+        assert obj.n_outputs(None if not name.startswith("multi") else 5) == (5 if name.startswith("multi") else 1)
+    with pytest.raises(ValueError, match="unknown objective 'reg:gamma'"):
+        get_objective("reg:gamma")
