@@ -1,0 +1,1 @@
+"""Data: quantile sketch, quantization, bit-packed pages, Dataset."""

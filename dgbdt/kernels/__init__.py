@@ -1,0 +1,1 @@
+"""Kernels behind the backend seam: cpu (numba) now, cuda later."""
