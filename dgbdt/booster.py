@@ -1,0 +1,263 @@
+"""Booster: the trained model. Prediction on raw features, feature importance, JSON model files.
+
+A model file is JSON (never pickle)::
+
+    {"format": "dgbdt-model", "version": 1,
+     "learner": {"objective", "num_class", "base_margin": [K floats], "num_features",
+                 "feature_names", "best_iteration", "best_score"},
+     "trees": [tree, ...], "tree_class": [k of each tree]}
+
+with trees in XGBoost's array layout (dgbdt.tree.model). Loading validates every field and the
+tree structure, so a truncated or edited file fails with a ModelFormatError naming the problem.
+The margin of row x for output k is base_margin[k] + sum of the leaf values of the trees of class
+k (round r holds trees r*K .. r*K+K-1).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from .data.dataset import Dataset
+from .data.input import as_matrix
+from .kernels import cpu_tree
+from .objective import get_objective
+from .params import OBJECTIVES
+from .tree.model import ModelFormatError, Tree
+
+FORMAT = "dgbdt-model"
+VERSION = 1
+IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
+
+
+class Booster:
+    """A trained gradient-boosted tree ensemble."""
+
+    def __init__(self, objective: str, num_class: int | None, base_margin, num_features: int,
+                 feature_names: list[str] | None = None):
+        self.objective = get_objective(objective)
+        self.num_class = num_class
+        self.n_outputs = self.objective.n_outputs(num_class)
+        self.base_margin = np.asarray(base_margin, dtype=np.float64).reshape(self.n_outputs)
+        self.n_features = int(num_features)
+        self.feature_names = list(feature_names) if feature_names is not None else None
+        self.trees: list[Tree] = []
+        self.tree_class: list[int] = []
+        self.best_iteration: int | None = None
+        self.best_score: float | None = None
+        self.timings: dict[str, float] = {}   # seconds per training stage (not saved)
+
+    # -- structure ---------------------------------------------------------------------------
+    def num_boosted_rounds(self) -> int:
+        return len(self.trees) // self.n_outputs
+
+    def num_features(self) -> int:
+        return self.n_features
+
+    def _trees_in(self, iteration_range) -> list[int]:
+        begin, end = iteration_range if iteration_range else (0, 0)
+        rounds = self.num_boosted_rounds()
+        end = rounds if end in (0, None) else end
+        if not 0 <= begin <= end <= rounds:
+            raise ValueError(f"iteration_range {iteration_range} is outside [0, {rounds}] "
+                             "boosted rounds")
+        return list(range(begin * self.n_outputs, end * self.n_outputs))
+
+    # -- prediction --------------------------------------------------------------------------
+    def _matrix(self, data) -> tuple[np.ndarray, np.ndarray | None]:
+        if isinstance(data, Dataset):
+            X, names, bm = data.data, data.feature_names, data.base_margin
+        else:
+            X, names = as_matrix(data)
+            bm = None
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"data has {X.shape[1]} features but the model was trained on "
+                             f"{self.n_features}")
+        if names is not None and self.feature_names is not None and names != self.feature_names:
+            diff = [f"{a!r} != {b!r}" for a, b in zip(names, self.feature_names) if a != b][:3]
+            raise ValueError("feature names differ from the model's: " + ", ".join(diff))
+        return X, bm
+
+    def predict_margin_trees(self, X: np.ndarray, trees: list[int], out: np.ndarray,
+                             leaves: np.ndarray | None = None) -> None:
+        """out[r, k] += leaf values of the listed trees (leaf ids into ``leaves``)."""
+        if not trees:
+            return
+        sel = [self.trees[i] for i in trees]
+        ptrs = np.zeros(len(sel) + 1, dtype=np.int64)
+        ptrs[1:] = np.cumsum([t.n_nodes for t in sel])
+        cat = {a: np.concatenate([getattr(t, a) for t in sel])
+               for a in ("left", "right", "feature", "threshold", "default_left")}
+        leaf_value = cat["threshold"].astype(np.float64)
+        want = leaves is not None
+        cpu_tree.predict_raw(
+            X, cat["left"], cat["right"], cat["feature"], cat["threshold"],
+            cat["default_left"], leaf_value, ptrs,
+            np.array([self.tree_class[i] for i in trees], dtype=np.int64), out,
+            leaves if want else np.zeros((1, 1), dtype=np.int32), want)
+
+    def predict(self, data, output_margin: bool = False, pred_leaf: bool = False,
+                iteration_range: tuple[int, int] | None = None) -> np.ndarray:
+        """Predictions for a Dataset, numpy array or pandas DataFrame.
+
+        Returns the objective's transform of the margins ([n] or [n, num_class] for softprob),
+        the margins with ``output_margin`` ([n] or [n, K]), or the leaf index of each row in each
+        tree with ``pred_leaf`` (int32 [n, n_trees]).
+        """
+        X, bm = self._matrix(data)
+        trees = self._trees_in(iteration_range)
+        n = X.shape[0]
+        if pred_leaf:
+            leaves = np.zeros((n, len(trees)), dtype=np.int32)
+            self.predict_margin_trees(X, trees, np.zeros((n, self.n_outputs)), leaves)
+            return leaves
+        margin = self.initial_margin(n, bm)
+        self.predict_margin_trees(X, trees, margin)
+        if output_margin:
+            return margin[:, 0] if self.n_outputs == 1 else margin
+        return self.objective.transform(margin)
+
+    def initial_margin(self, n: int, base_margin: np.ndarray | None) -> np.ndarray:
+        """[n, K] starting margins: the data's base_margin if given, else the model's."""
+        if base_margin is not None:
+            if base_margin.shape[1] != self.n_outputs:
+                raise ValueError(f"base_margin has {base_margin.shape[1]} columns; the "
+                                 f"objective has {self.n_outputs} outputs")
+            return base_margin.astype(np.float64, copy=True)
+        return np.tile(self.base_margin, (n, 1))
+
+    # -- importance --------------------------------------------------------------------------
+    def get_score(self, importance_type: str = "weight") -> dict[str, float]:
+        """Feature importance over all split nodes, keyed by feature name (f0, f1, ... if none).
+
+        weight: number of splits; gain / cover: mean loss change / hessian sum of those splits;
+        total_gain / total_cover: their sums. Features never used are left out (as XGBoost).
+        """
+        if importance_type not in IMPORTANCE_TYPES:
+            raise ValueError(f"importance_type must be one of {IMPORTANCE_TYPES}; got "
+                             f"{importance_type!r}")
+        count = np.zeros(self.n_features)
+        gain = np.zeros(self.n_features)
+        cover = np.zeros(self.n_features)
+        for t in self.trees:
+            inner = ~t.is_leaf()
+            f = t.feature[inner]
+            np.add.at(count, f, 1)
+            np.add.at(gain, f, t.loss_change[inner].astype(np.float64))
+            np.add.at(cover, f, t.sum_hessian[inner].astype(np.float64))
+        names = self.feature_names or [f"f{i}" for i in range(self.n_features)]
+        value = {"weight": count, "total_gain": gain, "total_cover": cover,
+                 "gain": np.divide(gain, count, out=np.zeros_like(gain), where=count > 0),
+                 "cover": np.divide(cover, count, out=np.zeros_like(cover), where=count > 0)}
+        v = value[importance_type]
+        return {names[i]: float(v[i]) for i in np.flatnonzero(count)}
+
+    # -- serialization -----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT, "version": VERSION,
+            "learner": {
+                "objective": self.objective.name, "num_class": self.num_class,
+                "base_margin": self.base_margin.tolist(), "num_features": self.n_features,
+                "feature_names": self.feature_names, "best_iteration": self.best_iteration,
+                "best_score": self.best_score},
+            "trees": [t.to_dict() for t in self.trees],
+            "tree_class": list(self.tree_class),
+        }
+
+    def save_raw(self) -> str:
+        """The model as a JSON string (deterministic: same model, same bytes)."""
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    def save_model(self, path: str | os.PathLike) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.save_raw())
+
+    @classmethod
+    def from_dict(cls, d) -> "Booster":
+        return _from_dict(d)
+
+    def __repr__(self) -> str:
+        return (f"Booster(objective={self.objective.name!r}, rounds={self.num_boosted_rounds()}, "
+                f"features={self.n_features})")
+
+
+def load_model(source: str | os.PathLike | bytes | dict) -> Booster:
+    """Load a model saved by Booster.save_model (a path, a JSON string/bytes, or a dict)."""
+    if isinstance(source, dict):
+        return _from_dict(source)
+    if isinstance(source, (bytes, bytearray)):
+        text, where = bytes(source).decode("utf-8"), "model bytes"
+    elif isinstance(source, str) and source.lstrip().startswith("{"):
+        text, where = source, "model string"
+    else:
+        with open(source, encoding="utf-8") as f:
+            text, where = f.read(), str(source)
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ModelFormatError(f"{where} is not valid JSON ({e}); the file may be truncated "
+                               "or not a dgbdt model") from None
+    return _from_dict(d)
+
+
+def _require(d: dict, key: str, types, where: str):
+    if key not in d:
+        raise ModelFormatError(f"{where}: missing field '{key}'")
+    v = d[key]
+    if not isinstance(v, types) or isinstance(v, bool):
+        raise ModelFormatError(f"{where}: field '{key}' has the wrong type "
+                               f"({type(v).__name__})")
+    return v
+
+
+def _from_dict(d) -> Booster:
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise ModelFormatError(f"not a dgbdt model: expected \"format\": \"{FORMAT}\" at the top")
+    version = d.get("version")
+    if version != VERSION:
+        raise ModelFormatError(f"unsupported dgbdt model version {version!r}; this dgbdt "
+                               f"reads version {VERSION}")
+    ln = _require(d, "learner", dict, "model")
+    obj = _require(ln, "objective", str, "learner")
+    if obj not in OBJECTIVES:
+        raise ModelFormatError(f"learner: unknown objective {obj!r}")
+    num_class = ln.get("num_class")
+    if num_class is not None and (not isinstance(num_class, int) or num_class < 2):
+        raise ModelFormatError(f"learner: num_class must be null or an integer >= 2")
+    n_features = _require(ln, "num_features", int, "learner")
+    if n_features < 1:
+        raise ModelFormatError("learner: num_features must be >= 1")
+    names = ln.get("feature_names")
+    if names is not None and (not isinstance(names, list) or len(names) != n_features
+                              or not all(isinstance(x, str) for x in names)):
+        raise ModelFormatError(f"learner: feature_names must be null or {n_features} strings")
+    bm = _require(ln, "base_margin", list, "learner")
+    n_outputs = get_objective(obj).n_outputs(num_class) if obj.startswith("multi:") and \
+        num_class else 1
+    if obj.startswith("multi:") and num_class is None:
+        raise ModelFormatError(f"learner: objective {obj} needs num_class")
+    if len(bm) != n_outputs or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                       and np.isfinite(v) for v in bm):
+        raise ModelFormatError(f"learner: base_margin must be {n_outputs} finite numbers")
+    b = Booster(obj, num_class, np.asarray(bm, dtype=np.float64), n_features, names)
+    trees = _require(d, "trees", list, "model")
+    tree_class = _require(d, "tree_class", list, "model")
+    if len(tree_class) != len(trees):
+        raise ModelFormatError(f"model: {len(trees)} trees but {len(tree_class)} tree_class "
+                               "entries")
+    if len(trees) % b.n_outputs:
+        raise ModelFormatError(f"model: {len(trees)} trees is not a multiple of the "
+                               f"{b.n_outputs} outputs")
+    for i, (t, k) in enumerate(zip(trees, tree_class)):
+        if k != i % b.n_outputs:
+            raise ModelFormatError(f"model: tree {i} has class {k!r}, expected {i % b.n_outputs}")
+        b.trees.append(Tree.from_dict(t, n_features, f"tree {i}"))
+    b.tree_class = [int(k) for k in tree_class]
+    bi = ln.get("best_iteration")
+    if bi is not None and (not isinstance(bi, int) or not 0 <= bi < max(1, len(trees))):
+        raise ModelFormatError("learner: best_iteration out of range")
+    b.best_iteration = bi
+    b.best_score = ln.get("best_score")
+    return b

@@ -1,0 +1,105 @@
+"""Dataset: in-memory training data, checked once, quantized into bit-packed pages on demand.
+
+A Dataset keeps its features as a float32 matrix (prediction and evaluation traverse trees on
+raw values, as XGBoost does) and builds, when training needs them, the quantile cuts (a merged
+sketch of its pages' summaries: the same cuts for any page split) and one bit-packed page per
+row range of ``page_rows`` rows: the in-process analogue of Dask partitions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .input import as_matrix, as_vector
+from .pages import Page, pack
+from .quantize import Cuts, cuts_from_summaries, quantize
+from .sketch import Summaries, default_max_keys, summarize, to_fixed, weight_scale
+
+
+class Dataset:
+    """Training or evaluation data for dgbdt.train and Booster.predict.
+
+    Parameters
+    ----------
+    data : 2-D numpy array or pandas DataFrame of numbers (NaN = missing).
+    label, weight : 1-D arrays of length n_rows (weights >= 0, not all zero).
+    base_margin : initial margins, shape [n_rows] or [n_rows, n_outputs]; replaces base_score.
+    feature_names : names of the columns (default: a DataFrame's columns, else none).
+    max_bin : bins per feature for quantization; None = the training parameter max_bin (256).
+    page_rows : rows per page (default: one page). Results never depend on it.
+    """
+
+    def __init__(self, data, label=None, weight=None, base_margin=None, feature_names=None,
+                 max_bin: int | None = None, *, page_rows: int | None = None):
+        self.data, names = as_matrix(data, feature_names)
+        n = self.data.shape[0]
+        self.feature_names = names
+        self.label = None if label is None else as_vector(label, "label", n)
+        self.weight = None if weight is None else as_vector(weight, "weight", n)
+        if self.weight is not None:
+            if np.any(self.weight < 0):
+                i = int(np.flatnonzero(self.weight < 0)[0])
+                raise ValueError(f"weight must be >= 0; row {i} has weight {self.weight[i]}")
+            if not np.any(self.weight > 0):
+                raise ValueError("weight: all sample weights are zero; at least one must be > 0")
+        self.base_margin = None
+        if base_margin is not None:
+            bm = np.asarray(base_margin, dtype=np.float64)
+            if bm.ndim == 1:
+                bm = bm[:, None]
+            if bm.ndim != 2 or bm.shape[0] != n:
+                raise ValueError(f"base_margin must have shape [{n}] or [{n}, n_outputs]; "
+                                 f"got {np.shape(base_margin)}")
+            if not np.all(np.isfinite(bm)):
+                raise ValueError("base_margin contains NaN or infinite values")
+            self.base_margin = bm
+        if max_bin is not None and (isinstance(max_bin, bool) or not isinstance(
+                max_bin, (int, np.integer)) or not 2 <= max_bin <= 65535):
+            raise ValueError(f"max_bin must be an integer in [2, 65535]; got {max_bin!r}")
+        self.max_bin = None if max_bin is None else int(max_bin)
+        if page_rows is not None and (not isinstance(page_rows, (int, np.integer))
+                                      or page_rows < 1):
+            raise ValueError(f"page_rows must be a positive integer; got {page_rows!r}")
+        self.page_rows = int(page_rows) if page_rows else max(n, 1)
+        self._cuts: dict[int, Cuts] = {}
+        self._pages: dict[int, list[Page]] = {}
+
+    @property
+    def num_row(self) -> int:
+        return int(self.data.shape[0])
+
+    @property
+    def num_col(self) -> int:
+        return int(self.data.shape[1])
+
+    def row_ranges(self) -> list[tuple[int, int]]:
+        """The (start, stop) row range of each page."""
+        n, step = self.num_row, self.page_rows
+        return [(a, min(a + step, n)) for a in range(0, n, step)] or [(0, 0)]
+
+    def resolve_max_bin(self, param_max_bin: int) -> int:
+        if self.max_bin is not None and self.max_bin != param_max_bin:
+            raise ValueError(f"Dataset was built with max_bin={self.max_bin} but the training "
+                             f"parameters say max_bin={param_max_bin}; set one of them only")
+        return self.max_bin or param_max_bin
+
+    def cuts(self, max_bin: int) -> Cuts:
+        """Quantile cuts from the merged sketch of every page's summary (cached per max_bin)."""
+        if max_bin not in self._cuts:
+            max_keys = default_max_keys(max_bin)
+            scale = None
+            if self.weight is not None:
+                scale = weight_scale(float(self.weight.max()), self.num_row)
+            merged: Summaries | None = None
+            for a, b in self.row_ranges():
+                wq = None if scale is None else to_fixed(self.weight[a:b], scale)
+                s = summarize(self.data[a:b], wq, max_keys)
+                merged = s if merged is None else merged.merge(s, max_keys)
+            self._cuts[max_bin] = cuts_from_summaries(merged, max_bin)
+        return self._cuts[max_bin]
+
+    def pages(self, cuts: Cuts, max_bin: int) -> list[Page]:
+        """One bit-packed page per row range, quantized with ``cuts`` (cached per max_bin)."""
+        if max_bin not in self._pages:
+            self._pages[max_bin] = [pack(quantize(self.data[a:b], cuts))
+                                    for a, b in self.row_ranges()]
+        return self._pages[max_bin]

@@ -1,0 +1,96 @@
+"""Turning user input (numpy, pandas) into checked float32 matrices and float64 vectors.
+
+Every rejection says what was wrong and what to do; nothing here copies data that is already a
+C-contiguous float32 matrix.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _is_dataframe(obj) -> bool:
+    return hasattr(obj, "columns") and hasattr(obj, "dtypes") and hasattr(obj, "iloc")
+
+
+def _frame_to_matrix(df) -> tuple[np.ndarray, list[str]]:
+    import pandas as pd
+
+    names = [str(c) for c in df.columns]
+    bad = []
+    for name, dtype in zip(names, df.dtypes):
+        if isinstance(dtype, pd.CategoricalDtype):
+            bad.append(f"'{name}' (category: categorical splits are not supported yet; "
+                       "pass the codes, df[col].cat.codes, or one-hot encode)")
+        elif not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+            bad.append(f"'{name}' ({dtype})")
+    if bad:
+        raise TypeError("data has non-numeric columns: " + ", ".join(bad)
+                        + ". Convert them to numbers or drop them.")
+    # nullable extension dtypes (Int64, Float64, boolean): pd.NA becomes NaN = missing
+    X = df.to_numpy(dtype=np.float32, na_value=np.nan)
+    return X, names
+
+
+def as_matrix(data, feature_names=None) -> tuple[np.ndarray, list[str] | None]:
+    """A C-contiguous float32 [n, F] matrix and the feature names (or None)."""
+    names = None
+    if _is_dataframe(data):
+        X, names = _frame_to_matrix(data)
+    else:
+        if hasattr(data, "__cuda_array_interface__"):
+            raise TypeError("GPU arrays are not supported by the in-process CPU path yet; "
+                            "copy to host memory (e.g. .get()) first")
+        arr = np.asarray(data)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
+                                       or arr.dtype == np.bool_):
+            raise TypeError(f"data must hold numbers; got an array of dtype {arr.dtype}. "
+                            "Convert the columns to numbers first.")
+        if np.iscomplexobj(arr):
+            raise TypeError("data must hold real numbers; got complex values")
+        if arr.ndim != 2:
+            raise ValueError(f"data must be 2-D [n_rows, n_features]; got shape {arr.shape}"
+                             + (" (use X.reshape(-1, 1) for a single feature)"
+                                if arr.ndim == 1 else ""))
+        X = np.ascontiguousarray(arr, dtype=np.float32)
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"data is empty (shape {X.shape}); need at least one row and one "
+                         "feature")
+    inf = np.isinf(X)
+    if inf.any():
+        r, c = np.argwhere(inf)[0]
+        col = names[c] if names else str(c)
+        raise ValueError(f"data contains infinite values (first at row {r}, feature {col}); "
+                         "replace them with NaN (missing) or a finite value")
+    if feature_names is not None:
+        feature_names = [str(n) for n in feature_names]
+        if len(feature_names) != X.shape[1]:
+            raise ValueError(f"feature_names has {len(feature_names)} names but data has "
+                             f"{X.shape[1]} features")
+        names = feature_names
+    if names is not None and len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"feature names must be unique; repeated: {dup}")
+    return X, names
+
+
+def as_vector(values, what: str, n: int) -> np.ndarray:
+    """A finite float64 [n] vector (labels, weights)."""
+    if _is_dataframe(values):
+        if values.shape[1] != 1:
+            raise ValueError(f"{what} must be 1-D; got a DataFrame with {values.shape[1]} columns")
+        values = values.iloc[:, 0]
+    arr = np.asarray(values)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{what} must hold numbers; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D; got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"{what} has {arr.shape[0]} entries but data has {n} rows")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{what} contains NaN or infinite values "
+                         f"(first at row {int(np.flatnonzero(bad)[0])})")
+    return np.ascontiguousarray(arr)

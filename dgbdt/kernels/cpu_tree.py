@@ -1,0 +1,175 @@
+"""CPU kernels (numba) for growing trees over bit-packed pages.
+
+Every kernel here has a CUDA twin behind the same seam (dgbdt.backend); the Python modules in
+dgbdt.tree never loop over rows themselves.
+
+Conventions shared by all kernels
+---------------------------------
+* A page is a bit stream of symbols, symbol ``r * n_features + f`` is row r's bin of feature f,
+  ``bits`` wide (see dgbdt.data.pages). Feature f has ``nb_f`` bins; symbol ``nb_f`` is missing.
+* Histograms are int64 arrays ``[n_nodes, n_slots, 2]`` holding fixed-point sums of (g, h); feature
+  f owns slots ``hist_ptrs[f] .. hist_ptrs[f+1]-1`` = its nb_f bins then its missing slot. Integer
+  sums are exact, so a histogram does not depend on row order, threads or partitioning.
+* Rows of a node are a contiguous segment ``rows[begin:end]`` of the shard's row order; splitting a
+  node partitions its segment stably (left rows first, each side in its previous order).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .cpu_data import read_symbol
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def build_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, seg_end, n_slots,
+                     n_threads):
+    """Histograms of the nodes whose rows are ``rows[seg_begin[j]:seg_end[j]]``.
+
+    hist[j, hist_ptrs[f] + bin(r, f)] += grad[r] for every row r of node j and feature f.
+    Work is split into ``n_threads`` slices of every node's segment, each slice
+    accumulating into a private histogram; the private copies are then summed (exact: integers).
+    """
+    n_nodes = seg_begin.shape[0]
+    private = np.zeros((n_threads, n_nodes, n_slots, 2), dtype=np.int64)
+    mask = np.uint64((1 << bits) - 1)
+    for t in prange(n_threads):
+        for j in range(n_nodes):
+            b = seg_begin[j]
+            length = seg_end[j] - b
+            lo = b + (length * t) // n_threads
+            hi = b + (length * (t + 1)) // n_threads
+            h = private[t, j]
+            if bits == 8:
+                view = words.view(np.uint8)
+                for idx in range(lo, hi):
+                    r = rows[idx]
+                    g0 = grad[r, 0]
+                    g1 = grad[r, 1]
+                    base = r * n_features
+                    for f in range(n_features):
+                        s = hist_ptrs[f] + view[base + f]
+                        h[s, 0] += g0
+                        h[s, 1] += g1
+            else:
+                for idx in range(lo, hi):
+                    r = rows[idx]
+                    g0 = grad[r, 0]
+                    g1 = grad[r, 1]
+                    base = r * n_features
+                    for f in range(n_features):
+                        s = hist_ptrs[f] + read_symbol(words, base + f, bits, mask)
+                        h[s, 0] += g0
+                        h[s, 1] += g1
+    out = np.zeros((n_nodes, n_slots, 2), dtype=np.int64)
+    for t in range(n_threads):
+        out += private[t]
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _goes_left(words, bits, mask, n_features, r, f, missing, cut, dleft):
+    if bits == 8:
+        s = np.int64(words.view(np.uint8)[r * n_features + f])
+    else:
+        s = read_symbol(words, r * n_features + f, bits, mask)
+    if s == missing:
+        return dleft
+    return s <= cut
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
+                   seg_end, feature, split_bin, default_left, n_chunks):
+    """Stable partition of each split node's segment; returns the left child's row count per node.
+
+    Row r goes left iff its symbol s of ``feature[j]`` satisfies s <= split_bin[j], or s is the
+    missing symbol (== n_bins[feature]) and default_left[j]. Each segment is cut into
+    ``n_chunks`` chunks partitioned in parallel into the scratch arrays (pass 1); pass 2 copies
+    every chunk's lefts, then every chunk's rights, back in chunk order, which keeps both sides
+    in their previous order.
+    """
+    n_split = seg_begin.shape[0]
+    mask = np.uint64((1 << bits) - 1)
+    n_left = np.zeros((n_split, n_chunks), dtype=np.int64)
+    n_right = np.zeros((n_split, n_chunks), dtype=np.int64)
+    for task in prange(n_split * n_chunks):
+        j = task // n_chunks
+        c = task % n_chunks
+        length = seg_end[j] - seg_begin[j]
+        lo = seg_begin[j] + (length * c) // n_chunks
+        hi = seg_begin[j] + (length * (c + 1)) // n_chunks
+        f = feature[j]
+        nl = 0
+        nr = 0
+        for idx in range(lo, hi):
+            r = rows[idx]
+            if _goes_left(words, bits, mask, n_features, r, f, n_bins[f], split_bin[j],
+                          default_left[j]):
+                scratch_l[lo + nl] = r
+                nl += 1
+            else:
+                scratch_r[lo + nr] = r
+                nr += 1
+        n_left[j, c] = nl
+        n_right[j, c] = nr
+    total_left = n_left.sum(axis=1)
+    for task in prange(n_split * n_chunks):
+        j = task // n_chunks
+        c = task % n_chunks
+        length = seg_end[j] - seg_begin[j]
+        lo = seg_begin[j] + (length * c) // n_chunks
+        out_l = seg_begin[j]
+        out_r = seg_begin[j] + total_left[j]
+        for cc in range(c):
+            out_l += n_left[j, cc]
+            out_r += n_right[j, cc]
+        for i in range(n_left[j, c]):
+            rows[out_l + i] = scratch_l[lo + i]
+        for i in range(n_right[j, c]):
+            rows[out_r + i] = scratch_r[lo + i]
+    return total_left
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def add_leaf_values(margin, k, rows, seg_begin, seg_end, values):
+    """margin[r, k] += values[j] for every row r in leaf j's segment (no tree traversal)."""
+    for j in prange(seg_begin.shape[0]):
+        v = values[j]
+        for idx in range(seg_begin[j], seg_end[j]):
+            margin[rows[idx], k] += v
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def quantize_gradients(g, h, k, scale_g, scale_h, out):
+    """out[r] = (rint(g[r, k] * scale_g), rint(h[r, k] * scale_h)) as int64."""
+    for r in prange(g.shape[0]):
+        out[r, 0] = np.int64(np.rint(g[r, k] * scale_g))
+        out[r, 1] = np.int64(np.rint(h[r, k] * scale_h))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def predict_raw(X, left, right, feature, threshold, default_left, leaf_value, tree_ptrs,
+                tree_class, out, leaf_out, want_leaf):
+    """Traverse trees on raw float32 features: x < threshold goes left, NaN goes the default way.
+
+    Node arrays of all trees are concatenated; tree t owns nodes tree_ptrs[t]..tree_ptrs[t+1]-1
+    with child indices local to the tree (-1 for a leaf). Adds each tree's leaf value to
+    ``out[row, tree_class[t]]``; with ``want_leaf`` also records the local leaf id.
+    """
+    n_rows = X.shape[0]
+    n_trees = tree_ptrs.shape[0] - 1
+    for r in prange(n_rows):
+        for t in range(n_trees):
+            base = tree_ptrs[t]
+            node = 0
+            while left[base + node] != -1:
+                x = X[r, feature[base + node]]
+                if np.isnan(x):
+                    go_left = default_left[base + node]
+                else:
+                    go_left = x < threshold[base + node]
+                node = left[base + node] if go_left else right[base + node]
+            out[r, tree_class[t]] += leaf_value[base + node]
+            if want_leaf:
+                leaf_out[r, t] = node

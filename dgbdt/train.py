@@ -1,0 +1,179 @@
+"""The boosting loop: dgbdt.train(params, dtrain, num_boost_round, evals=...) -> Booster.
+
+Each round: gradients of the objective at the current margins (on the shards); for each output
+class k, one fixed-point scale per round from the global max |g| and max h (dgbdt.fixedpoint),
+then a depth-wise tree grown over the seam; its leaf values are added to the shards' margins
+through their row segments (no traversal) and to each evaluation set's margins by traversal of
+the new trees only. Metrics are computed on the eval sets after every round.
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import numpy as np
+
+from .booster import Booster
+from .callback import EarlyStopping, format_eval_line
+from .data.dataset import Dataset
+from .fixedpoint import scale_for
+from .metric import get_metric
+from .objective import get_objective, sigmoid, softmax
+from .params import normalize_params
+from .seam import LocalSeam
+from .shard import Shard
+from .tree.grower import grow_tree
+from .tree.split import SplitParams
+
+STAGES = ("quantize", "gradients", "histograms", "split_evaluation", "partition",
+          "leaf_update", "evaluation")
+
+
+def _set_threads(nthread: int | None) -> int:
+    import numba
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(nthread, numba.config.NUMBA_NUM_THREADS) if nthread
+                          else numba.config.NUMBA_NUM_THREADS)
+    return previous
+
+
+def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
+          evals: Sequence[tuple[Dataset, str]] | None = None,
+          early_stopping_rounds: int | None = None, evals_result: dict | None = None,
+          verbose_eval: bool | int = True) -> Booster:
+    """Train a boosted tree model (XGBoost's ``xgboost.train`` signature and semantics).
+
+    evals: (Dataset, name) pairs scored after each round with every eval_metric; the last
+    metric of the last pair drives early stopping, which stops after ``early_stopping_rounds``
+    rounds without improvement and records ``best_iteration``/``best_score`` on the booster (all
+    trained rounds are kept, as in XGBoost; predict with iteration_range to use the best).
+    evals_result: a dict filled with {name: {metric: [value per round]}}.
+    verbose_eval: True prints every round, an int n every n rounds, False nothing.
+    """
+    p = normalize_params(params)
+    if not isinstance(dtrain, Dataset):
+        raise TypeError(f"dtrain must be a dgbdt.Dataset; got {type(dtrain).__name__} "
+                        "(wrap arrays with dgbdt.Dataset(X, label=y))")
+    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
+            or num_boost_round < 0:
+        raise ValueError(f"num_boost_round must be an integer >= 0; got {num_boost_round!r}")
+    if p["device"] != "cpu":
+        raise NotImplementedError(f"device={p['device']!r}: the GPU backend is not available "
+                                  "yet in this version of dgbdt; use device='cpu'")
+    if dtrain.label is None:
+        raise ValueError("dtrain has no label; pass label= to Dataset")
+    evals = _check_evals(evals, dtrain)
+    if early_stopping_rounds is not None and not evals:
+        raise ValueError("early_stopping_rounds needs at least one entry in evals")
+    objective = get_objective(p["objective"])
+    num_class = p["num_class"]
+    objective.check_labels(dtrain.label, num_class)
+    K = objective.n_outputs(num_class)
+    metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+    previous_threads = _set_threads(p["nthread"])
+    try:
+        return _train(p, dtrain, int(num_boost_round), evals, early_stopping_rounds,
+                      evals_result, verbose_eval, objective, num_class, K, metrics)
+    finally:
+        import numba
+        numba.set_num_threads(previous_threads)
+
+
+def _check_evals(evals, dtrain) -> list[tuple[Dataset, str]]:
+    out = []
+    for item in evals or []:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2
+                and isinstance(item[0], Dataset) and isinstance(item[1], str)):
+            raise TypeError("evals must be a list of (Dataset, name) pairs")
+        d, name = item
+        if d.label is None:
+            raise ValueError(f"eval set '{name}' has no label")
+        if d.num_col != dtrain.num_col:
+            raise ValueError(f"eval set '{name}' has {d.num_col} features; dtrain has "
+                             f"{dtrain.num_col}")
+        out.append((d, name))
+    return out
+
+
+def _base_margin(p, objective, dtrain: Dataset, num_class) -> np.ndarray:
+    if p["base_score"] is not None:
+        return objective.base_score_to_margin(p["base_score"], num_class)
+    return objective.base_margin_from_labels(dtrain.label, dtrain.weight, num_class)
+
+
+def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbose_eval,
+           objective, num_class, K, metrics) -> Booster:
+    timers = dict.fromkeys(STAGES, 0.0)
+    t = time.perf_counter()
+    max_bin = dtrain.resolve_max_bin(p["max_bin"])
+    cuts = dtrain.cuts(max_bin)
+    pages = dtrain.pages(cuts, max_bin)
+    timers["quantize"] += time.perf_counter() - t
+    base = _base_margin(p, objective, dtrain, num_class)
+    booster = Booster(objective.name, num_class, base, dtrain.num_col, dtrain.feature_names)
+    max_nodes = 2 ** (p["max_depth"] + 1)
+    hist_ptrs = cuts.hist_ptrs()
+    shards = []
+    for (a, b), page in zip(dtrain.row_ranges(), pages):
+        margin = booster.initial_margin(
+            b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b])
+        shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
+                            None if dtrain.weight is None else dtrain.weight[a:b],
+                            margin, max_nodes))
+    seam = LocalSeam(shards, hist_ptrs)
+    eval_margins = [None if d is dtrain else booster.initial_margin(d.num_row, d.base_margin)
+                    for d, _ in evals]
+    sp = SplitParams.from_params(p)
+    stopper = EarlyStopping(early_stopping_rounds, metrics[-1]) if early_stopping_rounds else None
+    history: dict = evals_result if evals_result is not None else {}
+    history.clear()
+    for r in range(rounds):
+        t = time.perf_counter()
+        max_g, max_h = seam.compute_gradients(objective)
+        timers["gradients"] += time.perf_counter() - t
+        for k in range(K):
+            sg, sh = scale_for(max_g[k], seam.n_rows), scale_for(max_h[k], seam.n_rows)
+            t = time.perf_counter()
+            seam.start_tree(k, sg, sh)
+            timers["gradients"] += time.perf_counter() - t
+            booster.trees.append(grow_tree(seam, k, cuts, hist_ptrs, p["max_depth"], sp, sg, sh,
+                                           timers))
+            booster.tree_class.append(k)
+        if not evals:
+            continue
+        t = time.perf_counter()
+        new = list(range(len(booster.trees) - K, len(booster.trees)))
+        scores = []
+        for i, (d, name) in enumerate(evals):
+            if eval_margins[i] is None:
+                margin = seam.margins()
+            else:
+                booster.predict_margin_trees(d.data, new, eval_margins[i])
+                margin = eval_margins[i]
+            pred = _metric_input(objective, margin)
+            for m in metrics:
+                value = float(m(d.label, pred, d.weight))
+                history.setdefault(name, {}).setdefault(m.name, []).append(value)
+                scores.append((name, m.name, value))
+        timers["evaluation"] += time.perf_counter() - t
+        if verbose_eval and (verbose_eval is True or r % int(verbose_eval) == 0
+                             or r == rounds - 1):
+            print(format_eval_line(r, scores), flush=True)
+        if stopper is not None and stopper.update(r, scores[-1][2]):
+            if verbose_eval:
+                print(f"Stopping. Best iteration:\n[{stopper.best_iteration}]", flush=True)
+            break
+    if stopper is not None:
+        booster.best_iteration, booster.best_score = stopper.best_iteration, stopper.best_score
+    booster.timings = timers
+    return booster
+
+
+def _metric_input(objective, margin: np.ndarray) -> np.ndarray:
+    """What metrics score: probabilities for classification objectives (logitraw included, as
+    XGBoost), the prediction itself for regression."""
+    if objective.name.startswith("multi:"):
+        return softmax(margin)
+    if objective.name in ("binary:logistic", "binary:logitraw", "reg:logistic"):
+        return sigmoid(margin[:, 0])
+    return margin[:, 0]

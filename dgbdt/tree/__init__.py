@@ -1,0 +1,1 @@
+"""Trees: histograms, split evaluation, growth, the model."""

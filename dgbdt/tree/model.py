@@ -1,0 +1,112 @@
+"""A tree as flat arrays, in XGBoost's JSON layout, and its validated (de)serialization.
+
+Node 0 is the root. For an internal node n: rows with ``x[feature[n]] < threshold[n]`` go to
+``left[n]``, the others to ``right[n]``, missing values to ``left`` if ``default_left[n]``. A leaf
+has ``left[n] == right[n] == -1`` and its value in ``threshold[n]`` (XGBoost's
+``split_conditions`` holds both). ``base_weight`` is eta * w* of every node, ``loss_change`` the
+split's gain, ``sum_hessian`` the node's hessian sum. Floats are float32, as in XGBoost.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class ModelFormatError(ValueError):
+    """A model file that is not a valid dgbdt model (truncated, edited, another format)."""
+
+
+_FIELDS = {  # JSON key -> (attribute, dtype)
+    "left_children": ("left", np.int32),
+    "right_children": ("right", np.int32),
+    "parents": ("parent", np.int32),
+    "split_indices": ("feature", np.int32),
+    "split_conditions": ("threshold", np.float32),
+    "default_left": ("default_left", np.bool_),
+    "base_weights": ("base_weight", np.float32),
+    "loss_changes": ("loss_change", np.float32),
+    "sum_hessian": ("sum_hessian", np.float32),
+}
+
+
+@dataclass
+class Tree:
+    left: np.ndarray
+    right: np.ndarray
+    parent: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    default_left: np.ndarray
+    base_weight: np.ndarray
+    loss_change: np.ndarray
+    sum_hessian: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.left.shape[0])
+
+    def is_leaf(self) -> np.ndarray:
+        return self.left == -1
+
+    def to_dict(self) -> dict:
+        out = {}
+        for key, (attr, dtype) in _FIELDS.items():
+            arr = getattr(self, attr)
+            if dtype is np.bool_:
+                out[key] = [int(v) for v in arr]
+            elif dtype is np.float32:
+                out[key] = arr.astype(np.float64).tolist()  # exact, and repr round-trips
+            else:
+                out[key] = arr.tolist()
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict, n_features: int, where: str) -> "Tree":
+        if not isinstance(d, dict):
+            raise ModelFormatError(f"{where}: expected an object, got {type(d).__name__}")
+        arrays = {}
+        n = None
+        for key, (attr, dtype) in _FIELDS.items():
+            if key not in d:
+                raise ModelFormatError(f"{where}: missing field '{key}'")
+            v = d[key]
+            if not isinstance(v, list) or not all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+                raise ModelFormatError(f"{where}: field '{key}' must be a list of numbers")
+            if n is None:
+                n = len(v)
+            elif len(v) != n:
+                raise ModelFormatError(
+                    f"{where}: field '{key}' has {len(v)} entries, expected {n} (one per node)")
+            arr = np.asarray(v, dtype=np.float64)
+            if not np.all(np.isfinite(arr)):
+                raise ModelFormatError(f"{where}: field '{key}' holds a non-finite number")
+            if dtype is not np.float32 and np.any(arr != np.round(arr)):
+                raise ModelFormatError(f"{where}: field '{key}' must hold integers")
+            arrays[attr] = arr.astype(dtype)
+        if not n:
+            raise ModelFormatError(f"{where}: a tree needs at least one node")
+        tree = cls(**arrays)
+        tree._check_structure(n_features, where)
+        return tree
+
+    def _check_structure(self, n_features: int, where: str) -> None:
+        """Children in range, each node reached exactly once from the root, features valid."""
+        n = self.n_nodes
+        leaf = self.left == -1
+        if np.any(leaf != (self.right == -1)):
+            raise ModelFormatError(f"{where}: a node has exactly one child")
+        inner = ~leaf
+        kids = np.concatenate([self.left[inner], self.right[inner]])
+        if np.any(kids <= 0) or np.any(kids >= n):
+            raise ModelFormatError(f"{where}: a child index is out of range [1, {n})")
+        if len(np.unique(kids)) != kids.size or kids.size != n - 1:
+            raise ModelFormatError(f"{where}: nodes do not form a tree (a node is shared or "
+                                   "unreachable)")
+        if np.any(self.left[inner] <= np.flatnonzero(inner)) or np.any(
+                self.right[inner] <= np.flatnonzero(inner)):
+            raise ModelFormatError(f"{where}: a child must come after its parent")
+        f = self.feature[inner]
+        if np.any(f < 0) or np.any(f >= n_features):
+            raise ModelFormatError(f"{where}: a split feature is outside [0, {n_features})")

@@ -1,0 +1,83 @@
+"""Split evaluation: XGBoost's second-order gain on merged integer histograms.
+
+For a node with gradient sum G and hessian sum H (dequantized from the fixed-point histogram sums:
+G = sum q_g / scale_g), the regularized objective of a leaf with weight w is
+
+    G w + 1/2 (H + lambda) w^2 + alpha |w|,
+
+minimized by  w* = -T_alpha(G) / (H + lambda),  T_alpha(G) = sign(G) max(|G| - alpha, 0),
+with |w*| clipped to max_delta_step when that is positive. The node's structure score is
+
+    score(G, H) = T_alpha(G)^2 / (H + lambda)                       (max_delta_step = 0)
+    score(G, H) = -(2 G w* + (H + lambda) w*^2)                      (otherwise)
+
+(XGBoost's evaluator has no alpha term in the second form, and neither do we). Splitting a node into L and R changes the loss by
+
+    loss_chg = score(G_L, H_L) + score(G_R, H_R) - score(G, H)
+
+(the factor 1/2 and gamma are left out as in XGBoost; gamma is compared with loss_chg directly).
+Candidates put the bins 0..b of a feature left; missing values go right (forward scan) or, when
+the node has missing values of that feature, left (backward scan). A candidate needs
+H_L, H_R >= min_child_weight; a node is split on its best candidate when
+loss_chg > 1e-6 and loss_chg >= gamma (min_split_loss) and both children have H > 0.
+Leaf values are eta * w*. The loop form is kernels/cpu_split.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels import cpu_split
+
+MIN_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than this
+
+
+@dataclass(frozen=True)
+class SplitParams:
+    """The parameters split evaluation and leaf values depend on."""
+
+    eta: float
+    lam: float
+    alpha: float
+    gamma: float
+    min_child_weight: float
+    max_delta_step: float
+
+    @classmethod
+    def from_params(cls, p: dict) -> "SplitParams":
+        return cls(eta=p["eta"], lam=p["lambda"], alpha=p["alpha"], gamma=p["gamma"],
+                   min_child_weight=p["min_child_weight"], max_delta_step=p["max_delta_step"])
+
+
+@dataclass
+class SplitCandidates:
+    """Best split of each evaluated node; ``feature == -1`` where none gains."""
+
+    gain: np.ndarray          # float32 [m]
+    feature: np.ndarray       # int32 [m]
+    split_bin: np.ndarray     # int32 [m]
+    default_left: np.ndarray  # bool [m]
+    left: np.ndarray          # int64 [m, 2] fixed-point (G, H) of the left child
+    right: np.ndarray         # int64 [m, 2]
+
+    def splittable(self, p: SplitParams, inv_sh: float) -> np.ndarray:
+        """Mask of nodes worth splitting (gain above 1e-6 and gamma, both children nonempty)."""
+        return ((self.feature >= 0) & (self.gain > MIN_GAIN) & (self.gain >= p.gamma)
+                & (self.left[:, 1] != 0) & (self.right[:, 1] != 0))
+
+
+def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_g: float,
+             scale_h: float, p: SplitParams) -> SplitCandidates:
+    """Best split of every node from its merged histogram [m, S, 2] and totals [m, 2]."""
+    gain, feat, sbin, dleft, left = cpu_split.evaluate_splits(
+        hist, hist_ptrs, totals, 1.0 / scale_g, 1.0 / scale_h, p.lam, p.alpha,
+        p.max_delta_step, p.min_child_weight)
+    return SplitCandidates(gain, feat, sbin, dleft, left, totals - left)
+
+
+def leaf_weights(g: np.ndarray, h: np.ndarray, p: SplitParams) -> np.ndarray:
+    """w* for each (G, H) pair (before eta), float64."""
+    return np.array([cpu_split.leaf_weight(float(a), float(b), p.lam, p.alpha,
+                                           p.max_delta_step, p.min_child_weight)
+                     for a, b in zip(g, h)], dtype=np.float64)

@@ -1,0 +1,147 @@
+"""Parity with XGBoost's hist trees on identical bins.
+
+On features with at most max_bin distinct values both libraries' cuts are the distinct values
+(tests/test_quantize.py checks that), so each tree must be the same: split features, thresholds
+(float32, exact), default directions, and leaf values within 1e-5 relative. On continuous data
+the sketches differ, so only the test metric is compared.
+"""
+import json
+
+import numpy as np
+import pytest
+
+import dgbdt
+
+xgb = pytest.importorskip("xgboost")
+
+
+def xgb_trees(bst):
+    model = json.loads(bst.save_raw("json"))
+    return model["learner"]["gradient_booster"]["model"]["trees"]
+
+
+def assert_same_trees(booster, bst, rtol=1e-5):
+    """Same structure, features, float32 thresholds and default directions; leaf values within
+    rtol of the tree's largest leaf (XGBoost's float32 gradients leave ~1e-7 relative noise in
+    sums, which a leaf near zero after cancellation shows as a larger relative error)."""
+    theirs = xgb_trees(bst)
+    assert len(booster.trees) == len(theirs)
+    for i, (a, b) in enumerate(zip(booster.trees, theirs)):
+        where = f"tree {i}"
+        assert a.n_nodes == len(b["left_children"]), where
+        np.testing.assert_array_equal(a.left, b["left_children"], err_msg=where)
+        np.testing.assert_array_equal(a.right, b["right_children"], err_msg=where)
+        inner = ~a.is_leaf()
+        np.testing.assert_array_equal(a.feature[inner], np.array(b["split_indices"])[inner],
+                                      err_msg=where)
+        np.testing.assert_array_equal(
+            a.threshold[inner], np.array(b["split_conditions"], dtype=np.float32)[inner],
+            err_msg=where)
+        np.testing.assert_array_equal(a.default_left[inner],
+                                      np.array(b["default_left"], dtype=bool)[inner],
+                                      err_msg=where)
+        leaves = np.array(b["split_conditions"], np.float32)[~inner]
+        np.testing.assert_allclose(a.threshold[~inner], leaves, rtol=rtol,
+                                   atol=rtol * np.abs(leaves).max(), err_msg=where)
+        np.testing.assert_allclose(a.sum_hessian, b["sum_hessian"], rtol=1e-5, err_msg=where)
+
+
+def low_cardinality(n=4000, f=6, levels=12, missing=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(n, f)).astype(np.float32) * 0.5 - 2.0
+    if missing:
+        X[rng.random((n, f)) < missing] = np.nan
+    Z = np.nan_to_num(X, nan=0.7)
+    signal = Z[:, 0] * 0.8 + np.sin(Z[:, 1]) - 0.3 * Z[:, 2] * Z[:, 3]
+    return X, signal, rng
+
+
+def fit_both(params, X, y, rounds, weight=None):
+    y = np.asarray(y, dtype=np.float32)  # XGBoost keeps labels in float32: same inputs
+    booster = dgbdt.train(params, dgbdt.Dataset(X, label=y, weight=weight), rounds,
+                          verbose_eval=False)
+    bst = xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X, label=y, weight=weight),
+                    rounds)
+    return booster, bst
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+def test_squared_error_same_trees(missing):
+    X, signal, rng = low_cardinality(missing=missing)
+    y = signal + rng.normal(scale=0.5, size=len(signal))
+    params = {"objective": "reg:squarederror", "max_depth": 5, "eta": 0.3}
+    booster, bst = fit_both(params, X, y, 8)
+    assert_same_trees(booster, bst)
+    np.testing.assert_allclose(booster.predict(X), bst.predict(xgb.DMatrix(X)), rtol=1e-5,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("objective", ["binary:logistic", "reg:logistic", "binary:logitraw"])
+def test_logistic_same_trees(objective):
+    X, signal, rng = low_cardinality(missing=0.1, seed=1)
+    y = (rng.random(len(signal)) < 1 / (1 + np.exp(-signal))).astype(np.float64)
+    params = {"objective": objective, "max_depth": 4, "eta": 0.3}
+    booster, bst = fit_both(params, X, y, 8)
+    assert_same_trees(booster, bst)
+    np.testing.assert_allclose(booster.predict(X), bst.predict(xgb.DMatrix(X)), rtol=1e-5,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("extra", [
+    {"lambda": 5.0, "alpha": 0.5},
+    {"gamma": 2.0, "min_child_weight": 20.0},
+    # (with lambda=0 too, XGBoost's float32 gain arithmetic makes noise-level splits where a
+    # clipped parent and children have equal weights; dgbdt's float64 gains do not)
+    {"max_delta_step": 0.2, "lambda": 1.0},
+    {"max_bin": 8},
+])
+def test_regularization_same_trees(extra):
+    X, signal, rng = low_cardinality(levels=8, seed=2)
+    y = (rng.random(len(signal)) < 1 / (1 + np.exp(-signal))).astype(np.float64)
+    params = {"objective": "binary:logistic", "max_depth": 4, "eta": 0.5, **extra}
+    booster, bst = fit_both(params, X, y, 6)
+    assert_same_trees(booster, bst)
+
+
+def test_weights_same_trees():
+    X, signal, rng = low_cardinality(seed=3)
+    y = signal + rng.normal(size=len(signal))
+    w = rng.uniform(0.1, 3.0, size=len(y))
+    booster, bst = fit_both({"max_depth": 4}, X, y, 6, weight=w)
+    assert_same_trees(booster, bst)
+
+
+def test_multiclass_same_trees():
+    X, signal, rng = low_cardinality(n=3000, seed=4)
+    y = np.digitize(signal + rng.normal(scale=0.3, size=len(signal)), [-0.5, 0.8]).astype(float)
+    params = {"objective": "multi:softprob", "num_class": 3, "max_depth": 3}
+    booster, bst = fit_both(params, X, y, 4)
+    assert_same_trees(booster, bst)
+    np.testing.assert_allclose(booster.predict(X), bst.predict(xgb.DMatrix(X)), rtol=1e-5,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("objective,metric", [("binary:logistic", "logloss"),
+                                              ("reg:squarederror", "rmse")])
+def test_continuous_metric_close(objective, metric):
+    """Different sketches, so different cuts: the held-out metric must still be within 0.5 %."""
+    rng = np.random.default_rng(0)
+    n = 60000
+    X = rng.standard_normal((n, 10)).astype(np.float32)
+    signal = (np.sin(2 * X[:, 2]) + X[:, 3] - 0.5 * X[:, 4] ** 2
+              + 0.5 * X[:, 0] * (X[:, 1] > 0))
+    if objective == "binary:logistic":
+        y = (rng.random(n) < 1 / (1 + np.exp(-2 * signal))).astype(np.float32)
+    else:
+        y = (signal + rng.normal(scale=0.5, size=n)).astype(np.float32)
+    tr, te = slice(0, 40000), slice(40000, None)
+    params = {"objective": objective, "max_depth": 4, "eta": 0.1, "eval_metric": metric}
+    res_d, res_x = {}, {}
+    dgbdt.train(params, dgbdt.Dataset(X[tr], label=y[tr]), 100,
+                evals=[(dgbdt.Dataset(X[te], label=y[te]), "test")], evals_result=res_d,
+                verbose_eval=False)
+    xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X[tr], label=y[tr]), 100,
+              evals=[(xgb.DMatrix(X[te], label=y[te]), "test")], evals_result=res_x,
+              verbose_eval=False)
+    ours, theirs = res_d["test"][metric][-1], res_x["test"][metric][-1]
+    assert abs(ours - theirs) <= 0.005 * theirs, (ours, theirs)
