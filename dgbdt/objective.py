@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .fixedpoint import exact_sum
+from .kernels import cpu_objective as _kernels
 
 __all__ = [
     "Objective",
@@ -40,7 +41,7 @@ __all__ = [
     "softmax",
 ]
 
-HESS_FLOOR = 1e-16
+HESS_FLOOR = _kernels.HESS_FLOOR
 """Lower bound for every hessian entry (keeps leaf weights finite)."""
 
 PROB_EPS = 1e-6
@@ -96,14 +97,6 @@ def _as_weights(w: np.ndarray | None, n: int) -> np.ndarray | None:
     if w.shape[0] != n:
         raise ValueError(f"weight has {w.shape[0]} rows, labels have {n}")
     return w
-
-
-def _weighted(g: np.ndarray, h: np.ndarray, w: np.ndarray | None):
-    """Multiply per-row ``w_i`` into both ``g [n, K]`` and ``h [n, K]``."""
-    if w is None:
-        return g, h
-    w = _as_weights(w, g.shape[0])[:, None]
-    return g * w, h * w
 
 
 def _first_bad_row(bad: np.ndarray) -> int:
@@ -166,9 +159,21 @@ class Objective:
         return np.full(self.n_outputs(num_class), b)
 
     # -- training / prediction -------------------------------------------------
-    def gradients(self, margin: np.ndarray, y: np.ndarray, w: np.ndarray | None):
-        """``(g, h)``, each float64 ``[n, K]``, sample weights multiplied in."""
-        raise NotImplementedError
+    _kernel = None  # the fused CPU kernel of dgbdt.kernels.cpu_objective computing (g, h)
+
+    def gradients(self, margin: np.ndarray, y: np.ndarray, w: np.ndarray | None, out=None):
+        """``(g, h)``, each float64 ``[n, K]``, sample weights multiplied in.
+
+        ``out``: optional preallocated ``(g, h)`` to write into (reused every round).
+        """
+        m = np.ascontiguousarray(_as_margin(margin))
+        y = np.ascontiguousarray(_as_labels(y))
+        if out is None:
+            out = (np.empty_like(m), np.empty_like(m))
+        has_w = w is not None
+        w = _as_weights(w, y.shape[0]) if has_w else y
+        type(self)._kernel(m, y, w, has_w, out[0], out[1])
+        return out
 
     def transform(self, margin: np.ndarray) -> np.ndarray:
         """Margins ``[n, K]`` -> prediction (``[n]`` when ``K == 1``)."""
@@ -198,11 +203,7 @@ class SquaredError(Objective):
     def base_margin_from_stats(self, stats, num_class):
         return np.array([_mean_from_stats(stats)])
 
-    def gradients(self, margin, y, w):
-        m = _as_margin(margin, 1)
-        y = _as_labels(y)
-        g = m - y[:, None]
-        return _weighted(g, np.ones_like(g), w)
+    _kernel = _kernels.squared_error
 
 
 class RegLogistic(Objective):
@@ -239,13 +240,7 @@ class RegLogistic(Objective):
             raise ValueError(f"base_score must be in [0, 1] for {self.name}, got {base_score!r}")
         return self._prob_to_margin(b)
 
-    def gradients(self, margin, y, w):
-        m = _as_margin(margin, 1)
-        y = _as_labels(y)
-        p = sigmoid(m)
-        g = p - y[:, None]
-        h = np.maximum(p * (1.0 - p), HESS_FLOOR)
-        return _weighted(g, h, w)
+    _kernel = _kernels.logistic
 
     def transform(self, margin):
         return sigmoid(_as_margin(margin, 1)[:, 0])
@@ -334,14 +329,7 @@ class MultiSoftprob(Objective):
         logf = np.log(np.maximum(counts / total, PROB_EPS))
         return logf - logf.mean()
 
-    def gradients(self, margin, y, w):
-        m = _as_margin(margin)
-        y = _as_labels(y)
-        p = softmax(m)
-        g = p.copy()
-        g[np.arange(m.shape[0]), y.astype(np.int64)] -= 1.0
-        h = np.maximum(2.0 * p * (1.0 - p), HESS_FLOOR)
-        return _weighted(g, h, w)
+    _kernel = _kernels.softmax
 
     def transform(self, margin):
         return softmax(_as_margin(margin))

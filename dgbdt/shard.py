@@ -61,7 +61,9 @@ class Shard:
 
     def compute_gradients(self, objective) -> tuple[np.ndarray, np.ndarray]:
         """Float gradients of every class; returns (max |g|, max h) per class for the scale."""
-        self.g, self.h = objective.gradients(self.margin, self.label, self.weight)
+        if self.g is None:
+            self.g, self.h = np.empty_like(self.margin), np.empty_like(self.margin)
+        objective.gradients(self.margin, self.label, self.weight, out=(self.g, self.h))
         if self.n_rows == 0:
             k = self.margin.shape[1]
             return np.zeros(k), np.zeros(k)
