@@ -19,13 +19,15 @@ merror     weighted fraction with ``argmax_k p_{i, k} != y_i``
 =========  ==================================================================
 
 All metrics but ``auc`` are ratios of sums, so they also expose
-``partial(y, pred, w) -> [numerator, W]`` (add the arrays of several data
-partitions) and ``finalize(stats) -> float``; ``decomposable`` says which.
+``partial(y, pred, w) -> [numerator, W]`` as exact sums (add the lists of several
+data partitions element-wise: the result does not depend on the partitioning) and ``finalize(stats) -> float``; ``decomposable`` says which.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .fixedpoint import ExactSum
 
 __all__ = ["Metric", "METRICS", "get_metric"]
 
@@ -85,15 +87,16 @@ class Metric:
     higher_is_better: bool = False
     decomposable: bool = True
 
-    def partial(self, y, pred, w=None) -> np.ndarray:
-        """Additive statistics ``[sum_i w_i loss_i, sum_i w_i]`` of one chunk."""
+    def partial(self, y, pred, w=None) -> list[ExactSum]:
+        """Additive statistics ``[sum_i w_i loss_i, sum_i w_i]`` of one chunk, as exact sums:
+        adding the lists of any partitioning gives the same bits (dgbdt.fixedpoint.ExactSum)."""
         y, loss = self._row_loss(y, pred)
         w = _weights(w, y.shape[0])
-        return np.array([np.dot(w, loss), w.sum()])
+        return [ExactSum.of(w * loss), ExactSum.of(w)]
 
     def finalize(self, stats) -> float:
         """Metric value from (summed) ``partial`` statistics: the weighted mean."""
-        num, den = np.asarray(stats, dtype=np.float64)
+        num, den = (float(v) for v in stats)
         if not den > 0:
             raise ValueError(f"{self.name}: the sum of sample weights is not positive")
         return float(num / den)

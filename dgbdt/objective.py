@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fixedpoint import exact_sum
+from .fixedpoint import ExactSum
 from .kernels import cpu_objective as _kernels
 
 __all__ = [
@@ -135,13 +135,14 @@ class Objective:
         """Additive sufficient statistics for the intercept: ``[sum w*y, sum w]``.
 
         Summing the arrays of several partitions gives the statistics of their union. The sums
-        are fixed-point (dgbdt.fixedpoint), so permuting rows gives bit-identical statistics.
+        are exact (dgbdt.fixedpoint.ExactSum), so permuting or partitioning rows gives bit-identical
+        statistics.
         """
         y = _as_labels(y)
         w = _as_weights(w, y.shape[0])
         if w is None:
-            return np.array([exact_sum(y), float(y.shape[0])])
-        return np.array([exact_sum(w * y), exact_sum(w)])
+            return [ExactSum.of(y), ExactSum.of(np.array([float(y.shape[0])]))]
+        return [ExactSum.of(w * y), ExactSum.of(w)]
 
     def base_margin_from_stats(self, stats: np.ndarray, num_class: int | None) -> np.ndarray:
         """Intercept ``[K]`` in margin space from (summed) ``label_stats``."""
@@ -316,10 +317,9 @@ class MultiSoftprob(Objective):
         y = _as_labels(y)
         w = _as_weights(w, y.shape[0])
         if w is None:
-            return np.bincount(y.astype(np.int64), minlength=k).astype(np.float64)[:k]
-        onehot = np.zeros((y.shape[0], k))
-        onehot[np.arange(y.shape[0]), y.astype(np.int64)] = w
-        return np.asarray(exact_sum(onehot, axis=0), dtype=np.float64)
+            counts = np.bincount(y.astype(np.int64), minlength=k)[:k].astype(np.float64)
+            return [ExactSum.of(counts[j:j + 1]) for j in range(k)]
+        return [ExactSum.of(w[y == j]) for j in range(k)]
 
     def base_margin_from_stats(self, stats, num_class):
         counts = np.asarray(stats, dtype=np.float64)

@@ -3,7 +3,8 @@
 They follow scikit-learn's conventions (constructor arguments stored as given, get_params /
 set_params, fit returns self, learned attributes end in ``_``) and xgboost.sklearn's habits
 (XGBoost parameter names, extra keyword parameters passed through to training, eval_set,
-evals_result(), get_booster()) without depending on scikit-learn.
+evals_result(), get_booster()). scikit-learn is optional: when installed, the estimators
+derive from its BaseEstimator and mixins, so clone, pipelines and cross_val_score work.
 """
 from __future__ import annotations
 
@@ -15,13 +16,27 @@ from .booster import Booster, load_model
 from .data.dataset import Dataset
 from .train import train
 
+try:  # scikit-learn's base classes when it is installed (for clone, cross_val_score, tags)
+    from sklearn.base import BaseEstimator as _Base
+    from sklearn.base import ClassifierMixin as _ClassifierMixin
+    from sklearn.base import RegressorMixin as _RegressorMixin
+except ImportError:  # pragma: no cover - exercised only without scikit-learn
+    class _Base:
+        pass
+
+    class _ClassifierMixin:
+        pass
+
+    class _RegressorMixin:
+        pass
+
 # estimator argument -> training parameter name
 _RENAMED = {"learning_rate": "eta", "reg_lambda": "lambda", "reg_alpha": "alpha",
             "random_state": "seed", "n_jobs": "nthread"}
 _NOT_PARAMS = {"n_estimators", "early_stopping_rounds", "importance_type", "kwargs"}
 
 
-class _GBDTModel:
+class _GBDTModel(_Base):
     def __init__(self, n_estimators: int = 100, max_depth: int | None = None,
                  learning_rate: float | None = None, objective: str | None = None,
                  max_bin: int | None = None, reg_lambda: float | None = None,
@@ -106,6 +121,8 @@ class _GBDTModel:
         self.n_features_in_ = dtrain.num_col
         if dtrain.feature_names is not None and not isinstance(X, np.ndarray):
             self.feature_names_in_ = np.array(dtrain.feature_names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_   # from an earlier fit on a DataFrame
         return self
 
     def _encode(self, y):
@@ -156,7 +173,7 @@ class _GBDTModel:
         self.n_features_in_ = self._Booster.n_features
 
 
-class GBDTRegressor(_GBDTModel):
+class GBDTRegressor(_RegressorMixin, _GBDTModel):
     """Gradient-boosted trees for regression (default objective reg:squarederror)."""
 
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
@@ -178,7 +195,7 @@ class GBDTRegressor(_GBDTModel):
         return float(1.0 - resid / total) if total > 0 else 0.0
 
 
-class GBDTClassifier(_GBDTModel):
+class GBDTClassifier(_ClassifierMixin, _GBDTModel):
     """Gradient-boosted trees for classification (binary:logistic or multi:softprob)."""
 
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
@@ -199,6 +216,13 @@ class GBDTClassifier(_GBDTModel):
             params["num_class"] = self.n_classes_
         return self._fit(X, self._encode(y), params, sample_weight, base_margin, eval_set,
                          sample_weight_eval_set, verbose)
+
+    def load_model(self, path) -> None:
+        """Load a saved model; the model file keeps no labels, so classes_ becomes 0..K-1
+        (as in xgboost.XGBClassifier)."""
+        super().load_model(path)
+        self.n_classes_ = self._Booster.num_class or 2
+        self.classes_ = np.arange(self.n_classes_)
 
     def _encode(self, y):
         y = np.asarray(y)

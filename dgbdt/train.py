@@ -156,12 +156,11 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
                 history.setdefault(name, {}).setdefault(m.name, []).append(value)
                 scores.append((name, m.name, value))
         timers["evaluation"] += time.perf_counter() - t
+        stop = stopper is not None and stopper.update(r, scores[-1][2])
         if verbose_eval and (verbose_eval is True or r % int(verbose_eval) == 0
-                             or r == rounds - 1):
+                             or r == rounds - 1 or stop):
             print(format_eval_line(r, scores), flush=True)
-        if stopper is not None and stopper.update(r, scores[-1][2]):
-            if verbose_eval:
-                print(f"Stopping. Best iteration:\n[{stopper.best_iteration}]", flush=True)
+        if stop:
             break
     if stopper is not None:
         booster.best_iteration, booster.best_score = stopper.best_iteration, stopper.best_score

@@ -91,8 +91,14 @@ class Dataset:
                 scale = weight_scale(float(self.weight.max()), self.num_row)
             merged: Summaries | None = None
             for a, b in self.row_ranges():
-                wq = None if scale is None else to_fixed(self.weight[a:b], scale)
-                s = summarize(self.data[a:b], wq, max_keys)
+                rows = self.data[a:b]
+                wq = None
+                if scale is not None:
+                    # rows of weight 0 do not shape the cuts (as in XGBoost): a model must not
+                    # change when zero-weight rows are added
+                    keep = self.weight[a:b] > 0
+                    rows, wq = rows[keep], to_fixed(self.weight[a:b][keep], scale)
+                s = summarize(rows, wq, max_keys)
                 merged = s if merged is None else merged.merge(s, max_keys)
             self._cuts[max_bin] = cuts_from_summaries(merged, max_bin)
         return self._cuts[max_bin]
