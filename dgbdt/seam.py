@@ -11,7 +11,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from .shard import Shard, SplitBatch
+from .shard import Shard
 
 
 class TrainingSeam(Protocol):
@@ -25,14 +25,11 @@ class TrainingSeam(Protocol):
     def start_tree(self, k: int, scale_g: float, scale_h: float) -> None:
         """Quantize class k's gradients with the global scales; all rows to the root."""
 
-    def build_histograms(self, nodes: np.ndarray) -> np.ndarray:
-        """Merged int64 histograms [len(nodes), n_slots, 2] of the given nodes."""
+    def level(self, request) -> np.ndarray:
+        """Every shard runs Shard.level_step(request); returns the merged histograms."""
 
-    def apply_splits(self, splits: SplitBatch) -> None:
-        """Send a level's split decisions to every shard."""
-
-    def add_leaves(self, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
-        """Add the finished tree's leaf values to class k's margins on every shard."""
+    def finish(self, request) -> None:
+        """Every shard applies the last splits and adds the tree's leaf values to its margins."""
 
 
 class LocalSeam:
@@ -51,21 +48,24 @@ class LocalSeam:
         for s in self.shards:
             s.start_tree(k, scale_g, scale_h)
 
-    def build_histograms(self, nodes):
-        nodes = np.asarray(nodes, dtype=np.int64)
+    def level(self, request):
         total = None
         for s in self.shards:
-            part = s.histograms(nodes, self.hist_ptrs)
+            part = s.level_step(request, self.hist_ptrs)
             total = part if total is None else total + part
         return total
 
-    def apply_splits(self, splits):
+    def finish(self, request):
         for s in self.shards:
-            s.apply_splits(splits)
+            s.finish(request)
 
-    def add_leaves(self, k, nodes, values):
+    def stage_times(self) -> dict[str, float]:
+        """Seconds the shards spent per stage (summed over shards)."""
+        out: dict[str, float] = {}
         for s in self.shards:
-            s.add_leaves(k, nodes, values)
+            for k, v in s.timers.items():
+                out[k] = out.get(k, 0.0) + v
+        return out
 
     def margins(self) -> np.ndarray:
         """Current margins of all rows, in the dataset's row order (pages are row ranges)."""

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import time
+
 import numba
 import numpy as np
 
@@ -54,6 +56,8 @@ class Shard:
         self.scratch_r = np.empty(n, dtype=np.int32)
         self.begin = np.zeros(max_nodes, dtype=np.int64)
         self.end = np.zeros(max_nodes, dtype=np.int64)
+        self.level_hist: np.ndarray | None = None   # this shard's partials of the last level
+        self.timers = {"partition": 0.0, "histograms": 0.0, "leaf_update": 0.0}
 
     @property
     def n_rows(self) -> int:
@@ -75,6 +79,37 @@ class Shard:
         self.rows[:] = np.arange(self.n_rows, dtype=np.int32)
         self.begin[0] = 0
         self.end[0] = self.n_rows
+
+    def level_step(self, req, hist_ptrs: np.ndarray) -> np.ndarray:
+        """One level of a tree (dgbdt.tree.grower.LevelRequest) on this shard.
+
+        Partition the rows by the previous level's splits, build the smaller children's
+        histograms from rows, derive their siblings from the stored parent partials, keep the
+        level's partials if another level follows, and return them ([small + large, S, 2]).
+        """
+        if req.splits is not None:
+            t = time.perf_counter()
+            self.apply_splits(req.splits)
+            self.timers["partition"] += time.perf_counter() - t
+        t = time.perf_counter()
+        small = self.histograms(req.small, hist_ptrs)
+        if req.large.size:
+            out = np.concatenate([small, self.level_hist[req.parent_slot] - small])
+        else:
+            out = small
+        self.level_hist = out if req.keep else None
+        self.timers["histograms"] += time.perf_counter() - t
+        return out
+
+    def finish(self, fin) -> None:
+        """Apply the last splits and add the leaf values to class fin.k's margins."""
+        if fin.splits is not None:
+            t = time.perf_counter()
+            self.apply_splits(fin.splits)
+            self.timers["partition"] += time.perf_counter() - t
+        t = time.perf_counter()
+        self.add_leaves(fin.k, fin.leaves, fin.values)
+        self.timers["leaf_update"] += time.perf_counter() - t
 
     def histograms(self, nodes: np.ndarray, hist_ptrs: np.ndarray) -> np.ndarray:
         """int64 [len(nodes), n_slots, 2]: this shard's part of the nodes' histograms."""

@@ -22,7 +22,7 @@ from .objective import get_objective, sigmoid, softmax
 from .params import normalize_params
 from .seam import LocalSeam
 from .shard import Shard
-from .tree.grower import grow_tree
+from .tree.grower import Growth, grow_tree
 from .tree.split import SplitParams
 
 STAGES = ("quantize", "gradients", "histograms", "split_evaluation", "partition",
@@ -136,8 +136,8 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
             t = time.perf_counter()
             seam.start_tree(k, sg, sh)
             timers["gradients"] += time.perf_counter() - t
-            booster.trees.append(grow_tree(seam, k, cuts, hist_ptrs, p["max_depth"], sp, sg, sh,
-                                           timers))
+            growth = Growth(k, cuts, hist_ptrs, p["max_depth"], sp, sg, sh)
+            booster.trees.append(grow_tree(seam, growth, timers))
             booster.tree_class.append(k)
         if not evals:
             continue
@@ -164,6 +164,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
             break
     if stopper is not None:
         booster.best_iteration, booster.best_score = stopper.best_iteration, stopper.best_score
+    timers.update(seam.stage_times())
     booster.timings = timers
     return booster
 

@@ -1,20 +1,27 @@
-"""Depth-wise tree growth over the training seam.
+"""Depth-wise tree growth as a small state machine over merged histograms.
 
-One level at a time:
+``Growth`` holds a tree in growth (node table and per-node gradient sums: a few KB) and turns the
+merged histograms of one level into the request for the next. A request (``LevelRequest``) is all
+a shard needs at a level:
 
-1. evaluate the best split of every node of the level from its merged histogram;
-2. split the nodes worth splitting (children numbered in order, as XGBoost numbers them) and send
-   the decisions to the shards, which partition their rows;
-3. unless the children are at max_depth, build the histograms of the smaller child of each split
-   (smaller by hessian sum, known from the split) and derive the sibling by subtraction,
-   parent - smaller, exact in integers (ThunderGBM / LightGBM's histogram subtraction).
+1. apply the previous level's split decisions (partition its rows);
+2. build histograms of the *smaller* child of each split from its rows (by hessian sum, known
+   from the split), and derive the sibling by subtraction from its own stored partial histogram
+   of the parent: parent - smaller, exact in integers (ThunderGBM / LightGBM);
+3. return its partial histograms of the level's nodes, which the seam sums over shards.
 
-The grower never sees rows: it talks to the seam (dgbdt.seam) only, so the same code grows trees
-in-process, over Dask futures or on a GPU.
+``Growth.advance(merged)`` evaluates the best split of every node of the level, numbers the
+children in order (as XGBoost does) and emits the next request, or ends the tree; then
+``finish_request()`` carries the last splits and the leaf values (eta * w*) to the shards.
+
+Because the state machine only ever sees merged histograms, the same code grows trees
+in-process (``grow_tree`` below drives it over a seam) and inside Dask tasks (dgbdt.dask
+submits a tree's levels as a graph, ``advance`` running in the task that merges a level).
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,98 +30,141 @@ from .model import Tree
 from .split import SplitParams, evaluate, leaf_weights
 
 
-class _Nodes:
-    """Growing arrays of a tree's nodes (XGBoost's layout)."""
+@dataclass
+class LevelRequest:
+    """What every shard does at one level (small: sent to every shard)."""
 
-    def __init__(self):
+    splits: SplitBatch | None   # decisions of the previous level (None at the root)
+    small: np.ndarray           # int64 nodes whose histograms are built from rows
+    large: np.ndarray           # int64 siblings: parent's partial histogram - small's
+    parent_slot: np.ndarray     # int64 index of each pair's parent in the previous level
+    keep: bool                  # whether shards keep this level's partials (children follow)
+
+    @property
+    def nodes(self) -> np.ndarray:
+        """The order of the histograms a shard returns: small, then large."""
+        return np.concatenate([self.small, self.large])
+
+
+@dataclass
+class FinishRequest:
+    """The last splits and the leaf values, for shards to update class k's margins."""
+
+    k: int
+    splits: SplitBatch | None
+    leaves: np.ndarray        # int64 leaf node ids
+    values: np.ndarray        # float64 leaf values
+
+
+class Growth:
+    """One tree in growth: node table, gradient sums, and the current level."""
+
+    def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, p: SplitParams,
+                 scale_g: float, scale_h: float):
+        self.k, self.cuts, self.hist_ptrs = k, cuts, hist_ptrs
+        self.max_depth, self.p = max_depth, p
+        self.scale_g, self.scale_h = scale_g, scale_h
         self.left, self.right, self.parent = [-1], [-1], [-1]
-        self.feature, self.split_bin, self.default_left = [0], [0], [False]
+        self.feature, self.default_left = [0], [False]
         self.threshold, self.loss_change = [0.0], [0.0]
-        self.totals = [None]
+        self.totals: list = [None]
+        self.depth = 0
+        self.level_nodes: list[int] = [0]
+        self.pending: SplitBatch | None = None
+        self.done = False
+        self.request = LevelRequest(None, np.array([0], np.int64), np.zeros(0, np.int64),
+                                    np.zeros(0, np.int64), keep=max_depth > 1)
+        self.eval_seconds = 0.0
 
-    def add_children(self, parent: int, left_tot, right_tot) -> tuple[int, int]:
-        ids = []
-        for tot in (left_tot, right_tot):
-            ids.append(len(self.left))
-            for arr, v in ((self.left, -1), (self.right, -1), (self.parent, parent),
-                           (self.feature, 0), (self.split_bin, 0), (self.default_left, False),
-                           (self.threshold, 0.0), (self.loss_change, 0.0)):
-                arr.append(v)
-            self.totals.append(tot)
-        self.left[parent], self.right[parent] = ids
-        return ids[0], ids[1]
+    def _add_child(self, parent: int, tot) -> int:
+        node = len(self.left)
+        for arr, v in ((self.left, -1), (self.right, -1), (self.parent, parent),
+                       (self.feature, 0), (self.default_left, False), (self.threshold, 0.0),
+                       (self.loss_change, 0.0)):
+            arr.append(v)
+        self.totals.append(tot)
+        return node
 
-
-def grow_tree(seam, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, p: SplitParams,
-              scale_g: float, scale_h: float, timers: dict) -> Tree:
-    """Grow one tree for output class k on the seam's current gradients; update its margins."""
-    inv_sg, inv_sh = 1.0 / scale_g, 1.0 / scale_h
-    nodes = _Nodes()
-    t = time.perf_counter()
-    root_hist = seam.build_histograms(np.array([0]))
-    timers["histograms"] += time.perf_counter() - t
-    nodes.totals[0] = root_hist[0, hist_ptrs[0]:hist_ptrs[1]].sum(axis=0)
-    level, hists = [0], {0: root_hist[0]}
-    for depth in range(max_depth):
+    def advance(self, merged: np.ndarray) -> None:
+        """Consume the merged histograms [len(request.nodes), S, 2] of the current request."""
         t = time.perf_counter()
-        hist = np.stack([hists.pop(n) for n in level])
-        totals = np.stack([nodes.totals[n] for n in level])
-        cand = evaluate(hist, totals, hist_ptrs, scale_g, scale_h, p)
-        ok = np.flatnonzero(cand.splittable(p, inv_sh))
-        timers["split_evaluation"] += time.perf_counter() - t
-        if ok.size == 0:
-            break
+        req = self.request
+        by_node = dict(zip(req.nodes.tolist(), merged))
+        if self.totals[0] is None:
+            self.totals[0] = merged[0, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=0)
+        hist = np.stack([by_node[n] for n in self.level_nodes])
+        totals = np.stack([self.totals[n] for n in self.level_nodes])
+        cand = evaluate(hist, totals, self.hist_ptrs, self.scale_g, self.scale_h, self.p)
+        ok = np.flatnonzero(cand.splittable(self.p))
+        if self.depth == self.max_depth or ok.size == 0:
+            self.pending, self.done = None, True
+            self.eval_seconds += time.perf_counter() - t
+            return
+        cuts = self.cuts
         split_nodes, lefts, rights = [], [], []
         for i in ok:
-            n, f, b = level[i], int(cand.feature[i]), int(cand.split_bin[i])
-            nodes.feature[n], nodes.split_bin[n] = f, b
-            nodes.default_left[n] = bool(cand.default_left[i])
-            nodes.loss_change[n] = float(cand.gain[i])
-            nodes.threshold[n] = float(cuts.values[cuts.ptrs[f] + b] if b >= 0
-                                       else cuts.min_values[f])
-            left, right = nodes.add_children(n, cand.left[i], cand.right[i])
+            n, f, b = self.level_nodes[i], int(cand.feature[i]), int(cand.split_bin[i])
+            self.feature[n], self.default_left[n] = f, bool(cand.default_left[i])
+            self.loss_change[n] = float(cand.gain[i])
+            self.threshold[n] = float(cuts.values[cuts.ptrs[f] + b] if b >= 0
+                                      else cuts.min_values[f])
+            left = self._add_child(n, cand.left[i])
+            right = self._add_child(n, cand.right[i])
+            self.left[n], self.right[n] = left, right
             split_nodes.append(n)
             lefts.append(left)
             rights.append(right)
-        batch = SplitBatch(
+        self.pending = SplitBatch(
             node=np.array(split_nodes, dtype=np.int64),
-            feature=cand.feature[ok].astype(np.int64), split_bin=cand.split_bin[ok].astype(np.int64),
+            feature=cand.feature[ok].astype(np.int64),
+            split_bin=cand.split_bin[ok].astype(np.int64),
             default_left=cand.default_left[ok].copy(),
             left=np.array(lefts, dtype=np.int64), right=np.array(rights, dtype=np.int64))
-        t = time.perf_counter()
-        seam.apply_splits(batch)
-        timers["partition"] += time.perf_counter() - t
-        level = [c for pair in zip(lefts, rights) for c in pair]
-        if depth + 1 == max_depth:
-            break
-        t = time.perf_counter()
-        left_smaller = cand.left[ok, 1] <= cand.right[ok, 1]
-        small = np.where(left_smaller, batch.left, batch.right)
-        large = np.where(left_smaller, batch.right, batch.left)
-        built = seam.build_histograms(small)
-        for j, i in enumerate(ok):
-            hists[int(small[j])] = built[j]
-            hists[int(large[j])] = hist[i] - built[j]
-        timers["histograms"] += time.perf_counter() - t
-    return _finish(seam, k, nodes, p, inv_sg, inv_sh, timers)
+        self.level_nodes = [c for pair in zip(lefts, rights) for c in pair]
+        self.depth += 1
+        if self.depth == self.max_depth:       # children are leaves: no histograms needed
+            self.done = True
+        else:
+            left_smaller = cand.left[ok, 1] <= cand.right[ok, 1]
+            self.request = LevelRequest(
+                splits=self.pending,
+                small=np.where(left_smaller, self.pending.left, self.pending.right),
+                large=np.where(left_smaller, self.pending.right, self.pending.left),
+                parent_slot=np.array([req.nodes.tolist().index(n) for n in split_nodes],
+                                     dtype=np.int64),
+                keep=self.depth + 1 < self.max_depth)
+            self.pending = None
+        self.eval_seconds += time.perf_counter() - t
+
+    def finish_request(self) -> FinishRequest:
+        leaves, values = self._leaf_values()
+        return FinishRequest(self.k, self.pending, leaves, values[leaves].astype(np.float64))
+
+    def _leaf_values(self):
+        tot = np.array(self.totals, dtype=np.int64)
+        g, h = tot[:, 0] / self.scale_g, tot[:, 1] / self.scale_h
+        weight = (leaf_weights(g, h, self.p) * self.p.eta).astype(np.float32)
+        leaves = np.flatnonzero(np.array(self.left) == -1).astype(np.int64)
+        return leaves, weight
+
+    def tree(self) -> Tree:
+        leaves, weight = self._leaf_values()
+        threshold = np.array(self.threshold, dtype=np.float32)
+        threshold[leaves] = weight[leaves]
+        tot = np.array(self.totals, dtype=np.int64)
+        return Tree(
+            left=np.array(self.left, dtype=np.int32), right=np.array(self.right, dtype=np.int32),
+            parent=np.array(self.parent, dtype=np.int32),
+            feature=np.array(self.feature, dtype=np.int32), threshold=threshold,
+            default_left=np.array(self.default_left, dtype=np.bool_), base_weight=weight,
+            loss_change=np.array(self.loss_change, dtype=np.float32),
+            sum_hessian=(tot[:, 1] / self.scale_h).astype(np.float32))
 
 
-def _finish(seam, k, nodes: _Nodes, p: SplitParams, inv_sg, inv_sh, timers) -> Tree:
-    """Leaf values (eta * w*, float32) into the tree and onto the shards' margins."""
-    tot = np.array(nodes.totals, dtype=np.int64)
-    g, h = tot[:, 0] * inv_sg, tot[:, 1] * inv_sh
-    weight = (leaf_weights(g, h, p) * p.eta).astype(np.float32)
-    left = np.array(nodes.left, dtype=np.int32)
-    leaves = np.flatnonzero(left == -1)
-    threshold = np.array(nodes.threshold, dtype=np.float32)
-    threshold[leaves] = weight[leaves]
-    t = time.perf_counter()
-    seam.add_leaves(k, leaves.astype(np.int64), weight[leaves].astype(np.float64))
-    timers["leaf_update"] += time.perf_counter() - t
-    return Tree(
-        left=left, right=np.array(nodes.right, dtype=np.int32),
-        parent=np.array(nodes.parent, dtype=np.int32),
-        feature=np.array(nodes.feature, dtype=np.int32),
-        threshold=threshold, default_left=np.array(nodes.default_left, dtype=np.bool_),
-        base_weight=weight, loss_change=np.array(nodes.loss_change, dtype=np.float32),
-        sum_hessian=h.astype(np.float32))
+def grow_tree(seam, growth: Growth, timers: dict) -> Tree:
+    """Drive one tree's growth over a seam; the shards' margins get its leaf values."""
+    while not growth.done:
+        growth.advance(seam.level(growth.request))
+    seam.finish(growth.finish_request())
+    timers["split_evaluation"] += growth.eval_seconds
+    return growth.tree()

@@ -61,7 +61,7 @@ class SplitCandidates:
     left: np.ndarray          # int64 [m, 2] fixed-point (G, H) of the left child
     right: np.ndarray         # int64 [m, 2]
 
-    def splittable(self, p: SplitParams, inv_sh: float) -> np.ndarray:
+    def splittable(self, p: SplitParams) -> np.ndarray:
         """Mask of nodes worth splitting (gain above 1e-6 and gamma, both children nonempty)."""
         return ((self.feature >= 0) & (self.gain > MIN_GAIN) & (self.gain >= p.gamma)
                 & (self.left[:, 1] != 0) & (self.right[:, 1] != 0))
