@@ -12,6 +12,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from .shard import Shard
+from .tree.grower import grow_tree
 
 
 class TrainingSeam(Protocol):
@@ -22,8 +23,8 @@ class TrainingSeam(Protocol):
     def compute_gradients(self, objective) -> tuple[np.ndarray, np.ndarray]:
         """Gradients on every shard; returns global (max |g|, max h) per output class."""
 
-    def start_tree(self, k: int, scale_g: float, scale_h: float) -> None:
-        """Quantize class k's gradients with the global scales; all rows to the root."""
+    def grow(self, growth, timers: dict):
+        """Grow growth's tree to the end (dgbdt.tree.grower); returns the Tree."""
 
     def level(self, request) -> np.ndarray:
         """Every shard runs Shard.level_step(request); returns the merged histograms."""
@@ -44,9 +45,8 @@ class LocalSeam:
         parts = [s.compute_gradients(objective) for s in self.shards]
         return (np.max([p[0] for p in parts], axis=0), np.max([p[1] for p in parts], axis=0))
 
-    def start_tree(self, k, scale_g, scale_h):
-        for s in self.shards:
-            s.start_tree(k, scale_g, scale_h)
+    def grow(self, growth, timers):
+        return grow_tree(self, growth, timers)
 
     def level(self, request):
         total = None

@@ -87,6 +87,8 @@ class Shard:
         histograms from rows, derive their siblings from the stored parent partials, keep the
         level's partials if another level follows, and return them ([small + large, S, 2]).
         """
+        if req.start is not None:
+            self.start_tree(*req.start)
         if req.splits is not None:
             t = time.perf_counter()
             self.apply_splits(req.splits)

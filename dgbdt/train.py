@@ -22,7 +22,7 @@ from .objective import get_objective, sigmoid, softmax
 from .params import normalize_params
 from .seam import LocalSeam
 from .shard import Shard
-from .tree.grower import Growth, grow_tree
+from .tree.grower import Growth
 from .tree.split import SplitParams
 
 STAGES = ("quantize", "gradients", "histograms", "split_evaluation", "partition",
@@ -95,34 +95,67 @@ def _check_evals(evals, dtrain) -> list[tuple[Dataset, str]]:
     return out
 
 
-def _base_margin(p, objective, dtrain: Dataset, num_class) -> np.ndarray:
+def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
     if p["base_score"] is not None:
         return objective.base_score_to_margin(p["base_score"], num_class)
-    return objective.base_margin_from_labels(dtrain.label, dtrain.weight, num_class)
+    return objective.base_margin_from_labels(label, weight, num_class)
+
+
+class DatasetEval:
+    """An in-memory evaluation set: margins advanced by traversing each new tree."""
+
+    def __init__(self, d: Dataset, booster: Booster):
+        self.d = d
+        self.margin = booster.initial_margin(d.num_row, d.base_margin)
+
+    def scores(self, booster, new_trees, objective, metrics) -> list[float]:
+        booster.predict_margin_trees(self.d.data, new_trees, self.margin)
+        pred = _metric_input(objective, self.margin)
+        return [float(m(self.d.label, pred, self.d.weight)) for m in metrics]
+
+
+class SeamEval:
+    """The training set itself: its margins are the shards' (no traversal)."""
+
+    def __init__(self, seam: LocalSeam, label, weight):
+        self.seam, self.label, self.weight = seam, label, weight
+
+    def scores(self, booster, new_trees, objective, metrics) -> list[float]:
+        pred = _metric_input(objective, self.seam.margins())
+        return [float(m(self.label, pred, self.weight)) for m in metrics]
 
 
 def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbose_eval,
            objective, num_class, K, metrics) -> Booster:
-    timers = dict.fromkeys(STAGES, 0.0)
     t = time.perf_counter()
     max_bin = dtrain.resolve_max_bin(p["max_bin"])
     cuts = dtrain.cuts(max_bin)
     pages = dtrain.pages(cuts, max_bin)
-    timers["quantize"] += time.perf_counter() - t
-    base = _base_margin(p, objective, dtrain, num_class)
+    quantize_seconds = time.perf_counter() - t
+    base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
     booster = Booster(objective.name, num_class, base, dtrain.num_col, dtrain.feature_names)
-    max_nodes = 2 ** (p["max_depth"] + 1)
-    hist_ptrs = cuts.hist_ptrs()
     shards = []
     for (a, b), page in zip(dtrain.row_ranges(), pages):
         margin = booster.initial_margin(
             b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b])
         shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
                             None if dtrain.weight is None else dtrain.weight[a:b],
-                            margin, max_nodes))
-    seam = LocalSeam(shards, hist_ptrs)
-    eval_margins = [None if d is dtrain else booster.initial_margin(d.num_row, d.base_margin)
-                    for d, _ in evals]
+                            margin, 2 ** (p["max_depth"] + 1)))
+    seam = LocalSeam(shards, cuts.hist_ptrs())
+    sources = [(SeamEval(seam, d.label, d.weight) if d is dtrain else DatasetEval(d, booster),
+                name) for d, name in evals]
+    boost(p, seam, cuts, booster, objective, metrics, rounds, sources, early_stopping_rounds,
+          evals_result, verbose_eval)
+    booster.timings["quantize"] = quantize_seconds
+    return booster
+
+
+def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sources,
+          early_stopping_rounds, evals_result, verbose_eval) -> Booster:
+    """The boosting loop over any seam; ``sources`` are (evaluation source, name) pairs."""
+    timers = dict.fromkeys(STAGES, 0.0)
+    K = booster.n_outputs
+    hist_ptrs = cuts.hist_ptrs()
     sp = SplitParams.from_params(p)
     stopper = EarlyStopping(early_stopping_rounds, metrics[-1]) if early_stopping_rounds else None
     history: dict = evals_result if evals_result is not None else {}
@@ -133,26 +166,16 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
         timers["gradients"] += time.perf_counter() - t
         for k in range(K):
             sg, sh = scale_for(max_g[k], seam.n_rows), scale_for(max_h[k], seam.n_rows)
-            t = time.perf_counter()
-            seam.start_tree(k, sg, sh)
-            timers["gradients"] += time.perf_counter() - t
             growth = Growth(k, cuts, hist_ptrs, p["max_depth"], sp, sg, sh)
-            booster.trees.append(grow_tree(seam, growth, timers))
+            booster.trees.append(seam.grow(growth, timers))
             booster.tree_class.append(k)
-        if not evals:
+        if not sources:
             continue
         t = time.perf_counter()
         new = list(range(len(booster.trees) - K, len(booster.trees)))
         scores = []
-        for i, (d, name) in enumerate(evals):
-            if eval_margins[i] is None:
-                margin = seam.margins()
-            else:
-                booster.predict_margin_trees(d.data, new, eval_margins[i])
-                margin = eval_margins[i]
-            pred = _metric_input(objective, margin)
-            for m in metrics:
-                value = float(m(d.label, pred, d.weight))
+        for source, name in sources:
+            for m, value in zip(metrics, source.scores(booster, new, objective, metrics)):
                 history.setdefault(name, {}).setdefault(m.name, []).append(value)
                 scores.append((name, m.name, value))
         timers["evaluation"] += time.perf_counter() - t

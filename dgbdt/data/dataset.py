@@ -12,7 +12,7 @@ import numpy as np
 from .input import as_matrix, as_vector
 from .pages import Page, pack
 from .quantize import Cuts, cuts_from_summaries, quantize
-from .sketch import Summaries, default_max_keys, summarize, to_fixed, weight_scale
+from .sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
 
 
 class Dataset:
@@ -91,14 +91,8 @@ class Dataset:
                 scale = weight_scale(float(self.weight.max()), self.num_row)
             merged: Summaries | None = None
             for a, b in self.row_ranges():
-                rows = self.data[a:b]
-                wq = None
-                if scale is not None:
-                    # rows of weight 0 do not shape the cuts (as in XGBoost): a model must not
-                    # change when zero-weight rows are added
-                    keep = self.weight[a:b] > 0
-                    rows, wq = rows[keep], to_fixed(self.weight[a:b][keep], scale)
-                s = summarize(rows, wq, max_keys)
+                w = None if self.weight is None else self.weight[a:b]
+                s = summarize_weighted(self.data[a:b], w, scale, max_keys)
                 merged = s if merged is None else merged.merge(s, max_keys)
             self._cuts[max_bin] = cuts_from_summaries(merged, max_bin)
         return self._cuts[max_bin]

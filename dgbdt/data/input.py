@@ -12,7 +12,8 @@ def _is_dataframe(obj) -> bool:
     return hasattr(obj, "columns") and hasattr(obj, "dtypes") and hasattr(obj, "iloc")
 
 
-def _frame_to_matrix(df) -> tuple[np.ndarray, list[str]]:
+def check_frame_columns(df) -> list[str]:
+    """The column names of a (pandas or dask) DataFrame whose columns are all numeric."""
     import pandas as pd
 
     names = [str(c) for c in df.columns]
@@ -26,13 +27,22 @@ def _frame_to_matrix(df) -> tuple[np.ndarray, list[str]]:
     if bad:
         raise TypeError("data has non-numeric columns: " + ", ".join(bad)
                         + ". Convert them to numbers or drop them.")
+    return names
+
+
+def _frame_to_matrix(df) -> tuple[np.ndarray, list[str]]:
+    names = check_frame_columns(df)
     # nullable extension dtypes (Int64, Float64, boolean): pd.NA becomes NaN = missing
     X = df.to_numpy(dtype=np.float32, na_value=np.nan)
     return X, names
 
 
-def as_matrix(data, feature_names=None) -> tuple[np.ndarray, list[str] | None]:
-    """A C-contiguous float32 [n, F] matrix and the feature names (or None)."""
+def as_matrix(data, feature_names=None, allow_empty: bool = False
+              ) -> tuple[np.ndarray, list[str] | None]:
+    """A C-contiguous float32 [n, F] matrix and the feature names (or None).
+
+    ``allow_empty``: accept zero rows (a Dask partition may be empty; a dataset may not).
+    """
     names = None
     if _is_dataframe(data):
         X, names = _frame_to_matrix(data)
@@ -52,7 +62,7 @@ def as_matrix(data, feature_names=None) -> tuple[np.ndarray, list[str] | None]:
                              + (" (use X.reshape(-1, 1) for a single feature)"
                                 if arr.ndim == 1 else ""))
         X = np.ascontiguousarray(arr, dtype=np.float32)
-    if X.shape[0] == 0 or X.shape[1] == 0:
+    if (X.shape[0] == 0 and not allow_empty) or X.shape[1] == 0:
         raise ValueError(f"data is empty (shape {X.shape}); need at least one row and one "
                          "feature")
     inf = np.isinf(X)

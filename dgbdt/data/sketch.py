@@ -267,6 +267,18 @@ def summarize(X, weights_fixed=None, max_keys: int = 4096) -> Summaries:
                      n_rows=n, max_keys=max_keys)
 
 
+def summarize_weighted(X, weight, scale: float | None, max_keys: int) -> Summaries:
+    """Summaries of rows with float weights (None: unweighted) in fixed point at ``scale``.
+
+    Rows of weight 0 are left out, as XGBoost leaves them out of its sketch: adding zero-weight
+    rows must not change the cuts (or the model).
+    """
+    if weight is None:
+        return summarize(X, None, max_keys)
+    keep = weight > 0
+    return summarize(X[keep], to_fixed(weight[keep], scale), max_keys)
+
+
 def merge(a: Summaries, b: Summaries, max_keys: int | None = None) -> Summaries:
     """Exact merge (see module doc): equals ``summarize`` of the union of rows.
 

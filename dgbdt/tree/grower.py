@@ -39,6 +39,7 @@ class LevelRequest:
     large: np.ndarray           # int64 siblings: parent's partial histogram - small's
     parent_slot: np.ndarray     # int64 index of each pair's parent in the previous level
     keep: bool                  # whether shards keep this level's partials (children follow)
+    start: tuple | None = None  # root only: (k, scale_g, scale_h) to quantize gradients first
 
     @property
     def nodes(self) -> np.ndarray:
@@ -73,7 +74,8 @@ class Growth:
         self.pending: SplitBatch | None = None
         self.done = False
         self.request = LevelRequest(None, np.array([0], np.int64), np.zeros(0, np.int64),
-                                    np.zeros(0, np.int64), keep=max_depth > 1)
+                                    np.zeros(0, np.int64), keep=max_depth > 1,
+                                    start=(k, scale_g, scale_h))
         self.eval_seconds = 0.0
 
     def _add_child(self, parent: int, tot) -> int:
