@@ -82,20 +82,8 @@ class Booster:
     def predict_margin_trees(self, X: np.ndarray, trees: list[int], out: np.ndarray,
                              leaves: np.ndarray | None = None) -> None:
         """out[r, k] += leaf values of the listed trees (leaf ids into ``leaves``)."""
-        if not trees:
-            return
-        sel = [self.trees[i] for i in trees]
-        ptrs = np.zeros(len(sel) + 1, dtype=np.int64)
-        ptrs[1:] = np.cumsum([t.n_nodes for t in sel])
-        cat = {a: np.concatenate([getattr(t, a) for t in sel])
-               for a in ("left", "right", "feature", "threshold", "default_left")}
-        leaf_value = cat["threshold"].astype(np.float64)
-        want = leaves is not None
-        cpu_tree.predict_raw(
-            X, cat["left"], cat["right"], cat["feature"], cat["threshold"],
-            cat["default_left"], leaf_value, ptrs,
-            np.array([self.tree_class[i] for i in trees], dtype=np.int64), out,
-            leaves if want else np.zeros((1, 1), dtype=np.int32), want)
+        add_tree_margins(X, [self.trees[i] for i in trees], [self.tree_class[i] for i in trees],
+                         out, leaves)
 
     def predict(self, data, output_margin: bool = False, pred_leaf: bool = False,
                 iteration_range: tuple[int, int] | None = None) -> np.ndarray:
@@ -181,6 +169,23 @@ class Booster:
     def __repr__(self) -> str:
         return (f"Booster(objective={self.objective.name!r}, rounds={self.num_boosted_rounds()}, "
                 f"features={self.n_features})")
+
+
+def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: np.ndarray,
+                     leaves: np.ndarray | None = None) -> None:
+    """out[r, classes[t]] += leaf value of row r in trees[t] (raw-value traversal); with
+    ``leaves`` also record each row's leaf id per tree."""
+    if not trees:
+        return
+    ptrs = np.zeros(len(trees) + 1, dtype=np.int64)
+    ptrs[1:] = np.cumsum([t.n_nodes for t in trees])
+    cat = {a: np.concatenate([getattr(t, a) for t in trees])
+           for a in ("left", "right", "feature", "threshold", "default_left")}
+    want = leaves is not None
+    cpu_tree.predict_raw(
+        X, cat["left"], cat["right"], cat["feature"], cat["threshold"], cat["default_left"],
+        cat["threshold"].astype(np.float64), ptrs, np.array(classes, dtype=np.int64), out,
+        leaves if want else np.zeros((1, 1), dtype=np.int32), want)
 
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:

@@ -1,0 +1,204 @@
+"""DaskDataset: a dask collection checked, sketched and held as partitions on the workers.
+
+Each partition becomes a ``Part`` (checked float32 features, labels, weights, margins) in the
+memory of the worker that computed it; only small things travel to the client (row counts,
+the largest weight). The quantile cuts come from per-partition summaries merged by a
+tree-reduce on the workers (dgbdt.data.sketch merges exactly, so the cuts equal the in-process
+Dataset's for any partitioning). Training then quantizes and bit-packs each part into a page
+on the same worker (dgbdt.dask.train).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.input import as_matrix, as_vector, check_frame_columns
+from ..data.quantize import Cuts, cuts_from_summaries
+from ..data.sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
+from .reduce import tree_reduce
+
+
+@dataclass
+class Part:
+    """One checked partition (lives on a worker)."""
+
+    X: np.ndarray                   # float32 [n, F]
+    label: np.ndarray | None        # float64 [n]
+    weight: np.ndarray | None       # float64 [n]
+    base_margin: np.ndarray | None  # float64 [n, K]
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+
+def make_part(index: int, X, label, weight, base_margin, n_features: int) -> Part:
+    """Check one partition (runs on a worker); errors name the partition."""
+    try:
+        X, _ = as_matrix(X, allow_empty=True)
+        if X.shape[1] != n_features:
+            raise ValueError(f"has {X.shape[1]} features, expected {n_features}")
+        n = X.shape[0]
+        y = None if label is None else as_vector(label, "label", n)
+        w = None if weight is None else as_vector(weight, "weight", n)
+        if w is not None and np.any(w < 0):
+            raise ValueError(f"weight must be >= 0; row {int(np.flatnonzero(w < 0)[0])} "
+                             "is negative")
+        bm = None
+        if base_margin is not None:
+            bm = np.asarray(base_margin, dtype=np.float64)
+            bm = bm[:, None] if bm.ndim == 1 else bm
+            if bm.shape[0] != n or not np.all(np.isfinite(bm)):
+                raise ValueError(f"base_margin must be finite with {n} rows")
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"partition {index}: {e}") from None
+    return Part(X, y, w, bm)
+
+
+def part_stats(part: Part) -> tuple[int, float]:
+    """(rows, largest weight) of a part."""
+    wmax = float(part.weight.max()) if part.weight is not None and part.n_rows else 0.0
+    return part.n_rows, wmax
+
+
+def part_summary(part: Part, scale: float | None, max_keys: int) -> Summaries:
+    """The part's sketch summaries (dgbdt.data.sketch.summarize_weighted)."""
+    return summarize_weighted(part.X, part.weight if scale is not None else None, scale,
+                              max_keys)
+
+
+def merge_summaries(*parts: Summaries) -> Summaries:
+    out = parts[0]
+    for s in parts[1:]:
+        out = out.merge(s, out.max_keys)
+    return out
+
+
+def _is_dask_frame(obj) -> bool:
+    return hasattr(obj, "npartitions") and hasattr(obj, "columns") and hasattr(obj, "dask")
+
+
+def _is_dask_array(obj) -> bool:
+    return hasattr(obj, "chunks") and hasattr(obj, "dask") and hasattr(obj, "to_delayed")
+
+
+def _array_blocks(data) -> tuple[list, list[str] | None]:
+    if data.ndim != 2:
+        raise ValueError(f"data must be a 2-D dask array; got {data.ndim} dimensions")
+    if any(np.isnan(c) for c in data.chunks[0]):
+        raise ValueError("data has unknown chunk sizes; call data.compute_chunk_sizes() first")
+    if not (np.issubdtype(data.dtype, np.number) or data.dtype == np.bool_):
+        raise TypeError(f"data must hold numbers; got a dask array of dtype {data.dtype}")
+    if len(data.chunks[1]) != 1:
+        data = data.rechunk({1: -1})
+    return [b[0] for b in data.to_delayed()], None
+
+
+def _vector_blocks(v, what: str, data, n_blocks: int, frame: bool):
+    """Delayed blocks of a label-like collection, partitioned like the data."""
+    if v is None:
+        return [None] * n_blocks
+    if frame:
+        if not _is_dask_frame(v) and not hasattr(v, "to_delayed"):
+            raise TypeError(f"{what} must be a dask Series or DataFrame partitioned like data")
+        if v.npartitions != n_blocks:
+            raise ValueError(f"{what} has {v.npartitions} partitions but data has {n_blocks}; "
+                             f"partition {what} like data (e.g. take both from one DataFrame)")
+        return list(v.to_delayed())
+    if isinstance(v, np.ndarray):
+        import dask.array as da
+        if v.shape[0] != data.shape[0]:
+            raise ValueError(f"{what} has {v.shape[0]} entries but data has {data.shape[0]} rows")
+        v = da.from_array(v, chunks=(data.chunks[0],) + v.shape[1:])
+    if not _is_dask_array(v):
+        raise TypeError(f"{what} must be a dask array (or numpy array) for dask array data")
+    if v.chunks[0] != data.chunks[0]:
+        raise ValueError(f"{what} row chunks {v.chunks[0]} do not match the data's "
+                         f"{data.chunks[0]}; rechunk it with {what}.rechunk({{0: data.chunks[0]}})")
+    if v.ndim == 2 and len(v.chunks[1]) != 1:
+        v = v.rechunk({1: -1})
+    blocks = v.to_delayed()
+    return [b if v.ndim == 1 else b[0] for b in blocks]
+
+
+class DaskDataset:
+    """Training or evaluation data held as partitions on a Dask cluster.
+
+    data: a dask DataFrame (pandas-backed) or a 2-D dask array (numpy chunks). label, weight,
+    base_margin: dask Series/arrays partitioned like data (numpy arrays are accepted with dask
+    array data). Partitions are checked and kept on the workers that compute them; empty
+    partitions are fine.
+    """
+
+    def __init__(self, client, data, label=None, weight=None, base_margin=None,
+                 feature_names=None, max_bin: int | None = None):
+        from dask import delayed
+        from distributed import default_client
+
+        self.client = client if client is not None else default_client()
+        frame = _is_dask_frame(data)
+        if frame:
+            names = check_frame_columns(data._meta)
+            blocks = list(data.to_delayed())
+        elif _is_dask_array(data):
+            blocks, names = _array_blocks(data)
+        else:
+            raise TypeError(f"data must be a dask DataFrame or dask array; got "
+                            f"{type(data).__name__} (use dgbdt.Dataset for in-memory data)")
+        n_features = len(names) if names is not None else int(data.shape[1])
+        if n_features == 0:
+            raise ValueError("data has no features")
+        if feature_names is not None:
+            feature_names = [str(n) for n in feature_names]
+            if len(feature_names) != n_features:
+                raise ValueError(f"feature_names has {len(feature_names)} names but data has "
+                                 f"{n_features} features")
+            names = feature_names
+        if names is not None and len(set(names)) != len(names):
+            raise ValueError("feature names must be unique")
+        cols = [_vector_blocks(v, what, data, len(blocks), frame)
+                for v, what in ((label, "label"), (weight, "weight"),
+                                (base_margin, "base_margin"))]
+        make = delayed(make_part, pure=True)
+        parts = [make(i, b, y, w, m, n_features) for i, (b, y, w, m) in
+                 enumerate(zip(blocks, *cols))]
+        self.parts = self.client.compute(parts)
+        stats = self.client.gather([self.client.submit(part_stats, f, pure=False)
+                                    for f in self.parts])
+        self.part_rows = [s[0] for s in stats]
+        self.num_row = int(sum(self.part_rows))
+        if self.num_row == 0:
+            raise ValueError("data is empty: every partition has zero rows")
+        self.max_weight = max(s[1] for s in stats) if weight is not None else None
+        if weight is not None and not self.max_weight > 0:
+            raise ValueError("weight: all sample weights are zero; at least one must be > 0")
+        self.num_col = n_features
+        self.feature_names = names
+        self.has_label = label is not None
+        self.has_weight = weight is not None
+        self.max_bin = None if max_bin is None else int(max_bin)
+        self._cuts: dict[int, object] = {}
+
+    def resolve_max_bin(self, param_max_bin: int) -> int:
+        if self.max_bin is not None and self.max_bin != param_max_bin:
+            raise ValueError(f"DaskDataset was built with max_bin={self.max_bin} but the "
+                             f"training parameters say max_bin={param_max_bin}; set one only")
+        return self.max_bin or param_max_bin
+
+    def cuts(self, max_bin: int, fan_in: int = 8):
+        """Future of the quantile cuts: summaries per part, tree-reduced on the workers."""
+        if max_bin not in self._cuts:
+            c = self.client
+            scale = (weight_scale(self.max_weight, self.num_row) if self.has_weight else None)
+            max_keys = default_max_keys(max_bin)
+            summaries = [c.submit(part_summary, p, scale, max_keys, pure=False)
+                         for p in self.parts]
+            merged = tree_reduce(c, summaries, merge_summaries, fan_in, "dgbdt-sketch")
+            self._cuts[max_bin] = c.submit(cuts_from_summaries, merged, max_bin, pure=False)
+        return self._cuts[max_bin]
+
+    def workers_of_parts(self) -> list[str]:
+        """The worker address holding each part."""
+        who = self.client.who_has(self.parts)
+        return [sorted(who[f.key])[0] for f in self.parts]

@@ -1,0 +1,89 @@
+"""dgbdt.dask.predict: lazy, partition-aligned predictions for Dask collections."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..booster import Booster
+from .data import DaskDataset, _is_dask_array, _is_dask_frame
+
+
+def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool):
+    if block.shape[0] == 0:
+        return _empty_output(booster, output_margin, pred_leaf)
+    return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf)
+
+
+def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool):
+    if part.n_rows == 0:
+        return _empty_output(booster, output_margin, pred_leaf)
+    from ..data.dataset import Dataset
+    d = Dataset.__new__(Dataset)  # already checked on the worker: no second validation pass
+    d.data, d.feature_names, d.base_margin = part.X, None, part.base_margin
+    return booster.predict(d, output_margin=output_margin, pred_leaf=pred_leaf)
+
+
+def _output_columns(booster: Booster, output_margin: bool, pred_leaf: bool) -> int | None:
+    """Columns of the output, None for a 1-D output."""
+    if pred_leaf:
+        return len(booster.trees)
+    if booster.n_outputs == 1:
+        return None
+    if not output_margin and booster.objective.name == "multi:softmax":
+        return None
+    return booster.n_outputs
+
+
+def _empty_output(booster, output_margin, pred_leaf):
+    cols = _output_columns(booster, output_margin, pred_leaf)
+    dtype = np.int32 if pred_leaf else np.float64
+    return np.zeros((0,) if cols is None else (0, cols), dtype=dtype)
+
+
+def predict(client, booster: Booster, data, output_margin: bool = False,
+            pred_leaf: bool = False):
+    """Predictions of ``booster`` for a DaskDataset, dask array or dask DataFrame, lazily.
+
+    Returns a dask Array for arrays and DaskDatasets (one chunk per partition), a dask Series
+    (one output) or DataFrame (several) for DataFrames. Nothing is computed until asked for.
+    """
+    import dask
+    import dask.array as da
+
+    if not isinstance(booster, Booster):
+        raise TypeError(f"booster must be a dgbdt.Booster; got {type(booster).__name__}")
+    cols = _output_columns(booster, output_margin, pred_leaf)
+    dtype = np.int32 if pred_leaf else np.float64
+    if isinstance(data, DaskDataset):
+        if data.num_col != booster.n_features:
+            raise ValueError(f"data has {data.num_col} features but the model was trained on "
+                             f"{booster.n_features}")
+        bst = dask.delayed(booster, pure=True)
+        blocks = [da.from_delayed(dask.delayed(_predict_part, pure=True)(f, bst, output_margin,
+                                                                          pred_leaf),
+                                  shape=(n,) if cols is None else (n, cols), dtype=dtype)
+                  for f, n in zip(data.parts, data.part_rows)]
+        return da.concatenate(blocks, axis=0)
+    if _is_dask_array(data):
+        if data.ndim != 2 or data.shape[1] != booster.n_features:
+            raise ValueError(f"data must be 2-D with {booster.n_features} features; got shape "
+                             f"{data.shape}")
+        if len(data.chunks[1]) != 1:
+            data = data.rechunk({1: -1})
+        kw = dict(dtype=dtype, booster=booster, output_margin=output_margin, pred_leaf=pred_leaf)
+        if cols is None:
+            return data.map_blocks(_predict_block, drop_axis=1, **kw)
+        return data.map_blocks(_predict_block, chunks=(data.chunks[0], (cols,)), **kw)
+    if _is_dask_frame(data):
+        import pandas as pd
+
+        def frame(df, booster, output_margin, pred_leaf):
+            out = _predict_block(df, booster, output_margin, pred_leaf)
+            if out.ndim == 1:
+                return pd.Series(out, index=df.index, name="prediction")
+            return pd.DataFrame(out, index=df.index, columns=[str(j) for j in range(out.shape[1])])
+
+        meta = (pd.Series(np.zeros(0, dtype), name="prediction") if cols is None else
+                pd.DataFrame(np.zeros((0, cols), dtype), columns=[str(j) for j in range(cols)]))
+        return data.map_partitions(frame, booster, output_margin, pred_leaf, meta=meta)
+    raise TypeError(f"data must be a DaskDataset, dask array or dask DataFrame; got "
+                    f"{type(data).__name__} (use Booster.predict for in-memory data)")

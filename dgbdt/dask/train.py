@@ -1,0 +1,335 @@
+"""dgbdt.dask.train: the boosting loop of dgbdt.train over shards held by Dask workers.
+
+The loop itself is dgbdt.train.boost; this module supplies the seam. Two ways through it:
+
+* **One task** — when every partition lives on one worker, the whole training runs inside one
+  task there (``_train_in_task``): the in-process seam over that worker's shards, no
+  per-level scheduling at all.
+* **The task graph** — otherwise ``DaskSeam`` keeps one shard per partition on the worker that
+  holds it and submits a whole tree ahead: per level, one task per shard (``level_step``:
+  partition rows, build the smaller children's histograms) and a tree-reduce of the partial
+  histograms whose root also evaluates the splits (``Growth.advance``), so a level costs two
+  task hops and no client round trip; the client fetches only the finished tree.
+
+Shard tasks mutate their shard in place and are pinned to its worker; the results are integer
+histograms and exact sums, so the model is the same bytes as in-process for any number of
+workers or partitions.
+"""
+from __future__ import annotations
+
+import copy
+import time
+import uuid
+
+import numpy as np
+
+from ..booster import Booster, add_tree_margins
+from ..data.dataset import Dataset
+from ..data.pages import pack
+from ..data.quantize import quantize
+from ..metric import get_metric
+from ..objective import get_objective
+from ..params import normalize_params
+from ..seam import LocalSeam
+from ..shard import Shard
+from ..train import DatasetEval, SeamEval, _metric_input, _set_threads, boost
+from .data import DaskDataset
+from .reduce import tree_reduce
+
+_INF = float("inf")
+
+
+# -- tasks on the workers ----------------------------------------------------------------------
+def _make_shard(part, cuts, max_nodes: int, base: np.ndarray) -> Shard:
+    margin = part.base_margin.copy() if part.base_margin is not None else \
+        np.tile(base, (part.n_rows, 1))
+    return Shard(pack(quantize(part.X, cuts)), cuts.n_bins(), part.label, part.weight, margin,
+                 max_nodes)
+
+
+def _label_stats(part, objective_name: str, num_class):
+    obj = get_objective(objective_name)
+    if part.n_rows == 0:
+        return None
+    obj.check_labels(part.label, num_class)
+    return obj.label_stats(part.label, part.weight, num_class)
+
+
+def _gradients(shard: Shard, objective_name: str, *after):
+    return shard.compute_gradients(get_objective(objective_name))
+
+
+def _level(shard: Shard, growth, hist_ptrs, *after):
+    if growth.done:
+        return None
+    return shard.level_step(growth.request, hist_ptrs)
+
+
+def _sum(*parts):
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    total = parts[0].copy()
+    for p in parts[1:]:
+        total += p
+    return total
+
+
+def _advance(growth, *parts):
+    if growth.done:
+        return growth
+    growth = copy.deepcopy(growth)
+    growth.advance(_sum(*parts))
+    return growth
+
+
+def _finish(shard: Shard, growth) -> dict:
+    shard.finish(growth.finish_request())
+    return dict(shard.timers)
+
+
+def _tree(growth):
+    return growth.tree(), growth.eval_seconds
+
+
+def _partials(margin, label, weight, objective_name, metric_names):
+    """Per-metric partial results of one partition (exact sums, or raw rows for auc)."""
+    pred = _metric_input(get_objective(objective_name), margin)
+    out = []
+    for m in map(get_metric, metric_names):
+        out.append(m.partial(label, pred, weight) if m.decomposable else (label, pred, weight))
+    return out
+
+
+def _finalize(metric_names, *parts) -> list[float]:
+    """Metric values from the partials of every partition."""
+    values = []
+    for j, m in enumerate(map(get_metric, metric_names)):
+        cols = [p[j] for p in parts if p is not None]
+        if m.decomposable:
+            values.append(m.finalize([sum(c) for c in zip(*cols)]))
+        else:
+            y = np.concatenate([c[0] for c in cols])
+            pred = np.concatenate([c[1] for c in cols])
+            w = None if cols[0][2] is None else np.concatenate([c[2] for c in cols])
+            values.append(float(m(y, pred, w)))
+    return values
+
+
+def _shard_partials(shard: Shard, objective_name, metric_names, *after):
+    if shard.n_rows == 0:
+        return None
+    return _partials(shard.margin, shard.label, shard.weight, objective_name, metric_names)
+
+
+class _EvalPart:
+    def __init__(self, part, base):
+        self.part = part
+        self.margin = part.base_margin.copy() if part.base_margin is not None else \
+            np.tile(base, (part.n_rows, 1))
+
+
+def _eval_part(part, base):
+    return _EvalPart(part, base)
+
+
+def _eval_partials(ev: _EvalPart, trees, classes, objective_name, metric_names):
+    if ev.part.n_rows == 0:
+        return None
+    add_tree_margins(ev.part.X, trees, classes, ev.margin)
+    return _partials(ev.margin, ev.part.label, ev.part.weight, objective_name, metric_names)
+
+
+# -- the graph seam ----------------------------------------------------------------------------
+class DaskSeam:
+    """The training seam over shards on Dask workers (see the module docstring)."""
+
+    def __init__(self, client, shards, workers, hist_ptrs, n_rows, fan_in, max_depth):
+        self.client, self.shards, self.workers = client, shards, workers
+        self.hist_ptrs, self.n_rows, self.fan_in = hist_ptrs, n_rows, fan_in
+        self.max_depth = max_depth
+        self.last = list(shards)            # each shard's latest task: keeps per-shard order
+        self.token = uuid.uuid4().hex[:8]
+        self.n_trees = 0
+        self.shard_timers: list[dict] = []
+
+    def on_shard(self, i, fn, *args, key=None):
+        return self.client.submit(fn, self.shards[i], *args, workers=[self.workers[i]],
+                                  allow_other_workers=False, pure=False,
+                                  key=f"{key}-{self.token}" if key else None)
+
+    def compute_gradients(self, objective):
+        futs = [self.on_shard(i, _gradients, objective.name, self.last[i],
+                              key=f"dgbdt-gradients-t{self.n_trees}-p{i}")
+                for i in range(len(self.shards))]
+        self.last = futs
+        parts = self.client.gather(futs)
+        return np.max([p[0] for p in parts], axis=0), np.max([p[1] for p in parts], axis=0)
+
+    def grow(self, growth, timers):
+        c, t = self.client, self.n_trees
+        g = c.submit(lambda x: x, growth, key=f"dgbdt-growth-t{t}-{self.token}")
+        for level in range(self.max_depth):
+            parts = [self.on_shard(i, _level, g, self.hist_ptrs, self.last[i],
+                                   key=f"dgbdt-hist-t{t}-L{level}-p{i}")
+                     for i in range(len(self.shards))]
+            self.last = parts
+            g = tree_reduce(c, parts, _sum, self.fan_in, f"dgbdt-merge-t{t}-L{level}",
+                            final=_advance, final_args=(g,))
+        self.last = [self.on_shard(i, _finish, g, key=f"dgbdt-finish-t{t}-p{i}")
+                     for i in range(len(self.shards))]
+        tree, eval_seconds = c.submit(_tree, g, key=f"dgbdt-tree-t{t}-{self.token}").result()
+        timers["split_evaluation"] += eval_seconds
+        self.n_trees += 1
+        return tree
+
+    def stage_times(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for d in self.client.gather(self.last) if self.n_trees else []:
+            for k, v in d.items():
+                out[k] = out.get(k, 0.0) + v
+        return out
+
+
+class _DaskTrainEval:
+    """The training set in evals: metrics from the shards' own margins."""
+
+    def __init__(self, seam: DaskSeam):
+        self.seam = seam
+
+    def scores(self, booster, new_trees, objective, metrics):
+        s, names = self.seam, [m.name for m in metrics]
+        parts = [s.on_shard(i, _shard_partials, objective.name, names, s.last[i])
+                 for i in range(len(s.shards))]
+        return s.client.submit(_finalize, names, *parts, pure=False).result()
+
+
+class _DaskEval:
+    """A DaskDataset eval set: margins on its partitions, advanced by the new trees."""
+
+    def __init__(self, client, d: DaskDataset, base):
+        self.client = client
+        self.workers = d.workers_of_parts()
+        self.parts = [client.submit(_eval_part, p, base, workers=[w], allow_other_workers=False,
+                                    pure=False) for p, w in zip(d.parts, self.workers)]
+
+    def scores(self, booster, new_trees, objective, metrics):
+        names = [m.name for m in metrics]
+        trees = [booster.trees[i] for i in new_trees]
+        classes = [booster.tree_class[i] for i in new_trees]
+        parts = [self.client.submit(_eval_partials, p, trees, classes, objective.name, names,
+                                    workers=[w], allow_other_workers=False, pure=False)
+                 for p, w in zip(self.parts, self.workers)]
+        return self.client.submit(_finalize, names, *parts, pure=False).result()
+
+
+# -- one task: everything on one worker --------------------------------------------------------
+def _concat_dataset(parts) -> Dataset:
+    parts = [p for p in parts if p.n_rows] or parts[:1]
+    cat = (lambda xs: None if xs[0] is None else np.concatenate(xs))
+    return Dataset(np.concatenate([p.X for p in parts]),
+                   label=cat([p.label for p in parts]), weight=cat([p.weight for p in parts]),
+                   base_margin=cat([p.base_margin for p in parts]))
+
+
+def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
+                   verbose_eval):
+    previous = _set_threads(p["nthread"])
+    try:
+        objective = get_objective(p["objective"])
+        metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+        max_nodes = 2 ** (p["max_depth"] + 1)
+        shards = [_make_shard(part, cuts, max_nodes, base) for part in train_parts]
+        seam = LocalSeam(shards, cuts.hist_ptrs())
+        label = np.concatenate([s.label for s in shards])
+        weight = None if shards[0].weight is None else np.concatenate([s.weight for s in shards])
+        sources = [(SeamEval(seam, label, weight) if parts is None
+                    else DatasetEval(_concat_dataset(parts), booster), name)
+                   for parts, name in eval_sets]
+        history: dict = {}
+        boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+              early_stopping_rounds, history, verbose_eval)
+        return booster, history
+    finally:
+        import numba
+        numba.set_num_threads(previous)
+
+
+# -- the public entry point --------------------------------------------------------------------
+def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int = 10,
+          evals=None, early_stopping_rounds: int | None = None, callbacks=None,
+          verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto") -> dict:
+    """Train on a DaskDataset; returns {"booster": Booster, "history": {name: {metric: [...]}}}.
+
+    Same parameters and semantics as dgbdt.train (and xgboost.dask.train). ``fan_in``: inputs
+    per merge task of the histogram tree-reduce. ``mode``: "auto" (one task when all partitions
+    live on one worker, else the graph), "task" or "graph".
+    """
+    from distributed import default_client, wait
+
+    client = client if client is not None else default_client()
+    if callbacks:
+        raise NotImplementedError("callbacks are not supported yet; use early_stopping_rounds "
+                                  "and evals for early stopping")
+    p = normalize_params(params)
+    if not isinstance(dtrain, DaskDataset):
+        raise TypeError(f"dtrain must be a dgbdt.dask.DaskDataset; got {type(dtrain).__name__}")
+    if not dtrain.has_label:
+        raise ValueError("dtrain has no label; pass label= to DaskDataset")
+    if p["device"] != "cpu":
+        raise NotImplementedError(f"device={p['device']!r}: the GPU backend is not available "
+                                  "yet; use device='cpu'")
+    if mode not in ("auto", "task", "graph"):
+        raise ValueError(f"mode must be 'auto', 'task' or 'graph'; got {mode!r}")
+    evals = list(evals or [])
+    for item in evals:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2
+                and isinstance(item[0], DaskDataset) and isinstance(item[1], str)):
+            raise TypeError("evals must be a list of (DaskDataset, name) pairs")
+        if not item[0].has_label:
+            raise ValueError(f"eval set '{item[1]}' has no label")
+        if item[0].num_col != dtrain.num_col:
+            raise ValueError(f"eval set '{item[1]}' has {item[0].num_col} features; dtrain has "
+                             f"{dtrain.num_col}")
+    if early_stopping_rounds is not None and not evals:
+        raise ValueError("early_stopping_rounds needs at least one entry in evals")
+    objective = get_objective(p["objective"])
+    num_class = p["num_class"]
+    metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+    t0 = time.perf_counter()
+    cuts = dtrain.cuts(dtrain.resolve_max_bin(p["max_bin"]), fan_in)
+    if p["base_score"] is not None:
+        base = objective.base_score_to_margin(p["base_score"], num_class)
+    else:
+        stats = [s for s in client.gather([client.submit(_label_stats, part, objective.name,
+                                                          num_class, pure=False)
+                                           for part in dtrain.parts]) if s is not None]
+        base = objective.base_margin_from_stats([sum(c) for c in zip(*stats)], num_class)
+    booster = Booster(objective.name, num_class, base, dtrain.num_col, dtrain.feature_names)
+    workers = dtrain.workers_of_parts()
+    one_worker = len(set(workers)) == 1
+    if mode == "task" or (mode == "auto" and one_worker):
+        if not one_worker:
+            raise ValueError("mode='task' needs every partition on one worker")
+        eval_sets = [(None if d is dtrain else d.parts, name) for d, name in evals]
+        fut = client.submit(_train_in_task, p, cuts, base, booster, int(num_boost_round),
+                            dtrain.parts, eval_sets, early_stopping_rounds, verbose_eval,
+                            workers=[workers[0]], allow_other_workers=False, pure=False,
+                            key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
+        booster, history = fut.result()
+        return {"booster": booster, "history": history}
+    max_nodes = 2 ** (p["max_depth"] + 1)
+    shards = [client.submit(_make_shard, part, cuts, max_nodes, base, workers=[w],
+                            allow_other_workers=False, pure=False)
+              for part, w in zip(dtrain.parts, workers)]
+    wait(shards)
+    quantize_seconds = time.perf_counter() - t0
+    seam = DaskSeam(client, shards, workers, cuts.result().hist_ptrs(), dtrain.num_row, fan_in,
+                    p["max_depth"])
+    sources = [(_DaskTrainEval(seam) if d is dtrain else _DaskEval(client, d, base), name)
+               for d, name in evals]
+    history: dict = {}
+    boost(p, seam, cuts.result(), booster, objective, metrics, int(num_boost_round), sources,
+          early_stopping_rounds, history, verbose_eval)
+    booster.timings["quantize"] = quantize_seconds
+    return {"booster": booster, "history": history}
