@@ -101,29 +101,44 @@ class _GBDTModel(_Base):
         return out
 
     # -- fitting -----------------------------------------------------------------------------
+    def _eval_pairs(self, eval_set, sample_weight_eval_set, base_margin_eval_set=None):
+        """The checked eval_set: (X, y, weight, base_margin, "validation_i") per pair."""
+        if eval_set is None:
+            return []
+        for what, extra in (("sample_weight_eval_set", sample_weight_eval_set),
+                            ("base_margin_eval_set", base_margin_eval_set)):
+            if extra is not None and len(extra) != len(eval_set):
+                raise ValueError(f"{what} must have one entry per eval_set pair")
+        out = []
+        for i, pair in enumerate(eval_set):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise TypeError("eval_set must be a list of (X, y) pairs")
+            w = None if sample_weight_eval_set is None else sample_weight_eval_set[i]
+            m = None if base_margin_eval_set is None else base_margin_eval_set[i]
+            out.append((pair[0], pair[1], w, m, f"validation_{i}"))
+        return out
+
     def _fit(self, X, y, params, sample_weight, base_margin, eval_set,
-             sample_weight_eval_set, verbose):
-        dtrain = Dataset(X, label=y, weight=sample_weight, base_margin=base_margin)
-        evals = []
-        if eval_set is not None:
-            if sample_weight_eval_set is not None and len(sample_weight_eval_set) != len(eval_set):
-                raise ValueError("sample_weight_eval_set must have one entry per eval_set pair")
-            for i, pair in enumerate(eval_set):
-                if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-                    raise TypeError("eval_set must be a list of (X, y) pairs")
-                w = None if sample_weight_eval_set is None else sample_weight_eval_set[i]
-                evals.append((Dataset(pair[0], label=self._encode(pair[1]), weight=w),
-                              f"validation_{i}"))
+             sample_weight_eval_set, verbose, base_margin_eval_set=None):
+        dtrain = Dataset(X, label=self._encode(y), weight=sample_weight, base_margin=base_margin)
+        evals = [(Dataset(ex, label=self._encode(ey), weight=w, base_margin=m), name)
+                 for ex, ey, w, m, name in self._eval_pairs(eval_set, sample_weight_eval_set,
+                                                            base_margin_eval_set)]
         self.evals_result_: dict = {}
         self._Booster = train(params, dtrain, self.n_estimators, evals=evals,
                               early_stopping_rounds=self.early_stopping_rounds,
                               evals_result=self.evals_result_, verbose_eval=verbose)
-        self.n_features_in_ = dtrain.num_col
-        if dtrain.feature_names is not None and not isinstance(X, np.ndarray):
-            self.feature_names_in_ = np.array(dtrain.feature_names, dtype=object)
+        self._set_fit_features(dtrain.num_col, None if isinstance(X, np.ndarray)
+                               else dtrain.feature_names)
+        return self
+
+    def _set_fit_features(self, n_features: int, feature_names) -> None:
+        """n_features_in_, and feature_names_in_ when fitted on a DataFrame."""
+        self.n_features_in_ = n_features
+        if feature_names is not None:
+            self.feature_names_in_ = np.array(feature_names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_   # from an earlier fit on a DataFrame
-        return self
 
     def _encode(self, y):
         return y
@@ -177,33 +192,25 @@ class GBDTRegressor(_RegressorMixin, _GBDTModel):
     """Gradient-boosted trees for regression (default objective reg:squarederror)."""
 
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
-            sample_weight_eval_set=None, verbose: bool | int = False) -> "GBDTRegressor":
-        params = self._train_params()
-        params.setdefault("objective", "reg:squarederror")
-        return self._fit(X, y, params, sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, verbose)
+            sample_weight_eval_set=None, verbose: bool | int = False,
+            base_margin_eval_set=None) -> "GBDTRegressor":
+        return self._fit(X, y, _regression_params(self), sample_weight, base_margin, eval_set,
+                         sample_weight_eval_set, verbose, base_margin_eval_set)
 
     def predict(self, X, output_margin: bool = False, iteration_range=None) -> np.ndarray:
         return self._margin_or_prediction(X, output_margin, iteration_range)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R^2 of the predictions."""
-        y = np.asarray(y, dtype=np.float64)
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, float)
-        resid = np.sum(w * (y - self.predict(X)) ** 2)
-        total = np.sum(w * (y - np.average(y, weights=w)) ** 2)
-        return float(1.0 - resid / total) if total > 0 else 0.0
+        return _r2_score(y, self.predict(X), sample_weight)
 
 
-class GBDTClassifier(_ClassifierMixin, _GBDTModel):
-    """Gradient-boosted trees for classification (binary:logistic or multi:softprob)."""
+class _ClassifierBase(_ClassifierMixin, _GBDTModel):
+    """What the in-process and the Dask classifiers share: classes_, the objective, loading."""
 
-    def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
-            sample_weight_eval_set=None, verbose: bool | int = False) -> "GBDTClassifier":
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
-        self.classes_ = np.unique(y)
+    def _set_classes(self, classes) -> dict:
+        """Set classes_ / n_classes_ from the sorted distinct labels; the training params."""
+        self.classes_ = np.asarray(classes)
         self.n_classes_ = len(self.classes_)
         if self.n_classes_ < 2:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); a classifier "
@@ -214,8 +221,7 @@ class GBDTClassifier(_ClassifierMixin, _GBDTModel):
         else:
             params.setdefault("objective", "multi:softprob")
             params["num_class"] = self.n_classes_
-        return self._fit(X, self._encode(y), params, sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, verbose)
+        return params
 
     def load_model(self, path) -> None:
         """Load a saved model; the model file keeps no labels, so classes_ becomes 0..K-1
@@ -224,35 +230,85 @@ class GBDTClassifier(_ClassifierMixin, _GBDTModel):
         self.n_classes_ = self._Booster.num_class or 2
         self.classes_ = np.arange(self.n_classes_)
 
-    def _encode(self, y):
+    def _is_softmax(self) -> bool:
+        return self.get_booster().objective.name == "multi:softmax"
+
+    def _check_proba(self) -> None:
+        if self._is_softmax():
+            raise ValueError("predict_proba needs objective multi:softprob, not multi:softmax")
+
+
+class GBDTClassifier(_ClassifierBase):
+    """Gradient-boosted trees for classification (binary:logistic or multi:softprob)."""
+
+    def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
+            sample_weight_eval_set=None, verbose: bool | int = False,
+            base_margin_eval_set=None) -> "GBDTClassifier":
         y = np.asarray(y)
-        idx = np.searchsorted(self.classes_, y)
-        idx = np.clip(idx, 0, len(self.classes_) - 1)
-        unknown = self.classes_[idx] != y
-        if unknown.any():
-            raise ValueError(f"labels {np.unique(y[unknown])[:5].tolist()} were not seen in "
-                             f"fit (classes_ = {self.classes_.tolist()})")
-        return idx.astype(np.float64)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
+        params = self._set_classes(np.unique(y))
+        return self._fit(X, y, params, sample_weight, base_margin, eval_set,
+                         sample_weight_eval_set, verbose, base_margin_eval_set)
+
+    def _encode(self, y):
+        return _encode_labels(y, self.classes_)
 
     def predict_proba(self, X, iteration_range=None) -> np.ndarray:
         """Class probabilities [n, n_classes] (binary: [1 - p, p])."""
         p = self._margin_or_prediction(X, False, iteration_range)
-        if self.get_booster().objective.name == "multi:softmax":
-            raise ValueError("predict_proba needs objective multi:softprob, not multi:softmax")
-        if p.ndim == 1:
-            return np.column_stack([1.0 - p, p])
-        return p
+        self._check_proba()
+        return _proba_columns(p)
 
     def predict(self, X, output_margin: bool = False, iteration_range=None) -> np.ndarray:
         if output_margin:
             return self._margin_or_prediction(X, True, iteration_range)
-        if self.get_booster().objective.name == "multi:softmax":
-            idx = self._margin_or_prediction(X, False, iteration_range).astype(np.int64)
-        else:
-            idx = np.argmax(self.predict_proba(X, iteration_range), axis=1)
-        return self.classes_[idx]
+        p = self._margin_or_prediction(X, False, iteration_range)
+        return _labels_from_prediction(p, self.classes_, self._is_softmax())
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy (weighted by sample_weight)."""
-        hit = (self.predict(X) == np.asarray(y)).astype(np.float64)
-        return float(np.average(hit, weights=sample_weight))
+        return _accuracy(y, self.predict(X), sample_weight)
+
+
+# -- pieces shared with dgbdt.dask.sklearn (also applied per partition there) ------------------
+def _regression_params(est: _GBDTModel) -> dict:
+    params = est._train_params()
+    params.setdefault("objective", "reg:squarederror")
+    return params
+
+
+def _encode_labels(y, classes: np.ndarray) -> np.ndarray:
+    """Class labels -> float64 indices into the sorted ``classes``; unseen labels raise."""
+    y = np.asarray(y)
+    idx = np.searchsorted(classes, y)
+    idx = np.clip(idx, 0, len(classes) - 1)
+    unknown = classes[idx] != y
+    if unknown.any():
+        raise ValueError(f"labels {np.unique(y[unknown])[:5].tolist()} were not seen in "
+                         f"fit (classes_ = {classes.tolist()})")
+    return idx.astype(np.float64)
+
+
+def _proba_columns(p: np.ndarray) -> np.ndarray:
+    """[n, n_classes] probabilities from the model's output (binary: [1 - p, p])."""
+    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+
+
+def _labels_from_prediction(p: np.ndarray, classes: np.ndarray, softmax: bool) -> np.ndarray:
+    """Class labels from the model's (non-margin) output."""
+    idx = p.astype(np.int64) if softmax else np.argmax(_proba_columns(p), axis=1)
+    return classes[idx]
+
+
+def _r2_score(y, pred, sample_weight) -> float:
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, float)
+    resid = np.sum(w * (y - np.asarray(pred)) ** 2)
+    total = np.sum(w * (y - np.average(y, weights=w)) ** 2)
+    return float(1.0 - resid / total) if total > 0 else 0.0
+
+
+def _accuracy(y, pred, sample_weight) -> float:
+    hit = (np.asarray(pred) == np.asarray(y)).astype(np.float64)
+    return float(np.average(hit, weights=sample_weight))

@@ -10,6 +10,7 @@ The names and signatures follow xgboost.dask, so code ports by changing the impo
 from ..booster import Booster
 from .data import DaskDataset
 from .predict import predict
+from .sklearn import DaskGBDTClassifier, DaskGBDTRegressor
 from .train import train
 
-__all__ = ["Booster", "DaskDataset", "predict", "train"]
+__all__ = ["Booster", "DaskDataset", "DaskGBDTClassifier", "DaskGBDTRegressor", "predict", "train"]

@@ -76,7 +76,12 @@ def merge_summaries(*parts: Summaries) -> Summaries:
 
 
 def _is_dask_frame(obj) -> bool:
-    return hasattr(obj, "npartitions") and hasattr(obj, "columns") and hasattr(obj, "dask")
+    """A dask DataFrame (not a Series: dask-expr Series also answer ``.columns``)."""
+    try:
+        import dask.dataframe as dd
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(obj, dd.DataFrame)
 
 
 def _is_dask_array(obj) -> bool:

@@ -7,25 +7,30 @@ from ..booster import Booster
 from .data import DaskDataset, _is_dask_array, _is_dask_frame
 
 
-def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool):
+def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool,
+                   iteration_range=None):
     if block.shape[0] == 0:
-        return _empty_output(booster, output_margin, pred_leaf)
-    return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf)
+        return _empty_output(booster, output_margin, pred_leaf, iteration_range)
+    return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf,
+                           iteration_range=iteration_range)
 
 
-def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool):
+def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool,
+                  iteration_range=None):
     if part.n_rows == 0:
-        return _empty_output(booster, output_margin, pred_leaf)
+        return _empty_output(booster, output_margin, pred_leaf, iteration_range)
     from ..data.dataset import Dataset
     d = Dataset.__new__(Dataset)  # already checked on the worker: no second validation pass
     d.data, d.feature_names, d.base_margin = part.X, None, part.base_margin
-    return booster.predict(d, output_margin=output_margin, pred_leaf=pred_leaf)
+    return booster.predict(d, output_margin=output_margin, pred_leaf=pred_leaf,
+                           iteration_range=iteration_range)
 
 
-def _output_columns(booster: Booster, output_margin: bool, pred_leaf: bool) -> int | None:
+def _output_columns(booster: Booster, output_margin: bool, pred_leaf: bool,
+                    iteration_range=None) -> int | None:
     """Columns of the output, None for a 1-D output."""
     if pred_leaf:
-        return len(booster.trees)
+        return len(booster._trees_in(iteration_range))
     if booster.n_outputs == 1:
         return None
     if not output_margin and booster.objective.name == "multi:softmax":
@@ -33,57 +38,71 @@ def _output_columns(booster: Booster, output_margin: bool, pred_leaf: bool) -> i
     return booster.n_outputs
 
 
-def _empty_output(booster, output_margin, pred_leaf):
-    cols = _output_columns(booster, output_margin, pred_leaf)
+def _empty_output(booster, output_margin, pred_leaf, iteration_range=None):
+    cols = _output_columns(booster, output_margin, pred_leaf, iteration_range)
     dtype = np.int32 if pred_leaf else np.float64
     return np.zeros((0,) if cols is None else (0, cols), dtype=dtype)
 
 
 def predict(client, booster: Booster, data, output_margin: bool = False,
-            pred_leaf: bool = False):
+            pred_leaf: bool = False, iteration_range: tuple[int, int] | None = None):
     """Predictions of ``booster`` for a DaskDataset, dask array or dask DataFrame, lazily.
 
     Returns a dask Array for arrays and DaskDatasets (one chunk per partition), a dask Series
     (one output) or DataFrame (several) for DataFrames. Nothing is computed until asked for.
+    ``iteration_range``: the (begin, end) boosting rounds to use, as in Booster.predict.
     """
     import dask
     import dask.array as da
 
     if not isinstance(booster, Booster):
         raise TypeError(f"booster must be a dgbdt.Booster; got {type(booster).__name__}")
-    cols = _output_columns(booster, output_margin, pred_leaf)
+    cols = _output_columns(booster, output_margin, pred_leaf, iteration_range)
     dtype = np.int32 if pred_leaf else np.float64
     if isinstance(data, DaskDataset):
         if data.num_col != booster.n_features:
             raise ValueError(f"data has {data.num_col} features but the model was trained on "
                              f"{booster.n_features}")
+        from dask.base import tokenize
+        from dask.highlevelgraph import HighLevelGraph
+
         bst = dask.delayed(booster, pure=True)
-        blocks = [da.from_delayed(dask.delayed(_predict_part, pure=True)(f, bst, output_margin,
-                                                                          pred_leaf),
-                                  shape=(n,) if cols is None else (n, cols), dtype=dtype)
-                  for f, n in zip(data.parts, data.part_rows)]
-        return da.concatenate(blocks, axis=0)
+        tasks = [dask.delayed(_predict_part, pure=True)(f, bst, output_margin, pred_leaf,
+                                                        iteration_range) for f in data.parts]
+        # one block per partition, empty ones included (da.concatenate would drop those)
+        name = "dgbdt-predict-" + tokenize(*(t.key for t in tasks))
+        tail = () if cols is None else (0,)
+        graph = HighLevelGraph.from_collections(
+            name, {(name, i) + tail: t.key for i, t in enumerate(tasks)}, dependencies=tasks)
+        chunks = (tuple(data.part_rows),) + (() if cols is None else ((cols,),))
+        return da.Array(graph, name, chunks, dtype=dtype)
     if _is_dask_array(data):
         if data.ndim != 2 or data.shape[1] != booster.n_features:
             raise ValueError(f"data must be 2-D with {booster.n_features} features; got shape "
                              f"{data.shape}")
         if len(data.chunks[1]) != 1:
             data = data.rechunk({1: -1})
-        kw = dict(dtype=dtype, booster=booster, output_margin=output_margin, pred_leaf=pred_leaf)
+        kw = dict(dtype=dtype, booster=booster, output_margin=output_margin, pred_leaf=pred_leaf,
+                  iteration_range=iteration_range)
         if cols is None:
             return data.map_blocks(_predict_block, drop_axis=1, **kw)
         return data.map_blocks(_predict_block, chunks=(data.chunks[0], (cols,)), **kw)
     if _is_dask_frame(data):
         import pandas as pd
 
-        def frame(df, booster, output_margin, pred_leaf):
-            out = _predict_block(df, booster, output_margin, pred_leaf)
+        if len(data.columns) != booster.n_features:
+            raise ValueError(f"data has {len(data.columns)} features but the model was trained "
+                             f"on {booster.n_features}")
+
+        def frame(df, booster, output_margin, pred_leaf, iteration_range):
+            out = _predict_block(df, booster, output_margin, pred_leaf, iteration_range)
             if out.ndim == 1:
                 return pd.Series(out, index=df.index, name="prediction")
             return pd.DataFrame(out, index=df.index, columns=[str(j) for j in range(out.shape[1])])
 
         meta = (pd.Series(np.zeros(0, dtype), name="prediction") if cols is None else
                 pd.DataFrame(np.zeros((0, cols), dtype), columns=[str(j) for j in range(cols)]))
-        return data.map_partitions(frame, booster, output_margin, pred_leaf, meta=meta)
+        return data.map_partitions(frame, booster, output_margin, pred_leaf, iteration_range,
+                                   meta=meta)
     raise TypeError(f"data must be a DaskDataset, dask array or dask DataFrame; got "
                     f"{type(data).__name__} (use Booster.predict for in-memory data)")

@@ -32,7 +32,7 @@ from ..objective import get_objective
 from ..params import normalize_params
 from ..seam import LocalSeam
 from ..shard import Shard
-from ..train import DatasetEval, SeamEval, _metric_input, _set_threads, boost
+from ..train import DatasetEval, SeamEval, _metric_input, boost
 from .data import DaskDataset
 from .reduce import tree_reduce
 
@@ -40,6 +40,20 @@ _INF = float("inf")
 
 
 # -- tasks on the workers ----------------------------------------------------------------------
+def _use_worker_threads(nthread) -> None:
+    """numba threads for this task: nthread, else the worker's thread count (a worker with one
+    thread per process must not run two numba threads per task: they would contend)."""
+    import numba
+    n = nthread
+    if n is None:
+        try:
+            from distributed import get_worker
+            n = get_worker().state.nthreads
+        except (ImportError, ValueError, AttributeError):
+            n = numba.config.NUMBA_NUM_THREADS
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+
+
 def _make_shard(part, cuts, max_nodes: int, base: np.ndarray) -> Shard:
     margin = part.base_margin.copy() if part.base_margin is not None else \
         np.tile(base, (part.n_rows, 1))
@@ -55,11 +69,13 @@ def _label_stats(part, objective_name: str, num_class):
     return obj.label_stats(part.label, part.weight, num_class)
 
 
-def _gradients(shard: Shard, objective_name: str, *after):
+def _gradients(shard: Shard, objective_name: str, nthread, *after):
+    _use_worker_threads(nthread)
     return shard.compute_gradients(get_objective(objective_name))
 
 
-def _level(shard: Shard, growth, hist_ptrs, *after):
+def _level(shard: Shard, growth, hist_ptrs, nthread, *after):
+    _use_worker_threads(nthread)
     if growth.done:
         return None
     return shard.level_step(growth.request, hist_ptrs)
@@ -83,7 +99,8 @@ def _advance(growth, *parts):
     return growth
 
 
-def _finish(shard: Shard, growth) -> dict:
+def _finish(shard: Shard, growth, nthread) -> dict:
+    _use_worker_threads(nthread)
     shard.finish(growth.finish_request())
     return dict(shard.timers)
 
@@ -134,6 +151,7 @@ def _eval_part(part, base):
 
 
 def _eval_partials(ev: _EvalPart, trees, classes, objective_name, metric_names):
+    _use_worker_threads(None)
     if ev.part.n_rows == 0:
         return None
     add_tree_margins(ev.part.X, trees, classes, ev.margin)
@@ -144,8 +162,9 @@ def _eval_partials(ev: _EvalPart, trees, classes, objective_name, metric_names):
 class DaskSeam:
     """The training seam over shards on Dask workers (see the module docstring)."""
 
-    def __init__(self, client, shards, workers, hist_ptrs, n_rows, fan_in, max_depth):
+    def __init__(self, client, shards, workers, hist_ptrs, n_rows, fan_in, max_depth, nthread):
         self.client, self.shards, self.workers = client, shards, workers
+        self.nthread = nthread
         self.hist_ptrs, self.n_rows, self.fan_in = hist_ptrs, n_rows, fan_in
         self.max_depth = max_depth
         self.last = list(shards)            # each shard's latest task: keeps per-shard order
@@ -159,7 +178,7 @@ class DaskSeam:
                                   key=f"{key}-{self.token}" if key else None)
 
     def compute_gradients(self, objective):
-        futs = [self.on_shard(i, _gradients, objective.name, self.last[i],
+        futs = [self.on_shard(i, _gradients, objective.name, self.nthread, self.last[i],
                               key=f"dgbdt-gradients-t{self.n_trees}-p{i}")
                 for i in range(len(self.shards))]
         self.last = futs
@@ -170,13 +189,13 @@ class DaskSeam:
         c, t = self.client, self.n_trees
         g = c.submit(lambda x: x, growth, key=f"dgbdt-growth-t{t}-{self.token}")
         for level in range(self.max_depth):
-            parts = [self.on_shard(i, _level, g, self.hist_ptrs, self.last[i],
+            parts = [self.on_shard(i, _level, g, self.hist_ptrs, self.nthread, self.last[i],
                                    key=f"dgbdt-hist-t{t}-L{level}-p{i}")
                      for i in range(len(self.shards))]
             self.last = parts
             g = tree_reduce(c, parts, _sum, self.fan_in, f"dgbdt-merge-t{t}-L{level}",
                             final=_advance, final_args=(g,))
-        self.last = [self.on_shard(i, _finish, g, key=f"dgbdt-finish-t{t}-p{i}")
+        self.last = [self.on_shard(i, _finish, g, self.nthread, key=f"dgbdt-finish-t{t}-p{i}")
                      for i in range(len(self.shards))]
         tree, eval_seconds = c.submit(_tree, g, key=f"dgbdt-tree-t{t}-{self.token}").result()
         timers["split_evaluation"] += eval_seconds
@@ -234,7 +253,9 @@ def _concat_dataset(parts) -> Dataset:
 
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
                    verbose_eval):
-    previous = _set_threads(p["nthread"])
+    import numba
+    previous = numba.get_num_threads()
+    _use_worker_threads(p["nthread"])
     try:
         objective = get_objective(p["objective"])
         metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
@@ -251,7 +272,6 @@ def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early
               early_stopping_rounds, history, verbose_eval)
         return booster, history
     finally:
-        import numba
         numba.set_num_threads(previous)
 
 
@@ -322,10 +342,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     shards = [client.submit(_make_shard, part, cuts, max_nodes, base, workers=[w],
                             allow_other_workers=False, pure=False)
               for part, w in zip(dtrain.parts, workers)]
-    wait(shards)
+    with client.as_current():  # distributed.wait uses the default client; make it this one
+        wait(shards)
     quantize_seconds = time.perf_counter() - t0
     seam = DaskSeam(client, shards, workers, cuts.result().hist_ptrs(), dtrain.num_row, fan_in,
-                    p["max_depth"])
+                    p["max_depth"], p["nthread"])
     sources = [(_DaskTrainEval(seam) if d is dtrain else _DaskEval(client, d, base), name)
                for d, name in evals]
     history: dict = {}

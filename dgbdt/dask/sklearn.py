@@ -1,0 +1,239 @@
+"""scikit-learn style estimators on Dask: DaskGBDTRegressor and DaskGBDTClassifier.
+
+The in-process estimators (dgbdt.sklearn) with dask collections in and out, as
+xgboost.dask's DaskXGBRegressor / DaskXGBClassifier:
+
+    est = DaskGBDTClassifier(n_estimators=100, max_depth=6)
+    est.client = client                      # optional: default, distributed's default client
+    est.fit(X, y, eval_set=[(X_val, y_val)])  # X: dask DataFrame or array; y: Series or array
+    proba = est.predict_proba(X_test)         # lazy dask array [n, n_classes]
+
+Same constructor parameters, get_params / set_params and learned attributes as the in-process
+estimators (they share dgbdt.sklearn._GBDTModel); ``client`` is an attribute, not a parameter
+(so clone gives an estimator on the default client, as in xgboost.dask). Training builds
+DaskDatasets and runs dgbdt.dask.train, so the model is the same bytes as the in-process
+estimator's on the same rows. Predictions are lazy (dgbdt.dask.predict): 1-D results follow the
+input (dask Series for a DataFrame, dask array for an array); 2-D results (predict_proba,
+multi-output margins) are dask arrays, as in xgboost.dask and scikit-learn (from a DataFrame
+their row chunk sizes are unknown until computed).
+
+The classifier finds ``classes_`` with one small distributed computation (the distinct labels),
+encodes the labels on the workers (np.searchsorted per partition) and maps predicted class
+indices back to ``classes_``, so string labels work.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..sklearn import (_accuracy, _ClassifierBase, _encode_labels, _GBDTModel,
+                       _labels_from_prediction, _proba_columns, _r2_score, _RegressorMixin,
+                       _regression_params)
+from .data import DaskDataset, _is_dask_array
+from .predict import predict as _dask_predict
+from .train import train as _dask_train
+
+
+# isinstance, not duck typing: a dask Series answers hasattr(s, "columns") too
+def _is_dask_frame(obj) -> bool:
+    import dask.dataframe as dd
+    return isinstance(obj, dd.DataFrame)
+
+
+def _is_dask_series(obj) -> bool:
+    import dask.dataframe as dd
+    return isinstance(obj, dd.Series)
+
+
+def _label_column(y):
+    """y as a 1-D collection: a one-column dask DataFrame becomes its Series."""
+    if _is_dask_frame(y):
+        if len(y.columns) != 1:
+            raise ValueError(f"y must be 1-D; got a DataFrame with {len(y.columns)} columns")
+        return y[y.columns[0]]
+    return y
+
+
+def _encode_partition(s, classes):
+    import pandas as pd
+    return pd.Series(_encode_labels(np.asarray(s), classes), index=s.index, name=s.name)
+
+
+def _labels_partition(p, classes, softmax):
+    import pandas as pd
+    return pd.Series(_labels_from_prediction(np.asarray(p), classes, softmax), index=p.index,
+                     name="prediction")
+
+
+def _distinct_labels(client, y) -> np.ndarray:
+    """The sorted distinct labels of y (computed on the cluster for dask collections)."""
+    if _is_dask_array(y):
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
+        import dask.array as da
+        values = client.compute(da.unique(y)).result()
+    elif _is_dask_series(y):
+        values = client.compute(y.drop_duplicates(split_out=1)).result()  # a tree-reduce
+    else:
+        values = np.asarray(y)
+        if values.ndim != 1:
+            raise ValueError(f"y must be 1-D class labels; got shape {values.shape}")
+    return np.unique(np.asarray(values))
+
+
+def _as_array(out):
+    """A 2-D prediction as a dask array (a DataFrame's row chunks are unknown until computed)."""
+    return out.to_dask_array() if _is_dask_frame(out) else out
+
+
+class _DaskGBDTModel(_GBDTModel):
+    """The Dask side of the estimators: the client, fitting and predicting on collections."""
+
+    _client = None
+
+    @property
+    def client(self):
+        """The distributed Client used by fit (and predict with base_margin); when unset,
+        distributed's default client at the time of the call."""
+        if self._client is not None:
+            return self._client
+        from distributed import default_client
+        return default_client()
+
+    @client.setter
+    def client(self, value) -> None:
+        self._client = value
+
+    def set_params(self, **params):
+        if "client" in params:           # as in xgboost.dask (set_params sets attributes)
+            self.client = params.pop("client")
+        return super().set_params(**params)
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_client", None)        # a Client does not pickle
+        return state
+
+    def _fit(self, X, y, params, sample_weight, base_margin, eval_set,
+             sample_weight_eval_set, verbose, base_margin_eval_set=None):
+        client = self.client
+        dtrain = DaskDataset(client, X, self._encode(_label_column(y)), sample_weight,
+                             base_margin)
+        evals = []
+        for ex, ey, w, m, name in self._eval_pairs(eval_set, sample_weight_eval_set,
+                                                   base_margin_eval_set):
+            if ex is X and ey is y and w is sample_weight and m is base_margin:
+                evals.append((dtrain, name))   # the training data: metrics from its margins
+            else:
+                evals.append((DaskDataset(client, ex, self._encode(_label_column(ey)), w, m),
+                              name))
+        out = _dask_train(client, params, dtrain, self.n_estimators, evals=evals,
+                          early_stopping_rounds=self.early_stopping_rounds,
+                          verbose_eval=verbose)
+        self._Booster = out["booster"]
+        self.evals_result_ = out["history"]
+        self._set_fit_features(dtrain.num_col,
+                               dtrain.feature_names if _is_dask_frame(X) else None)
+        return self
+
+    def _predict_raw(self, X, output_margin: bool, iteration_range, base_margin):
+        """dgbdt.dask.predict's lazy output (with best_iteration unless iteration_range)."""
+        booster = self.get_booster()
+        data = X
+        if base_margin is not None:  # rows and margins travel together as a DaskDataset
+            data = DaskDataset(self.client, X, base_margin=base_margin)
+            if (data.feature_names is not None and booster.feature_names is not None
+                    and data.feature_names != booster.feature_names):
+                raise ValueError("feature names differ from the model's")
+        return _dask_predict(self._client, booster, data, output_margin=output_margin,
+                             iteration_range=self._iteration_range(iteration_range))
+
+    def _compute(self, *objs) -> list:
+        """numpy values of the dask collections among objs, computed together on the cluster."""
+        import dask
+        lazy = [i for i, o in enumerate(objs) if dask.is_dask_collection(o)]
+        out = list(objs)
+        if lazy:
+            values = self.client.compute([objs[i] for i in lazy], sync=True)
+            for i, v in zip(lazy, values):
+                out[i] = v
+        return [None if o is None else np.asarray(o) for o in out]
+
+
+class DaskGBDTRegressor(_RegressorMixin, _DaskGBDTModel):
+    """Gradient-boosted trees for regression on Dask collections (reg:squarederror default)."""
+
+    def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
+            sample_weight_eval_set=None, verbose: bool | int = False,
+            base_margin_eval_set=None) -> "DaskGBDTRegressor":
+        return self._fit(X, y, _regression_params(self), sample_weight, base_margin, eval_set,
+                         sample_weight_eval_set, verbose, base_margin_eval_set)
+
+    def predict(self, X, output_margin: bool = False, iteration_range=None, *,
+                validate_features: bool = True, base_margin=None):
+        """Lazy predictions: a dask Series for a DataFrame, a dask array for an array.
+        Feature names are always checked (validate_features is accepted for xgboost code)."""
+        return _as_array(self._predict_raw(X, output_margin, iteration_range, base_margin))
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Coefficient of determination R^2 of the predictions (computed)."""
+        y, pred, w = self._compute(y, self.predict(X), sample_weight)
+        return _r2_score(y, pred, w)
+
+
+class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
+    """Gradient-boosted trees for classification on Dask collections (binary:logistic or
+    multi:softprob); labels may be any sortable values (numbers, strings)."""
+
+    def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
+            sample_weight_eval_set=None, verbose: bool | int = False,
+            base_margin_eval_set=None) -> "DaskGBDTClassifier":
+        params = self._set_classes(_distinct_labels(self.client, _label_column(y)))
+        return self._fit(X, y, params, sample_weight, base_margin, eval_set,
+                         sample_weight_eval_set, verbose, base_margin_eval_set)
+
+    def _encode(self, y):
+        """Labels -> class indices, per partition on the workers; unseen labels raise there."""
+        classes = self.classes_
+        if _is_dask_array(y):
+            if y.ndim != 1:
+                raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
+            return y.map_blocks(_encode_labels, classes=classes, dtype=np.float64)
+        if _is_dask_series(y):
+            import pandas as pd
+            meta = pd.Series(np.zeros(0, np.float64), name=y.name)
+            return y.map_partitions(_encode_partition, classes=classes, meta=meta)
+        return _encode_labels(y, classes)
+
+    def predict_proba(self, X, iteration_range=None, *, validate_features: bool = True,
+                      base_margin=None):
+        """Lazy class probabilities, a dask array [n, n_classes] (binary: [1 - p, p])."""
+        self._check_proba()
+        p = self._predict_raw(X, False, iteration_range, base_margin)
+        p = p.to_dask_array() if _is_dask_series(p) else _as_array(p)
+        if p.ndim == 1:
+            return p.map_blocks(_proba_columns, new_axis=1, chunks=(p.chunks[0], (2,)),
+                                dtype=np.float64)
+        return p
+
+    def predict(self, X, output_margin: bool = False, iteration_range=None, *,
+                validate_features: bool = True, base_margin=None):
+        """Lazy predicted labels (from classes_): a dask Series for a DataFrame, else a dask
+        array. With output_margin, the raw margins (2-D ones as a dask array)."""
+        p = self._predict_raw(X, output_margin, iteration_range, base_margin)
+        if output_margin:
+            return _as_array(p)
+        classes, softmax = self.classes_, self._is_softmax()
+        if _is_dask_frame(p) or _is_dask_series(p):
+            import pandas as pd
+            meta = pd.Series(np.zeros(0, classes.dtype), name="prediction")
+            return p.map_partitions(_labels_partition, classes=classes, softmax=softmax,
+                                    meta=meta)
+        kw = dict(classes=classes, softmax=softmax, dtype=classes.dtype)
+        if p.ndim == 1:
+            return p.map_blocks(_labels_from_prediction, **kw)
+        return p.map_blocks(_labels_from_prediction, drop_axis=1, **kw)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean accuracy (weighted by sample_weight), computed."""
+        y, pred, w = self._compute(y, self.predict(X), sample_weight)
+        return _accuracy(y, pred, w)

@@ -1,0 +1,53 @@
+"""Shared fixtures: in-process Dask clusters, started once per session and only when asked for.
+
+The clients are not made the default client (``set_as_default=False``), so several can live at
+once without one test's ``default_client()`` picking up another's cluster; tests compute dask
+results through the fixture's client explicitly (``client.compute(x).result()``).
+"""
+import pytest
+
+
+def _local_client(n_workers: int):
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                       processes=False, dashboard_address=":0")
+    client = distributed.Client(cluster, set_as_default=False)
+    client.wait_for_workers(n_workers)
+    return cluster, client
+
+
+@pytest.fixture(scope="session")
+def _clusters():
+    made = {}
+
+    def get(n):
+        if n not in made:
+            made[n] = _local_client(n)
+        return made[n][1]
+
+    yield get
+    for cluster, client in made.values():
+        client.close()
+        cluster.close()
+
+
+@pytest.fixture
+def client1(_clusters):
+    """A 1-worker in-process cluster's client (the one-task training path)."""
+    return _clusters(1)
+
+
+@pytest.fixture
+def client2(_clusters):
+    return _clusters(2)
+
+
+@pytest.fixture
+def client4(_clusters):
+    return _clusters(4)
+
+
+@pytest.fixture
+def dask_client(_clusters, request):
+    """Client of an in-process cluster with ``request.param`` workers (for parametrize)."""
+    return _clusters(request.param)
