@@ -187,7 +187,7 @@ class DaskSeam:
 
     def grow(self, growth, timers):
         c, t = self.client, self.n_trees
-        g = c.submit(lambda x: x, growth, key=f"dgbdt-growth-t{t}-{self.token}")
+        g = growth          # level 0's tasks carry the (small) growth itself: no extra hop
         for level in range(self.max_depth):
             parts = [self.on_shard(i, _level, g, self.hist_ptrs, self.nthread, self.last[i],
                                    key=f"dgbdt-hist-t{t}-L{level}-p{i}")
