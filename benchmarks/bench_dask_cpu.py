@@ -19,13 +19,12 @@ import time
 
 import numpy as np
 
+from bench_cpu import make_data  # same generator as the in-process benchmark
+
 
 def make_block(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 28), dtype=np.float32)
-    logit = (X[:, 0] * X[:, 1] + np.sin(2 * X[:, 2]) + 0.5 * X[:, 3] ** 2 - X[:, 4]
-             + 0.3 * X[:, 5:15].sum(axis=1))
-    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-logit))).astype(np.float32)
+    """Features and label of one partition, as bench_cpu.py makes them."""
+    X, y = make_data(n, 28, seed)
     return np.column_stack([X, y])
 
 
