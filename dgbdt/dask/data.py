@@ -169,8 +169,9 @@ class DaskDataset:
         parts = [make(i, b, y, w, m, n_features) for i, (b, y, w, m) in
                  enumerate(zip(blocks, *cols))]
         self.parts = self.client.compute(parts)
-        stats = self.client.gather([self.client.submit(part_stats, f, pure=False)
-                                    for f in self.parts])
+        futs = [self.client.submit(part_stats, f, pure=False) for f in self.parts]
+        # in partition order, so a bad input reports its first bad partition every time
+        stats = [f.result() for f in futs]
         self.part_rows = [s[0] for s in stats]
         self.num_row = int(sum(self.part_rows))
         if self.num_row == 0:
