@@ -21,7 +21,7 @@ import numpy as np
 
 from .data.dataset import Dataset
 from .data.input import as_matrix
-from .kernels import cpu_tree
+from .backend import array_module, backend_of
 from .objective import get_objective
 from .params import OBJECTIVES
 from .tree.model import ModelFormatError, Tree
@@ -96,24 +96,27 @@ class Booster:
         X, bm = self._matrix(data)
         trees = self._trees_in(iteration_range)
         n = X.shape[0]
+        xp = array_module(X)
         if pred_leaf:
-            leaves = np.zeros((n, len(trees)), dtype=np.int32)
-            self.predict_margin_trees(X, trees, np.zeros((n, self.n_outputs)), leaves)
+            leaves = xp.zeros((n, len(trees)), dtype=np.int32)
+            self.predict_margin_trees(X, trees, xp.zeros((n, self.n_outputs)), leaves)
             return leaves
-        margin = self.initial_margin(n, bm)
+        margin = self.initial_margin(n, bm, like=X)
         self.predict_margin_trees(X, trees, margin)
         if output_margin:
             return margin[:, 0] if self.n_outputs == 1 else margin
         return self.objective.transform(margin)
 
-    def initial_margin(self, n: int, base_margin: np.ndarray | None) -> np.ndarray:
-        """[n, K] starting margins: the data's base_margin if given, else the model's."""
+    def initial_margin(self, n: int, base_margin: np.ndarray | None, like=None) -> np.ndarray:
+        """[n, K] starting margins: the data's base_margin if given, else the model's; on the
+        GPU when ``like`` is a GPU array."""
+        xp = array_module(like) if like is not None else array_module(base_margin)
         if base_margin is not None:
             if base_margin.shape[1] != self.n_outputs:
                 raise ValueError(f"base_margin has {base_margin.shape[1]} columns; the "
                                  f"objective has {self.n_outputs} outputs")
-            return base_margin.astype(np.float64, copy=True)
-        return np.tile(self.base_margin, (n, 1))
+            return xp.array(base_margin, dtype=np.float64, copy=True)
+        return xp.tile(xp.asarray(self.base_margin, dtype=np.float64), (n, 1))
 
     # -- importance --------------------------------------------------------------------------
     def get_score(self, importance_type: str = "weight") -> dict[str, float]:
@@ -181,11 +184,7 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
     ptrs[1:] = np.cumsum([t.n_nodes for t in trees])
     cat = {a: np.concatenate([getattr(t, a) for t in trees])
            for a in ("left", "right", "feature", "threshold", "default_left")}
-    want = leaves is not None
-    cpu_tree.predict_raw(
-        X, cat["left"], cat["right"], cat["feature"], cat["threshold"], cat["default_left"],
-        cat["threshold"].astype(np.float64), ptrs, np.array(classes, dtype=np.int64), out,
-        leaves if want else np.zeros((1, 1), dtype=np.int32), want)
+    backend_of(X).predict_raw(X, cat, ptrs, np.array(classes, dtype=np.int64), out, leaves)
 
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend import array_module
 from .fixedpoint import ExactSum
 from .kernels import cpu_objective as _kernels
 
@@ -50,16 +51,18 @@ PROB_EPS = 1e-6
 
 # --------------------------------------------------------------------------- helpers
 def sigmoid(m: np.ndarray) -> np.ndarray:
-    """Numerically stable ``1 / (1 + exp(-m))`` (no overflow for any finite m)."""
-    m = np.asarray(m, dtype=np.float64)
-    e = np.exp(-np.abs(m))  # in (0, 1]
-    return np.where(m >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+    """Numerically stable ``1 / (1 + exp(-m))`` (no overflow for any finite m); numpy or cupy."""
+    xp = array_module(m)
+    m = xp.asarray(m, dtype=np.float64)
+    e = xp.exp(-xp.abs(m))  # in (0, 1]
+    return xp.where(m >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def softmax(m: np.ndarray) -> np.ndarray:
     """Row-wise ``exp(m_k - max_j m_j) / sum_j exp(m_j - max_j m_j)`` for ``m [n, K]``."""
-    m = np.asarray(m, dtype=np.float64)
-    z = np.exp(m - m.max(axis=1, keepdims=True))
+    xp = array_module(m)
+    m = xp.asarray(m, dtype=np.float64)
+    z = xp.exp(m - m.max(axis=1, keepdims=True))
     return z / z.sum(axis=1, keepdims=True)
 
 
@@ -70,8 +73,8 @@ def _logit(p: np.ndarray | float) -> np.ndarray:
 
 
 def _as_margin(margin: np.ndarray, k: int | None = None) -> np.ndarray:
-    """View ``margin`` as float64 ``[n, K]`` (a 1-D array is one column)."""
-    m = np.asarray(margin, dtype=np.float64)
+    """View ``margin`` as float64 ``[n, K]`` (a 1-D array is one column); numpy or cupy."""
+    m = array_module(margin).asarray(margin, dtype=np.float64)
     if m.ndim == 1:
         m = m[:, None]
     if m.ndim != 2:
@@ -161,6 +164,7 @@ class Objective:
 
     # -- training / prediction -------------------------------------------------
     _kernel = None  # the fused CPU kernel of dgbdt.kernels.cpu_objective computing (g, h)
+    cuda_kernel = ""  # its twin in dgbdt/kernels/cuda/objective.cu
 
     def gradients(self, margin: np.ndarray, y: np.ndarray, w: np.ndarray | None, out=None):
         """``(g, h)``, each float64 ``[n, K]``, sample weights multiplied in.
@@ -205,6 +209,7 @@ class SquaredError(Objective):
         return np.array([_mean_from_stats(stats)])
 
     _kernel = _kernels.squared_error
+    cuda_kernel = "squared_error"
 
 
 class RegLogistic(Objective):
@@ -242,6 +247,7 @@ class RegLogistic(Objective):
         return self._prob_to_margin(b)
 
     _kernel = _kernels.logistic
+    cuda_kernel = "logistic"
 
     def transform(self, margin):
         return sigmoid(_as_margin(margin, 1)[:, 0])
@@ -330,6 +336,7 @@ class MultiSoftprob(Objective):
         return logf - logf.mean()
 
     _kernel = _kernels.softmax
+    cuda_kernel = "softmax"
 
     def transform(self, margin):
         return softmax(_as_margin(margin))
@@ -343,7 +350,7 @@ class MultiSoftmax(MultiSoftprob):
     default_metric = "merror"
 
     def transform(self, margin):
-        return np.argmax(_as_margin(margin), axis=1).astype(np.float64)
+        return _as_margin(margin).argmax(axis=1).astype(np.float64)
 
 
 # --------------------------------------------------------------------------- registry

@@ -191,8 +191,9 @@ _SPECS = [
               allowed="'depthwise' ('lossguide' is not supported yet)",
               rejected={"lossguide": 'grow_policy="lossguide" is not supported by dgbdt yet. '
                                      'Fix: use grow_policy="depthwise" (the default).'}),
-    ParamSpec("device", "cpu",
-              "Where training runs.",
+    ParamSpec("device", None,
+              "Where training runs; None: where the data lives (the GPU for cupy/cuDF input, "
+              "else the CPU).",
               kind="device",
               allowed="'cpu', 'cuda', 'cuda:N' (N >= 0); 'gpu'/'gpu:N' mean 'cuda'/'cuda:N'"),
     ParamSpec("nthread", None,

@@ -11,6 +11,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from .backend import array_module
 from .shard import Shard
 from .tree.grower import grow_tree
 
@@ -69,4 +70,5 @@ class LocalSeam:
 
     def margins(self) -> np.ndarray:
         """Current margins of all rows, in the dataset's row order (pages are row ranges)."""
-        return np.concatenate([s.margin for s in self.shards], axis=0)
+        return array_module(self.shards[0].margin).concatenate(
+            [s.margin for s in self.shards], axis=0)

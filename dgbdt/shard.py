@@ -16,13 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import time
-
-import numba
 import numpy as np
 
 from .data.pages import Page
-from .kernels import cpu_tree
 
 
 @dataclass
@@ -38,25 +34,34 @@ class SplitBatch:
 
 
 class Shard:
-    """Training state of one partition (see module docstring)."""
+    """Training state of one partition (see module docstring).
 
-    def __init__(self, page: Page, n_bins: np.ndarray, label: np.ndarray,
-                 weight: np.ndarray | None, margin: np.ndarray, max_nodes: int):
+    ``backend`` (dgbdt.backend) says where the arrays live and runs the kernels: the numba CPU
+    backend (numpy) or the CUDA backend (cupy on one GPU). This class is the same for both.
+    """
+
+    def __init__(self, page: Page, n_bins: np.ndarray, label, weight, margin, max_nodes: int,
+                 backend=None):
+        if backend is None:
+            from .kernels.cpu import CPU
+            backend = CPU
+        be = self.be = backend
+        xp = be.xp
         n = page.n_rows
         self.page = page
-        self.n_bins = np.ascontiguousarray(n_bins, dtype=np.int64)
-        self.label = label
-        self.weight = weight
-        self.margin = np.ascontiguousarray(margin, dtype=np.float64)  # [n, K]
-        self.g: np.ndarray | None = None
-        self.h: np.ndarray | None = None
-        self.grad = np.zeros((n, 2), dtype=np.int64)
-        self.rows = np.arange(n, dtype=np.int32)
-        self.scratch_l = np.empty(n, dtype=np.int32)
-        self.scratch_r = np.empty(n, dtype=np.int32)
-        self.begin = np.zeros(max_nodes, dtype=np.int64)
-        self.end = np.zeros(max_nodes, dtype=np.int64)
-        self.level_hist: np.ndarray | None = None   # this shard's partials of the last level
+        self.n_bins = be.asarray(n_bins, dtype=np.int64)
+        self.label = be.asarray(label, dtype=np.float64)
+        self.weight = None if weight is None else be.asarray(weight, dtype=np.float64)
+        self.margin = be.asarray(margin, dtype=np.float64)  # [n, K]
+        self.g = None
+        self.h = None
+        self.grad = xp.zeros((n, 2), dtype=np.int64)
+        self.rows = xp.arange(n, dtype=np.int32)
+        self.scratch_l = None
+        self.scratch_r = None
+        self.begin = xp.zeros(max_nodes, dtype=np.int64)
+        self.end = xp.zeros(max_nodes, dtype=np.int64)
+        self.level_hist = None   # this shard's partials of the last level
         self.timers = {"partition": 0.0, "histograms": 0.0, "leaf_update": 0.0}
 
     @property
@@ -66,72 +71,60 @@ class Shard:
     def compute_gradients(self, objective) -> tuple[np.ndarray, np.ndarray]:
         """Float gradients of every class; returns (max |g|, max h) per class for the scale."""
         if self.g is None:
-            self.g, self.h = np.empty_like(self.margin), np.empty_like(self.margin)
-        objective.gradients(self.margin, self.label, self.weight, out=(self.g, self.h))
-        if self.n_rows == 0:
-            k = self.margin.shape[1]
-            return np.zeros(k), np.zeros(k)
-        return np.abs(self.g).max(axis=0), np.abs(self.h).max(axis=0)
+            self.g, self.h = self.be.xp.empty_like(self.margin), self.be.xp.empty_like(self.margin)
+        return self.be.gradients(objective, self.margin, self.label, self.weight, self.g, self.h)
 
     def start_tree(self, k: int, scale_g: float, scale_h: float) -> None:
         """Fixed-point gradients of class k; every row back in the root's segment."""
-        cpu_tree.quantize_gradients(self.g, self.h, k, scale_g, scale_h, self.grad)
-        self.rows[:] = np.arange(self.n_rows, dtype=np.int32)
-        self.begin[0] = 0
-        self.end[0] = self.n_rows
+        self.be.start_tree(self, k, scale_g, scale_h)
 
-    def level_step(self, req, hist_ptrs: np.ndarray) -> np.ndarray:
+    def level_step(self, req, hist_ptrs: np.ndarray):
         """One level of a tree (dgbdt.tree.grower.LevelRequest) on this shard.
 
         Partition the rows by the previous level's splits, build the smaller children's
         histograms from rows, derive their siblings from the stored parent partials, keep the
         level's partials if another level follows, and return them ([small + large, S, 2]).
         """
+        be = self.be
         if req.start is not None:
             self.start_tree(*req.start)
         if req.splits is not None:
-            t = time.perf_counter()
-            self.apply_splits(req.splits)
-            self.timers["partition"] += time.perf_counter() - t
-        t = time.perf_counter()
-        small = self.histograms(req.small, hist_ptrs)
+            t = be.clock()
+            be.apply_splits(self, req.splits)
+            self.timers["partition"] += be.clock() - t
+        t = be.clock()
+        small = be.histograms(self, req.small, hist_ptrs)
         if req.large.size:
-            out = np.concatenate([small, self.level_hist[req.parent_slot] - small])
+            out = be.xp.concatenate([small, self.level_hist[be.asarray(req.parent_slot)] - small])
         else:
             out = small
         self.level_hist = out if req.keep else None
-        self.timers["histograms"] += time.perf_counter() - t
+        self.timers["histograms"] += be.clock() - t
         return out
 
     def finish(self, fin) -> None:
         """Apply the last splits and add the leaf values to class fin.k's margins."""
+        be = self.be
         if fin.splits is not None:
-            t = time.perf_counter()
-            self.apply_splits(fin.splits)
-            self.timers["partition"] += time.perf_counter() - t
-        t = time.perf_counter()
-        self.add_leaves(fin.k, fin.leaves, fin.values)
-        self.timers["leaf_update"] += time.perf_counter() - t
+            t = be.clock()
+            be.apply_splits(self, fin.splits)
+            self.timers["partition"] += be.clock() - t
+        t = be.clock()
+        be.add_leaves(self, fin.k, fin.leaves, fin.values)
+        self.timers["leaf_update"] += be.clock() - t
 
-    def histograms(self, nodes: np.ndarray, hist_ptrs: np.ndarray) -> np.ndarray:
+    def histograms(self, nodes: np.ndarray, hist_ptrs: np.ndarray):
         """int64 [len(nodes), n_slots, 2]: this shard's part of the nodes' histograms."""
-        p = self.page
-        return cpu_tree.build_histograms(
-            p.words, p.bits, p.n_features, hist_ptrs, self.rows, self.grad,
-            self.begin[nodes], self.end[nodes], int(hist_ptrs[-1]), numba.get_num_threads())
+        return self.be.histograms(self, nodes, hist_ptrs)
 
     def apply_splits(self, s: SplitBatch) -> None:
         """Partition each split node's segment into its children's segments."""
-        p = self.page
-        b, e = self.begin[s.node], self.end[s.node]
-        n_left = cpu_tree.partition_rows(
-            p.words, p.bits, p.n_features, self.n_bins, self.rows, self.scratch_l,
-            self.scratch_r, b, e, s.feature, s.split_bin, s.default_left,
-            max(1, min(numba.get_num_threads() * 4, self.n_rows // 4096)))
-        self.begin[s.left], self.end[s.left] = b, b + n_left
-        self.begin[s.right], self.end[s.right] = b + n_left, e
+        self.be.apply_splits(self, s)
 
     def add_leaves(self, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
         """margin[:, k] += value of each row's leaf."""
-        cpu_tree.add_leaf_values(self.margin, k, self.rows, self.begin[nodes], self.end[nodes],
-                                 values)
+        self.be.add_leaves(self, k, nodes, values)
+
+    def margins_host(self) -> np.ndarray:
+        """The margins as a numpy array (a copy from the GPU for the CUDA backend)."""
+        return self.be.to_host(self.margin)

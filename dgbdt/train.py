@@ -8,14 +8,17 @@ the new trees only. Metrics are computed on the eval sets after every round.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Sequence
 
 import numpy as np
 
+from .backend import get_backend, is_device_array, resolve_device, to_host
 from .booster import Booster
 from .callback import EarlyStopping, format_eval_line
 from .data.dataset import Dataset
+from .data.pages import Page
 from .fixedpoint import scale_for
 from .metric import get_metric
 from .objective import get_objective, sigmoid, softmax
@@ -57,9 +60,6 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
             or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be an integer >= 0; got {num_boost_round!r}")
-    if p["device"] != "cpu":
-        raise NotImplementedError(f"device={p['device']!r}: the GPU backend is not available "
-                                  "yet in this version of dgbdt; use device='cpu'")
     if dtrain.label is None:
         raise ValueError("dtrain has no label; pass label= to Dataset")
     evals = _check_evals(evals, dtrain)
@@ -67,13 +67,16 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     objective = get_objective(p["objective"])
     num_class = p["num_class"]
-    objective.check_labels(dtrain.label, num_class)
+    objective.check_labels(to_host(dtrain.label), num_class)
+    p["device"] = resolve_device(p["device"], dtrain.data)
+    backend = get_backend(p["device"])
     K = objective.n_outputs(num_class)
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     previous_threads = _set_threads(p["nthread"])
     try:
-        return _train(p, dtrain, int(num_boost_round), evals, early_stopping_rounds,
-                      evals_result, verbose_eval, objective, num_class, K, metrics)
+        with device_scope(backend):
+            return _train(p, dtrain, int(num_boost_round), evals, early_stopping_rounds,
+                          evals_result, verbose_eval, objective, num_class, K, metrics, backend)
     finally:
         import numba
         numba.set_num_threads(previous_threads)
@@ -98,7 +101,21 @@ def _check_evals(evals, dtrain) -> list[tuple[Dataset, str]]:
 def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
     if p["base_score"] is not None:
         return objective.base_score_to_margin(p["base_score"], num_class)
-    return objective.base_margin_from_labels(label, weight, num_class)
+    return objective.base_margin_from_labels(
+        to_host(label), None if weight is None else to_host(weight), num_class)
+
+
+def device_scope(backend):
+    """A context that makes the backend's GPU current (nothing for the CPU backend)."""
+    return backend.device if backend.name == "cuda" else contextlib.nullcontext()
+
+
+def move_page(page: Page, backend) -> Page:
+    """The page with its words where the backend computes (a copy only when they are not)."""
+    if is_device_array(page.words) == (backend.name == "cuda"):
+        return page
+    return Page(words=backend.asarray(page.words), n_rows=page.n_rows,
+                n_features=page.n_features, bits=page.bits)
 
 
 class DatasetEval:
@@ -106,27 +123,30 @@ class DatasetEval:
 
     def __init__(self, d: Dataset, booster: Booster):
         self.d = d
-        self.margin = booster.initial_margin(d.num_row, d.base_margin)
+        self.margin = booster.initial_margin(d.num_row, d.base_margin, like=d.data)
+        self.label = to_host(d.label)
+        self.weight = None if d.weight is None else to_host(d.weight)
 
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:
         booster.predict_margin_trees(self.d.data, new_trees, self.margin)
-        pred = _metric_input(objective, self.margin)
-        return [float(m(self.d.label, pred, self.d.weight)) for m in metrics]
+        pred = to_host(_metric_input(objective, self.margin))
+        return [float(m(self.label, pred, self.weight)) for m in metrics]
 
 
 class SeamEval:
     """The training set itself: its margins are the shards' (no traversal)."""
 
     def __init__(self, seam: LocalSeam, label, weight):
-        self.seam, self.label, self.weight = seam, label, weight
+        self.seam, self.label = seam, to_host(label)
+        self.weight = None if weight is None else to_host(weight)
 
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:
-        pred = _metric_input(objective, self.seam.margins())
+        pred = to_host(_metric_input(objective, self.seam.margins()))
         return [float(m(self.label, pred, self.weight)) for m in metrics]
 
 
 def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbose_eval,
-           objective, num_class, K, metrics) -> Booster:
+           objective, num_class, K, metrics, backend) -> Booster:
     t = time.perf_counter()
     max_bin = dtrain.resolve_max_bin(p["max_bin"])
     cuts = dtrain.cuts(max_bin)
@@ -137,10 +157,11 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
     shards = []
     for (a, b), page in zip(dtrain.row_ranges(), pages):
         margin = booster.initial_margin(
-            b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b])
-        shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
+            b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
+            like=page.words if backend.name == "cuda" else None)
+        shards.append(Shard(move_page(page, backend), cuts.n_bins(), dtrain.label[a:b],
                             None if dtrain.weight is None else dtrain.weight[a:b],
-                            margin, 2 ** (p["max_depth"] + 1)))
+                            margin, 2 ** (p["max_depth"] + 1), backend))
     seam = LocalSeam(shards, cuts.hist_ptrs())
     sources = [(SeamEval(seam, d.label, d.weight) if d is dtrain else DatasetEval(d, booster),
                 name) for d, name in evals]

@@ -2,10 +2,12 @@
 
     python examples/quickstart.py [--rows 400000] [--rounds 100] [--workers 2]
 
-Starts a LocalCluster, builds a dask DataFrame (Higgs-shaped synthetic data: 28 numeric
-features, a binary label, 1 % missing values), trains with dgbdt.dask.train with a validation
-set and early stopping, predicts lazily, and saves and reloads the model. The GPU backend is
-not available yet, so this runs on the CPU even where GPUs are present.
+Higgs-shaped synthetic data (28 numeric features, a binary label, 1 % missing values) built on
+the workers; dgbdt.dask.train with a validation set and early stopping; lazy prediction; the
+model saved and reloaded. Where a GPU, CuPy and dask-cuda are present it starts a
+LocalCUDACluster (one worker per GPU) and the data are dask arrays of cupy chunks (training on
+the GPUs); otherwise a LocalCluster of CPU workers and a dask DataFrame. --device cpu|cuda forces
+one.
 """
 from __future__ import annotations
 
@@ -31,11 +33,52 @@ def make_frame(n: int, seed: int) -> pd.DataFrame:
     return df
 
 
+def make_block(n: int, seed: int, with_label: bool):
+    """One block of the same data as cupy arrays, made on a GPU worker."""
+    import cupy as cp
+    df = make_frame(n, seed)
+    X = cp.asarray(df.drop(columns="label").to_numpy())
+    return cp.asarray(df["label"].to_numpy()) if with_label else X
+
+
+def gpu_setup() -> bool:
+    """Whether this machine can run the GPU version (a GPU, cupy and dask-cuda)."""
+    try:
+        import dask_cuda  # noqa: F401
+
+        from dgbdt.backend import cuda_available
+        return cuda_available()
+    except ImportError:
+        return False
+
+
+def gpu_collections(a, n_gpus: int):
+    """(train X, train y, valid X, valid y) as dask arrays of cupy chunks, built on workers."""
+    import cupy as cp
+    import dask.array as da
+    from dask import delayed
+
+    def arrays(n_parts, rows, seed0):
+        xs, ys = [], []
+        for i in range(n_parts):
+            xs.append(da.from_delayed(delayed(make_block)(rows, seed0 + i, False), (rows, 28),
+                                      dtype=np.float32, meta=cp.empty((0, 0), cp.float32)))
+            ys.append(da.from_delayed(delayed(make_block)(rows, seed0 + i, True), (rows,),
+                                      dtype=np.float32, meta=cp.empty((0,), cp.float32)))
+        return da.concatenate(xs), da.concatenate(ys)
+
+    n_parts = 2 * n_gpus
+    Xt, yt = arrays(n_parts, a.rows // n_parts, 0)
+    Xv, yv = arrays(n_gpus, a.rows // 4 // n_gpus, 1000)
+    return Xt, yt, Xv, yv
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=400_000)
     ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="CPU workers (GPU: one per GPU)")
+    ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     a = ap.parse_args()
 
     import dask.dataframe as dd
@@ -44,23 +87,29 @@ def main() -> None:
     import dgbdt
     from dgbdt import dask as dgd
 
-    try:  # say so rather than silently ignoring GPUs
-        import cupy  # noqa: F401
-        if cupy.cuda.runtime.getDeviceCount() > 0:
-            print("note: GPUs found, but dgbdt's GPU backend is not available yet; using CPUs")
-    except Exception:
-        pass
-
-    with LocalCluster(n_workers=a.workers, threads_per_worker=1, dashboard_address=":0") as cluster, \
-            Client(cluster) as client:
-        print(f"cluster: {a.workers} workers, dashboard {client.dashboard_link}")
-        n_parts = 2 * a.workers
-        train_df = dd.from_map(make_frame, [a.rows // n_parts] * n_parts, range(n_parts))
-        valid_df = dd.from_map(make_frame, [a.rows // 4 // a.workers] * a.workers,
-                               range(1000, 1000 + a.workers))
-        features = [c for c in train_df.columns if c != "label"]
-        dtrain = dgd.DaskDataset(client, train_df[features], train_df["label"])
-        dvalid = dgd.DaskDataset(client, valid_df[features], valid_df["label"])
+    use_gpu = a.device == "cuda" or (a.device == "auto" and gpu_setup())
+    if use_gpu:
+        from dask_cuda import LocalCUDACluster
+        cluster = LocalCUDACluster(dashboard_address=":0")
+    else:
+        cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, dashboard_address=":0")
+    with cluster, Client(cluster) as client:
+        n_workers = len(client.scheduler_info()["workers"])
+        print(f"cluster: {n_workers} {'GPU' if use_gpu else 'CPU'} workers, dashboard "
+              f"{client.dashboard_link}")
+        if use_gpu:
+            Xt, yt, Xv, yv = gpu_collections(a, n_workers)
+            dtrain, dvalid = dgd.DaskDataset(client, Xt, yt), dgd.DaskDataset(client, Xv, yv)
+            valid_X = Xv
+        else:
+            n_parts = 2 * a.workers
+            train_df = dd.from_map(make_frame, [a.rows // n_parts] * n_parts, range(n_parts))
+            valid_df = dd.from_map(make_frame, [a.rows // 4 // a.workers] * a.workers,
+                                   range(1000, 1000 + a.workers))
+            features = [c for c in train_df.columns if c != "label"]
+            dtrain = dgd.DaskDataset(client, train_df[features], train_df["label"])
+            dvalid = dgd.DaskDataset(client, valid_df[features], valid_df["label"])
+            valid_X, yv = valid_df[features], valid_df["label"]
 
         params = {"objective": "binary:logistic", "max_depth": 6, "eta": 0.1,
                   "eval_metric": ["logloss", "auc"]}
@@ -76,20 +125,26 @@ def main() -> None:
               f"logloss {history['valid']['logloss'][best]:.4f}")
         print("where the time went (s):", {k: round(v, 2) for k, v in booster.timings.items()})
 
-        pred = dgd.predict(client, booster, valid_df[features])   # lazy dask Series
-        p = pred.compute().to_numpy()
-        y = valid_df["label"].compute().to_numpy()
+        pred = dgd.predict(client, booster, valid_X)   # lazy, computed by the workers
+        p, y, Xv_host = (_host(v) for v in client.compute([pred, yv, valid_X], sync=True))
         accuracy = float(np.mean((p > 0.5) == (y > 0.5)))
         print(f"valid accuracy {accuracy:.4f} on {len(p)} rows predicted by the workers")
 
         path = os.path.join(tempfile.mkdtemp(), "quickstart.dgbdt.json")
         booster.save_model(path)
         loaded = dgbdt.load_model(path)
-        same = np.array_equal(loaded.predict(valid_df[features].compute()), p)
+        same = np.array_equal(loaded.predict(Xv_host), p)   # on the CPU here
         print(f"saved {os.path.getsize(path) / 1024:.0f} KiB to {path}; reloaded model predicts "
               f"{'identically' if same else 'DIFFERENTLY'}")
         if not same:
             raise SystemExit("reloaded model disagrees with the trained one")
+
+
+def _host(a) -> np.ndarray:
+    """numpy values of a numpy/cupy array or pandas object."""
+    if hasattr(a, "to_numpy"):
+        return a.to_numpy()
+    return a.get() if hasattr(a, "__cuda_array_interface__") else np.asarray(a)
 
 
 if __name__ == "__main__":

@@ -180,9 +180,12 @@ def test_max_bin_conflict(data):
         dgbdt.train({"max_bin": 32}, dgbdt.Dataset(X, label=y, max_bin=16), 1)
 
 
-def test_gpu_device_not_yet(data):
+def test_cuda_device_without_gpu(data, monkeypatch):
+    """device='cuda' where no GPU is usable: a clear error naming the fix, before any work."""
+    import dgbdt.backend
+    monkeypatch.setattr(dgbdt.backend, "cuda_available", lambda: False)
     X, y = data
-    with pytest.raises(NotImplementedError, match="GPU backend is not available"):
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU.*device='cpu'"):
         dgbdt.train({"device": "cuda"}, dgbdt.Dataset(X, label=y), 1)
 
 

@@ -35,7 +35,7 @@ EXPECTED_DEFAULTS = {
     "num_class": None,
     "tree_method": "hist",
     "verbosity": 1,
-    "device": "cpu",
+    "device": None,
     "nthread": None,
     "grow_policy": "depthwise",
     "disable_default_eval_metric": False,

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import array_module, is_device_array
+from ..data.device_input import is_cudf
 from ..data.input import as_matrix, as_vector, check_frame_columns
 from ..data.quantize import Cuts, cuts_from_summaries
 from ..data.sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
+from ..data.sketch_device import summarize_weighted_device
 from .reduce import tree_reduce
 
 
@@ -40,16 +43,20 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int) -> Par
         if X.shape[1] != n_features:
             raise ValueError(f"has {X.shape[1]} features, expected {n_features}")
         n = X.shape[0]
-        y = None if label is None else as_vector(label, "label", n)
-        w = None if weight is None else as_vector(weight, "weight", n)
-        if w is not None and np.any(w < 0):
-            raise ValueError(f"weight must be >= 0; row {int(np.flatnonzero(w < 0)[0])} "
+        dev = is_device_array(X)
+        xp = array_module(X)
+        y = None if label is None else as_vector(label, "label", n, dev)
+        w = None if weight is None else as_vector(weight, "weight", n, dev)
+        if w is not None and bool(xp.any(w < 0)):
+            raise ValueError(f"weight must be >= 0; row {int(xp.flatnonzero(w < 0)[0])} "
                              "is negative")
         bm = None
         if base_margin is not None:
-            bm = np.asarray(base_margin, dtype=np.float64)
+            if is_cudf(base_margin):
+                base_margin = base_margin.values
+            bm = xp.asarray(base_margin, dtype=np.float64)
             bm = bm[:, None] if bm.ndim == 1 else bm
-            if bm.shape[0] != n or not np.all(np.isfinite(bm)):
+            if bm.shape[0] != n or not bool(xp.all(xp.isfinite(bm))):
                 raise ValueError(f"base_margin must be finite with {n} rows")
     except (ValueError, TypeError) as e:
         raise type(e)(f"partition {index}: {e}") from None
@@ -64,8 +71,8 @@ def part_stats(part: Part) -> tuple[int, float]:
 
 def part_summary(part: Part, scale: float | None, max_keys: int) -> Summaries:
     """The part's sketch summaries (dgbdt.data.sketch.summarize_weighted)."""
-    return summarize_weighted(part.X, part.weight if scale is not None else None, scale,
-                              max_keys)
+    summarize = summarize_weighted_device if is_device_array(part.X) else summarize_weighted
+    return summarize(part.X, part.weight if scale is not None else None, scale, max_keys)
 
 
 def merge_summaries(*parts: Summaries) -> Summaries:
@@ -93,7 +100,7 @@ def _array_blocks(data) -> tuple[list, list[str] | None]:
         raise ValueError(f"data must be a 2-D dask array; got {data.ndim} dimensions")
     if any(np.isnan(c) for c in data.chunks[0]):
         raise ValueError("data has unknown chunk sizes; call data.compute_chunk_sizes() first")
-    if not (np.issubdtype(data.dtype, np.number) or data.dtype == np.bool_):
+    if not (data.dtype.kind in "biuf"):
         raise TypeError(f"data must hold numbers; got a dask array of dtype {data.dtype}")
     if len(data.chunks[1]) != 1:
         data = data.rechunk({1: -1})
@@ -130,9 +137,9 @@ def _vector_blocks(v, what: str, data, n_blocks: int, frame: bool):
 class DaskDataset:
     """Training or evaluation data held as partitions on a Dask cluster.
 
-    data: a dask DataFrame (pandas-backed) or a 2-D dask array (numpy chunks). label, weight,
-    base_margin: dask Series/arrays partitioned like data (numpy arrays are accepted with dask
-    array data). Partitions are checked and kept on the workers that compute them; empty
+    data: a dask DataFrame (pandas- or cuDF-backed) or a 2-D dask array (numpy or cupy chunks).
+    label, weight, base_margin: dask Series/arrays partitioned like data (numpy arrays are
+    accepted with dask array data). GPU partitions stay on their worker's GPU. Partitions are checked and kept on the workers that compute them; empty
     partitions are fine.
     """
 
@@ -143,8 +150,11 @@ class DaskDataset:
 
         self.client = client if client is not None else default_client()
         frame = _is_dask_frame(data)
+        meta = getattr(data, "_meta", None)
+        self.on_device = is_device_array(meta) or is_cudf(meta)
         if frame:
-            names = check_frame_columns(data._meta)
+            names = ([str(c) for c in meta.columns] if is_cudf(meta)
+                     else check_frame_columns(meta))
             blocks = list(data.to_delayed())
         elif _is_dask_array(data):
             blocks, names = _array_blocks(data)

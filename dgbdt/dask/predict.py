@@ -4,13 +4,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..booster import Booster
+from ..backend import array_module
+from ..data.device_input import is_cudf
 from .data import DaskDataset, _is_dask_array, _is_dask_frame
+
+
+def _DEVICE_LIKE():
+    import cupy
+    return cupy.empty(0)
 
 
 def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool,
                    iteration_range=None):
     if block.shape[0] == 0:
-        return _empty_output(booster, output_margin, pred_leaf, iteration_range)
+        return _empty_output(booster, output_margin, pred_leaf, iteration_range,
+                             like=_DEVICE_LIKE() if is_cudf(block) else block)
     return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf,
                            iteration_range=iteration_range)
 
@@ -18,7 +26,7 @@ def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool
 def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool,
                   iteration_range=None):
     if part.n_rows == 0:
-        return _empty_output(booster, output_margin, pred_leaf, iteration_range)
+        return _empty_output(booster, output_margin, pred_leaf, iteration_range, like=part.X)
     from ..data.dataset import Dataset
     d = Dataset.__new__(Dataset)  # already checked on the worker: no second validation pass
     d.data, d.feature_names, d.base_margin = part.X, None, part.base_margin
@@ -38,10 +46,12 @@ def _output_columns(booster: Booster, output_margin: bool, pred_leaf: bool,
     return booster.n_outputs
 
 
-def _empty_output(booster, output_margin, pred_leaf, iteration_range=None):
+def _empty_output(booster, output_margin, pred_leaf, iteration_range=None, like=None):
+    """A zero-row output, on the GPU when ``like`` (the input) is there."""
     cols = _output_columns(booster, output_margin, pred_leaf, iteration_range)
     dtype = np.int32 if pred_leaf else np.float64
-    return np.zeros((0,) if cols is None else (0, cols), dtype=dtype)
+    xp = array_module(like) if like is not None else np
+    return xp.zeros((0,) if cols is None else (0, cols), dtype=dtype)
 
 
 def predict(client, booster: Booster, data, output_margin: bool = False,
@@ -75,7 +85,9 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         graph = HighLevelGraph.from_collections(
             name, {(name, i) + tail: t.key for i, t in enumerate(tasks)}, dependencies=tasks)
         chunks = (tuple(data.part_rows),) + (() if cols is None else ((cols,),))
-        return da.Array(graph, name, chunks, dtype=dtype)
+        meta = _empty_output(booster, output_margin, pred_leaf, iteration_range,
+                             like=_DEVICE_LIKE() if data.on_device else None)
+        return da.Array(graph, name, chunks, dtype=dtype, meta=meta)
     if _is_dask_array(data):
         if data.ndim != 2 or data.shape[1] != booster.n_features:
             raise ValueError(f"data must be 2-D with {booster.n_features} features; got shape "
@@ -96,12 +108,21 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
 
         def frame(df, booster, output_margin, pred_leaf, iteration_range):
             out = _predict_block(df, booster, output_margin, pred_leaf, iteration_range)
+            if is_cudf(df):         # cuDF in, cuDF out
+                import cudf
+                if out.ndim == 1:
+                    return cudf.Series(out, index=df.index, name="prediction")
+                return cudf.DataFrame(out, index=df.index,
+                                      columns=[str(j) for j in range(out.shape[1])])
             if out.ndim == 1:
                 return pd.Series(out, index=df.index, name="prediction")
             return pd.DataFrame(out, index=df.index, columns=[str(j) for j in range(out.shape[1])])
 
         meta = (pd.Series(np.zeros(0, dtype), name="prediction") if cols is None else
                 pd.DataFrame(np.zeros((0, cols), dtype), columns=[str(j) for j in range(cols)]))
+        if is_cudf(data._meta):
+            import cudf
+            meta = cudf.from_pandas(meta)
         return data.map_partitions(frame, booster, output_margin, pred_leaf, iteration_range,
                                    meta=meta)
     raise TypeError(f"data must be a DaskDataset, dask array or dask DataFrame; got "

@@ -23,6 +23,7 @@ import uuid
 
 import numpy as np
 
+from ..backend import array_module, get_backend, is_device_array, to_host
 from ..booster import Booster, add_tree_margins
 from ..data.dataset import Dataset
 from ..data.pages import pack
@@ -32,7 +33,7 @@ from ..objective import get_objective
 from ..params import normalize_params
 from ..seam import LocalSeam
 from ..shard import Shard
-from ..train import DatasetEval, SeamEval, _metric_input, boost
+from ..train import DatasetEval, SeamEval, _metric_input, boost, device_scope, move_page
 from .data import DaskDataset
 from .reduce import tree_reduce
 
@@ -54,19 +55,28 @@ def _use_worker_threads(nthread) -> None:
     numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
 
 
-def _make_shard(part, cuts, max_nodes: int, base: np.ndarray) -> Shard:
-    margin = part.base_margin.copy() if part.base_margin is not None else \
-        np.tile(base, (part.n_rows, 1))
-    return Shard(pack(quantize(part.X, cuts)), cuts.n_bins(), part.label, part.weight, margin,
-                 max_nodes)
+def _make_shard(part, cuts, max_nodes: int, base: np.ndarray, device: str = "cpu") -> Shard:
+    """The part's page and training state, on this worker's GPU for device "cuda"."""
+    be = get_backend(device)
+    with device_scope(be):
+        if be.name == "cuda" and is_device_array(part.X):
+            page = be.quantize_pack(part.X, cuts)
+        else:
+            page = move_page(pack(quantize(to_host(part.X), cuts)), be)
+        xp = be.xp
+        margin = (xp.array(part.base_margin, dtype=np.float64) if part.base_margin is not None
+                  else xp.tile(xp.asarray(base, dtype=np.float64), (part.n_rows, 1)))
+        return Shard(page, cuts.n_bins(), part.label, part.weight, margin, max_nodes, be)
 
 
 def _label_stats(part, objective_name: str, num_class):
     obj = get_objective(objective_name)
     if part.n_rows == 0:
         return None
-    obj.check_labels(part.label, num_class)
-    return obj.label_stats(part.label, part.weight, num_class)
+    label = to_host(part.label)
+    obj.check_labels(label, num_class)
+    return obj.label_stats(label, None if part.weight is None else to_host(part.weight),
+                           num_class)
 
 
 def _gradients(shard: Shard, objective_name: str, nthread, *after):
@@ -111,7 +121,8 @@ def _tree(growth):
 
 def _partials(margin, label, weight, objective_name, metric_names):
     """Per-metric partial results of one partition (exact sums, or raw rows for auc)."""
-    pred = _metric_input(get_objective(objective_name), margin)
+    pred = to_host(_metric_input(get_objective(objective_name), margin))
+    label, weight = to_host(label), None if weight is None else to_host(weight)
     out = []
     for m in map(get_metric, metric_names):
         out.append(m.partial(label, pred, weight) if m.decomposable else (label, pred, weight))
@@ -142,8 +153,10 @@ def _shard_partials(shard: Shard, objective_name, metric_names, *after):
 class _EvalPart:
     def __init__(self, part, base):
         self.part = part
-        self.margin = part.base_margin.copy() if part.base_margin is not None else \
-            np.tile(base, (part.n_rows, 1))
+        xp = array_module(part.X)
+        self.margin = (xp.array(part.base_margin, dtype=np.float64)
+                       if part.base_margin is not None
+                       else xp.tile(xp.asarray(base, dtype=np.float64), (part.n_rows, 1)))
 
 
 def _eval_part(part, base):
@@ -245,8 +258,9 @@ class _DaskEval:
 # -- one task: everything on one worker --------------------------------------------------------
 def _concat_dataset(parts) -> Dataset:
     parts = [p for p in parts if p.n_rows] or parts[:1]
-    cat = (lambda xs: None if xs[0] is None else np.concatenate(xs))
-    return Dataset(np.concatenate([p.X for p in parts]),
+    xp = array_module(parts[0].X)
+    cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
+    return Dataset(xp.concatenate([p.X for p in parts]),
                    label=cat([p.label for p in parts]), weight=cat([p.weight for p in parts]),
                    base_margin=cat([p.base_margin for p in parts]))
 
@@ -260,16 +274,22 @@ def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early
         objective = get_objective(p["objective"])
         metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
         max_nodes = 2 ** (p["max_depth"] + 1)
-        shards = [_make_shard(part, cuts, max_nodes, base) for part in train_parts]
-        seam = LocalSeam(shards, cuts.hist_ptrs())
-        label = np.concatenate([s.label for s in shards])
-        weight = None if shards[0].weight is None else np.concatenate([s.weight for s in shards])
-        sources = [(SeamEval(seam, label, weight) if parts is None
-                    else DatasetEval(_concat_dataset(parts), booster), name)
-                   for parts, name in eval_sets]
-        history: dict = {}
-        boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-              early_stopping_rounds, history, verbose_eval)
+        t = time.perf_counter()
+        shards = [_make_shard(part, cuts, max_nodes, base, p["device"]) for part in train_parts]
+        quantize_seconds = time.perf_counter() - t
+        be = shards[0].be
+        with device_scope(be):
+            seam = LocalSeam(shards, cuts.hist_ptrs())
+            label = np.concatenate([s.be.to_host(s.label) for s in shards])
+            weight = None if shards[0].weight is None else \
+                np.concatenate([s.be.to_host(s.weight) for s in shards])
+            sources = [(SeamEval(seam, label, weight) if parts is None
+                        else DatasetEval(_concat_dataset(parts), booster), name)
+                       for parts, name in eval_sets]
+            history: dict = {}
+            boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                  early_stopping_rounds, history, verbose_eval)
+        booster.timings["quantize"] = quantize_seconds
         return booster, history
     finally:
         numba.set_num_threads(previous)
@@ -296,9 +316,9 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         raise TypeError(f"dtrain must be a dgbdt.dask.DaskDataset; got {type(dtrain).__name__}")
     if not dtrain.has_label:
         raise ValueError("dtrain has no label; pass label= to DaskDataset")
-    if p["device"] != "cpu":
-        raise NotImplementedError(f"device={p['device']!r}: the GPU backend is not available "
-                                  "yet; use device='cpu'")
+    # where the partitions live unless asked; on a worker "cuda" is that worker's own GPU
+    p["device"] = "cpu" if (p["device"] or ("cuda" if dtrain.on_device else "cpu")) == "cpu" \
+        else "cuda"
     if mode not in ("auto", "task", "graph"):
         raise ValueError(f"mode must be 'auto', 'task' or 'graph'; got {mode!r}")
     evals = list(evals or [])
@@ -339,7 +359,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         booster, history = fut.result()
         return {"booster": booster, "history": history}
     max_nodes = 2 ** (p["max_depth"] + 1)
-    shards = [client.submit(_make_shard, part, cuts, max_nodes, base, workers=[w],
+    shards = [client.submit(_make_shard, part, cuts, max_nodes, base, p["device"], workers=[w],
                             allow_other_workers=False, pure=False)
               for part, w in zip(dtrain.parts, workers)]
     with client.as_current():  # distributed.wait uses the default client; make it this one

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import array_module, backend_of, is_device_array
 from .input import as_matrix, as_vector
 from .pages import Page, pack
 from .quantize import Cuts, cuts_from_summaries, quantize
 from .sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
+from .sketch_device import summarize_weighted_device
 
 
 class Dataset:
@@ -20,7 +22,9 @@ class Dataset:
 
     Parameters
     ----------
-    data : 2-D numpy array or pandas DataFrame of numbers (NaN = missing).
+    data : 2-D numpy/cupy array, pandas/cuDF DataFrame of numbers (NaN or null = missing).
+        GPU input stays on the GPU (labels, weights and base_margin move there too), is
+        sketched and quantized there, and trains there unless device="cpu" is asked for.
     label, weight : 1-D arrays of length n_rows (weights >= 0, not all zero).
     base_margin : initial margins, shape [n_rows] or [n_rows, n_outputs]; replaces base_score.
     feature_names : names of the columns (default: a DataFrame's columns, else none).
@@ -32,26 +36,28 @@ class Dataset:
                  max_bin: int | None = None, *, page_rows: int | None = None):
         self.data, names = as_matrix(data, feature_names)
         n = self.data.shape[0]
+        dev = self.on_device
+        xp = array_module(self.data)
         self.feature_names = names
-        self.label = None if label is None else as_vector(label, "label", n)
-        self.weight = None if weight is None else as_vector(weight, "weight", n)
+        self.label = None if label is None else as_vector(label, "label", n, dev)
+        self.weight = None if weight is None else as_vector(weight, "weight", n, dev)
         if self.weight is not None:
-            if np.any(self.weight < 0):
-                i = int(np.flatnonzero(self.weight < 0)[0])
-                raise ValueError(f"weight must be >= 0; row {i} has weight {self.weight[i]}")
-            if not np.any(self.weight > 0):
+            if bool(xp.any(self.weight < 0)):
+                i = int(xp.flatnonzero(self.weight < 0)[0])
+                raise ValueError(f"weight must be >= 0; row {i} has weight {float(self.weight[i])}")
+            if not bool(xp.any(self.weight > 0)):
                 raise ValueError("weight: all sample weights are zero; at least one must be > 0")
         self.base_margin = None
         if base_margin is not None:
-            bm = np.asarray(base_margin, dtype=np.float64)
+            bm = xp.asarray(base_margin, dtype=np.float64)
             if bm.ndim == 1:
                 bm = bm[:, None]
             if bm.ndim != 2 or bm.shape[0] != n:
                 raise ValueError(f"base_margin must have shape [{n}] or [{n}, n_outputs]; "
-                                 f"got {np.shape(base_margin)}")
-            if not np.all(np.isfinite(bm)):
+                                 f"got {tuple(base_margin.shape)}")
+            if not bool(xp.all(xp.isfinite(bm))):
                 raise ValueError("base_margin contains NaN or infinite values")
-            self.base_margin = bm
+            self.base_margin = xp.ascontiguousarray(bm)
         if max_bin is not None and (isinstance(max_bin, bool) or not isinstance(
                 max_bin, (int, np.integer)) or not 2 <= max_bin <= 65535):
             raise ValueError(f"max_bin must be an integer in [2, 65535]; got {max_bin!r}")
@@ -62,6 +68,11 @@ class Dataset:
         self.page_rows = int(page_rows) if page_rows else max(n, 1)
         self._cuts: dict[int, Cuts] = {}
         self._pages: dict[int, list[Page]] = {}
+
+    @property
+    def on_device(self) -> bool:
+        """Whether the data lives on a GPU (cupy / cuDF input)."""
+        return is_device_array(self.data)
 
     @property
     def num_row(self) -> int:
@@ -89,10 +100,11 @@ class Dataset:
             scale = None
             if self.weight is not None:
                 scale = weight_scale(float(self.weight.max()), self.num_row)
+            summarize = summarize_weighted_device if self.on_device else summarize_weighted
             merged: Summaries | None = None
             for a, b in self.row_ranges():
                 w = None if self.weight is None else self.weight[a:b]
-                s = summarize_weighted(self.data[a:b], w, scale, max_keys)
+                s = summarize(self.data[a:b], w, scale, max_keys)
                 merged = s if merged is None else merged.merge(s, max_keys)
             self._cuts[max_bin] = cuts_from_summaries(merged, max_bin)
         return self._cuts[max_bin]
@@ -100,6 +112,11 @@ class Dataset:
     def pages(self, cuts: Cuts, max_bin: int) -> list[Page]:
         """One bit-packed page per row range, quantized with ``cuts`` (cached per max_bin)."""
         if max_bin not in self._pages:
-            self._pages[max_bin] = [pack(quantize(self.data[a:b], cuts))
-                                    for a, b in self.row_ranges()]
+            if self.on_device:
+                be = backend_of(self.data)
+                self._pages[max_bin] = [be.quantize_pack(self.data[a:b], cuts)
+                                        for a, b in self.row_ranges()]
+            else:
+                self._pages[max_bin] = [pack(quantize(self.data[a:b], cuts))
+                                        for a, b in self.row_ranges()]
         return self._pages[max_bin]

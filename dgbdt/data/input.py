@@ -1,4 +1,6 @@
-"""Turning user input (numpy, pandas) into checked float32 matrices and float64 vectors.
+"""Turning user input (numpy, pandas; cupy, cuDF) into checked float32 matrices and float64 vectors.
+
+GPU input stays on the GPU (dgbdt.data.device_input); host input stays on the host.
 
 Every rejection says what was wrong and what to do; nothing here copies data that is already a
 C-contiguous float32 matrix.
@@ -6,6 +8,8 @@ C-contiguous float32 matrix.
 from __future__ import annotations
 
 import numpy as np
+
+from .device_input import device_matrix, device_vector, first_inf, is_cudf
 
 
 def _is_dataframe(obj) -> bool:
@@ -44,12 +48,12 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
     ``allow_empty``: accept zero rows (a Dask partition may be empty; a dataset may not).
     """
     names = None
-    if _is_dataframe(data):
+    on_device = is_cudf(data) or hasattr(data, "__cuda_array_interface__")
+    if on_device:
+        X, names = device_matrix(data)
+    elif _is_dataframe(data):
         X, names = _frame_to_matrix(data)
     else:
-        if hasattr(data, "__cuda_array_interface__"):
-            raise TypeError("GPU arrays are not supported by the in-process CPU path yet; "
-                            "copy to host memory (e.g. .get()) first")
         arr = np.asarray(data)
         if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
                                        or arr.dtype == np.bool_):
@@ -65,9 +69,9 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
     if (X.shape[0] == 0 and not allow_empty) or X.shape[1] == 0:
         raise ValueError(f"data is empty (shape {X.shape}); need at least one row and one "
                          "feature")
-    inf = np.isinf(X)
-    if inf.any():
-        r, c = np.argwhere(inf)[0]
+    where = first_inf(X) if on_device else _first_inf(X)
+    if where is not None:
+        r, c = where
         col = names[c] if names else str(c)
         raise ValueError(f"data contains infinite values (first at row {r}, feature {col}); "
                          "replace them with NaN (missing) or a finite value")
@@ -83,8 +87,19 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
     return X, names
 
 
-def as_vector(values, what: str, n: int) -> np.ndarray:
-    """A finite float64 [n] vector (labels, weights)."""
+def _first_inf(X):
+    inf = np.isinf(X)
+    if not inf.any():
+        return None
+    r, c = np.argwhere(inf)[0]
+    return int(r), int(c)
+
+
+def as_vector(values, what: str, n: int, device: bool = False):
+    """A finite float64 [n] vector (labels, weights): numpy, or cupy when the input is on a GPU
+    or ``device`` asks for it (the data is on a GPU)."""
+    if is_cudf(values) or hasattr(values, "__cuda_array_interface__") or device:
+        return device_vector(values, what, n)
     if _is_dataframe(values):
         if values.shape[1] != 1:
             raise ValueError(f"{what} must be 1-D; got a DataFrame with {values.shape[1]} columns")

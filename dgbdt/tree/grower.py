@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import array_module, to_host
 from ..shard import SplitBatch
 from .model import Tree
 from .split import SplitParams, evaluate, leaf_weights
@@ -58,19 +59,31 @@ class FinishRequest:
 
 
 class Growth:
-    """One tree in growth: node table, gradient sums, and the current level."""
+    """One tree in growth: node table, gradient sums, and the current level.
+
+    The node table is a set of preallocated arrays (a depth-d tree has < 2^(d+1) nodes), filled
+    a level at a time with vectorized numpy: the host work per level does not grow with the
+    number of nodes in Python loops (it sits between GPU levels).
+    """
 
     def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, p: SplitParams,
                  scale_g: float, scale_h: float):
         self.k, self.cuts, self.hist_ptrs = k, cuts, hist_ptrs
         self.max_depth, self.p = max_depth, p
         self.scale_g, self.scale_h = scale_g, scale_h
-        self.left, self.right, self.parent = [-1], [-1], [-1]
-        self.feature, self.default_left = [0], [False]
-        self.threshold, self.loss_change = [0.0], [0.0]
-        self.totals: list = [None]
+        cap = 2 ** (max_depth + 1)
+        self.n_nodes = 1
+        self.left = np.full(cap, -1, np.int64)
+        self.right = np.full(cap, -1, np.int64)
+        self.parent = np.full(cap, -1, np.int64)
+        self.feature = np.zeros(cap, np.int64)
+        self.default_left = np.zeros(cap, np.bool_)
+        self.threshold = np.zeros(cap, np.float64)
+        self.loss_change = np.zeros(cap, np.float64)
+        self.totals = np.zeros((cap, 2), np.int64)
+        self.have_root_totals = False
         self.depth = 0
-        self.level_nodes: list[int] = [0]
+        self.level_nodes = np.array([0], np.int64)
         self.pending: SplitBatch | None = None
         self.done = False
         self.request = LevelRequest(None, np.array([0], np.int64), np.zeros(0, np.int64),
@@ -78,51 +91,45 @@ class Growth:
                                     start=(k, scale_g, scale_h))
         self.eval_seconds = 0.0
 
-    def _add_child(self, parent: int, tot) -> int:
-        node = len(self.left)
-        for arr, v in ((self.left, -1), (self.right, -1), (self.parent, parent),
-                       (self.feature, 0), (self.default_left, False), (self.threshold, 0.0),
-                       (self.loss_change, 0.0)):
-            arr.append(v)
-        self.totals.append(tot)
-        return node
-
     def advance(self, merged: np.ndarray) -> None:
         """Consume the merged histograms [len(request.nodes), S, 2] of the current request."""
         t = time.perf_counter()
         req = self.request
-        by_node = dict(zip(req.nodes.tolist(), merged))
-        if self.totals[0] is None:
-            self.totals[0] = merged[0, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=0)
-        hist = np.stack([by_node[n] for n in self.level_nodes])
-        totals = np.stack([self.totals[n] for n in self.level_nodes])
-        cand = evaluate(hist, totals, self.hist_ptrs, self.scale_g, self.scale_h, self.p)
+        if not self.have_root_totals:   # the root's sums: all slots of feature 0 (any feature)
+            self.totals[0] = to_host(
+                merged[0, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=0)).astype(np.int64)
+            self.have_root_totals = True
+        slot = {n: i for i, n in enumerate(req.nodes.tolist())}
+        order = np.array([slot[n] for n in self.level_nodes.tolist()], dtype=np.int64)
+        hist = merged if np.array_equal(order, np.arange(len(order))) else \
+            merged[array_module(merged).asarray(order)]
+        cand = evaluate(hist, self.totals[self.level_nodes], self.hist_ptrs, self.scale_g,
+                        self.scale_h, self.p)
         ok = np.flatnonzero(cand.splittable(self.p))
         if self.depth == self.max_depth or ok.size == 0:
             self.pending, self.done = None, True
             self.eval_seconds += time.perf_counter() - t
             return
-        cuts = self.cuts
-        split_nodes, lefts, rights = [], [], []
-        for i in ok:
-            n, f, b = self.level_nodes[i], int(cand.feature[i]), int(cand.split_bin[i])
-            self.feature[n], self.default_left[n] = f, bool(cand.default_left[i])
-            self.loss_change[n] = float(cand.gain[i])
-            self.threshold[n] = float(cuts.values[cuts.ptrs[f] + b] if b >= 0
-                                      else cuts.min_values[f])
-            left = self._add_child(n, cand.left[i])
-            right = self._add_child(n, cand.right[i])
-            self.left[n], self.right[n] = left, right
-            split_nodes.append(n)
-            lefts.append(left)
-            rights.append(right)
-        self.pending = SplitBatch(
-            node=np.array(split_nodes, dtype=np.int64),
-            feature=cand.feature[ok].astype(np.int64),
-            split_bin=cand.split_bin[ok].astype(np.int64),
-            default_left=cand.default_left[ok].copy(),
-            left=np.array(lefts, dtype=np.int64), right=np.array(rights, dtype=np.int64))
-        self.level_nodes = [c for pair in zip(lefts, rights) for c in pair]
+        cuts, m = self.cuts, ok.size
+        nodes = self.level_nodes[ok]
+        f = cand.feature[ok].astype(np.int64)
+        b = cand.split_bin[ok].astype(np.int64)
+        self.feature[nodes] = f
+        self.default_left[nodes] = cand.default_left[ok]
+        self.loss_change[nodes] = cand.gain[ok]
+        self.threshold[nodes] = np.where(b >= 0, cuts.values[cuts.ptrs[f] + np.maximum(b, 0)],
+                                         cuts.min_values[f])
+        # children numbered in order, left then right (as XGBoost numbers them)
+        lefts = self.n_nodes + 2 * np.arange(m, dtype=np.int64)
+        rights = lefts + 1
+        self.n_nodes += 2 * m
+        self.left[nodes], self.right[nodes] = lefts, rights
+        self.parent[lefts], self.parent[rights] = nodes, nodes
+        self.totals[lefts], self.totals[rights] = cand.left[ok], cand.right[ok]
+        self.pending = SplitBatch(node=nodes, feature=f, split_bin=b,
+                                  default_left=cand.default_left[ok].copy(),
+                                  left=lefts, right=rights)
+        self.level_nodes = np.stack([lefts, rights], axis=1).ravel()
         self.depth += 1
         if self.depth == self.max_depth:       # children are leaves: no histograms needed
             self.done = True
@@ -130,10 +137,9 @@ class Growth:
             left_smaller = cand.left[ok, 1] <= cand.right[ok, 1]
             self.request = LevelRequest(
                 splits=self.pending,
-                small=np.where(left_smaller, self.pending.left, self.pending.right),
-                large=np.where(left_smaller, self.pending.right, self.pending.left),
-                parent_slot=np.array([req.nodes.tolist().index(n) for n in split_nodes],
-                                     dtype=np.int64),
+                small=np.where(left_smaller, lefts, rights),
+                large=np.where(left_smaller, rights, lefts),
+                parent_slot=np.array([slot[n] for n in nodes.tolist()], dtype=np.int64),
                 keep=self.depth + 1 < self.max_depth)
             self.pending = None
         self.eval_seconds += time.perf_counter() - t
@@ -143,24 +149,25 @@ class Growth:
         return FinishRequest(self.k, self.pending, leaves, values[leaves].astype(np.float64))
 
     def _leaf_values(self):
-        tot = np.array(self.totals, dtype=np.int64)
+        n = self.n_nodes
+        tot = self.totals[:n]
         g, h = tot[:, 0] / self.scale_g, tot[:, 1] / self.scale_h
         weight = (leaf_weights(g, h, self.p) * self.p.eta).astype(np.float32)
-        leaves = np.flatnonzero(np.array(self.left) == -1).astype(np.int64)
+        leaves = np.flatnonzero(self.left[:n] == -1).astype(np.int64)
         return leaves, weight
 
     def tree(self) -> Tree:
+        n = self.n_nodes
         leaves, weight = self._leaf_values()
-        threshold = np.array(self.threshold, dtype=np.float32)
+        threshold = self.threshold[:n].astype(np.float32)
         threshold[leaves] = weight[leaves]
-        tot = np.array(self.totals, dtype=np.int64)
         return Tree(
-            left=np.array(self.left, dtype=np.int32), right=np.array(self.right, dtype=np.int32),
-            parent=np.array(self.parent, dtype=np.int32),
-            feature=np.array(self.feature, dtype=np.int32), threshold=threshold,
-            default_left=np.array(self.default_left, dtype=np.bool_), base_weight=weight,
-            loss_change=np.array(self.loss_change, dtype=np.float32),
-            sum_hessian=(tot[:, 1] / self.scale_h).astype(np.float32))
+            left=self.left[:n].astype(np.int32), right=self.right[:n].astype(np.int32),
+            parent=self.parent[:n].astype(np.int32),
+            feature=self.feature[:n].astype(np.int32), threshold=threshold,
+            default_left=self.default_left[:n].copy(), base_weight=weight,
+            loss_change=self.loss_change[:n].astype(np.float32),
+            sum_hessian=(self.totals[:n, 1] / self.scale_h).astype(np.float32))
 
 
 def grow_tree(seam, growth: Growth, timers: dict) -> Tree:

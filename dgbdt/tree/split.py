@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import backend_of
 from ..kernels import cpu_split
 
 MIN_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than this
@@ -69,15 +70,25 @@ class SplitCandidates:
 
 def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_g: float,
              scale_h: float, p: SplitParams) -> SplitCandidates:
-    """Best split of every node from its merged histogram [m, S, 2] and totals [m, 2]."""
-    gain, feat, sbin, dleft, left = cpu_split.evaluate_splits(
-        hist, hist_ptrs, totals, 1.0 / scale_g, 1.0 / scale_h, p.lam, p.alpha,
-        p.max_delta_step, p.min_child_weight)
+    """Best split of every node from its merged histogram [m, S, 2] and totals [m, 2].
+
+    The histogram may be on the host or a GPU (the backend of its array evaluates it there);
+    the candidates come back as numpy arrays.
+    """
+    gain, feat, sbin, dleft, left = backend_of(hist).evaluate_splits(
+        hist, totals, hist_ptrs, 1.0 / scale_g, 1.0 / scale_h, p)
     return SplitCandidates(gain, feat, sbin, dleft, left, totals - left)
 
 
 def leaf_weights(g: np.ndarray, h: np.ndarray, p: SplitParams) -> np.ndarray:
-    """w* for each (G, H) pair (before eta), float64."""
-    return np.array([cpu_split.leaf_weight(float(a), float(b), p.lam, p.alpha,
-                                           p.max_delta_step, p.min_child_weight)
-                     for a, b in zip(g, h)], dtype=np.float64)
+    """w* for each (G, H) pair (before eta), float64: the vectorized form of
+    kernels.cpu_split.leaf_weight (the same float64 operations, so the same values)."""
+    g = np.asarray(g, dtype=np.float64)
+    h = np.asarray(h, dtype=np.float64)
+    t = np.where(g > p.alpha, g - p.alpha, np.where(g < -p.alpha, g + p.alpha, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -t / (h + p.lam)
+    if p.max_delta_step != 0.0:
+        w = np.where(np.abs(w) > p.max_delta_step,
+                     np.where(w > 0, p.max_delta_step, -p.max_delta_step), w)
+    return np.where((h < p.min_child_weight) | (h <= 0.0), 0.0, w)

@@ -1,0 +1,94 @@
+"""Where arrays live (numpy on the host, cupy on a GPU) and the kernel seam between them.
+
+Everything above the seam (the boosting loop, the grower, the Dask layer) is written once. A
+*backend* object carries the operations that touch rows — the kernels — for one kind of memory:
+
+* ``dgbdt.kernels.cpu.CpuBackend``: numba kernels on numpy arrays;
+* ``dgbdt.kernels.gpu.CudaBackend``: CUDA kernels (CuPy RawKernel, compiled by NVRTC at first
+  use) on cupy arrays of one device.
+
+Both compute the same integers (fixed-point histograms, row partitions) and the same float64
+arithmetic where it matters (split gains), so the CPU backend is the GPU backend's oracle.
+``device`` follows XGBoost: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``; ``None`` means where the
+data lives (cupy/cuDF input trains on the GPU, host input on the CPU).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+
+def is_device_array(a) -> bool:
+    """Whether ``a`` lives in GPU memory (cupy arrays, cuDF columns, numba device arrays)."""
+    return hasattr(a, "__cuda_array_interface__")
+
+
+def array_module(a):
+    """cupy for GPU arrays, numpy otherwise."""
+    if is_device_array(a):
+        import cupy
+        return cupy
+    return np
+
+
+def to_host(a) -> np.ndarray:
+    """A numpy copy (or view) of a host or device array."""
+    if is_device_array(a):
+        import cupy
+        return cupy.asnumpy(a)
+    return np.asarray(a)
+
+
+def cuda_available() -> bool:
+    """Whether cupy imports and sees at least one GPU."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:                       # no cupy, no driver, no device
+        return False
+
+
+def resolve_device(device: str | None, data=None) -> str:
+    """The device training runs on: the parameter if given, else where ``data`` lives."""
+    if device is None:
+        return "cuda" if data is not None and is_device_array(data) else "cpu"
+    return device
+
+
+def device_ordinal(device: str) -> int | None:
+    """None for "cpu"; the GPU ordinal for "cuda" (the current device) or "cuda:N"."""
+    if device == "cpu":
+        return None
+    if device == "cuda":
+        import cupy
+        return cupy.cuda.runtime.getDevice()
+    return int(device.split(":")[1])
+
+
+def get_backend(device: str):
+    """The backend object of a resolved device string."""
+    if device == "cpu":
+        from .kernels.cpu import CPU
+        return CPU
+    if not cuda_available():
+        raise RuntimeError(f"device={device!r} needs a CUDA GPU and CuPy, and none is usable "
+                           "here (is cupy-cuda13x installed and a GPU visible?). Fix: install "
+                           "dgbdt[gpu] on a GPU machine, or use device='cpu'.")
+    from .kernels.gpu import CudaBackend
+    return CudaBackend.for_ordinal(device_ordinal(device))
+
+
+def backend_of(a):
+    """The backend that computes on arrays like ``a`` (the current GPU for device arrays)."""
+    if is_device_array(a):
+        from .kernels.gpu import CudaBackend
+        import cupy
+        return CudaBackend.for_ordinal(cupy.cuda.runtime.getDevice())
+    from .kernels.cpu import CPU
+    return CPU
+
+
+def sync_timers() -> bool:
+    """DGBDT_SYNC_TIMERS=1: GPU stage timers synchronize, so they measure kernel time (slower)."""
+    return os.environ.get("DGBDT_SYNC_TIMERS", "") not in ("", "0")

@@ -1,0 +1,98 @@
+"""GPU input: cupy arrays and cuDF DataFrames/Series as checked device matrices and vectors.
+
+The device twins of dgbdt.data.input's host checks, with the same messages. Data stays on the
+GPU: a cuDF frame becomes one float32 [n, F] cupy matrix (nullable columns' nulls -> NaN =
+missing; category columns by their codes until native categorical splits exist, nulls -> NaN).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def is_cudf(obj) -> bool:
+    """Whether obj is a cuDF DataFrame or Series (without importing cudf)."""
+    return type(obj).__module__.split(".")[0] == "cudf"
+
+
+def _cudf_column(col):
+    """One cuDF column as a float32 Series whose nulls are NaN-able (codes for categories)."""
+    dtype = col.dtype
+    if getattr(dtype, "name", str(dtype)) == "category":
+        codes = col.cat.codes.astype("float32")
+        return codes.where(~col.isna())
+    kind = np.dtype(dtype).kind if not hasattr(dtype, "categories") else "O"
+    if kind not in "biuf":
+        raise TypeError(f"data has non-numeric columns: '{col.name}' ({dtype}). Convert them to "
+                        "numbers or drop them.")
+    return col.astype("float32")
+
+
+def cudf_to_matrix(df):
+    """(cupy float32 [n, F] C-contiguous, column names) of a cuDF DataFrame."""
+    import cupy
+    import cudf
+    names = [str(c) for c in df.columns]
+    conv = cudf.DataFrame({i: _cudf_column(df[c]) for i, c in enumerate(df.columns)})
+    if conv.shape[1] == 0:
+        return cupy.zeros((len(df), 0), dtype=cupy.float32), names
+    X = conv.to_cupy(dtype=np.float32, na_value=np.nan)
+    return cupy.ascontiguousarray(X), names
+
+
+def device_matrix(data):
+    """(cupy float32 [n, F] C-contiguous, names or None) of a cupy array or cuDF DataFrame."""
+    import cupy
+    if is_cudf(data):
+        if data.ndim == 1:
+            raise ValueError("data must be 2-D [n_rows, n_features]; got a cuDF Series (use "
+                             "series.to_frame() for a single feature)")
+        return cudf_to_matrix(data)
+    arr = cupy.asarray(data)
+    if not (arr.dtype.kind in "biuf"):
+        raise TypeError(f"data must hold numbers; got an array of dtype {arr.dtype}. "
+                        "Convert the columns to numbers first.")
+    if arr.ndim != 2:
+        raise ValueError(f"data must be 2-D [n_rows, n_features]; got shape {arr.shape}"
+                         + (" (use X.reshape(-1, 1) for a single feature)"
+                            if arr.ndim == 1 else ""))
+    return cupy.ascontiguousarray(arr, dtype=cupy.float32), None
+
+
+def first_inf(X):
+    """(row, column) of the first infinite value of a device matrix, or None (one sync)."""
+    import cupy
+    inf = cupy.isinf(X)
+    if not bool(inf.any()):
+        return None
+    flat = int(cupy.flatnonzero(inf.ravel())[0])
+    return divmod(flat, X.shape[1])
+
+
+def device_vector(values, what: str, n: int):
+    """A finite float64 [n] cupy vector from a cupy array or cuDF Series/one-column frame."""
+    import cupy
+    if is_cudf(values):
+        if values.ndim == 2:
+            if values.shape[1] != 1:
+                raise ValueError(f"{what} must be 1-D; got a DataFrame with {values.shape[1]} "
+                                 "columns")
+            values = values.iloc[:, 0]
+        if getattr(values.dtype, "name", "") == "category":
+            raise TypeError(f"{what} must hold numbers; got dtype category")
+        arr = values.astype("float64").to_cupy(na_value=np.nan)
+    else:
+        arr = cupy.asarray(values)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"{what} must hold numbers; got dtype {arr.dtype}")
+        arr = arr.astype(cupy.float64)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D; got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"{what} has {arr.shape[0]} entries but data has {n} rows")
+    bad = ~cupy.isfinite(arr)
+    if bool(bad.any()):
+        raise ValueError(f"{what} contains NaN or infinite values "
+                         f"(first at row {int(cupy.flatnonzero(bad)[0])})")
+    return cupy.ascontiguousarray(arr)

@@ -1,0 +1,202 @@
+"""Array-module-generic (``xp`` = numpy or cupy) ``summarize``, bit for bit the CPU summaries.
+
+The data stay in ``xp`` arrays (on the GPU under cupy); only the final summary (at most
+``F * max_keys`` buckets) is copied to the host. For X float32 [n, F], all features at once:
+
+1. Keys (see ``dgbdt.data.sketch``): with ``u`` the bits of x and ``m = u & 0x7FFFFFFF``,
+   NaN (``m > 0x7F800000``) -> ``NAN_KEY`` (larger than every other key, so sorted last and
+   cut off), sign set and ``m != 0`` -> ``~u``, else ``m | 0x80000000`` (-0.0 keys as +0.0).
+   ``c_f`` = number of non-NaN values of feature f. Any ``m == 0x7F800000`` (+-inf) raises.
+2. Sort: one flat sort of the uint64 ``f << 32 | key`` orders every feature's keys (NaN
+   last) in row f of the [F, n] result. Weighted: an argsort, weights gathered at
+   ``order % n`` (ties are equal keys of one bucket, so their order does not matter).
+3. ``h_j = bit_length(k_j ^ k_{j-1})`` for ``1 <= j < c_f`` (0 for the NaN tail). Since
+   ``k >> s`` changes between j-1 and j iff ``h_j > s``, the bucket count at shift s is
+   ``N_s = 1 + sum_{h > s} H_f[h]`` with ``H_f`` the histogram of ``h`` (one ``bincount``
+   of ``33 f + h``). ``N_s`` is non-increasing and ``N_32 = 1 <= max_keys``, so
+   ``s_f = #{s in 0..32 : N_s > max_keys}`` is the smallest fitting shift
+   (``_smallest_shift``).
+4. Buckets start at j = 0 (if ``c_f > 0``) and at every j with ``h_j > s_f``. Bucket
+   ``[a, e]`` has key ``k_a >> s_f``, weight ``e - a + 1`` (unweighted) or
+   ``C[e] - C[a] + w_a`` with C the per-feature running sum of the sorted weights (exact:
+   int64 arithmetic mod 2**64), ``lo = key_to_bits(k_a)``, ``hi = key_to_bits(k_e)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.cpu_data import NAN_KEY
+from .sketch import Summaries
+
+__all__ = ["summarize_device", "summarize_weighted_device", "to_fixed_device"]
+
+_U32 = np.uint32
+
+
+def _get_xp(X, xp):
+    """``xp`` if given, else cupy for device arrays (``__cuda_array_interface__``), else numpy."""
+    if xp is not None:
+        return xp
+    if hasattr(X, "__cuda_array_interface__"):
+        import cupy
+
+        return cupy
+    return np
+
+
+def _to_host(a) -> np.ndarray:
+    """A numpy array from a numpy or cupy array."""
+    if hasattr(a, "__cuda_array_interface__"):
+        return a.get()
+    return np.asarray(a)
+
+
+def _bit_length(d, xp):
+    """uint8 ``bit_length`` of uint32 ``d`` (0 for 0): binary search for the top bit."""
+    h = xp.zeros(d.shape, xp.uint8)
+    for sh in (16, 8, 4, 2, 1):
+        big = d >= _U32(1 << sh)
+        d = xp.where(big, d >> _U32(sh), d)
+        h += big.astype(xp.uint8) * np.uint8(sh)
+    h += d.astype(xp.uint8)  # d is now 0 or 1
+    return h
+
+
+def _key_to_bits(k, xp):
+    """Inverse of the key map on uint32 ``k`` (float32 bits as uint32)."""
+    return xp.where(k >= _U32(0x80000000), k & _U32(0x7FFFFFFF), ~k)
+
+
+def to_fixed_device(w, scale: float, xp):
+    """``sketch.to_fixed`` in ``xp``: ``rint(w * scale)`` as int64 (w finite, >= 0)."""
+    w = xp.asarray(w, dtype=xp.float64)
+    if w.size and not (bool(xp.all(xp.isfinite(w))) and float(w.min()) >= 0):
+        raise ValueError("weights must be finite and non-negative")
+    return xp.rint(w * float(scale)).astype(xp.int64)
+
+
+def summarize_device(X, weights_fixed=None, max_keys: int = 4096, xp=None) -> Summaries:
+    """``sketch.summarize(X, weights_fixed, max_keys)`` computed with ``xp`` (see module doc).
+
+    Same validation and errors as ``summarize``; returns host (numpy) ``Summaries``.
+    """
+    xp = _get_xp(X, xp)
+    X = xp.asarray(X, dtype=xp.float32)
+    if X.ndim != 2:
+        raise ValueError("X must be 2-D")
+    max_keys = int(max_keys)
+    if max_keys < 1:
+        raise ValueError("max_keys must be >= 1")
+    n, nf = X.shape
+    weighted = weights_fixed is not None
+    if weighted:
+        w = xp.ascontiguousarray(xp.asarray(weights_fixed))
+        if w.dtype != np.int64:
+            raise TypeError("weights_fixed must be int64 (use to_fixed)")
+        if w.shape != (n,):
+            raise ValueError("weights_fixed must have shape [n_rows]")
+        if n and int(w.min()) < 0:
+            raise ValueError("weights must be non-negative")
+    if n == 0 or nf == 0:
+        s = Summaries.empty(nf, max_keys)
+        s.n_rows = n
+        return s
+
+    # 1. keys [F, n]
+    u = xp.ascontiguousarray(X.T).view(xp.uint32)
+    mag = u & _U32(0x7FFFFFFF)
+    bad = (mag == _U32(0x7F800000)).any(axis=1)
+    if bool(bad.any()):
+        bad = _to_host(xp.flatnonzero(bad)).tolist()
+        raise ValueError(f"infinite values in feature(s) {bad[:10]}")
+    nan = mag > _U32(0x7F800000)
+    cnt = (n - nan.sum(axis=1)).astype(xp.int64)
+    key = xp.where((u != mag) & (mag != 0), ~u, mag | _U32(0x80000000))
+    del u, mag
+    key = xp.where(nan, _U32(NAN_KEY), key)
+    del nan
+
+    # 2. sort every feature with one flat sort of f << 32 | key
+    comp = key.astype(xp.uint64)
+    comp |= (xp.arange(nf, dtype=xp.uint64) << np.uint64(32))[:, None]
+    comp = comp.ravel()
+    ws = None
+    if weighted:
+        order = xp.argsort(comp)
+        del comp
+        k = key.ravel()[order]
+        order %= n
+        ws = w[order].reshape(nf, n)
+        del order
+    else:
+        comp.sort()
+        comp &= np.uint64(0xFFFFFFFF)
+        k = comp.astype(xp.uint32)
+        del comp
+    del key
+    k = k.reshape(nf, n)
+
+    # 3. shifts from the per-feature histogram of bit lengths; 4. bucket starts
+    if n > 1:
+        bl = _bit_length(k[:, 1:] ^ k[:, :-1], xp)  # [F, n-1]: h_j at column j-1
+        rows = xp.flatnonzero((cnt > 0) & (cnt < n))
+        if rows.size:  # last valid key vs first NaN key
+            bl[rows, cnt[rows] - 1] = 0
+        it = xp.int32 if 33 * nf < 2**31 else xp.int64
+        code = bl.astype(it) + (xp.arange(nf, dtype=it) * 33)[:, None]
+        hist = xp.bincount(code.ravel(), minlength=33 * nf).reshape(nf, 33)
+        del code
+        cum = xp.cumsum(hist, axis=1)
+        s = ((cum[:, -1:] - cum + 1) > max_keys).sum(axis=1).astype(xp.int64)
+        starts = xp.concatenate(
+            [(cnt > 0)[:, None], bl > s.astype(xp.uint8)[:, None]], axis=1)
+        del bl
+    else:
+        s = xp.zeros(nf, xp.int64)
+        starts = (cnt > 0)[:, None]
+    counts = starts.sum(axis=1).astype(xp.int64)
+    idx = xp.flatnonzero(starts)  # flat [F * n] positions of bucket starts, by feature
+    del starts
+    ptrs = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(counts)])
+    if idx.size == 0:
+        out = Summaries.empty(nf, max_keys)
+        out.n_rows = n
+        out.shifts = _to_host(s).astype(np.int64)
+        return out
+    nz = xp.flatnonzero(counts)
+    ends = xp.empty_like(idx)
+    ends[:-1] = idx[1:] - 1
+    ends[ptrs[nz + 1] - 1] = nz * n + cnt[nz] - 1  # last bucket of each feature
+    kf = k.ravel()
+    kb = kf[idx]
+    keys = kb.astype(xp.uint64) >> s.astype(xp.uint64)[idx // n]
+    if weighted:
+        wf = ws.ravel()
+        cw = xp.cumsum(ws, axis=1).ravel()
+        bw = cw[ends] - cw[idx] + wf[idx]
+    else:
+        bw = ends - idx + 1
+    lo = _key_to_bits(kb, xp)
+    hi = _key_to_bits(kf[ends], xp)
+    return Summaries(
+        keys=_to_host(keys).astype(np.uint64, copy=False),
+        weights=_to_host(bw).astype(np.int64, copy=False),
+        lo=_to_host(lo).astype(np.uint32, copy=False).view(np.float32),
+        hi=_to_host(hi).astype(np.uint32, copy=False).view(np.float32),
+        ptrs=_to_host(ptrs).astype(np.int64, copy=False),
+        shifts=_to_host(s).astype(np.int64, copy=False),
+        n_rows=n, max_keys=max_keys)
+
+
+def summarize_weighted_device(X, weight, scale: float | None, max_keys: int,
+                              xp=None) -> Summaries:
+    """``sketch.summarize_weighted`` with ``xp``: rows of weight <= 0 (or NaN) left out,
+    the rest weighted ``to_fixed(weight, scale)``; ``weight=None``: unweighted."""
+    xp = _get_xp(X, xp)
+    if weight is None:
+        return summarize_device(X, None, max_keys, xp)
+    X = xp.asarray(X)
+    weight = xp.asarray(weight)
+    keep = weight > 0
+    return summarize_device(X[keep], to_fixed_device(weight[keep], scale, xp), max_keys, xp)

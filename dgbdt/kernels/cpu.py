@@ -1,0 +1,75 @@
+"""The CPU backend: the kernel seam (dgbdt.backend) over numba kernels and numpy arrays."""
+from __future__ import annotations
+
+import time
+
+import numba
+import numpy as np
+
+from ..backend import to_host
+from . import cpu_split, cpu_tree
+
+
+class CpuBackend:
+    """Operations on a Shard's rows (see dgbdt.shard), on the host."""
+
+    name = "cpu"
+    xp = np
+
+    def clock(self) -> float:
+        return time.perf_counter()
+
+    def asarray(self, a, dtype=None):
+        return np.ascontiguousarray(to_host(a), dtype=dtype)
+
+    def to_host(self, a) -> np.ndarray:
+        return np.asarray(a)
+
+    def gradients(self, objective, margin, label, weight, g, h):
+        objective.gradients(margin, label, weight, out=(g, h))
+        if margin.shape[0] == 0:
+            return np.zeros(margin.shape[1]), np.zeros(margin.shape[1])
+        return np.abs(g).max(axis=0), np.abs(h).max(axis=0)
+
+    def start_tree(self, shard, k: int, scale_g: float, scale_h: float) -> None:
+        cpu_tree.quantize_gradients(shard.g, shard.h, k, scale_g, scale_h, shard.grad)
+        shard.rows[:] = np.arange(shard.n_rows, dtype=np.int32)
+        shard.begin[0] = 0
+        shard.end[0] = shard.n_rows
+
+    def histograms(self, shard, nodes: np.ndarray, hist_ptrs: np.ndarray) -> np.ndarray:
+        p = shard.page
+        return cpu_tree.build_histograms(
+            p.words, p.bits, p.n_features, hist_ptrs, shard.rows, shard.grad,
+            shard.begin[nodes], shard.end[nodes], int(hist_ptrs[-1]), numba.get_num_threads())
+
+    def apply_splits(self, shard, s) -> None:
+        p = shard.page
+        b, e = shard.begin[s.node], shard.end[s.node]
+        if shard.scratch_l is None:
+            shard.scratch_l = np.empty(shard.n_rows, dtype=np.int32)
+            shard.scratch_r = np.empty(shard.n_rows, dtype=np.int32)
+        n_left = cpu_tree.partition_rows(
+            p.words, p.bits, p.n_features, shard.n_bins, shard.rows, shard.scratch_l,
+            shard.scratch_r, b, e, s.feature, s.split_bin, s.default_left,
+            max(1, min(numba.get_num_threads() * 4, shard.n_rows // 4096)))
+        shard.begin[s.left], shard.end[s.left] = b, b + n_left
+        shard.begin[s.right], shard.end[s.right] = b + n_left, e
+
+    def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
+        cpu_tree.add_leaf_values(shard.margin, k, shard.rows, shard.begin[nodes],
+                                 shard.end[nodes], values)
+
+    def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
+        return cpu_split.evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam,
+                                         p.alpha, p.max_delta_step, p.min_child_weight)
+
+    def predict_raw(self, X, cat, ptrs, classes, out, leaves) -> None:
+        want = leaves is not None
+        cpu_tree.predict_raw(
+            X, cat["left"], cat["right"], cat["feature"], cat["threshold"], cat["default_left"],
+            cat["threshold"].astype(np.float64), ptrs, classes, out,
+            leaves if want else np.zeros((1, 1), dtype=np.int32), want)
+
+
+CPU = CpuBackend()

@@ -1,0 +1,158 @@
+// Split evaluation on merged integer histograms: the loop of dgbdt/kernels/cpu_split.py, in
+// parallel over (feature, node), with the same float64 arithmetic in the same order (compiled
+// with --fmad=false, so no fused multiply-adds) and the same tie rule, hence the same splits.
+#include "common.cuh"
+
+struct GainParams {
+    double inv_sg, inv_sh, lam, alpha, max_delta_step, min_child_weight;
+};
+
+__device__ __forceinline__ double threshold_l1(double g, double alpha) {
+    if (g > alpha) return g - alpha;
+    if (g < -alpha) return g + alpha;
+    return 0.0;
+}
+
+__device__ double leaf_weight(double g, double h, const GainParams& p) {
+    if (h < p.min_child_weight || h <= 0.0) return 0.0;
+    double w = -threshold_l1(g, p.alpha) / (h + p.lam);
+    if (p.max_delta_step != 0.0 && fabs(w) > p.max_delta_step)
+        w = w > 0 ? p.max_delta_step : -p.max_delta_step;
+    return w;
+}
+
+__device__ double node_gain(double g, double h, const GainParams& p) {
+    if (h <= 0.0) return 0.0;
+    if (p.max_delta_step == 0.0) {
+        const double t = threshold_l1(g, p.alpha);
+        return t * t / (h + p.lam);
+    }
+    const double w = leaf_weight(g, h, p);
+    return -(2.0 * g * w + (h + p.lam) * w * w);
+}
+
+// Candidates of one feature in the CPU's scan order: forward b = 0..nb-1 (index b), then, if
+// the node has missing values of the feature, backward i = nb-1..0 (index nb + nb-1-i, split
+// bin i-1). The CPU keeps the first candidate of the largest float32 gain > 0; here every
+// candidate with gain > 0 posts key = gain bits << 32 | ~(f * 2 * nb_max + index) with
+// atomicMax (positive float32 bits order like the floats), which selects the same one.
+//
+// Grid (features, nodes); a block scans its feature's bins in chunks of blockDim (a block
+// prefix sum of the int64 pairs, carried between chunks).
+extern "C" __global__ void evaluate_splits(
+        const i64* __restrict__ hist, int n_slots, const i64* __restrict__ hist_ptrs,
+        const i64* __restrict__ totals, double inv_sg, double inv_sh, double lam,
+        double alpha, double max_delta_step, double min_child_weight, int nb_max,
+        u64* __restrict__ best) {
+    GainParams p;
+    p.inv_sg = inv_sg; p.inv_sh = inv_sh; p.lam = lam; p.alpha = alpha;
+    p.max_delta_step = max_delta_step; p.min_child_weight = min_child_weight;
+    __shared__ i64 wg[32], wh[32];
+    __shared__ i64 carry_g, carry_h;
+    __shared__ u64 wbest[32];
+    const int f = blockIdx.x, j = blockIdx.y;
+    const i64 p0 = hist_ptrs[f];
+    const int nb = (int)(hist_ptrs[f + 1] - p0 - 1);
+    const i64* H = hist + ((i64)j * n_slots + p0) * 2;
+    const i64 tg = totals[2 * j], th = totals[2 * j + 1];
+    const double parent = node_gain(tg * p.inv_sg, th * p.inv_sh, p);
+    const bool has_missing = H[2 * nb] != 0 || H[2 * nb + 1] != 0;
+    const i64 fs_g = tg - H[2 * nb], fs_h = th - H[2 * nb + 1];   // non-missing sums
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    const u64 base = (u64)f * 2 * (u64)nb_max;
+    u64 mine = 0;
+    if (threadIdx.x == 0) { carry_g = 0; carry_h = 0; }
+    __syncthreads();
+    for (int c0 = 0; c0 < nb; c0 += blockDim.x) {
+        const int bin = c0 + threadIdx.x;
+        i64 vg = 0, vh = 0;
+        if (bin < nb) { vg = H[2 * bin]; vh = H[2 * bin + 1]; }
+        i64 sg = vg, sh = vh;   // inclusive scan within the warp
+        for (int o = 1; o < 32; o <<= 1) {
+            const i64 ag = __shfl_up_sync(0xffffffffu, sg, o);
+            const i64 ah = __shfl_up_sync(0xffffffffu, sh, o);
+            if (lane >= o) { sg += ag; sh += ah; }
+        }
+        if (lane == 31) { wg[warp] = sg; wh[warp] = sh; }
+        __syncthreads();
+        i64 pg = carry_g, ph = carry_h;
+        for (int w = 0; w < warp; ++w) { pg += wg[w]; ph += wh[w]; }
+        const i64 lg = pg + sg, lh = ph + sh;          // bins 0..bin
+        if (bin < nb) {
+            // forward: bins 0..bin left, the rest (missing included) right
+            double hl = lh * p.inv_sh, hr = (th - lh) * p.inv_sh;
+            if (hl >= p.min_child_weight && hr >= p.min_child_weight) {
+                const float gain = (float)(node_gain(lg * p.inv_sg, hl, p)
+                                           + node_gain((tg - lg) * p.inv_sg, hr, p) - parent);
+                if (gain > 0.0f) {
+                    const u64 key = ((u64)__float_as_uint(gain) << 32)
+                                    | (u64)(0xffffffffu - (u32)(base + bin));
+                    if (key > mine) mine = key;
+                }
+            }
+            if (has_missing) {
+                // backward: bins bin..nb-1 right, the rest (missing included) left
+                const i64 rg = fs_g - (lg - vg), rh = fs_h - (lh - vh);
+                hr = rh * p.inv_sh;
+                hl = (th - rh) * p.inv_sh;
+                if (hl >= p.min_child_weight && hr >= p.min_child_weight) {
+                    const float gain = (float)(node_gain((tg - rg) * p.inv_sg, hl, p)
+                                               + node_gain(rg * p.inv_sg, hr, p) - parent);
+                    if (gain > 0.0f) {
+                        const u64 key = ((u64)__float_as_uint(gain) << 32)
+                                        | (u64)(0xffffffffu - (u32)(base + nb + (nb - 1 - bin)));
+                        if (key > mine) mine = key;
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == blockDim.x - 1) { carry_g = lg; carry_h = lh; }
+        __syncthreads();
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const u64 other = __shfl_xor_sync(0xffffffffu, mine, o);
+        if (other > mine) mine = other;
+    }
+    if (lane == 0) wbest[warp] = mine;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 top = 0;
+        for (int w = 0; w < nwarps; ++w) if (wbest[w] > top) top = wbest[w];
+        if (top) atomicMax(best + j, top);
+    }
+}
+
+// Decode each node's best key: out int64 [m, 6] = (float32 gain bits, feature (-1: none),
+// split_bin, default_left, left G, left H), the left sums recomputed from the histogram.
+extern "C" __global__ void finish_splits(
+        const i64* __restrict__ hist, int n_slots, const i64* __restrict__ hist_ptrs,
+        const i64* __restrict__ totals, int nb_max, int m, const u64* __restrict__ best,
+        i64* __restrict__ out) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m) return;
+    i64* o = out + 6 * (i64)j;
+    const u64 key = best[j];
+    if (key == 0) {
+        o[0] = 0; o[1] = -1; o[2] = 0; o[3] = 0; o[4] = 0; o[5] = 0;
+        return;
+    }
+    const u64 idx = (u64)(0xffffffffu - (u32)(key & 0xffffffffu));
+    const int f = (int)(idx / (2 * (u64)nb_max));
+    const int local = (int)(idx - (u64)f * 2 * (u64)nb_max);
+    const i64 p0 = hist_ptrs[f];
+    const int nb = (int)(hist_ptrs[f + 1] - p0 - 1);
+    const i64* H = hist + ((i64)j * n_slots + p0) * 2;
+    o[0] = (i64)(key >> 32);
+    o[1] = f;
+    if (local < nb) {                      // forward: bins 0..local left
+        i64 g = 0, h = 0;
+        for (int b = 0; b <= local; ++b) { g += H[2 * b]; h += H[2 * b + 1]; }
+        o[2] = local; o[3] = 0; o[4] = g; o[5] = h;
+    } else {                               // backward: bins i..nb-1 right
+        const int i = nb - 1 - (local - nb);
+        i64 g = 0, h = 0;
+        for (int b = i; b < nb; ++b) { g += H[2 * b]; h += H[2 * b + 1]; }
+        o[2] = i - 1; o[3] = 1; o[4] = totals[2 * j] - g; o[5] = totals[2 * j + 1] - h;
+    }
+}

@@ -1,0 +1,303 @@
+"""The CUDA backend: the kernel seam (dgbdt.backend) over the kernels in dgbdt/kernels/cuda/.
+
+Kernels are CUDA C sources compiled at first use by CuPy (NVRTC; CuPy caches the binaries on
+disk), so installing dgbdt needs no compiler. They are built with ``--fmad=false``: the split
+gains are then the same float64 operations as the CPU kernel's, rounded the same way.
+
+Everything a level does stays on the device; the host learns only the split decisions (one
+small copy per level, in ``evaluate_splits``) and, once per round, the gradient maxima that set
+the fixed-point scale. Requests from the grower (node ids, split decisions, leaf values) go to
+the device as one small packed copy each.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..backend import sync_timers
+
+_DIR = Path(__file__).parent / "cuda"
+_OPTIONS = ("--std=c++17", "--fmad=false")
+BLOCK = 256
+HIST_BLOCK = 512
+
+
+@functools.lru_cache(maxsize=None)
+def source(name: str) -> str:
+    """The CUDA source of ``cuda/<name>.cu`` with its header inlined (NVRTC, CuPy's cache key)."""
+    text = (_DIR / f"{name}.cu").read_text()
+    return text.replace('#include "common.cuh"', (_DIR / "common.cuh").read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(module: str, name: str):
+    """A compiled kernel (cupy.RawKernel) of ``cuda/<module>.cu``."""
+    import cupy
+    return cupy.RawKernel(source(module), name, options=_OPTIONS)
+
+
+def _grid(n: int, block: int = BLOCK, cap: int = 65535) -> int:
+    return max(1, min(cap, (int(n) + block - 1) // block))
+
+
+def _i32(x) -> np.int32:
+    return np.int32(x)
+
+
+def _i64(x) -> np.int64:
+    return np.int64(x)
+
+
+class CudaBackend:
+    """Operations on a Shard's rows (see dgbdt.shard) on one GPU, arrays as cupy."""
+
+    name = "cuda"
+    _instances: dict[int, "CudaBackend"] = {}
+
+    def __init__(self, ordinal: int):
+        import cupy
+        self.xp = cupy
+        self.ordinal = ordinal
+        self.device = cupy.cuda.Device(ordinal)
+        attrs = self.device.attributes
+        self.n_sm = int(attrs["MultiProcessorCount"])
+        self.smem_optin = int(attrs.get("MaxSharedMemoryPerBlockOptin",
+                                        attrs["MaxSharedMemoryPerBlock"]))
+
+    @classmethod
+    def for_ordinal(cls, ordinal: int) -> "CudaBackend":
+        if ordinal not in cls._instances:
+            cls._instances[ordinal] = cls(ordinal)
+        return cls._instances[ordinal]
+
+    # -- helpers -----------------------------------------------------------------------------
+    def clock(self) -> float:
+        if sync_timers():
+            self.xp.cuda.get_current_stream().synchronize()
+        return time.perf_counter()
+
+    def asarray(self, a, dtype=None):
+        with self.device:
+            return self.xp.ascontiguousarray(self.xp.asarray(a, dtype=dtype))
+
+    def to_host(self, a) -> np.ndarray:
+        return self.xp.asnumpy(a)
+
+    def _static(self, shard, hist_ptrs: np.ndarray) -> dict:
+        """Per-shard device constants (histogram layout, feature groups), built once."""
+        st = getattr(shard, "_cuda_static", None)
+        if st is not None and st["key"] == hist_ptrs.tobytes():
+            return st
+        cp = self.xp
+        hp = np.asarray(hist_ptrs, dtype=np.int64)
+        slots = np.diff(hp)
+        budget = hist_shared_budget(self.smem_optin)
+        cap = budget // 16
+        groups, use_shared = [0], True
+        if slots.size and slots.max() > cap:
+            use_shared = False       # a feature's bins exceed shared memory: global atomics
+        else:
+            acc = 0
+            for f, s in enumerate(slots.tolist()):
+                if acc + s > cap:
+                    groups.append(f)
+                    acc = 0
+                acc += s
+            groups.append(len(slots))
+        g = np.asarray(groups, dtype=np.int32)
+        gslots = [int(hp[b] - hp[a]) for a, b in zip(g[:-1], g[1:])]
+        nfg = int(np.diff(g).max()) if g.size > 1 else 0
+        smem = 16 * max(gslots, default=0) + 4 * (nfg + 1)
+        st = {"key": hist_ptrs.tobytes(), "hist_ptrs": cp.asarray(hp), "groups": cp.asarray(g),
+              "n_groups": len(g) - 1, "smem": smem, "shared": use_shared,
+              "n_slots": int(hp[-1])}
+        if use_shared and smem > 48 * 1024:
+            kernel("tree", "build_histograms").max_dynamic_shared_size_bytes = smem
+        shard._cuda_static = st
+        return st
+
+    # -- the seam ----------------------------------------------------------------------------
+    def gradients(self, objective, margin, label, weight, g, h):
+        cp = self.xp
+        n, K = margin.shape
+        if n == 0:
+            return np.zeros(K), np.zeros(K)
+        has_w = weight is not None
+        kernel("objective", objective.cuda_kernel)(
+            (_grid(n, cap=4 * self.n_sm * 8),), (BLOCK,),
+            (margin, label, weight if has_w else label, _i32(has_w), _i64(n), _i32(K), g, h))
+        mx = cp.stack([cp.abs(g).max(axis=0), h.max(axis=0)])
+        mx = cp.asnumpy(mx)
+        return mx[0], mx[1]
+
+    def start_tree(self, shard, k: int, scale_g: float, scale_h: float) -> None:
+        n = shard.n_rows
+        if n:
+            kernel("tree", "start_tree")(
+                (_grid(n, cap=self.n_sm * 16),), (BLOCK,),
+                (shard.g, shard.h, _i32(shard.g.shape[1]), _i32(k), np.float64(scale_g),
+                 np.float64(scale_h), _i64(n), shard.grad, shard.rows))
+        shard.begin[0] = 0
+        shard.end[0] = n
+
+    def histograms(self, shard, nodes: np.ndarray, hist_ptrs: np.ndarray):
+        cp = self.xp
+        st = self._static(shard, hist_ptrs)
+        m = len(nodes)
+        out = cp.zeros((m, st["n_slots"], 2), dtype=cp.int64)
+        if m == 0 or shard.n_rows == 0:
+            return out
+        p = shard.page
+        nodes_d = cp.asarray(np.asarray(nodes, dtype=np.int64))
+        target = self.n_sm * 4
+        if st["shared"]:
+            bpn = max(1, math.ceil(target / (m * st["n_groups"])))
+            kernel("tree", "build_histograms")(
+                (bpn, m, st["n_groups"]), (HIST_BLOCK,),
+                (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), st["hist_ptrs"],
+                 shard.rows, shard.grad, shard.begin, shard.end, nodes_d, st["groups"],
+                 _i32(st["n_slots"]), out), shared_mem=st["smem"])
+        else:
+            bpn = max(1, math.ceil(target / m))
+            kernel("tree", "build_histograms_global")(
+                (bpn, m), (HIST_BLOCK,),
+                (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), st["hist_ptrs"],
+                 shard.rows, shard.grad, shard.begin, shard.end, nodes_d, _i32(st["n_slots"]),
+                 out))
+        return out
+
+    def apply_splits(self, shard, s) -> None:
+        cp = self.xp
+        m = len(s.node)
+        if m == 0:
+            return
+        if shard.scratch_l is None:
+            shard.scratch_l = cp.empty(max(shard.n_rows, 1), dtype=cp.int32)
+        split = cp.asarray(np.stack([s.node, s.feature, s.split_bin,
+                                     np.asarray(s.default_left, dtype=np.int64), s.left,
+                                     s.right]).astype(np.int64))
+        counts = cp.zeros((m, 2), dtype=cp.uint64)
+        p = shard.page
+        per = max(1, math.ceil(self.n_sm * 8 / m))
+        if shard.n_rows:
+            kernel("tree", "partition_scatter")(
+                (per, m), (BLOCK,),
+                (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), shard.n_bins,
+                 shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), counts))
+        kernel("tree", "partition_finish")(
+            (per, m), (BLOCK,),
+            (shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), counts))
+
+    def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
+        cp = self.xp
+        m = len(nodes)
+        if m == 0 or shard.n_rows == 0:
+            return
+        nodes_d = cp.asarray(np.asarray(nodes, dtype=np.int64))
+        values_d = cp.asarray(np.asarray(values, dtype=np.float64))
+        per = max(1, math.ceil(self.n_sm * 8 / m))
+        kernel("tree", "add_leaf_values")(
+            (per, m), (BLOCK,),
+            (shard.margin, _i32(shard.margin.shape[1]), _i32(k), shard.rows, shard.begin,
+             shard.end, nodes_d, values_d))
+
+    def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
+        """Best split per node of device histograms [m, S, 2]; results as numpy (one copy)."""
+        cp = self.xp
+        hist = cp.ascontiguousarray(hist)
+        m, S = hist.shape[0], hist.shape[1]
+        hp = np.asarray(hist_ptrs, dtype=np.int64)
+        nf = hp.shape[0] - 1
+        nb_max = int((np.diff(hp) - 1).max()) if nf else 1
+        hp_d = cp.asarray(hp)
+        tot_d = cp.asarray(np.ascontiguousarray(totals, dtype=np.int64))
+        best = cp.zeros(m, dtype=cp.uint64)
+        out = cp.empty((m, 6), dtype=cp.int64)
+        if m and nf:
+            kernel("split", "evaluate_splits")(
+                (nf, m), (BLOCK,),
+                (hist, _i32(S), hp_d, tot_d, np.float64(inv_sg), np.float64(inv_sh),
+                 np.float64(p.lam), np.float64(p.alpha), np.float64(p.max_delta_step),
+                 np.float64(p.min_child_weight), _i32(max(nb_max, 1)), best))
+        if m:
+            kernel("split", "finish_splits")(
+                (_grid(m),), (BLOCK,),
+                (hist, _i32(S), hp_d, tot_d, _i32(max(nb_max, 1)), _i32(m), best, out))
+        r = cp.asnumpy(out)
+        gain = r[:, 0].astype(np.uint32).view(np.float32)
+        return (gain, r[:, 1].astype(np.int32), r[:, 2].astype(np.int32),
+                r[:, 3].astype(np.bool_), np.ascontiguousarray(r[:, 4:6]))
+
+    def predict_raw(self, X, cat, ptrs, classes, out, leaves) -> None:
+        cp = self.xp
+        n = X.shape[0]
+        if n == 0:
+            return
+        d = {k: cp.asarray(v) for k, v in cat.items()}
+        want = leaves is not None
+        kernel("predict", "predict_raw")(
+            (_grid(n, cap=2 ** 31 - 1),), (BLOCK,),
+            (X, _i64(n), _i32(X.shape[1]), d["left"], d["right"], d["feature"],
+             d["threshold"], d["default_left"].astype(cp.uint8), cp.asarray(ptrs),
+             cp.asarray(classes), _i32(len(ptrs) - 1), _i32(out.shape[1]), out,
+             leaves if want else cp.zeros(1, dtype=cp.int32), _i32(want)))
+
+    def quantize_pack(self, X, cuts):
+        """Bins of the float32 [n, F] device matrix X packed into a device Page."""
+        from ..data.pages import Page, bits_for, n_words
+        cp = self.xp
+        n, nf = X.shape
+        bits = bits_for(int(cuts.n_bins().max()) if nf else 0)
+        words = cp.zeros(n_words(n * nf, bits), dtype=cp.uint32)
+        n_data = (n * nf * bits + 31) // 32
+        if n_data:
+            kernel("data", "quantize_pack")(
+                (_grid(n_data, cap=2 ** 31 - 1),), (BLOCK,),
+                (cp.ascontiguousarray(X, dtype=cp.float32), _i64(n * nf), _i32(nf),
+                 cp.asarray(cuts.values, dtype=cp.float32), cp.asarray(cuts.ptrs),
+                 _i32(bits), _i64(n_data), words))
+        return Page(words=words, n_rows=int(n), n_features=int(nf), bits=bits)
+
+
+def hist_shared_budget(optin: int) -> int:
+    """Shared memory a histogram block may use: the device's opt-in maximum, less 1 KiB."""
+    import os
+    env = os.environ.get("DGBDT_HIST_SMEM")
+    return int(env) if env else max(48 * 1024, optin - 1024)
+
+
+def histogram_bandwidth(X, max_bin: int = 256, repeats: int = 20) -> dict:
+    """Time the histogram kernel over every row of X (the root node of a tree) and report the
+    bytes it must read (packed page + row indices + int64 gradient pairs) per second."""
+    import cupy as cp
+
+    from ..data.dataset import Dataset
+    from ..shard import Shard
+
+    d = Dataset(X)
+    cuts = d.cuts(max_bin)
+    page = d.pages(cuts, max_bin)[0]
+    be = CudaBackend.for_ordinal(cp.cuda.runtime.getDevice())
+    n = page.n_rows
+    s = Shard(page, cuts.n_bins(), cp.zeros(n), None, cp.zeros((n, 1)), 4, be)
+    s.g = cp.random.standard_normal((n, 1))
+    s.h = cp.random.random((n, 1))
+    s.start_tree(0, 2.0 ** 30, 2.0 ** 30)
+    hp = cuts.hist_ptrs()
+    root = np.array([0])
+    s.histograms(root, hp)
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(repeats):
+        s.histograms(root, hp)
+    stop.record()
+    stop.synchronize()
+    seconds = cp.cuda.get_elapsed_time(start, stop) / 1e3 / repeats
+    nbytes = page.words.nbytes + 4 * n + 16 * n
+    return {"seconds": seconds, "bytes": int(nbytes), "gb_per_s": nbytes / seconds / 1e9,
+            "rows": n, "bits": page.bits, "groups": s._cuda_static["n_groups"],
+            "shared_bytes": s._cuda_static["smem"]}

@@ -1,0 +1,162 @@
+"""CUDA kernels against the CPU kernels (the oracle) at many shapes."""
+import numpy as np
+import pytest
+
+import cupy as cp
+
+from dgbdt.data.pages import pack, unpack
+from dgbdt.data.quantize import cuts_from_summaries, quantize
+from dgbdt.data.sketch import summarize, summarize_weighted, to_fixed, weight_scale
+from dgbdt.data.sketch_device import summarize_device, summarize_weighted_device
+from dgbdt.kernels import gpu
+from dgbdt.kernels.cpu import CPU
+from dgbdt.kernels.gpu import CudaBackend
+from dgbdt.shard import Shard, SplitBatch
+from dgbdt.tree.split import SplitParams
+
+GPU = CudaBackend.for_ordinal(0)
+
+
+@pytest.mark.parametrize("module", ["tree", "split", "data", "predict", "objective"])
+def test_modules_compile(module):
+    import cupy
+    for name in {"tree": ["build_histograms", "build_histograms_global", "partition_scatter",
+                          "partition_finish", "add_leaf_values", "start_tree"],
+                 "split": ["evaluate_splits", "finish_splits"], "data": ["quantize_pack"],
+                 "predict": ["predict_raw"],
+                 "objective": ["squared_error", "logistic", "softmax"]}[module]:
+        assert gpu.kernel(module, name).attributes["max_threads_per_block"] > 0
+
+
+def _data(n, nf, seed=0, nan_frac=0.1, levels=None):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, nf)).astype(np.float32)
+    if levels:
+        X = np.floor(X * levels).astype(np.float32)
+    if nan_frac:
+        X[rng.random((n, nf)) < nan_frac] = np.nan
+    return X
+
+
+SHAPES = [(1, 1), (1, 5), (7, 1), (100, 3), (1000, 28), (5000, 65)]
+
+
+@pytest.mark.parametrize("n,nf", SHAPES)
+@pytest.mark.parametrize("max_keys", [16, 4096])
+def test_sketch_device_equals_cpu(n, nf, max_keys):
+    X = _data(n, nf, seed=n + nf)
+    a = summarize(X, None, max_keys)
+    b = summarize_device(cp.asarray(X), None, max_keys)
+    assert a.equals(b)
+    w = np.random.default_rng(1).random(n)
+    w[::3] = 0
+    if w.max() > 0:
+        sc = weight_scale(w.max(), n)
+        assert summarize_weighted(X, w, sc, max_keys).equals(
+            summarize_weighted_device(cp.asarray(X), cp.asarray(w), sc, max_keys))
+
+
+@pytest.mark.parametrize("n,nf", SHAPES + [(3000, 2)])
+@pytest.mark.parametrize("max_bin", [2, 16, 65, 256])
+def test_quantize_pack_equals_cpu(n, nf, max_bin):
+    X = _data(n, nf, seed=3)
+    if nf > 1:
+        X[:, 1] = np.nan            # a NaN-only column
+    cuts = cuts_from_summaries(summarize(X, None, 4096), max_bin)
+    sym = quantize(X, cuts)
+    page = GPU.quantize_pack(cp.asarray(X), cuts)
+    host = type(page)(words=cp.asnumpy(page.words), n_rows=page.n_rows,
+                      n_features=page.n_features, bits=page.bits)
+    np.testing.assert_array_equal(unpack(host).astype(np.int64), sym.astype(np.int64))
+
+
+def _shards(X, max_bin, seed=0):
+    cuts = cuts_from_summaries(summarize(X, None, 4096), max_bin)
+    page = pack(quantize(X, cuts))
+    n = X.shape[0]
+    rng = np.random.default_rng(seed)
+    y = rng.standard_normal(n)
+    out = []
+    for be in (CPU, GPU):
+        pg = page if be is CPU else type(page)(cp.asarray(page.words), page.n_rows,
+                                               page.n_features, page.bits)
+        out.append(Shard(pg, cuts.n_bins(), y, None, np.zeros((n, 1)), 64, be))
+    g = rng.standard_normal((n, 1))
+    h = rng.random((n, 1)) + 0.1
+    for s in out:
+        s.g, s.h = s.be.asarray(g), s.be.asarray(h)
+        s.start_tree(0, 2.0 ** 40, 2.0 ** 40)
+    return cuts, out
+
+
+@pytest.mark.parametrize("n,nf", SHAPES)
+@pytest.mark.parametrize("max_bin", [16, 65, 256])
+@pytest.mark.parametrize("smem", [None, 4096, 1024])
+def test_histograms_and_partition_equal_cpu(n, nf, max_bin, smem, monkeypatch):
+    """Root histogram, one split level, histograms of both children; shared-memory groups
+    (smem=4096 forces several feature groups, 1024 the global-atomics kernel)."""
+    if smem:
+        monkeypatch.setenv("DGBDT_HIST_SMEM", str(smem))
+    X = _data(n, nf, seed=n * 7 + nf)
+    cuts, (c, g) = _shards(X, max_bin)
+    hp = cuts.hist_ptrs()
+    root = np.array([0])
+    np.testing.assert_array_equal(c.histograms(root, hp), cp.asnumpy(g.histograms(root, hp)))
+    f = nf - 1
+    split = SplitBatch(node=np.array([0]), feature=np.array([f]),
+                       split_bin=np.array([int(cuts.n_bins()[f]) // 2]),
+                       default_left=np.array([True]), left=np.array([1]), right=np.array([2]))
+    for s in (c, g):
+        s.apply_splits(split)
+    for k in ("begin", "end"):
+        np.testing.assert_array_equal(getattr(c, k)[:3], cp.asnumpy(getattr(g, k)[:3]))
+    kids = np.array([1, 2])
+    np.testing.assert_array_equal(c.histograms(kids, hp), cp.asnumpy(g.histograms(kids, hp)))
+    for node in (1, 2):    # same row sets (order within a segment may differ)
+        a = np.sort(c.rows[c.begin[node]:c.end[node]])
+        b = np.sort(cp.asnumpy(g.rows[int(g.begin[node]):int(g.end[node])]))
+        np.testing.assert_array_equal(a, b)
+    vals = np.array([0.25, -1.5])
+    for s in (c, g):
+        s.add_leaves(0, kids, vals)
+    np.testing.assert_array_equal(c.margin, cp.asnumpy(g.margin))
+
+
+def test_histogram_ten_million_rows():
+    n, nf = 10_000_000, 4
+    X = np.random.default_rng(0).integers(0, 200, (n, nf)).astype(np.float32)
+    cuts, (c, g) = _shards(X, 256)
+    hp = cuts.hist_ptrs()
+    np.testing.assert_array_equal(c.histograms(np.array([0]), hp),
+                                  cp.asnumpy(g.histograms(np.array([0]), hp)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("params", [
+    dict(lam=1.0, alpha=0.0, gamma=0.0, min_child_weight=1.0, max_delta_step=0.0),
+    dict(lam=0.0, alpha=0.5, gamma=0.0, min_child_weight=0.0, max_delta_step=0.0),
+    dict(lam=2.0, alpha=0.1, gamma=0.0, min_child_weight=5.0, max_delta_step=0.7)])
+def test_evaluate_splits_equal_cpu(seed, params):
+    rng = np.random.default_rng(seed)
+    nb = [1, 2, 65, 256, 3, 300][seed]
+    nf, m = 5, 9
+    hp = np.arange(nf + 1, dtype=np.int64) * (nb + 1)
+    hist = np.zeros((m, hp[-1], 2), np.int64)
+    hist[..., 0] = rng.integers(-2 ** 30, 2 ** 30, hist.shape[:2])
+    hist[..., 1] = rng.integers(0, 2 ** 30, hist.shape[:2])
+    hist[:, hp[1:] - 1, :] *= rng.integers(0, 2, (m, nf, 1))   # some features without missing
+    hist[2] = 0                                               # an empty node
+    hist[3, :, :] = hist[3, :1, :]                            # ties everywhere
+    # every feature's slots sum to the node total (as in real histograms): the missing slots of
+    # features 1.. take the difference to feature 0's sum
+    tot = hist[:, hp[0]:hp[1]].sum(axis=1)
+    for f in range(1, nf):
+        hist[:, hp[f + 1] - 1] = 0
+        hist[:, hp[f + 1] - 1] = tot - hist[:, hp[f]:hp[f + 1]].sum(axis=1)
+    p = SplitParams(eta=0.3, lam=params["lam"], alpha=params["alpha"], gamma=params["gamma"],
+                    min_child_weight=params["min_child_weight"],
+                    max_delta_step=params["max_delta_step"])
+    a = CPU.evaluate_splits(hist, tot, hp, 2.0 ** -20, 2.0 ** -20, p)
+    b = GPU.evaluate_splits(cp.asarray(hist), tot, hp, 2.0 ** -20, 2.0 ** -20, p)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))

@@ -1,0 +1,151 @@
+"""The xp-generic summaries (numpy as xp here) equal the CPU ``summarize`` bit for bit."""
+
+import numpy as np
+import pytest
+
+from dgbdt.data.sketch import Summaries, summarize, summarize_weighted, to_fixed
+from dgbdt.data.sketch_device import (
+    summarize_device,
+    summarize_weighted_device,
+    to_fixed_device,
+)
+
+
+def _data(kind, n, nf, rng):
+    if kind == "normal":
+        return rng.standard_normal((n, nf)).astype(np.float32)
+    if kind == "ints":
+        return rng.integers(-3, 4, size=(n, nf)).astype(np.float32)
+    if kind == "nan_heavy":
+        X = rng.standard_normal((n, nf)).astype(np.float32)
+        X[rng.random((n, nf)) < 0.8] = np.nan
+        if nf > 1:
+            X[:, 1] = np.nan  # an all-NaN column
+        return X
+    if kind == "zeros":
+        X = rng.choice(np.array([0.0, -0.0, 1.0, -1.0], np.float32), size=(n, nf))
+        X[rng.random((n, nf)) < 0.1] = np.nan
+        return X
+    if kind == "constant":
+        X = np.full((n, nf), 2.5, np.float32)
+        X[:, 0] = -0.0
+        return X
+    if kind == "range":
+        mag = 10.0 ** rng.uniform(-30, 30, size=(n, nf))
+        return (mag * rng.choice([-1.0, 1.0], size=(n, nf))).astype(np.float32)
+    raise AssertionError(kind)
+
+
+def _check(X, w, max_keys):
+    ref = summarize(X, w, max_keys)
+    got = summarize_device(X, w, max_keys, xp=np)
+    assert isinstance(got.keys, np.ndarray)
+    for name in ("keys", "weights", "lo", "hi", "ptrs", "shifts"):
+        assert getattr(got, name).dtype == getattr(ref, name).dtype, name
+    assert got.equals(ref)
+    return got
+
+
+KINDS = ["normal", "ints", "nan_heavy", "zeros", "constant", "range"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("max_keys", [1, 4, 16, 4096])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_matches_cpu(kind, max_keys, weighted):
+    rng = np.random.default_rng([KINDS.index(kind), max_keys, int(weighted)])
+    n, nf = 600, 4
+    X = _data(kind, n, nf, rng)
+    w = None
+    if weighted:
+        w = rng.integers(0, 1 << 40, size=n).astype(np.int64)
+        w[rng.random(n) < 0.2] = 0
+    s = _check(X, w, max_keys)
+    assert (s.n_buckets() <= max_keys).all()
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 50])
+@pytest.mark.parametrize("nf", [0, 1, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_small_shapes(n, nf, weighted):
+    rng = np.random.default_rng(7 * n + nf)
+    X = rng.standard_normal((n, nf)).astype(np.float32)
+    X[rng.random((n, nf)) < 0.3] = np.nan
+    w = rng.integers(0, 100, size=n).astype(np.int64) if weighted else None
+    for mk in (1, 2, 4096):
+        _check(X, w, mk)
+
+
+def test_big_column_many_keys():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20000, 2)).astype(np.float32)
+    X[:, 1] = rng.integers(0, 5000, size=20000)
+    for mk in (64, 4096, 100000):
+        _check(X, None, mk)
+
+
+def test_other_dtypes_and_layouts():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 5))
+    _check(X, None, 16)  # float64, cast
+    _check(np.asfortranarray(X.astype(np.float32)), None, 16)
+    _check(X.astype(np.float32)[::2, ::2], None, 8)  # strided view
+    assert summarize_device(X, None, 16).equals(summarize(X, None, 16))  # xp=None -> numpy
+
+
+@pytest.mark.parametrize("v", [np.inf, -np.inf])
+def test_inf_raises_same_message(v):
+    X = np.zeros((10, 14), np.float32)
+    X[3, 2] = v
+    X[0, 13] = -np.inf
+    X[:, 5] = np.nan
+    X[1, 5] = np.inf
+    with pytest.raises(ValueError) as e_ref:
+        summarize(X)
+    with pytest.raises(ValueError) as e_dev:
+        summarize_device(X, xp=np)
+    assert str(e_dev.value) == str(e_ref.value)
+    assert "infinite values in feature(s) [2, 5, 13]" in str(e_dev.value)
+
+
+def test_validation_errors():
+    X = np.zeros((4, 2), np.float32)
+    with pytest.raises(ValueError):
+        summarize_device(np.zeros(3, np.float32), xp=np)
+    with pytest.raises(ValueError):
+        summarize_device(X, max_keys=0, xp=np)
+    with pytest.raises(TypeError):
+        summarize_device(X, np.ones(4, np.int32), xp=np)
+    with pytest.raises(ValueError):
+        summarize_device(X, np.ones(3, np.int64), xp=np)
+    with pytest.raises(ValueError):
+        summarize_device(X, np.array([1, -1, 0, 2], np.int64), xp=np)
+
+
+@pytest.mark.parametrize("with_weight", [False, True])
+def test_summarize_weighted(with_weight):
+    rng = np.random.default_rng(3)
+    n = 500
+    X = rng.standard_normal((n, 3)).astype(np.float32)
+    X[rng.random((n, 3)) < 0.1] = np.nan
+    weight = None
+    if with_weight:
+        weight = rng.exponential(size=n)
+        weight[rng.random(n) < 0.2] = 0.0
+        weight[:3] = [np.nan, -1.0, 0.5]
+    scale = 2.0 ** 40
+    for mk in (4, 64):
+        ref = summarize_weighted(X, weight, scale, mk)
+        got = summarize_weighted_device(X, weight, scale, mk, xp=np)
+        assert isinstance(got, Summaries) and got.equals(ref)
+
+
+def test_to_fixed_device():
+    rng = np.random.default_rng(4)
+    w = np.concatenate([rng.exponential(size=100), [0.0, 0.5, 1.5, 2.5]])
+    for scale in (1.0, 2.0 ** -3, 2.0 ** 50):
+        np.testing.assert_array_equal(to_fixed_device(w, scale, np), to_fixed(w, scale))
+    with pytest.raises(ValueError):
+        to_fixed_device(np.array([1.0, np.inf]), 1.0, np)
+    with pytest.raises(ValueError):
+        to_fixed_device(np.array([1.0, -2.0]), 1.0, np)
