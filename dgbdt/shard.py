@@ -95,7 +95,7 @@ class Shard:
         t = be.clock()
         small = be.histograms(self, req.small, hist_ptrs)
         if req.large.size:
-            out = be.xp.concatenate([small, self.level_hist[be.asarray(req.parent_slot)] - small])
+            out = be.xp.concatenate([small, self.level_hist[be.upload(req.parent_slot)] - small])
         else:
             out = small
         self.level_hist = out if req.keep else None

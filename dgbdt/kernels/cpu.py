@@ -25,6 +25,10 @@ class CpuBackend:
     def to_host(self, a) -> np.ndarray:
         return np.asarray(a)
 
+    def upload(self, a):
+        """Small request arrays (node ids, split decisions) where the kernels read them."""
+        return np.ascontiguousarray(a)
+
     def gradients(self, objective, margin, label, weight, g, h):
         objective.gradients(margin, label, weight, out=(g, h))
         if margin.shape[0] == 0:

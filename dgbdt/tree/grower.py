@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import array_module, to_host
+from ..backend import backend_of, to_host
 from ..shard import SplitBatch
 from .model import Tree
 from .split import SplitParams, evaluate, leaf_weights
@@ -102,7 +102,7 @@ class Growth:
         slot = {n: i for i, n in enumerate(req.nodes.tolist())}
         order = np.array([slot[n] for n in self.level_nodes.tolist()], dtype=np.int64)
         hist = merged if np.array_equal(order, np.arange(len(order))) else \
-            merged[array_module(merged).asarray(order)]
+            merged[backend_of(merged).upload(order)]
         cand = evaluate(hist, self.totals[self.level_nodes], self.hist_ptrs, self.scale_g,
                         self.scale_h, self.p)
         ok = np.flatnonzero(cand.splittable(self.p))

@@ -3,14 +3,27 @@
 // (pages, histogram slots, row segments) are documented there.
 #include "common.cuh"
 
+// A 64-bit add to shared memory as two native 32-bit atomics (a 64-bit shared atomicAdd is a
+// compare-and-swap loop, which stalls on hot bins): add the low words, carry into the high
+// word when the low add wrapped. The result is exact mod 2^64 in any interleaving.
+__device__ __forceinline__ void shared_add64(u64* addr, u64 v) {
+    u32* a = (u32*)addr;
+    const u32 lo = (u32)v;
+    u32 hi = (u32)(v >> 32);
+    const u32 old = atomicAdd(a, lo);
+    hi += (u32)(old + lo < old);
+    if (hi) atomicAdd(a + 1, hi);
+}
+
 // hist[j, hist_ptrs[f] + bin(r, f)] += grad[r] for every row r in node nodes[j]'s segment
 // rows[seg_begin[node]:seg_end[node]] and every feature f of the block's feature group.
 //
 // Grid (blocks per node, nodes, feature groups). Each block privatizes its group's histogram in
-// shared memory (64-bit integer atomics: exact, so the order of additions is irrelevant), then
-// adds it to global memory once. Thread t of the flattened (row, feature) space handles feature
-// t % nfg of row t / nfg: the 32 lanes of a warp hit different features' slots (few conflicts)
-// and read consecutive symbols of a row (coalesced).
+// shared memory (integer atomics: exact, so the order of additions is irrelevant), then adds it
+// to global memory once. Thread t of the flattened (row, feature) space handles feature
+// t % nfg of row t / nfg: the lanes of a warp hit different features' slots (few conflicts, the
+// aim of LightGBM's rotated feature order) and read consecutive symbols of a row (coalesced).
+// The (row, feature) pair advances by a precomputed quotient/remainder (no 64-bit division).
 extern "C" __global__ void build_histograms(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ hist_ptrs, const int* __restrict__ rows,
@@ -29,16 +42,24 @@ extern "C" __global__ void build_histograms(
     __syncthreads();
     const i64 node = nodes[j];
     const i64 b = seg_begin[node];
-    const i64 n_elem = (seg_end[node] - b) * nfg;
+    const i64 n_seg = seg_end[node] - b;
     const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < n_elem; t += stride) {
-        const i64 ri = t / nfg;
-        const int fl = (int)(t - ri * nfg);
+    const i64 dq = stride / nfg;
+    const int dr = (int)(stride - dq * nfg);
+    const i64 t0 = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    i64 ri = t0 / nfg;
+    int fl = (int)(t0 - ri * nfg);
+    const longlong2* g2 = (const longlong2*)grad;
+    while (ri < n_seg) {
         const u64 r = (u32)rows[b + ri];
         const u32 sym = read_symbol(words, r * n_features + f0 + fl, bits, mask);
         const int slot = ptr[fl] + (int)sym;
-        atomicAdd(&sh[2 * slot], (u64)__ldg(grad + 2 * r));
-        atomicAdd(&sh[2 * slot + 1], (u64)__ldg(grad + 2 * r + 1));
+        const longlong2 gv = __ldg(g2 + r);
+        shared_add64(&sh[2 * slot], (u64)gv.x);
+        shared_add64(&sh[2 * slot + 1], (u64)gv.y);
+        ri += dq;
+        fl += dr;
+        if (fl >= nfg) { fl -= nfg; ++ri; }
     }
     __syncthreads();
     u64* o = out + ((i64)j * n_slots + s0) * 2;
@@ -76,10 +97,12 @@ extern "C" __global__ void build_histograms_global(
 // Partition pass 1: each split node's rows go to scratch, lefts from the segment's start,
 // rights from its end. split is int64 [6, m]: node, feature, split_bin, default_left, left
 // child, right child. Row r goes left iff its symbol s of the feature is <= split_bin, or s is
-// the missing symbol (n_bins[feature]) and default_left. Each block takes tiles of blockDim rows;
-// a tile's slots are reserved with one atomicAdd per side (counts [m, 2], zeroed). The order
-// within a side depends on block timing; nothing computed from a segment depends on its order
-// (histograms and leaf values are per-row integer or independent updates).
+// the missing symbol (n_bins[feature]) and default_left. A block takes tiles of
+// PART_ITEMS * blockDim rows (PART_ITEMS per thread, coalesced reads); a block-wide scan of the
+// threads' counts places them, and one atomicAdd per side reserves the tile's slots (counts
+// [m, 2], zeroed). The order within a side depends on block timing; nothing computed from a
+// segment depends on its order (histograms are integer sums, leaf values per-row updates).
+#define PART_ITEMS 8
 extern "C" __global__ void partition_scatter(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ n_bins, const int* __restrict__ rows, int* __restrict__ scratch,
@@ -93,21 +116,29 @@ extern "C" __global__ void partition_scatter(
     const i64 b = seg_begin[node], e = seg_end[node];
     const u32 missing = (u32)n_bins[f];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    const u32 lt = (1u << lane) - 1u;
-    for (i64 start = b + (i64)blockIdx.x * blockDim.x; start < e;
-         start += (i64)gridDim.x * blockDim.x) {
-        const i64 i = start + threadIdx.x;
-        const bool valid = i < e;
-        int r = 0;
-        bool left = false;
-        if (valid) {
-            r = rows[i];
-            const u32 s = read_symbol(words, (u64)(u32)r * n_features + f, bits, mask);
-            left = (s == missing) ? dleft : ((i64)s <= cut);
+    const i64 tile = (i64)blockDim.x * PART_ITEMS;
+    for (i64 start = b + (i64)blockIdx.x * tile; start < e; start += (i64)gridDim.x * tile) {
+        int r[PART_ITEMS];
+        u32 left = 0, valid = 0;
+#pragma unroll
+        for (int k = 0; k < PART_ITEMS; ++k) {
+            const i64 i = start + (i64)k * blockDim.x + threadIdx.x;
+            r[k] = 0;
+            if (i < e) {
+                r[k] = rows[i];
+                valid |= 1u << k;
+                const u32 s = read_symbol(words, (u64)(u32)r[k] * n_features + f, bits, mask);
+                if ((s == missing) ? dleft : ((i64)s <= cut)) left |= 1u << k;
+            }
         }
-        const u32 bl = __ballot_sync(0xffffffffu, valid && left);
-        const u32 br = __ballot_sync(0xffffffffu, valid && !left);
-        if (lane == 0) { warp_l[warp] = __popc(bl); warp_r[warp] = __popc(br); }
+        const u32 nl = __popc(left), nr = __popc(valid & ~left);
+        u32 sl = nl, sr = nr;                          // inclusive scan within the warp
+        for (int o = 1; o < 32; o <<= 1) {
+            const u32 a = __shfl_up_sync(0xffffffffu, sl, o);
+            const u32 c = __shfl_up_sync(0xffffffffu, sr, o);
+            if (lane >= o) { sl += a; sr += c; }
+        }
+        if (lane == 31) { warp_l[warp] = sl; warp_r[warp] = sr; }
         __syncthreads();
         if (threadIdx.x == 0) {
             u32 tl = 0, tr = 0;
@@ -120,9 +151,14 @@ extern "C" __global__ void partition_scatter(
             base_r = tr ? atomicAdd(counts + 2 * j + 1, (u64)tr) : 0;
         }
         __syncthreads();
-        if (valid) {
-            if (left) scratch[b + (i64)(base_l + warp_l[warp] + __popc(bl & lt))] = r;
-            else scratch[e - 1 - (i64)(base_r + warp_r[warp] + __popc(br & lt))] = r;
+        i64 pl = (i64)(base_l + warp_l[warp] + sl - nl);
+        i64 pr = (i64)(base_r + warp_r[warp] + sr - nr);
+#pragma unroll
+        for (int k = 0; k < PART_ITEMS; ++k) {
+            if (valid & (1u << k)) {
+                if (left & (1u << k)) scratch[b + pl++] = r[k];
+                else scratch[e - 1 - pr++] = r[k];
+            }
         }
         __syncthreads();
     }
