@@ -93,11 +93,7 @@ class Shard:
             be.apply_splits(self, req.splits)
             self.timers["partition"] += be.clock() - t
         t = be.clock()
-        small = be.histograms(self, req.small, hist_ptrs)
-        if req.large.size:
-            out = be.xp.concatenate([small, self.level_hist[be.upload(req.parent_slot)] - small])
-        else:
-            out = small
+        out = be.level_histograms(self, req, hist_ptrs)
         self.level_hist = out if req.keep else None
         self.timers["histograms"] += be.clock() - t
         return out

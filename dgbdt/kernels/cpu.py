@@ -47,6 +47,13 @@ class CpuBackend:
             p.words, p.bits, p.n_features, hist_ptrs, shard.rows, shard.grad,
             shard.begin[nodes], shard.end[nodes], int(hist_ptrs[-1]), numba.get_num_threads())
 
+    def level_histograms(self, shard, req, hist_ptrs: np.ndarray) -> np.ndarray:
+        """The smaller children from rows, their siblings = parent - smaller (exact)."""
+        small = self.histograms(shard, req.small, hist_ptrs)
+        if not len(req.large):
+            return small
+        return np.concatenate([small, shard.level_hist[req.parent_slot] - small])
+
     def apply_splits(self, shard, s) -> None:
         p = shard.page
         b, e = shard.begin[s.node], shard.end[s.node]

@@ -27,6 +27,9 @@ HIST_BLOCK = 512
 RING = 64            # pinned staging slots for small host-to-device copies
 RING_SLOT = 64 * 1024
 HIST_SMEM = 48 * 1024
+HIST_TILE = 2048     # rows per tile of histogram work
+PART_ITEMS = 8       # rows per thread in partition_scatter (cuda/tree.cu)
+LEAF_TILE = 4096
 
 
 @functools.lru_cache(maxsize=None)
@@ -188,30 +191,58 @@ class CudaBackend:
         shard.begin[0] = 0
         shard.end[0] = n
 
-    def histograms(self, shard, nodes: np.ndarray, hist_ptrs: np.ndarray):
+    def _tile_ptr(self, shard, nodes_d, m: int, tile: int):
+        """Device prefix sums of the nodes' tile counts (see tile_node in cuda/common.cuh)."""
+        tile_ptr = self.xp.empty(m + 1, dtype=self.xp.int64)
+        kernel("tree", "tile_offsets")((1,), (1024,), (shard.begin, shard.end, nodes_d,
+                                                       _i32(m), _i32(tile), tile_ptr))
+        return tile_ptr
+
+    def histograms(self, shard, nodes: np.ndarray, hist_ptrs: np.ndarray, out=None):
+        """int64 [m, S, 2] histograms of the nodes (into ``out`` if given: zeroed here)."""
         cp = self.xp
         st = self._static(shard, hist_ptrs)
         m = len(nodes)
-        out = cp.zeros((m, st["n_slots"], 2), dtype=cp.int64)
+        if out is None:
+            out = cp.zeros((m, st["n_slots"], 2), dtype=cp.int64)
+        else:
+            out.fill(0)
         if m == 0 or shard.n_rows == 0:
             return out
         p = shard.page
         nodes_d = self.upload(np.asarray(nodes, dtype=np.int64))
-        target = self.n_sm * 4
         if st["shared"]:
-            bpn = max(1, math.ceil(target / (m * st["n_groups"])))
+            tile_ptr = self._tile_ptr(shard, nodes_d, m, HIST_TILE)
+            G = st["n_groups"]
             kernel("tree", "build_histograms")(
-                (bpn, m, st["n_groups"]), (HIST_BLOCK,),
+                (max(1, math.ceil(self.n_sm * 4 / G)), 1, G), (HIST_BLOCK,),
                 (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), st["hist_ptrs"],
-                 shard.rows, shard.grad, shard.begin, shard.end, nodes_d, st["groups"],
-                 _i32(st["n_slots"]), out), shared_mem=st["smem"])
+                 shard.rows, shard.grad, shard.begin, shard.end, nodes_d, tile_ptr, _i32(m),
+                 _i32(HIST_TILE), st["groups"], _i32(st["n_slots"]), out),
+                shared_mem=st["smem"])
         else:
-            bpn = max(1, math.ceil(target / m))
+            bpn = max(1, math.ceil(self.n_sm * 4 / m))
             kernel("tree", "build_histograms_global")(
                 (bpn, m), (HIST_BLOCK,),
                 (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), st["hist_ptrs"],
                  shard.rows, shard.grad, shard.begin, shard.end, nodes_d, _i32(st["n_slots"]),
                  out))
+        return out
+
+    def level_histograms(self, shard, req, hist_ptrs: np.ndarray):
+        """The level's histograms [small + large, S, 2]: the smaller children built from rows,
+        their siblings = parent (this shard's previous level) - smaller, in one buffer."""
+        cp = self.xp
+        st = self._static(shard, hist_ptrs)
+        m, S = len(req.small), st["n_slots"]
+        out = cp.empty((m + len(req.large), S, 2), dtype=cp.int64)
+        self.histograms(shard, req.small, hist_ptrs, out=out[:m])
+        if len(req.large):
+            width = S * 2
+            kernel("tree", "subtract_siblings")(
+                (_grid(m * width, cap=self.n_sm * 32),), (BLOCK,),
+                (shard.level_hist, self.upload(np.asarray(req.parent_slot, dtype=np.int64)),
+                 _i32(m), _i64(width), out))
         return out
 
     def apply_splits(self, shard, s) -> None:
@@ -228,10 +259,12 @@ class CudaBackend:
         p = shard.page
         per = max(1, math.ceil(self.n_sm * 8 / m))
         if shard.n_rows:
+            tile_ptr = self._tile_ptr(shard, split, m, BLOCK * PART_ITEMS)
             kernel("tree", "partition_scatter")(
-                (per, m), (BLOCK,),
+                (self.n_sm * 8,), (BLOCK,),
                 (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), shard.n_bins,
-                 shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), counts))
+                 shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), tile_ptr,
+                 counts))
         kernel("tree", "partition_finish")(
             (per, m), (BLOCK,),
             (shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), counts))
@@ -243,11 +276,11 @@ class CudaBackend:
             return
         nodes_d = self.upload(np.asarray(nodes, dtype=np.int64))
         values_d = self.upload(np.asarray(values, dtype=np.float64))
-        per = max(1, math.ceil(self.n_sm * 8 / m))
+        tile_ptr = self._tile_ptr(shard, nodes_d, m, LEAF_TILE)
         kernel("tree", "add_leaf_values")(
-            (per, m), (BLOCK,),
+            (self.n_sm * 8,), (BLOCK,),
             (shard.margin, _i32(shard.margin.shape[1]), _i32(k), shard.rows, shard.begin,
-             shard.end, nodes_d, values_d))
+             shard.end, nodes_d, values_d, tile_ptr, _i32(m), _i32(LEAF_TILE)))
 
     def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """Best split per node of device histograms [m, S, 2]; results as numpy (one copy)."""

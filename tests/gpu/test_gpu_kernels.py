@@ -20,7 +20,7 @@ GPU = CudaBackend.for_ordinal(0)
 @pytest.mark.parametrize("module", ["tree", "split", "data", "predict", "objective"])
 def test_modules_compile(module):
     import cupy
-    for name in {"tree": ["build_histograms", "build_histograms_global", "partition_scatter",
+    for name in {"tree": ["build_histograms", "build_histograms_global", "partition_scatter", "tile_offsets", "subtract_siblings",
                           "partition_finish", "add_leaf_values", "start_tree"],
                  "split": ["evaluate_splits", "finish_splits"], "data": ["quantize_pack"],
                  "predict": ["predict_raw"],

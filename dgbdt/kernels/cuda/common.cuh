@@ -16,3 +16,16 @@ __device__ __forceinline__ u32 read_symbol(const u32* __restrict__ words, u64 i,
     u64 win = (u64)__ldg(words + w) | ((u64)__ldg(words + w + 1) << 32);
     return (u32)(win >> (pos & 31)) & mask;
 }
+
+// Work over row segments is cut into tiles of `tile` rows so that blocks share it by rows, not
+// by nodes (node sizes differ by orders of magnitude deeper in a tree). tile_ptr[j] is the
+// first tile of node nodes[j] (exclusive prefix sum, tile_ptr[m] = total, built on the device
+// by tile_offsets); tile_node finds the node of tile t: the last j with tile_ptr[j] <= t.
+__device__ __forceinline__ int tile_node(const i64* __restrict__ tile_ptr, int m, i64 t) {
+    int lo = 0, hi = m - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (tile_ptr[mid] <= t) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}

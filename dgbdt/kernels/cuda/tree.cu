@@ -15,23 +15,57 @@ __device__ __forceinline__ void shared_add64(u64* addr, u64 v) {
     if (hi) atomicAdd(a + 1, hi);
 }
 
+// tile_ptr (int64 [m + 1]) of the segments of nodes[0..m): see tile_node in common.cuh. One
+// block of any size; m may exceed the block (chunks with a carried sum).
+extern "C" __global__ void tile_offsets(
+        const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
+        const i64* __restrict__ nodes, int m, int tile, i64* __restrict__ tile_ptr) {
+    __shared__ i64 wsum[32];
+    __shared__ i64 carry;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (threadIdx.x == 0) { carry = 0; tile_ptr[0] = 0; }
+    __syncthreads();
+    for (int c0 = 0; c0 < m; c0 += blockDim.x) {
+        const int j = c0 + threadIdx.x;
+        i64 v = 0;
+        if (j < m) {
+            const i64 node = nodes[j];
+            v = (seg_end[node] - seg_begin[node] + tile - 1) / tile;
+        }
+        i64 s = v;
+        for (int o = 1; o < 32; o <<= 1) {
+            const i64 a = __shfl_up_sync(0xffffffffu, s, o);
+            if (lane >= o) s += a;
+        }
+        if (lane == 31) wsum[warp] = s;
+        __syncthreads();
+        i64 pre = carry;
+        for (int w = 0; w < warp; ++w) pre += wsum[w];
+        if (j < m) tile_ptr[j + 1] = pre + s;
+        __syncthreads();
+        if (threadIdx.x == blockDim.x - 1) carry = pre + s;
+        __syncthreads();
+    }
+}
+
 // hist[j, hist_ptrs[f] + bin(r, f)] += grad[r] for every row r in node nodes[j]'s segment
 // rows[seg_begin[node]:seg_end[node]] and every feature f of the block's feature group.
 //
-// Grid (blocks per node, nodes, feature groups). Each block privatizes its group's histogram in
-// shared memory (integer atomics: exact, so the order of additions is irrelevant), then adds it
-// to global memory once. Thread t of the flattened (row, feature) space handles feature
+// Grid (blocks, 1, feature groups). Block x takes a contiguous range of the level's tiles
+// (tile_ptr), so the rows, not the nodes, are shared evenly. It privatizes its group's
+// histogram in shared memory (integer atomics: exact, so the order of additions is
+// irrelevant) and adds it to global memory whenever its range moves to another node, and at
+// the end. Within a tile, thread t of the flattened (row, feature) space handles feature
 // t % nfg of row t / nfg: the lanes of a warp hit different features' slots (few conflicts, the
 // aim of LightGBM's rotated feature order) and read consecutive symbols of a row (coalesced).
-// The (row, feature) pair advances by a precomputed quotient/remainder (no 64-bit division).
 extern "C" __global__ void build_histograms(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ hist_ptrs, const int* __restrict__ rows,
         const i64* __restrict__ grad, const i64* __restrict__ seg_begin,
         const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
-        const int* __restrict__ groups, int n_slots, u64* __restrict__ out) {
+        const i64* __restrict__ tile_ptr, int m, int tile, const int* __restrict__ groups,
+        int n_slots, u64* __restrict__ out) {
     extern __shared__ u64 sh[];
-    const int j = blockIdx.y;
     const int f0 = groups[blockIdx.z], f1 = groups[blockIdx.z + 1];
     const int nfg = f1 - f0;
     const i64 s0 = hist_ptrs[f0];
@@ -40,32 +74,65 @@ extern "C" __global__ void build_histograms(
     for (int s = threadIdx.x; s < 2 * gslots; s += blockDim.x) sh[s] = 0;
     for (int f = threadIdx.x; f < nfg; f += blockDim.x) ptr[f] = (int)(hist_ptrs[f0 + f] - s0);
     __syncthreads();
-    const i64 node = nodes[j];
-    const i64 b = seg_begin[node];
-    const i64 n_seg = seg_end[node] - b;
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    const i64 dq = stride / nfg;
-    const int dr = (int)(stride - dq * nfg);
-    const i64 t0 = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    i64 ri = t0 / nfg;
-    int fl = (int)(t0 - ri * nfg);
+    const i64 total = tile_ptr[m];
+    const i64 per = (total + gridDim.x - 1) / gridDim.x;
+    const i64 t0 = (i64)blockIdx.x * per;
+    const i64 t1 = t0 + per < total ? t0 + per : total;
+    const int dq = blockDim.x / nfg, dr = blockDim.x - dq * nfg;
     const longlong2* g2 = (const longlong2*)grad;
-    while (ri < n_seg) {
-        const u64 r = (u32)rows[b + ri];
-        const u32 sym = read_symbol(words, r * n_features + f0 + fl, bits, mask);
-        const int slot = ptr[fl] + (int)sym;
-        const longlong2 gv = __ldg(g2 + r);
-        shared_add64(&sh[2 * slot], (u64)gv.x);
-        shared_add64(&sh[2 * slot + 1], (u64)gv.y);
-        ri += dq;
-        fl += dr;
-        if (fl >= nfg) { fl -= nfg; ++ri; }
+    int cur = -1;
+    for (i64 t = t0; t < t1; ++t) {
+        const int j = tile_node(tile_ptr, m, t);
+        if (j != cur) {
+            if (cur >= 0) {       // flush the previous node's sums and start from zero
+                __syncthreads();
+                u64* o = out + ((i64)cur * n_slots + s0) * 2;
+                for (int s = threadIdx.x; s < 2 * gslots; s += blockDim.x) {
+                    const u64 v = sh[s];
+                    sh[s] = 0;
+                    if (v) atomicAdd(o + s, v);
+                }
+                __syncthreads();
+            }
+            cur = j;
+        }
+        const i64 node = nodes[j];
+        const i64 rb = seg_begin[node] + (t - tile_ptr[j]) * tile;
+        const i64 re = rb + tile < seg_end[node] ? rb + tile : seg_end[node];
+        const int n_el = (int)(re - rb) * nfg;
+        int ri = threadIdx.x / nfg, fl = threadIdx.x - ri * nfg;
+        for (int el = threadIdx.x; el < n_el; el += blockDim.x) {
+            const u64 r = (u32)rows[rb + ri];
+            const u32 sym = read_symbol(words, r * n_features + f0 + fl, bits, mask);
+            const int slot = ptr[fl] + (int)sym;
+            const longlong2 gv = __ldg(g2 + r);
+            shared_add64(&sh[2 * slot], (u64)gv.x);
+            shared_add64(&sh[2 * slot + 1], (u64)gv.y);
+            ri += dq;
+            fl += dr;
+            if (fl >= nfg) { fl -= nfg; ++ri; }
+        }
     }
     __syncthreads();
-    u64* o = out + ((i64)j * n_slots + s0) * 2;
-    for (int s = threadIdx.x; s < 2 * gslots; s += blockDim.x) {
-        const u64 v = sh[s];
-        if (v) atomicAdd(o + s, v);
+    if (cur >= 0) {
+        u64* o = out + ((i64)cur * n_slots + s0) * 2;
+        for (int s = threadIdx.x; s < 2 * gslots; s += blockDim.x) {
+            const u64 v = sh[s];
+            if (v) atomicAdd(o + s, v);
+        }
+    }
+}
+
+// The larger siblings by subtraction: out[m + i] = parent[parent_slot[i]] - out[i] (int64
+// [*, S, 2] histograms, exact).
+extern "C" __global__ void subtract_siblings(
+        const i64* __restrict__ parent, const i64* __restrict__ parent_slot, int m, i64 width,
+        i64* __restrict__ out) {
+    const i64 n = (i64)m * width;
+    for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (i64)gridDim.x * blockDim.x) {
+        const i64 i = k / width, c = k - i * width;
+        out[n + k] = parent[parent_slot[i] * width + c] - out[k];
     }
 }
 
@@ -97,8 +164,8 @@ extern "C" __global__ void build_histograms_global(
 // Partition pass 1: each split node's rows go to scratch, lefts from the segment's start,
 // rights from its end. split is int64 [6, m]: node, feature, split_bin, default_left, left
 // child, right child. Row r goes left iff its symbol s of the feature is <= split_bin, or s is
-// the missing symbol (n_bins[feature]) and default_left. A block takes tiles of
-// PART_ITEMS * blockDim rows (PART_ITEMS per thread, coalesced reads); a block-wide scan of the
+// the missing symbol (n_bins[feature]) and default_left. Blocks take tiles of
+// PART_ITEMS * blockDim rows of any split node (tile_ptr; PART_ITEMS per thread, coalesced reads); a block-wide scan of the
 // threads' counts places them, and one atomicAdd per side reserves the tile's slots (counts
 // [m, 2], zeroed). The order within a side depends on block timing; nothing computed from a
 // segment depends on its order (histograms are integer sums, leaf values per-row updates).
@@ -107,17 +174,19 @@ extern "C" __global__ void partition_scatter(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ n_bins, const int* __restrict__ rows, int* __restrict__ scratch,
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
-        const i64* __restrict__ split, int m, u64* __restrict__ counts) {
+        const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
+        u64* __restrict__ counts) {
     __shared__ u32 warp_l[32], warp_r[32];
     __shared__ u64 base_l, base_r;
-    const int j = blockIdx.y;
-    const i64 node = split[j], f = split[m + j], cut = split[2 * m + j];
-    const bool dleft = split[3 * m + j] != 0;
-    const i64 b = seg_begin[node], e = seg_end[node];
-    const u32 missing = (u32)n_bins[f];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    const i64 tile = (i64)blockDim.x * PART_ITEMS;
-    for (i64 start = b + (i64)blockIdx.x * tile; start < e; start += (i64)gridDim.x * tile) {
+    const i64 total = tile_ptr[m];
+    for (i64 t = blockIdx.x; t < total; t += gridDim.x) {
+        const int j = tile_node(tile_ptr, m, t);
+        const i64 node = split[j], f = split[m + j], cut = split[2 * m + j];
+        const bool dleft = split[3 * m + j] != 0;
+        const i64 b = seg_begin[node], e = seg_end[node];
+        const u32 missing = (u32)n_bins[f];
+        const i64 start = b + (t - tile_ptr[j]) * (i64)blockDim.x * PART_ITEMS;
         int r[PART_ITEMS];
         u32 left = 0, valid = 0;
 #pragma unroll
@@ -184,18 +253,23 @@ extern "C" __global__ void partition_finish(
     }
 }
 
-// margin[r, k] += values[j] for every row r of leaf leaves[j] (no tree traversal).
+// margin[r, k] += values[j] for every row r of leaf leaves[j] (no tree traversal); blocks take
+// tiles of `tile` rows of any leaf (tile_ptr).
 extern "C" __global__ void add_leaf_values(
         double* __restrict__ margin, int K, int k, const int* __restrict__ rows,
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
-        const i64* __restrict__ leaves, const double* __restrict__ values) {
-    const int j = blockIdx.y;
-    const i64 node = leaves[j];
-    const double v = values[j];
-    const i64 e = seg_end[node];
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 i = seg_begin[node] + (i64)blockIdx.x * blockDim.x + threadIdx.x; i < e; i += stride)
-        margin[(i64)rows[i] * K + k] += v;
+        const i64* __restrict__ leaves, const double* __restrict__ values,
+        const i64* __restrict__ tile_ptr, int m, int tile) {
+    const i64 total = tile_ptr[m];
+    for (i64 t = blockIdx.x; t < total; t += gridDim.x) {
+        const int j = tile_node(tile_ptr, m, t);
+        const i64 node = leaves[j];
+        const double v = values[j];
+        const i64 rb = seg_begin[node] + (t - tile_ptr[j]) * tile;
+        const i64 re = rb + tile < seg_end[node] ? rb + tile : seg_end[node];
+        for (i64 i = rb + threadIdx.x; i < re; i += blockDim.x)
+            margin[(i64)rows[i] * K + k] += v;
+    }
 }
 
 // out[r] = (rint(g[r, k] * scale_g), rint(h[r, k] * scale_h)) as int64 (round half to even,
