@@ -34,7 +34,7 @@ from ..params import normalize_params
 from ..seam import LocalSeam
 from ..shard import Shard
 from ..train import DatasetEval, SeamEval, _metric_input, boost, device_scope, move_page
-from .data import DaskDataset
+from .data import DaskDataset, Part
 from .reduce import tree_reduce
 
 _INF = float("inf")
@@ -265,6 +265,17 @@ def _concat_dataset(parts) -> Dataset:
                    base_margin=cat([p.base_margin for p in parts]))
 
 
+def _concat_parts(parts) -> Part:
+    """All rows of the parts as one part (a copy), on the device where they live."""
+    nonempty = [p for p in parts if p.n_rows] or parts[:1]
+    if len(nonempty) == 1:
+        return nonempty[0]
+    xp = array_module(nonempty[0].X)
+    cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
+    return Part(xp.concatenate([p.X for p in nonempty]), cat([p.label for p in nonempty]),
+                cat([p.weight for p in nonempty]), cat([p.base_margin for p in nonempty]))
+
+
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
                    verbose_eval):
     import numba
@@ -275,7 +286,9 @@ def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early
         metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
         max_nodes = 2 ** (p["max_depth"] + 1)
         t = time.perf_counter()
-        shards = [_make_shard(part, cuts, max_nodes, base, p["device"]) for part in train_parts]
+        # one shard of all the worker's rows: per level one launch of each kernel instead of
+        # one per partition (the model is the same: histograms are integer sums)
+        shards = [_make_shard(_concat_parts(train_parts), cuts, max_nodes, base, p["device"])]
         quantize_seconds = time.perf_counter() - t
         be = shards[0].be
         with device_scope(be):

@@ -170,14 +170,16 @@ extern "C" __global__ void build_histograms_global(
 // [m, 2], zeroed). The order within a side depends on block timing; nothing computed from a
 // segment depends on its order (histograms are integer sums, leaf values per-row updates).
 #define PART_ITEMS 8
+#define PART_BLOCK 256   // the launch's block size (dgbdt/kernels/gpu.py: BLOCK)
 extern "C" __global__ void partition_scatter(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ n_bins, const int* __restrict__ rows, int* __restrict__ scratch,
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
         const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
         u64* __restrict__ counts) {
-    __shared__ u32 warp_l[32], warp_r[32];
+    __shared__ u32 warp_l[32], warp_r[32], tot_l, tot_r;
     __shared__ u64 base_l, base_r;
+    __shared__ int lbuf[PART_BLOCK * PART_ITEMS], rbuf[PART_BLOCK * PART_ITEMS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const i64 total = tile_ptr[m];
     for (i64 t = blockIdx.x; t < total; t += gridDim.x) {
@@ -216,19 +218,26 @@ extern "C" __global__ void partition_scatter(
                 warp_l[w] = tl; warp_r[w] = tr;
                 tl += a; tr += c;
             }
+            tot_l = tl;
+            tot_r = tr;
             base_l = tl ? atomicAdd(counts + 2 * j, (u64)tl) : 0;
             base_r = tr ? atomicAdd(counts + 2 * j + 1, (u64)tr) : 0;
         }
         __syncthreads();
-        i64 pl = (i64)(base_l + warp_l[warp] + sl - nl);
-        i64 pr = (i64)(base_r + warp_r[warp] + sr - nr);
+        // stage the tile's lefts and rights in shared memory, then write each side coalesced
+        u32 pl = warp_l[warp] + sl - nl, pr = warp_r[warp] + sr - nr;
 #pragma unroll
         for (int k = 0; k < PART_ITEMS; ++k) {
             if (valid & (1u << k)) {
-                if (left & (1u << k)) scratch[b + pl++] = r[k];
-                else scratch[e - 1 - pr++] = r[k];
+                if (left & (1u << k)) lbuf[pl++] = r[k];
+                else rbuf[pr++] = r[k];
             }
         }
+        __syncthreads();
+        for (u32 i = threadIdx.x; i < tot_l; i += blockDim.x)
+            scratch[b + (i64)(base_l + i)] = lbuf[i];
+        for (u32 i = threadIdx.x; i < tot_r; i += blockDim.x)
+            scratch[e - 1 - (i64)(base_r + i)] = rbuf[i];
         __syncthreads();
     }
 }
