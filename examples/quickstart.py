@@ -61,9 +61,10 @@ def gpu_collections(a, n_gpus: int):
     def arrays(n_parts, rows, seed0):
         xs, ys = [], []
         for i in range(n_parts):
-            xs.append(da.from_delayed(delayed(make_block)(rows, seed0 + i, False), (rows, 28),
+            block = delayed(make_block, pure=True)
+            xs.append(da.from_delayed(block(rows, seed0 + i, False), (rows, 28),
                                       dtype=np.float32, meta=cp.empty((0, 0), cp.float32)))
-            ys.append(da.from_delayed(delayed(make_block)(rows, seed0 + i, True), (rows,),
+            ys.append(da.from_delayed(block(rows, seed0 + i, True), (rows,),
                                       dtype=np.float32, meta=cp.empty((0,), cp.float32)))
         return da.concatenate(xs), da.concatenate(ys)
 
@@ -126,14 +127,23 @@ def main() -> None:
         print("where the time went (s):", {k: round(v, 2) for k, v in booster.timings.items()})
 
         pred = dgd.predict(client, booster, valid_X)   # lazy, computed by the workers
-        p, y, Xv_host = (_host(v) for v in client.compute([pred, yv, valid_X], sync=True))
+        p = _host(pred.compute())
+        # the same validation rows, rebuilt here from their seeds, for checks on the client
+        n_valid = n_workers if use_gpu else a.workers
+        host = pd.concat([make_frame(a.rows // 4 // n_valid, 1000 + i) for i in range(n_valid)])
+        y, Xv_host = host["label"].to_numpy(), host.drop(columns="label").to_numpy()
         accuracy = float(np.mean((p > 0.5) == (y > 0.5)))
         print(f"valid accuracy {accuracy:.4f} on {len(p)} rows predicted by the workers")
 
         path = os.path.join(tempfile.mkdtemp(), "quickstart.dgbdt.json")
         booster.save_model(path)
         loaded = dgbdt.load_model(path)
-        same = np.array_equal(loaded.predict(Xv_host), p)   # on the CPU here
+        if use_gpu:      # the same kernels as the workers' (GPU and CPU exp differ in the last bit)
+            import cupy as cp
+            again = _host(loaded.predict(cp.asarray(Xv_host)))
+        else:
+            again = loaded.predict(Xv_host)
+        same = np.array_equal(again, p)
         print(f"saved {os.path.getsize(path) / 1024:.0f} KiB to {path}; reloaded model predicts "
               f"{'identically' if same else 'DIFFERENTLY'}")
         if not same:

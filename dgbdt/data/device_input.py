@@ -16,12 +16,13 @@ def is_cudf(obj) -> bool:
 
 def _cudf_column(col):
     """One cuDF column as a float32 Series whose nulls are NaN-able (codes for categories)."""
+    import cudf
+    from cudf.api.types import is_bool_dtype, is_numeric_dtype
     dtype = col.dtype
-    if getattr(dtype, "name", str(dtype)) == "category":
+    if isinstance(dtype, cudf.CategoricalDtype) or str(dtype) == "category":
         codes = col.cat.codes.astype("float32")
         return codes.where(~col.isna())
-    kind = np.dtype(dtype).kind if not hasattr(dtype, "categories") else "O"
-    if kind not in "biuf":
+    if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype)):
         raise TypeError(f"data has non-numeric columns: '{col.name}' ({dtype}). Convert them to "
                         "numbers or drop them.")
     return col.astype("float32")
@@ -77,7 +78,7 @@ def device_vector(values, what: str, n: int):
                 raise ValueError(f"{what} must be 1-D; got a DataFrame with {values.shape[1]} "
                                  "columns")
             values = values.iloc[:, 0]
-        if getattr(values.dtype, "name", "") == "category":
+        if str(values.dtype) == "category":
             raise TypeError(f"{what} must hold numbers; got dtype category")
         arr = values.astype("float64").to_cupy(na_value=np.nan)
     else:
