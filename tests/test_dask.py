@@ -192,7 +192,12 @@ def test_real_processes(capsys):
                                    ref_hist["valid"]["mlogloss"], rtol=0, atol=1e-12)
         # the one-task path too: one partition, trained inside one worker process
         d1 = dask_dataset(client, X, y, w, 1, "frame")
+        profiling = (lambda dask_worker: dask_worker.periodic_callbacks["profile"].is_running())
+        assert all(client.run(profiling).values())
         assert dask_model(client, params, d1, rounds=3).save_raw() == ref.save_raw()
+        # the task paused its worker's profiler while it trained, and it is running again
+        client.run(lambda: None)      # a round trip through the workers' loops
+        assert all(client.run(profiling).values())
         ddf, _, _ = as_dask_frame(X, None, None, 4)
         pred = dgd.predict(client, out["booster"], ddf)
         assert isinstance(pred, dd.DataFrame)

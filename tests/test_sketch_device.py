@@ -149,3 +149,20 @@ def test_to_fixed_device():
         to_fixed_device(np.array([1.0, np.inf]), 1.0, np)
     with pytest.raises(ValueError):
         to_fixed_device(np.array([1.0, -2.0]), 1.0, np)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 50])
+def test_feature_chunks_give_the_same_summaries(chunk, monkeypatch):
+    """Summarizing features in groups (to bound the sort's memory) is exact."""
+    import dgbdt.data.sketch_device as sd
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((10, 6)).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    w = rng.integers(0, 100, 10).astype(np.int64)
+    monkeypatch.setattr(sd, "CHUNK_VALUES", chunk)
+    for weights in (None, w):
+        assert summarize(X, weights, 4).equals(sd.summarize_device(X, weights, 4, xp=np))
+    X[3, 4] = np.inf
+    X[1, 0] = -np.inf
+    with pytest.raises(ValueError, match=r"infinite values in feature\(s\) \[0, 4\]"):
+        sd.summarize_device(X, None, 4, xp=np)

@@ -76,12 +76,47 @@ def to_fixed_device(w, scale: float, xp):
     return xp.rint(w * float(scale)).astype(xp.int64)
 
 
+CHUNK_VALUES = 1 << 26
+"""Features are summarized in groups of at most this many values (n_rows x features): the
+sort's temporaries (about 24 bytes a value) stay near 1.5 GB whatever the data size."""
+
+
+def _concat_features(parts: list[Summaries]) -> Summaries:
+    """The summaries of disjoint, consecutive feature groups of the same rows, as one."""
+    if len(parts) == 1:
+        return parts[0]
+    ptrs = [np.zeros(1, np.int64)]
+    off = 0
+    for p in parts:
+        ptrs.append(p.ptrs[1:] + off)
+        off += int(p.ptrs[-1])
+    cat = (lambda name: np.concatenate([getattr(p, name) for p in parts]))
+    return Summaries(keys=cat("keys"), weights=cat("weights"), lo=cat("lo"), hi=cat("hi"),
+                     ptrs=np.concatenate(ptrs), shifts=cat("shifts"), n_rows=parts[0].n_rows,
+                     max_keys=parts[0].max_keys)
+
+
 def summarize_device(X, weights_fixed=None, max_keys: int = 4096, xp=None) -> Summaries:
     """``sketch.summarize(X, weights_fixed, max_keys)`` computed with ``xp`` (see module doc).
 
-    Same validation and errors as ``summarize``; returns host (numpy) ``Summaries``.
+    Same validation and errors as ``summarize``; returns host (numpy) ``Summaries``. Features
+    are summarized in groups of at most CHUNK_VALUES values (exact: features are independent).
     """
     xp = _get_xp(X, xp)
+    n = X.shape[0] if X.ndim == 2 else 0
+    nf = X.shape[1] if X.ndim == 2 else 0
+    step = max(1, CHUNK_VALUES // max(n, 1))
+    if nf > step:
+        bad = xp.isinf(xp.asarray(X)).any(axis=0)      # reported over all features at once
+        if bool(bad.any()):
+            bad = _to_host(xp.flatnonzero(bad)).tolist()
+            raise ValueError(f"infinite values in feature(s) {bad[:10]}")
+        return _concat_features([_summarize_block(X[:, a:a + step], weights_fixed, max_keys, xp)
+                                 for a in range(0, nf, step)])
+    return _summarize_block(X, weights_fixed, max_keys, xp)
+
+
+def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
     X = xp.asarray(X, dtype=xp.float32)
     if X.ndim != 2:
         raise ValueError("X must be 2-D")

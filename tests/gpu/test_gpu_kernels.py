@@ -160,3 +160,11 @@ def test_evaluate_splits_equal_cpu(seed, params):
     b = GPU.evaluate_splits(cp.asarray(hist), tot, hp, 2.0 ** -20, 2.0 ** -20, p)
     for x, y in zip(a, b):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_sketch_device_in_feature_chunks(monkeypatch):
+    """Large inputs are summarized a group of features at a time: same summaries."""
+    import dgbdt.data.sketch_device as sd
+    X = _data(3000, 9, seed=11)
+    monkeypatch.setattr(sd, "CHUNK_VALUES", 3000 * 2)
+    assert summarize(X, None, 64).equals(summarize_device(cp.asarray(X), None, 64))
