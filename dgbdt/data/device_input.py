@@ -86,14 +86,5 @@ def device_vector(values, what: str, n: int):
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"{what} must hold numbers; got dtype {arr.dtype}")
         arr = arr.astype(cupy.float64)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{what} must be 1-D; got shape {arr.shape}")
-    if arr.shape[0] != n:
-        raise ValueError(f"{what} has {arr.shape[0]} entries but data has {n} rows")
-    bad = ~cupy.isfinite(arr)
-    if bool(bad.any()):
-        raise ValueError(f"{what} contains NaN or infinite values "
-                         f"(first at row {int(cupy.flatnonzero(bad)[0])})")
-    return cupy.ascontiguousarray(arr)
+    from .input import check_vector
+    return check_vector(arr, what, n, cupy)

@@ -107,15 +107,19 @@ def as_vector(values, what: str, n: int, device: bool = False):
     arr = np.asarray(values)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
         raise TypeError(f"{what} must hold numbers; got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    return check_vector(arr.astype(np.float64), what, n, np)
+
+
+def check_vector(arr, what: str, n: int, xp):
+    """A float64 [n] or [n, 1] array (numpy or cupy, ``xp``) as a finite contiguous [n] vector."""
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
-        raise ValueError(f"{what} must be 1-D; got shape {arr.shape}")
+        raise ValueError(f"{what} must be 1-D; got shape {tuple(arr.shape)}")
     if arr.shape[0] != n:
         raise ValueError(f"{what} has {arr.shape[0]} entries but data has {n} rows")
-    bad = ~np.isfinite(arr)
-    if bad.any():
+    bad = ~xp.isfinite(arr)
+    if bool(bad.any()):
         raise ValueError(f"{what} contains NaN or infinite values "
-                         f"(first at row {int(np.flatnonzero(bad)[0])})")
-    return np.ascontiguousarray(arr)
+                         f"(first at row {int(xp.flatnonzero(bad)[0])})")
+    return xp.ascontiguousarray(arr)

@@ -212,6 +212,27 @@ def _compact(counts: np.ndarray, src_ptr: np.ndarray, arrays, dtypes):
     return ptrs, out
 
 
+def check_summarize_args(X, weights_fixed, max_keys, xp):
+    """(float32 X [n, F], contiguous int64 weights or None, int max_keys), checked; numpy or
+    cupy arrays (``xp``)."""
+    X = xp.asarray(X, dtype=np.float32)
+    if X.ndim != 2:
+        raise ValueError("X must be 2-D")
+    max_keys = int(max_keys)
+    if max_keys < 1:
+        raise ValueError("max_keys must be >= 1")
+    w = None
+    if weights_fixed is not None:
+        w = xp.ascontiguousarray(xp.asarray(weights_fixed))
+        if w.dtype != np.int64:
+            raise TypeError("weights_fixed must be int64 (use to_fixed)")
+        if w.shape != (X.shape[0],):
+            raise ValueError("weights_fixed must have shape [n_rows]")
+        if X.shape[0] and int(w.min()) < 0:
+            raise ValueError("weights must be non-negative")
+    return X, w, max_keys
+
+
 def summarize(X, weights_fixed=None, max_keys: int = 4096) -> Summaries:
     """Summaries of the columns of ``X`` (float32 [n, F]; other dtypes are cast).
 
@@ -220,23 +241,10 @@ def summarize(X, weights_fixed=None, max_keys: int = 4096) -> Summaries:
     Per feature (in parallel): keys, radix sort, drop NaN, smallest shift
     with ``<= max_keys`` buckets, one pass to emit buckets.
     """
-    X = np.asarray(X, dtype=np.float32)
-    if X.ndim != 2:
-        raise ValueError("X must be 2-D")
-    max_keys = int(max_keys)
-    if max_keys < 1:
-        raise ValueError("max_keys must be >= 1")
+    X, w, max_keys = check_summarize_args(X, weights_fixed, max_keys, np)
     n, nf = X.shape
-    weighted = weights_fixed is not None
-    if weighted:
-        w = np.ascontiguousarray(weights_fixed)
-        if w.dtype != np.int64:
-            raise TypeError("weights_fixed must be int64 (use to_fixed)")
-        if w.shape != (n,):
-            raise ValueError("weights_fixed must have shape [n_rows]")
-        if n and w.min() < 0:
-            raise ValueError("weights must be non-negative")
-    else:
+    weighted = w is not None
+    if not weighted:
         w = np.zeros(0, np.int64)
     if n == 0 or nf == 0:
         s = Summaries.empty(nf, max_keys)

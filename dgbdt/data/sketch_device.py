@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.cpu_data import NAN_KEY
-from .sketch import Summaries
+from .sketch import Summaries, check_summarize_args
 
 __all__ = ["summarize_device", "summarize_weighted_device", "to_fixed_device"]
 
@@ -117,22 +117,9 @@ def summarize_device(X, weights_fixed=None, max_keys: int = 4096, xp=None) -> Su
 
 
 def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
-    X = xp.asarray(X, dtype=xp.float32)
-    if X.ndim != 2:
-        raise ValueError("X must be 2-D")
-    max_keys = int(max_keys)
-    if max_keys < 1:
-        raise ValueError("max_keys must be >= 1")
+    X, w, max_keys = check_summarize_args(X, weights_fixed, max_keys, xp)
     n, nf = X.shape
-    weighted = weights_fixed is not None
-    if weighted:
-        w = xp.ascontiguousarray(xp.asarray(weights_fixed))
-        if w.dtype != np.int64:
-            raise TypeError("weights_fixed must be int64 (use to_fixed)")
-        if w.shape != (n,):
-            raise ValueError("weights_fixed must have shape [n_rows]")
-        if n and int(w.min()) < 0:
-            raise ValueError("weights must be non-negative")
+    weighted = w is not None
     if n == 0 or nf == 0:
         s = Summaries.empty(nf, max_keys)
         s.n_rows = n

@@ -29,3 +29,14 @@ __device__ __forceinline__ int tile_node(const i64* __restrict__ tile_ptr, int m
     }
     return lo;
 }
+
+// Inclusive prefix sum of v over the lanes of a warp (all 32 lanes must call it).
+template <typename T>
+__device__ __forceinline__ T warp_inclusive_scan(T v) {
+    const int lane = threadIdx.x & 31;
+    for (int o = 1; o < 32; o <<= 1) {
+        const T a = __shfl_up_sync(0xffffffffu, v, o);
+        if (lane >= o) v += a;
+    }
+    return v;
+}

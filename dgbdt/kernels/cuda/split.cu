@@ -67,12 +67,7 @@ extern "C" __global__ void evaluate_splits(
         const int bin = c0 + threadIdx.x;
         i64 vg = 0, vh = 0;
         if (bin < nb) { vg = H[2 * bin]; vh = H[2 * bin + 1]; }
-        i64 sg = vg, sh = vh;   // inclusive scan within the warp
-        for (int o = 1; o < 32; o <<= 1) {
-            const i64 ag = __shfl_up_sync(0xffffffffu, sg, o);
-            const i64 ah = __shfl_up_sync(0xffffffffu, sh, o);
-            if (lane >= o) { sg += ag; sh += ah; }
-        }
+        const i64 sg = warp_inclusive_scan(vg), sh = warp_inclusive_scan(vh);
         if (lane == 31) { wg[warp] = sg; wh[warp] = sh; }
         __syncthreads();
         i64 pg = carry_g, ph = carry_h;

@@ -32,11 +32,7 @@ extern "C" __global__ void tile_offsets(
             const i64 node = nodes[j];
             v = (seg_end[node] - seg_begin[node] + tile - 1) / tile;
         }
-        i64 s = v;
-        for (int o = 1; o < 32; o <<= 1) {
-            const i64 a = __shfl_up_sync(0xffffffffu, s, o);
-            if (lane >= o) s += a;
-        }
+        const i64 s = warp_inclusive_scan(v);
         if (lane == 31) wsum[warp] = s;
         __syncthreads();
         i64 pre = carry;
@@ -203,12 +199,7 @@ extern "C" __global__ void partition_scatter(
             }
         }
         const u32 nl = __popc(left), nr = __popc(valid & ~left);
-        u32 sl = nl, sr = nr;                          // inclusive scan within the warp
-        for (int o = 1; o < 32; o <<= 1) {
-            const u32 a = __shfl_up_sync(0xffffffffu, sl, o);
-            const u32 c = __shfl_up_sync(0xffffffffu, sr, o);
-            if (lane >= o) { sl += a; sr += c; }
-        }
+        const u32 sl = warp_inclusive_scan(nl), sr = warp_inclusive_scan(nr);
         if (lane == 31) { warp_l[warp] = sl; warp_r[warp] = sr; }
         __syncthreads();
         if (threadIdx.x == 0) {
