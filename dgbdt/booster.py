@@ -47,6 +47,7 @@ class Booster:
         self.best_iteration: int | None = None
         self.best_score: float | None = None
         self.timings: dict[str, float] = {}   # seconds per training stage (not saved)
+        self.memory: dict[str, int] = {}      # where the training's pages lived (not saved)
 
     # -- structure ---------------------------------------------------------------------------
     def num_boosted_rounds(self) -> int:

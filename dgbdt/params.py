@@ -196,6 +196,12 @@ _SPECS = [
               "else the CPU).",
               kind="device",
               allowed="'cpu', 'cuda', 'cuda:N' (N >= 0); 'gpu'/'gpu:N' mean 'cuda'/'cuda:N'"),
+    ParamSpec("device_memory_budget", None,
+              "Memory for bit-packed pages where training runs (bytes, or a fraction of the "
+              "memory free there); pages beyond it spill: on the CPU to memory-mapped files "
+              "(DGBDT_SPILL_DIR, default the system temp dir). None: every page in memory.",
+              kind="budget",
+              allowed="an int >= 1 (bytes) or a float in (0, 1] (fraction of free memory)"),
     ParamSpec("nthread", None,
               "CPU threads per worker; None uses all cores.",
               aliases=("n_jobs",), kind="int", low=1, value_map={-1: None},
@@ -349,6 +355,21 @@ def _as_metrics(ctx: _Ctx, value: object) -> list[str]:
 _DEVICE_RE = re.compile(r"^(cuda|gpu):(\d+)$")
 
 
+def _as_budget(ctx: _Ctx, value: object) -> int | float:
+    """Bytes (an int >= 1) or a fraction of free memory (a float in (0, 1])."""
+    if _is_bool(value) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ctx.fail(value, ctx.spec.describe_allowed(), show_type=True)
+    if isinstance(value, (int, np.integer)):
+        if value < 1:
+            raise ctx.fail(value, ctx.spec.describe_allowed())
+        return int(value)
+    if not (0.0 < float(value) <= 1.0):
+        raise ctx.fail(value, ctx.spec.describe_allowed(),
+                       "Fix: pass a byte count as an int (e.g. 2 * 2**30), or a fraction of "
+                       "the free memory in (0, 1] as a float.")
+    return float(value)
+
+
 def _as_device(ctx: _Ctx, value: object) -> str:
     if not isinstance(value, str):
         raise ctx.fail(value, "a str", show_type=True)
@@ -386,6 +407,8 @@ def _coerce(spec: ParamSpec, given: str, value: object) -> object:
         return _as_metrics(ctx, value)
     if kind == "device":
         return _as_device(ctx, value)
+    if kind == "budget":
+        return _as_budget(ctx, value)
     raise AssertionError(f"unknown kind {kind!r} in schema")
 
 

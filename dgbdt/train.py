@@ -18,7 +18,8 @@ from .backend import get_backend, is_device_array, resolve_device, to_host
 from .booster import Booster
 from .callback import EarlyStopping, format_eval_line
 from .data.dataset import Dataset
-from .data.pages import Page
+from .data.page_store import PageStore, budget_bytes, page_rows_for
+from .data.pages import Page, bits_for
 from .fixedpoint import scale_for
 from .metric import get_metric
 from .objective import get_objective, sigmoid, softmax
@@ -150,24 +151,33 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
     t = time.perf_counter()
     max_bin = dtrain.resolve_max_bin(p["max_bin"])
     cuts = dtrain.cuts(max_bin)
-    pages = dtrain.pages(cuts, max_bin)
-    quantize_seconds = time.perf_counter() - t
+    store = PageStore(budget_bytes(p["device_memory_budget"], backend), backend)
+    if store.budget is None:
+        ranges, pages = dtrain.row_ranges(), dtrain.pages(cuts, max_bin)
+    else:   # pages of about half the budget, built, placed (or spilled) one at a time
+        step = min(dtrain.page_rows, page_rows_for(store.budget, dtrain.num_col,
+                                                   bits_for(cuts.max_bins)))
+        ranges = [(a, min(a + step, dtrain.num_row)) for a in range(0, dtrain.num_row, step)]
+        pages = (dtrain.build_page(a, b, cuts) for a, b in ranges)
     base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
     booster = Booster(objective.name, num_class, base, dtrain.num_col, dtrain.feature_names)
     shards = []
-    for (a, b), page in zip(dtrain.row_ranges(), pages):
+    for (a, b), page in zip(ranges, pages):
+        page = move_page(store.place(page), backend)
         margin = booster.initial_margin(
             b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
             like=page.words if backend.name == "cuda" else None)
-        shards.append(Shard(move_page(page, backend), cuts.n_bins(), dtrain.label[a:b],
+        shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
                             None if dtrain.weight is None else dtrain.weight[a:b],
                             margin, 2 ** (p["max_depth"] + 1), backend))
+    quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs())
     sources = [(SeamEval(seam, d.label, d.weight) if d is dtrain else DatasetEval(d, booster),
                 name) for d, name in evals]
     boost(p, seam, cuts, booster, objective, metrics, rounds, sources, early_stopping_rounds,
           evals_result, verbose_eval)
     booster.timings["quantize"] = quantize_seconds
+    booster.memory = store.stats()
     return booster
 
 

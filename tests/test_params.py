@@ -36,6 +36,7 @@ EXPECTED_DEFAULTS = {
     "tree_method": "hist",
     "verbosity": 1,
     "device": None,
+    "device_memory_budget": None,
     "nthread": None,
     "grow_policy": "depthwise",
     "disable_default_eval_metric": False,

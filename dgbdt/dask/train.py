@@ -27,6 +27,7 @@ import numpy as np
 from ..backend import array_module, get_backend, is_device_array, to_host
 from ..booster import Booster, add_tree_margins
 from ..data.dataset import Dataset
+from ..data.page_store import PageStore, budget_bytes
 from ..data.pages import pack
 from ..data.quantize import quantize
 from ..metric import get_metric
@@ -56,14 +57,17 @@ def _use_worker_threads(nthread) -> None:
     numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
 
 
-def _make_shard(part, cuts, max_nodes: int, base: np.ndarray, device: str = "cpu") -> Shard:
-    """The part's page and training state, on this worker's GPU for device "cuda"."""
+def _make_shard(part, cuts, max_nodes: int, base: np.ndarray, device: str = "cpu",
+                budget=None) -> Shard:
+    """The part's page and training state, on this worker's GPU for device "cuda"; the page
+    is placed within ``budget`` (device_memory_budget, dgbdt.data.page_store) on its own."""
     be = get_backend(device)
     with device_scope(be):
         if be.name == "cuda" and is_device_array(part.X):
             page = be.quantize_pack(part.X, cuts)
         else:
-            page = move_page(pack(quantize(to_host(part.X), cuts)), be)
+            page = pack(quantize(to_host(part.X), cuts))
+        page = move_page(PageStore(budget_bytes(budget, be), be).place(page), be)
         xp = be.xp
         margin = (xp.array(part.base_margin, dtype=np.float64) if part.base_margin is not None
                   else xp.tile(xp.asarray(base, dtype=np.float64), (part.n_rows, 1)))
@@ -321,7 +325,8 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
         t = time.perf_counter()
         # one shard of all the worker's rows: per level one launch of each kernel instead of
         # one per partition (the model is the same: histograms are integer sums)
-        shards = [_make_shard(_concat_parts(train_parts), cuts, max_nodes, base, p["device"])]
+        shards = [_make_shard(_concat_parts(train_parts), cuts, max_nodes, base, p["device"],
+                              p["device_memory_budget"])]
         quantize_seconds = time.perf_counter() - t
         be = shards[0].be
         with device_scope(be):
@@ -405,7 +410,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         booster, history = fut.result()
         return {"booster": booster, "history": history}
     max_nodes = 2 ** (p["max_depth"] + 1)
-    shards = [client.submit(_make_shard, part, cuts, max_nodes, base, p["device"], workers=[w],
+    shards = [client.submit(_make_shard, part, cuts, max_nodes, base, p["device"],
+                            p["device_memory_budget"], workers=[w],
                             allow_other_workers=False, pure=False)
               for part, w in zip(dtrain.parts, workers)]
     with client.as_current():  # distributed.wait uses the default client; make it this one

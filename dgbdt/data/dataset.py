@@ -112,11 +112,11 @@ class Dataset:
     def pages(self, cuts: Cuts, max_bin: int) -> list[Page]:
         """One bit-packed page per row range, quantized with ``cuts`` (cached per max_bin)."""
         if max_bin not in self._pages:
-            if self.on_device:
-                be = backend_of(self.data)
-                self._pages[max_bin] = [be.quantize_pack(self.data[a:b], cuts)
-                                        for a, b in self.row_ranges()]
-            else:
-                self._pages[max_bin] = [pack(quantize(self.data[a:b], cuts))
-                                        for a, b in self.row_ranges()]
+            self._pages[max_bin] = [self.build_page(a, b, cuts) for a, b in self.row_ranges()]
         return self._pages[max_bin]
+
+    def build_page(self, start: int, stop: int, cuts: Cuts) -> Page:
+        """The bit-packed page of rows [start, stop), where the data lives (not cached)."""
+        if self.on_device:
+            return backend_of(self.data).quantize_pack(self.data[start:stop], cuts)
+        return pack(quantize(self.data[start:stop], cuts))
