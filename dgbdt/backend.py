@@ -14,6 +14,7 @@ data lives (cupy/cuDF input trains on the GPU, host input on the CPU).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -77,6 +78,11 @@ def get_backend(device: str):
                            "dgbdt[gpu] on a GPU machine, or use device='cpu'.")
     from .kernels.gpu import CudaBackend
     return CudaBackend.for_ordinal(device_ordinal(device))
+
+
+def device_scope(backend):
+    """A context that makes the backend's GPU current (nothing for the CPU backend)."""
+    return backend.device if backend.name == "cuda" else contextlib.nullcontext()
 
 
 def backend_of(a):

@@ -120,7 +120,3 @@ class Shard:
     def add_leaves(self, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
         """margin[:, k] += value of each row's leaf."""
         self.be.add_leaves(self, k, nodes, values)
-
-    def margins_host(self) -> np.ndarray:
-        """The margins as a numpy array (a copy from the GPU for the CUDA backend)."""
-        return self.be.to_host(self.margin)

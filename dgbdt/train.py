@@ -8,18 +8,17 @@ the new trees only. Metrics are computed on the eval sets after every round.
 """
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Sequence
 
 import numpy as np
 
-from .backend import get_backend, is_device_array, resolve_device, to_host
+from .backend import device_scope, get_backend, resolve_device, to_host
 from .booster import Booster
 from .callback import EarlyStopping, format_eval_line
 from .data.dataset import Dataset
-from .data.page_store import PageStore, budget_bytes, page_rows_for
-from .data.pages import Page, bits_for
+from .data.page_store import PageStore, budget_bytes, move_page, page_rows_for
+from .data.pages import bits_for
 from .fixedpoint import scale_for
 from .metric import get_metric
 from .objective import get_objective, sigmoid, softmax
@@ -105,18 +104,6 @@ def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
     return objective.base_margin_from_labels(
         to_host(label), None if weight is None else to_host(weight), num_class)
 
-
-def device_scope(backend):
-    """A context that makes the backend's GPU current (nothing for the CPU backend)."""
-    return backend.device if backend.name == "cuda" else contextlib.nullcontext()
-
-
-def move_page(page: Page, backend) -> Page:
-    """The page with its words where the backend computes (a copy only when they are not)."""
-    if is_device_array(page.words) == (backend.name == "cuda"):
-        return page
-    return Page(words=backend.asarray(page.words), n_rows=page.n_rows,
-                n_features=page.n_features, bits=page.bits)
 
 
 class DatasetEval:

@@ -9,7 +9,7 @@ from ..data.device_input import is_cudf
 from .data import DaskDataset, _is_dask_array, _is_dask_frame
 
 
-def _DEVICE_LIKE():
+def _cupy_like():
     import cupy
     return cupy.empty(0)
 
@@ -18,7 +18,7 @@ def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool
                    iteration_range=None):
     if block.shape[0] == 0:
         return _empty_output(booster, output_margin, pred_leaf, iteration_range,
-                             like=_DEVICE_LIKE() if is_cudf(block) else block)
+                             like=_cupy_like() if is_cudf(block) else block)
     return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf,
                            iteration_range=iteration_range)
 
@@ -86,7 +86,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
             name, {(name, i) + tail: t.key for i, t in enumerate(tasks)}, dependencies=tasks)
         chunks = (tuple(data.part_rows),) + (() if cols is None else ((cols,),))
         meta = _empty_output(booster, output_margin, pred_leaf, iteration_range,
-                             like=_DEVICE_LIKE() if data.on_device else None)
+                             like=_cupy_like() if data.on_device else None)
         return da.Array(graph, name, chunks, dtype=dtype, meta=meta)
     if _is_dask_array(data):
         if data.ndim != 2 or data.shape[1] != booster.n_features:

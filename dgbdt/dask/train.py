@@ -24,10 +24,10 @@ import uuid
 
 import numpy as np
 
-from ..backend import array_module, get_backend, is_device_array, to_host
+from ..backend import array_module, device_scope, get_backend, is_device_array, to_host
 from ..booster import Booster, add_tree_margins
 from ..data.dataset import Dataset
-from ..data.page_store import PageStore, budget_bytes
+from ..data.page_store import PageStore, budget_bytes, move_page
 from ..data.pages import pack
 from ..data.quantize import quantize
 from ..metric import get_metric
@@ -35,7 +35,7 @@ from ..objective import get_objective
 from ..params import normalize_params
 from ..seam import LocalSeam
 from ..shard import Shard
-from ..train import DatasetEval, SeamEval, _metric_input, boost, device_scope, move_page
+from ..train import DatasetEval, SeamEval, _metric_input, boost
 from .data import DaskDataset, Part
 from .reduce import tree_reduce
 

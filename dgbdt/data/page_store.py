@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..backend import is_device_array
 from .pages import Page
 
 MIN_PAGE_BYTES = 1 << 20
@@ -38,6 +39,14 @@ def free_memory(backend) -> int:
         return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
         return 1 << 62
+
+
+def move_page(page: Page, backend) -> Page:
+    """The page with its words where the backend computes (a copy only when they are not)."""
+    if is_device_array(page.words) == (backend.name == "cuda"):
+        return page
+    return Page(words=backend.asarray(page.words), n_rows=page.n_rows,
+                n_features=page.n_features, bits=page.bits)
 
 
 def budget_bytes(budget, backend) -> int | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import time
 from pathlib import Path
 
@@ -344,7 +345,6 @@ def hist_shared_budget(optin: int) -> int:
     """Shared memory a histogram block may use (DGBDT_HIST_SMEM overrides): 48 KiB measured
     faster than one whole-histogram block per SM (115 KB for 28 x 257 slots) on an H100: more
     resident blocks hide the latency of the atomics better than fewer passes over the rows."""
-    import os
     env = os.environ.get("DGBDT_HIST_SMEM")
     return min(int(env), optin - 1024) if env else HIST_SMEM
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backend import backend_of
-from ..kernels import cpu_split
 
 MIN_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than this
 
