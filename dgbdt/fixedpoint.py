@@ -95,6 +95,27 @@ class ExactSum:
     def __reduce__(self):
         return (ExactSum, (self.units,))
 
+    # Any sum of at most 2**62 finite doubles is below 2**(1126 + 1024 + 62) units in magnitude,
+    # so 70 limbs of 32 bits hold it.
+    LIMB_BITS = 32
+    N_LIMBS = 70
+
+    def limbs(self) -> np.ndarray:
+        """The sum as int64 [N_LIMBS] with value sum_i limbs[i] * 2**(32 i), every limb of the
+        sum's sign and below 2**32 in magnitude, so limb-wise sums of up to 2**31 such arrays
+        (an all-reduce over ranks) are exact in int64 and decode with ``from_limbs``."""
+        a, sign = abs(self.units), (-1 if self.units < 0 else 1)
+        if a >> (self.LIMB_BITS * self.N_LIMBS):
+            raise OverflowError("exact sum too large for its limb encoding")
+        mask = (1 << self.LIMB_BITS) - 1
+        return np.array([sign * ((a >> (self.LIMB_BITS * i)) & mask)
+                         for i in range(self.N_LIMBS)], dtype=np.int64)
+
+    @classmethod
+    def from_limbs(cls, limbs) -> "ExactSum":
+        """Inverse of ``limbs``, also for limb-wise sums of several encodings."""
+        return cls(sum(int(v) << (cls.LIMB_BITS * i) for i, v in enumerate(np.asarray(limbs))))
+
 
 def exact_sum(x, axis: int | None = None):
     """Correctly rounded sum of x (along axis 0 of a 2-D x with axis=0), order-independent."""

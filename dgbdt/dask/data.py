@@ -218,6 +218,10 @@ class DaskDataset:
         return self._cuts[max_bin]
 
     def workers_of_parts(self) -> list[str]:
-        """The worker address holding each part."""
+        """The worker address holding each part (parts lost with a worker are recomputed
+        first, from lineage)."""
+        from distributed import wait
+        with self.client.as_current():
+            wait(self.parts)
         who = self.client.who_has(self.parts)
         return [sorted(who[f.key])[0] for f in self.parts]

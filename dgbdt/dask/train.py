@@ -347,14 +347,34 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
 
 
 # -- the public entry point --------------------------------------------------------------------
+MODES = ("auto", "task", "graph", "nccl")
+
+
+def _nccl_everywhere(client, workers) -> bool:
+    """Whether every worker holding data can run NCCL through CuPy."""
+    from .collective import nccl_status
+    status = client.run(nccl_status, workers=sorted(set(workers)))
+    return all(v is None for v in status.values())
+
+
 def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int = 10,
           evals=None, early_stopping_rounds: int | None = None, callbacks=None,
-          verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto") -> dict:
+          verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto",
+          collective_timeout: float = 300.0) -> dict:
     """Train on a DaskDataset; returns {"booster": Booster, "history": {name: {metric: [...]}}}.
 
     Same parameters and semantics as dgbdt.train (and xgboost.dask.train). ``fan_in``: inputs
-    per merge task of the histogram tree-reduce. ``mode``: "auto" (one task when all partitions
-    live on one worker, else the graph), "task" or "graph".
+    per merge task of the histogram tree-reduce. ``mode`` says how the workers' histograms meet;
+    every mode gives the same model, byte for byte:
+
+    * "graph": a tree-reduce over the task graph, a few task hops per level; runs anywhere
+      and survives the loss of a worker (Dask recomputes from lineage);
+    * "task": the whole training in one task, when every partition lives on one worker;
+    * "nccl": one long task per GPU worker, histograms all-reduced with NCCL
+      (dgbdt.dask.collective_train); the fastest on several GPUs, but a lost worker ends the
+      training with an error (within ``collective_timeout`` seconds at most) instead of a hang;
+    * "auto": "task" when all partitions live on one worker, "nccl" for GPU data on several
+      workers that all have NCCL, else "graph".
     """
     from distributed import default_client, wait
 
@@ -370,8 +390,12 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     # where the partitions live unless asked; on a worker "cuda" is that worker's own GPU
     p["device"] = "cpu" if (p["device"] or ("cuda" if dtrain.on_device else "cpu")) == "cpu" \
         else "cuda"
-    if mode not in ("auto", "task", "graph"):
-        raise ValueError(f"mode must be 'auto', 'task' or 'graph'; got {mode!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
+    if isinstance(collective_timeout, bool) or not isinstance(
+            collective_timeout, (int, float)) or not collective_timeout > 0:
+        raise ValueError(f"collective_timeout must be a number of seconds > 0; got "
+                         f"{collective_timeout!r}")
     evals = list(evals or [])
     for item in evals:
         if not (isinstance(item, (tuple, list)) and len(item) == 2
@@ -399,6 +423,18 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     booster = Booster(objective.name, num_class, base, dtrain.num_col, dtrain.feature_names)
     workers = dtrain.workers_of_parts()
     one_worker = len(set(workers)) == 1
+    if mode == "nccl" or (mode == "auto" and not one_worker and p["device"] == "cuda"
+                          and _nccl_everywhere(client, workers)):
+        if p["device"] != "cuda":
+            raise ValueError("mode='nccl' trains on GPU workers: the data live on the host "
+                             "(device='cpu'); pass GPU partitions (cupy/cuDF) or "
+                             "params device='cuda', or use mode='graph'")
+        from .collective_train import train_collective
+        booster, history = train_collective(client, p, cuts.result(), base, booster,
+                                            int(num_boost_round), dtrain, evals,
+                                            early_stopping_rounds, verbose_eval,
+                                            float(collective_timeout))
+        return {"booster": booster, "history": history}
     if mode == "task" or (mode == "auto" and one_worker):
         if not one_worker:
             raise ValueError("mode='task' needs every partition on one worker")

@@ -1,0 +1,175 @@
+"""dgbdt on several GPUs: NCCL vs task-graph merging vs xgboost.dask vs one GPU; one JSON line.
+
+    python benchmarks/bench_multi_gpu.py                       # 2 GPUs, 10M x 28, 500 rounds
+    python benchmarks/bench_multi_gpu.py --rows 50000000 --out r50.json
+    python benchmarks/bench_multi_gpu.py --skip graph,one_gpu --rounds 100
+
+Legs (each timed after a 2-round warm-up on 20k rows, so compilation stays outside):
+  nccl          dgbdt.dask.train(mode="nccl") on a LocalCUDACluster of --gpus workers
+  graph         dgbdt.dask.train(mode="graph") on the same cluster (--graph-rounds, if given,
+                trains fewer rounds: the per-round time is what compares)
+  xgboost_dask  xgboost.dask.train with DaskQuantileDMatrix on the same cluster
+  one_gpu       dgbdt.train in this process on GPU 0, all training rows (the 1-GPU baseline)
+Data: bench_gpu.py's Higgs-shaped formula, generated on the workers' GPUs as 2 partitions per
+GPU; the test set (10 % of --rows) in this process. Times include quantization / DMatrix
+construction. For nccl the booster's timings split each level into compute and communication:
+``communication`` is the time of the NCCL kernels on rank 0 (transfer plus waiting for the
+slowest rank), bytes are what rank 0 contributed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_gpu import (TEST_SEED, TRAIN_SEED, WARM_ROWS, WARM_SEED, dask_data,  # noqa: E402
+                       free_gpu_pool, make_data_gpu, run_leg, split_rows, stages)
+from bench_cpu import auc  # noqa: E402
+
+LEGS = ("nccl", "graph", "xgboost_dask", "one_gpu")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=10_000_000, help="train + test rows")
+    ap.add_argument("--features", type=int, default=28)
+    ap.add_argument("--rounds", type=int, default=500)
+    ap.add_argument("--graph-rounds", type=int, default=None)
+    ap.add_argument("--depth", type=int, default=8)
+    ap.add_argument("--max-bin", type=int, default=256)
+    ap.add_argument("--eta", type=float, default=0.1)
+    ap.add_argument("--gpus", type=int, default=2)
+    ap.add_argument("--skip", default="", help=f"comma list of legs to skip: {','.join(LEGS)}")
+    ap.add_argument("--out", help="also write the JSON line to this file")
+    a = ap.parse_args()
+    skip = {s.strip() for s in a.skip.split(",") if s.strip()}
+    if skip - set(LEGS):
+        ap.error(f"--skip: unknown legs {sorted(skip - set(LEGS))}; choose from {LEGS}")
+
+    import cupy as cp
+    from dask_cuda import LocalCUDACluster
+    from distributed import Client
+
+    import dgbdt
+    from dgbdt import dask as dgd
+    try:
+        import xgboost as xgb
+        import xgboost.dask  # noqa: F401
+    except ImportError:
+        xgb = None
+
+    params = {"objective": "binary:logistic", "max_depth": a.depth, "eta": a.eta,
+              "max_bin": a.max_bin, "device": "cuda"}
+    xparams = params | {"tree_method": "hist"}
+    graph_rounds = a.graph_rounds or a.rounds
+    out = {"bench": "multi_gpu", "rows": a.rows, "features": a.features, "rounds": a.rounds,
+           "graph_rounds": graph_rounds, "depth": a.depth, "max_bin": a.max_bin, "gpus": a.gpus,
+           "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+           "python": platform.python_version(), "dgbdt": dgbdt.__version__,
+           "xgboost": xgb.__version__ if xgb else None, "skipped": sorted(skip)}
+    n_test = a.rows // 10
+    sizes = split_rows(a.rows - n_test, 2 * a.gpus)
+    Xte, yte = make_data_gpu(n_test, a.features, TEST_SEED)
+    yte_h = cp.asnumpy(yte)
+
+    def score(pred) -> float:
+        return round(auc(yte_h, cp.asnumpy(pred).ravel()), 5)
+
+    def per_level(seconds, rounds) -> float:
+        return round(1e3 * seconds / (rounds * a.depth), 3)
+
+    with LocalCUDACluster(n_workers=a.gpus, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        def free_all():
+            free_gpu_pool()
+            client.run(free_gpu_pool)
+
+        Xd, yd = dask_data(client, sizes, a.features, TRAIN_SEED)
+        Xw, yw = dask_data(client, split_rows(WARM_ROWS, 2 * a.gpus), a.features, WARM_SEED)
+        d, dw = dgd.DaskDataset(client, Xd, yd), dgd.DaskDataset(client, Xw, yw)
+        out["workers_holding_data"] = len(set(d.workers_of_parts()))
+
+        def dask_leg(mode, rounds):
+            def leg():
+                dgd.train(client, params, dw, 2, mode=mode, verbose_eval=False)
+                t = time.perf_counter()
+                b = dgd.train(client, params, dgd.DaskDataset(client, Xd, yd), rounds, mode=mode,
+                              verbose_eval=False)["booster"]
+                s = time.perf_counter() - t
+                r = {f"{mode}_s": round(s, 3), f"{mode}_auc": score(b.predict(Xte)),
+                     f"{mode}_level_ms": per_level(s, rounds), f"{mode}_stages_s": stages(b)}
+                if "communication" in b.timings:
+                    r[f"{mode}_level_comm_ms"] = per_level(b.timings["communication"], rounds)
+                    r[f"{mode}_level_compute_ms"] = round(r[f"{mode}_level_ms"]
+                                                          - r[f"{mode}_level_comm_ms"], 3)
+                    r[f"{mode}_level_bytes"] = round(b.timings["communication_bytes"]
+                                                     / (rounds * a.depth))
+                if mode == "nccl":
+                    out["_nccl_model"] = b.save_raw()
+                return r
+            return leg
+
+        def leg_xgboost_dask():
+            if xgb is None:
+                raise ImportError("xgboost is not installed")
+            xgb.dask.train(client, xparams, xgb.dask.DaskQuantileDMatrix(
+                client, Xw, yw, max_bin=a.max_bin), 2)
+            t = time.perf_counter()
+            bst = xgb.dask.train(client, xparams, xgb.dask.DaskQuantileDMatrix(
+                client, Xd, yd, max_bin=a.max_bin), a.rounds)["booster"]
+            s = time.perf_counter() - t
+            return {"xgboost_dask_s": round(s, 3), "xgboost_dask_auc": score(
+                bst.inplace_predict(Xte))}
+
+        if "nccl" not in skip:
+            run_leg(out, "nccl", dask_leg("nccl", a.rounds), free_all)
+        if "xgboost_dask" not in skip:
+            run_leg(out, "xgboost_dask", leg_xgboost_dask, free_all)
+        if "graph" not in skip:
+            run_leg(out, "graph", dask_leg("graph", graph_rounds), free_all)
+        if "one_gpu" not in skip:
+            def leg_one_gpu():
+                Xtr, ytr = (cp.concatenate(v) for v in zip(*(
+                    make_data_gpu(r, a.features, TRAIN_SEED + i) for i, r in enumerate(sizes))))
+                dgbdt.train(params, dgbdt.Dataset(Xtr[:WARM_ROWS], label=ytr[:WARM_ROWS]), 2,
+                            verbose_eval=False)
+                cp.cuda.Device().synchronize()
+                t = time.perf_counter()
+                b = dgbdt.train(params, dgbdt.Dataset(Xtr, label=ytr), a.rounds,
+                                verbose_eval=False)
+                s = time.perf_counter() - t
+                r = {"one_gpu_s": round(s, 3), "one_gpu_auc": score(b.predict(Xte)),
+                     "one_gpu_level_ms": per_level(s, a.rounds)}
+                if "_nccl_model" in out:
+                    r["one_gpu_model_equals_nccl"] = b.save_raw() == out["_nccl_model"]
+                return r
+            run_leg(out, "one_gpu", leg_one_gpu, free_gpu_pool)
+    out.pop("_nccl_model", None)
+
+    def ratio(num, den, scale=1.0):
+        n, dd = out.get(num), out.get(den)
+        return round(n * scale / dd, 3) if n is not None and dd else None
+
+    out["ratio_nccl_over_xgboost_dask"] = ratio("nccl_s", "xgboost_dask_s")
+    out["ratio_graph_over_xgboost_dask"] = ratio("graph_s", "xgboost_dask_s",
+                                                 a.rounds / graph_rounds)
+    out["speedup_nccl_over_one_gpu"] = ratio("one_gpu_s", "nccl_s")
+    line = json.dumps(out)
+    print(line, flush=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(line + "\n")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+        sys.exit(1)

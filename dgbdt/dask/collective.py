@@ -1,0 +1,246 @@
+"""Collective communication between the ranks of a training: all-reduce and all-gather whose waits end.
+
+In dgbdt.dask.train's ``mode="nccl"`` every GPU worker runs one long task (one *rank*); the ranks
+run the same boosting loop on their own rows and meet only in the collectives of this module:
+
+* ``allreduce`` of device arrays in place: the int64 level histograms (exact in any order, so
+  every rank evaluates the same splits and grows the same tree) and the gradient maxima;
+* ``sum_exact``: metric statistics, which are exact sums (dgbdt.fixedpoint.ExactSum) of
+  unbounded size, all-reduced as fixed-width int64 limbs and decoded exactly;
+* ``allgather_rows``: the rows themselves, for metrics that are not sums (auc).
+
+``Communicator`` builds these on two primitives, which ``NcclComm`` implements with NCCL
+through ``cupy.cuda.nccl`` (the tests also implement them with threads).
+
+A collective whose peer died never completes, and a blocking synchronize would hang the worker
+for ever. So every NCCL call is followed by a *watched* wait (``wait_for``): the host polls a
+CUDA event; once the wait has lasted ``ABORT_POLL`` seconds it also asks ``aborted()`` (the
+training's abort flag, which a failing rank or the client sets, and NCCL's own asynchronous
+error) every ``ABORT_POLL`` seconds; an abort reason, or ``timeout`` seconds without an answer,
+end the wait with CollectiveError, after which the rank aborts its communicator (ncclCommAbort
+stops the communicator's kernels, so the GPU is usable again).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..fixedpoint import ExactSum
+
+ABORT_POLL = 0.25   # seconds between checks of the abort flag once a wait is that long
+SPIN = 0.005        # seconds of pure spinning before a wait starts to sleep between polls
+
+RECOVERY_HINT = ("mode='graph' survives the loss of a worker (Dask recomputes lost pieces "
+                 "from lineage); the collective mode cannot: retry, or train with mode='graph'")
+
+
+class CollectiveError(RuntimeError):
+    """A collective could not complete: another rank failed or left, or it timed out."""
+
+
+def wait_for(done, timeout: float, aborted, what: str) -> float:
+    """Poll ``done()`` until it is true; return the seconds waited.
+
+    ``aborted()`` returns None or why the training stops; it is asked every ABORT_POLL seconds
+    once the wait is that long (it may cost a scheduler round trip). Raises CollectiveError with
+    that reason, or when ``timeout`` seconds pass first.
+    """
+    t0 = time.perf_counter()
+    next_check = t0 + ABORT_POLL
+    while not done():
+        now = time.perf_counter()
+        waited = now - t0
+        if waited > SPIN:
+            time.sleep(1e-4 if waited < 0.1 else 1e-3)
+        if now >= next_check:
+            reason = aborted()
+            if reason is not None:
+                raise CollectiveError(f"{what}: stopped because {reason}")
+            if waited > timeout:
+                raise CollectiveError(
+                    f"{what}: the other ranks did not answer within {timeout:g} s "
+                    "(collective_timeout); a worker may be stuck or gone")
+            next_check = now + ABORT_POLL
+    return time.perf_counter() - t0
+
+
+class Communicator:
+    """The collectives of one rank among ``n_ranks`` (see the module docstring).
+
+    Subclasses implement ``_allreduce(x, op)`` (in place on an array of module ``xp``, op "sum"
+    or "max", every rank's x of one shape) and ``_allgather(x)`` (a new array [n_ranks, *x.shape]
+    in rank order). ``seconds``: host time in collectives (it includes waiting for this rank's
+    own queued kernels); ``comm_seconds``: time of the collectives themselves (on a GPU, the
+    collective kernels' time, which includes waiting for the slowest rank); ``n_bytes``: bytes
+    this rank contributed.
+    """
+
+    xp = np
+    rank: int = 0
+    n_ranks: int = 1
+
+    def __init__(self):
+        self.seconds = 0.0
+        self.comm_seconds = 0.0
+        self.n_bytes = 0
+        self.calls = 0
+
+    def _allreduce(self, x, op: str):
+        raise NotImplementedError
+
+    def _allgather(self, x):
+        raise NotImplementedError
+
+    def _last_seconds(self, host_seconds: float) -> float:
+        """Seconds of the collective just finished (the host's wait, unless measured better)."""
+        return host_seconds
+
+    def _timed(self, fn, x, *args):
+        t = time.perf_counter()
+        out = fn(x, *args)
+        self.seconds += time.perf_counter() - t
+        self.comm_seconds += self._last_seconds(time.perf_counter() - t)
+        self.n_bytes += x.nbytes
+        self.calls += 1
+        return out
+
+    def allreduce(self, x, op: str = "sum"):
+        """x (contiguous, on this rank's device) becomes the element-wise sum/max over ranks."""
+        self._timed(self._allreduce, x, op)
+        return x
+
+    def allreduce_host(self, a: np.ndarray, op: str = "sum") -> np.ndarray:
+        """The all-reduce of a small host array, returned on the host."""
+        x = self.xp.array(np.ascontiguousarray(a))
+        self.allreduce(x, op)
+        return np.asarray(x.get() if hasattr(x, "get") else x)
+
+    def sum_exact(self, sums: list[ExactSum]) -> list[ExactSum]:
+        """Exact sums over ranks, element-wise (int64 limbs: exact in any order)."""
+        if not sums:
+            return []
+        total = self.allreduce_host(np.stack([s.limbs() for s in sums]), "sum")
+        return [ExactSum.from_limbs(row) for row in total]
+
+    def allgather_rows(self, a):
+        """Every rank's rows of a ([n_r, ...], n_r may differ), concatenated in rank order."""
+        xp = self.xp
+        a = xp.ascontiguousarray(xp.asarray(a))
+        counts = np.zeros(self.n_ranks, dtype=np.int64)
+        counts[self.rank] = a.shape[0]
+        counts = self.allreduce_host(counts, "sum")
+        m = max(int(counts.max()), 1)
+        buf = xp.zeros((m,) + a.shape[1:], dtype=a.dtype)
+        buf[:a.shape[0]] = a
+        out = self._timed(self._allgather, buf)
+        return xp.concatenate([out[r, :int(counts[r])] for r in range(self.n_ranks)])
+
+    def abort(self) -> None:
+        """Stop this rank's part in every collective (after a failure)."""
+
+    def close(self) -> None:
+        """Release the communicator after a successful training."""
+
+
+# -- NCCL --------------------------------------------------------------------------------------
+def nccl_status() -> str | None:
+    """None when NCCL is usable through CuPy in this process, else why not."""
+    try:
+        from cupy.cuda import nccl
+    except Exception as e:  # ImportError, or a CUDA library that fails to load
+        return f"cupy.cuda.nccl cannot be imported ({type(e).__name__}: {e})"
+    if not nccl.available:
+        return "CuPy finds no NCCL library (pip install nvidia-nccl-cu13, or install NCCL)"
+    return None
+
+
+def _nccl():
+    why = nccl_status()
+    if why is not None:
+        raise RuntimeError(f"mode='nccl' needs NCCL on every GPU worker: {why}")
+    # NVLink multicast (NVLS) stays off: on shared hosts it can take the GPUs out of service.
+    os.environ["NCCL_NVLS_ENABLE"] = "0"
+    from cupy.cuda import nccl
+    return nccl
+
+
+def unique_id() -> tuple:
+    """A new NCCL unique id. Run it on rank 0's worker: the id's bootstrap listener lives in
+    the process that made it."""
+    return _nccl().get_unique_id()     # bytes (CuPy 14) or a tuple (older CuPy)
+
+
+class NcclComm(Communicator):
+    """One rank of an NCCL communicator on this process's current GPU (cupy arrays).
+
+    ``aborted()`` -> None or a reason (the training's abort flag); ``timeout``: seconds a
+    collective may wait for the other ranks.
+    """
+
+    def __init__(self, n_ranks: int, uid, rank: int, timeout: float, aborted):
+        super().__init__()
+        import cupy
+        nccl = _nccl()
+        self.xp, self.rank, self.n_ranks = cupy, int(rank), int(n_ranks)
+        self.timeout, self._flag = float(timeout), aborted
+        self._types = {np.dtype(np.int64): nccl.NCCL_INT64, np.dtype(np.float64): nccl.NCCL_FLOAT64,
+                       np.dtype(np.int32): nccl.NCCL_INT32, np.dtype(np.float32): nccl.NCCL_FLOAT32}
+        self._ops = {"sum": nccl.NCCL_SUM, "max": nccl.NCCL_MAX}
+        self._error = nccl.NcclError
+        # blocks (holding the GIL) until every rank has joined; callers meet first (a barrier)
+        self._comm = nccl.NcclCommunicator(self.n_ranks, uid, self.rank)
+        self._live = True
+
+    def _aborted(self):
+        try:
+            self._comm.check_async_error()
+        except self._error as e:
+            return f"NCCL reported an error ({e})"
+        return self._flag()
+
+    def _start(self):
+        import cupy
+        self._began = cupy.cuda.Event()
+        self._began.record()
+
+    def _watch(self, what: str) -> None:
+        import cupy
+        self._ended = cupy.cuda.Event()
+        self._ended.record()
+        wait_for(lambda: self._ended.done, self.timeout, self._aborted, what)
+
+    def _last_seconds(self, host_seconds: float) -> float:
+        import cupy
+        return cupy.cuda.get_elapsed_time(self._began, self._ended) / 1e3
+
+    def _type(self, x):
+        if not x.flags.c_contiguous or x.dtype not in self._types:
+            raise TypeError(f"NCCL collectives take contiguous int32/int64/float32/float64 "
+                            f"arrays; got {x.dtype}")
+        return self._types[x.dtype]
+
+    def _allreduce(self, x, op):
+        stream = self.xp.cuda.get_current_stream().ptr
+        self._start()
+        self._comm.allReduce(x.data.ptr, x.data.ptr, x.size, self._type(x), self._ops[op], stream)
+        self._watch(f"rank {self.rank}: all-reduce ({op}) of {x.nbytes} bytes")
+
+    def _allgather(self, x):
+        out = self.xp.empty((self.n_ranks,) + x.shape, dtype=x.dtype)
+        stream = self.xp.cuda.get_current_stream().ptr
+        self._start()
+        self._comm.allGather(x.data.ptr, out.data.ptr, x.size, self._type(x), stream)
+        self._watch(f"rank {self.rank}: all-gather of {x.nbytes} bytes")
+        return out
+
+    def abort(self) -> None:
+        if self._live:
+            self._live = False
+            self._comm.abort()
+
+    def close(self) -> None:
+        if self._live:
+            self._live = False
+            self._comm.destroy()

@@ -1,0 +1,316 @@
+"""The collective mode of dgbdt.dask.train: one long task per GPU worker, NCCL between them.
+
+Each worker that holds training rows is one *rank*. Its task joins the worker's partitions into
+one shard on its GPU and runs dgbdt.train.boost over ``CollectiveSeam``: the local seam whose
+reductions are collectives (dgbdt.dask.collective). Per round the ranks all-reduce the gradient
+maxima (one global fixed-point scale); per level they all-reduce the int64 histograms, exact in
+any order, so every rank evaluates the same splits, grows the same tree and partitions its own
+rows. No task hop, no scheduler and no client round trip sits inside the loop. Rank 0 returns
+the booster; all ranks hold identical copies.
+
+The quantile sketch and the base score are reduced once, before, through the task graph
+(dgbdt.dask.data), as in graph mode, so the cuts and hence the model are the same in every mode.
+
+Failure: a rank that raises sets the training's abort flag (a distributed.Event) and aborts its
+communicator; the client sets the flag when a rank's task errs or its worker leaves the
+cluster. Ranks waiting in a collective see the flag within ABORT_POLL seconds (or their own
+``collective_timeout``), abort, and end with CollectiveError; the client cancels what is left
+and raises the first real error. The cluster stays usable; the training must be restarted.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+
+import numpy as np
+
+from ..backend import device_scope, to_host
+from ..fixedpoint import ExactSum
+from ..metric import get_metric
+from ..objective import get_objective
+from ..seam import LocalSeam
+from ..train import _metric_input, boost
+from .collective import ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, unique_id
+
+__all__ = ["CollectiveSeam", "train_rank", "train_collective"]
+
+
+class CollectiveSeam(LocalSeam):
+    """The local seam of one rank; gradient maxima and level histograms are reduced over ranks.
+
+    ``n_rows`` is the global row count (it sets the fixed-point scale, as in every mode).
+    """
+
+    def __init__(self, shards, hist_ptrs, comm, n_rows: int):
+        super().__init__(shards, hist_ptrs)
+        self.comm, self.n_rows = comm, int(n_rows)
+
+    def compute_gradients(self, objective):
+        max_g, max_h = super().compute_gradients(objective)
+        both = self.comm.allreduce_host(np.concatenate([max_g, max_h]).astype(np.float64), "max")
+        k = len(max_g)
+        return both[:k], both[k:]
+
+    def level(self, request):
+        # a copy: the shard keeps its own partials (it derives siblings from them next level)
+        return self.comm.allreduce(super().level(request).copy(), "sum")
+
+
+def collective_scores(comm, margin, label, weight, objective, metrics) -> list[float]:
+    """Metric values over every rank's rows from this rank's rows (the same on every rank).
+
+    Sums (all metrics but auc): exact partial sums, all-reduced as limbs. auc: all rows
+    gathered. Empty local rows contribute zeros.
+    """
+    xp = comm.xp
+    pred = _metric_input(objective, margin)
+    y, p = to_host(label), to_host(pred)
+    w = None if weight is None else to_host(weight)
+    sums = [s for m in metrics if m.decomposable for s in
+            (m.partial(y, p, w) if y.shape[0] else [ExactSum(0), ExactSum(0)])]
+    sums = comm.sum_exact(sums)
+    out, rows = [], None
+    for m in metrics:
+        if m.decomposable:
+            out.append(m.finalize(sums[:2]))
+            sums = sums[2:]
+        else:
+            if rows is None:
+                rows = [None if a is None else to_host(comm.allgather_rows(xp.asarray(a)))
+                        for a in (y, p, w)]
+            out.append(float(m(*rows)))
+    return out
+
+
+class _TrainScores:
+    """The training set in evals: each rank's shard margins."""
+
+    def __init__(self, comm, seam: CollectiveSeam):
+        self.comm, self.seam = comm, seam
+
+    def scores(self, booster, new_trees, objective, metrics):
+        s = self.seam.shards[0]
+        return collective_scores(self.comm, s.margin, s.label, s.weight, objective, metrics)
+
+
+class _EvalScores:
+    """An eval set: this rank's share of its partitions, margins advanced by the new trees."""
+
+    def __init__(self, comm, part, base, n_outputs: int):
+        from ..booster import add_tree_margins
+        self.comm, self.add = comm, add_tree_margins
+        xp = comm.xp
+        if part is None:      # this rank holds none of the set's rows
+            self.X, self.label, self.weight = None, xp.zeros(0), None
+            self.margin = xp.zeros((0, n_outputs))
+            return
+        self.X, self.label, self.weight = part.X, part.label, part.weight
+        self.margin = (xp.array(part.base_margin, dtype=np.float64)
+                       if part.base_margin is not None
+                       else xp.tile(xp.asarray(base, dtype=np.float64), (part.n_rows, 1)))
+
+    def scores(self, booster, new_trees, objective, metrics):
+        if self.X is not None and self.X.shape[0]:
+            self.add(self.X, [booster.trees[i] for i in new_trees],
+                     [booster.tree_class[i] for i in new_trees], self.margin)
+        return collective_scores(self.comm, self.margin, self.label, self.weight, objective,
+                                 metrics)
+
+
+def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_parts,
+               eval_sets, early_stopping_rounds, verbose_eval):
+    """One rank's training over ``comm`` (the body of a rank's task; the tests run it in
+    threads). train_parts: this rank's Parts; eval_sets: (this rank's Parts of the set, or None
+    for the training set itself, name). Returns (booster, history), the same on every rank."""
+    from .train import _concat_parts, _make_shard
+    objective = get_objective(p["objective"])
+    metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+    t = time.perf_counter()
+    shard = _make_shard(_concat_parts(train_parts), cuts, 2 ** (p["max_depth"] + 1), base,
+                        p["device"], p["device_memory_budget"])
+    quantize_seconds = time.perf_counter() - t
+    with device_scope(shard.be):
+        seam = CollectiveSeam([shard], cuts.hist_ptrs(), comm, n_rows)
+        sources = [(_TrainScores(comm, seam) if parts is None else
+                    _EvalScores(comm, _concat_parts(parts) if parts else None, base,
+                                booster.n_outputs), name)
+                   for parts, name in eval_sets]
+        history: dict = {}
+        boost(p, seam, cuts, booster, objective, metrics, rounds, sources, early_stopping_rounds,
+              history, verbose_eval if comm.rank == 0 else False)
+    booster.timings["quantize"] = quantize_seconds
+    booster.timings["collectives"] = comm.seconds
+    booster.timings["communication"] = comm.comm_seconds
+    booster.timings["communication_bytes"] = float(comm.n_bytes)
+    booster.timings["communication_calls"] = float(comm.calls)
+    return booster, history
+
+
+# -- on the workers ----------------------------------------------------------------------------
+class _Flag:
+    """The training's abort flag, from inside a rank's task (distributed.Event + a reason)."""
+
+    def __init__(self, name: str):
+        from distributed import Event, Variable
+        self.event, self.why = Event(name), Variable(name + "-reason")
+
+    def set(self, reason: str) -> None:
+        try:
+            if not self.event.is_set():
+                self.why.set(reason)
+            self.event.set()
+        except Exception:   # best effort: the cluster may be going down
+            pass
+
+    def reason(self):
+        if not self.event.is_set():
+            return None
+        try:
+            return self.why.get(timeout=1)
+        except Exception:
+            return "another rank or the client stopped the training"
+
+
+def _meet(token: str, rank: int, n_ranks: int, flag: _Flag, timeout: float) -> None:
+    """Barrier through the scheduler before NCCL's init, which blocks holding the GIL: every
+    rank must be alive and ready, or init would wait for ever."""
+    from distributed import Event
+    Event(f"{token}-ready-{rank}").set()
+    deadline = time.monotonic() + timeout
+    for r in range(n_ranks):
+        ev = Event(f"{token}-ready-{r}")
+        while not ev.wait(timeout=ABORT_POLL):
+            why = flag.reason()
+            if why is not None:
+                raise CollectiveError(f"rank {rank}: stopped before training because {why}")
+            if time.monotonic() > deadline:
+                raise CollectiveError(f"rank {rank}: rank {r} was not ready within {timeout:g} s "
+                                      "(collective_timeout)")
+
+
+def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
+               train_parts, eval_sets, early_stopping_rounds, verbose_eval):
+    from distributed import get_worker
+    from .train import _use_worker_threads, _worker_profiler_paused
+    flag = _Flag(f"{token}-abort")
+    comm = None
+    _use_worker_threads(p["nthread"])
+    try:
+        with _worker_profiler_paused():
+            from ..backend import get_backend
+            with device_scope(get_backend("cuda")):
+                _meet(token, rank, n_ranks, flag, timeout)
+                comm = NcclComm(n_ranks, uid, rank, timeout, flag.reason)
+                out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
+                                 eval_sets, early_stopping_rounds, verbose_eval)
+        comm.close()
+        return out if rank == 0 else None
+    except BaseException as e:
+        flag.set(f"rank {rank} on {get_worker().address} failed: {type(e).__name__}: {e}")
+        if comm is not None:
+            comm.abort()
+        raise
+
+
+# -- on the client -----------------------------------------------------------------------------
+def _assign(workers: list[str], ranks: list[str]) -> list[int]:
+    """The rank of each partition: its worker's, or round-robin for partitions elsewhere."""
+    index = {w: r for r, w in enumerate(ranks)}
+    out, k = [], 0
+    for w in workers:
+        if w in index:
+            out.append(index[w])
+        else:
+            out.append(k % len(ranks))
+            k += 1
+    return out
+
+
+def train_collective(client, p, cuts, base, booster, rounds, dtrain, evals,
+                     early_stopping_rounds, verbose_eval, timeout: float):
+    """Run the collective training over the workers holding dtrain's rows (see the module
+    docstring); returns (booster, history)."""
+    from distributed import Event, Variable
+
+    workers = dtrain.workers_of_parts()
+    ranks = sorted({w for w, n in zip(workers, dtrain.part_rows) if n})
+    n_ranks = len(ranks)
+    train_of = _assign(workers, ranks)
+    eval_specs = []
+    for d, name in evals:
+        if d is dtrain:
+            eval_specs.append((None, name))
+        else:
+            eval_specs.append((_assign(d.workers_of_parts(), ranks), d.parts, name))
+    token = f"dgbdt-nccl-{uuid.uuid4().hex[:8]}"
+    uid = client.submit(unique_id, workers=[ranks[0]], allow_other_workers=False, pure=False,
+                        key=f"{token}-unique-id").result()
+    futures = []
+    for r, w in enumerate(ranks):
+        mine = [part for part, o in zip(dtrain.parts, train_of) if o == r]
+        sets = [(None, spec[1]) if spec[0] is None else
+                ([part for part, o in zip(spec[1], spec[0]) if o == r], spec[2])
+                for spec in eval_specs]
+        futures.append(client.submit(
+            _rank_task, r, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds,
+            dtrain.num_row, mine, sets, early_stopping_rounds, verbose_eval, workers=[w],
+            allow_other_workers=False, pure=False, key=f"{token}-rank{r}"))
+    flag = Event(f"{token}-abort", client=client)
+    try:
+        return _watch(client, futures, ranks, flag, Variable(f"{token}-abort-reason",
+                                                              client=client), timeout)
+    finally:
+        client.cancel(futures)
+
+
+def _watch(client, futures, ranks, flag, why, timeout):
+    """Wait for the ranks; on the first failure stop them all and raise a clear error."""
+    while True:
+        pending = [f for f in futures if f.status == "pending"]
+        if pending:
+            _wait(client, pending, ABORT_POLL, "FIRST_COMPLETED")
+        if all(f.status == "finished" for f in futures):
+            return futures[0].result()
+        failed = [r for r, f in enumerate(futures) if f.status in ("error", "cancelled")]
+        alive = set(client.run_on_scheduler(_worker_addresses))
+        gone = [r for r, w in enumerate(ranks) if w not in alive]
+        if failed or gone:
+            break
+    reason = (f"the worker of rank {gone[0]} ({ranks[gone[0]]}) left the cluster" if gone
+              else f"rank {failed[0]} failed")
+    if not flag.is_set():
+        why.set(reason)
+        flag.set()
+    # the other ranks see the flag within ABORT_POLL seconds and stop; their error messages
+    # are worth a short wait, not a long one
+    _wait(client, [f for r, f in enumerate(futures) if r not in gone],
+          min(timeout, 10.0) + 2.0, "ALL_COMPLETED")
+    if not gone:      # a dead peer is often first seen by a rank, as an NCCL error
+        alive = set(client.run_on_scheduler(_worker_addresses))
+        gone = [r for r, w in enumerate(ranks) if w not in alive]
+        if gone:
+            reason = f"the worker of rank {gone[0]} ({ranks[gone[0]]}) left the cluster"
+    for f in futures:     # the first real error, not a rank that stopped because of it
+        if f.status == "error" and not isinstance(f.exception(), CollectiveError):
+            f.result()
+    if gone:
+        raise CollectiveError(f"collective (NCCL) training stopped: {reason}; every other rank "
+                              f"was stopped. {RECOVERY_HINT}")
+    for f in futures:
+        if f.status == "error":
+            raise CollectiveError(f"collective (NCCL) training stopped: {f.exception()}. "
+                                  f"{RECOVERY_HINT}") from f.exception()
+    raise CollectiveError(f"collective (NCCL) training stopped: {reason}. {RECOVERY_HINT}")
+
+
+def _wait(client, futures, seconds: float, return_when: str) -> None:
+    from distributed import wait
+    with client.as_current():
+        try:
+            wait(futures, timeout=seconds, return_when=return_when)
+        except TimeoutError:
+            pass
+
+
+def _worker_addresses(dask_scheduler=None):
+    return list(dask_scheduler.workers)

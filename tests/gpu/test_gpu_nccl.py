@@ -1,0 +1,189 @@
+"""mode="nccl" on a two-GPU LocalCUDACluster: the graph mode's model, and failures that end.
+
+Needs two GPUs (skipped otherwise). Each test checks the same model bytes as the task-graph
+merge and as in-process training, or that a failing, stuck or killed rank ends the training
+with a clear error in bounded time and leaves the cluster usable.
+"""
+import json
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import cupy as cp
+
+import dgbdt
+import dgbdt.dask as dgd
+from dgbdt.dask.collective import CollectiveError
+
+dask_cuda = pytest.importorskip("dask_cuda")
+da = pytest.importorskip("dask.array")
+if cp.cuda.runtime.getDeviceCount() < 2:
+    pytest.skip("needs two GPUs", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client
+    with dask_cuda.LocalCUDACluster(n_workers=2, dashboard_address=":0") as cluster, \
+            Client(cluster) as c:
+        c.wait_for_workers(2)
+        yield c
+
+
+def _json(b):
+    return json.dumps(b.to_dict(), sort_keys=True)
+
+
+def _data(n=20000, nf=8, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, nf)).astype(np.float32)
+    X[rng.random((n, nf)) < 0.05] = np.nan
+    Z = np.nan_to_num(X)
+    z = Z[:, 0] - 2 * Z[:, 1] ** 2 + Z[:, 2] * Z[:, 3] + rng.standard_normal(n) * .1
+    return X, z
+
+
+def _dataset(client, X, y, chunks):
+    """cupy chunks placed alternately on the two workers."""
+    import dask
+    workers = sorted(client.scheduler_info()["workers"])
+    xs, ys = [], []
+    for i, a in enumerate(range(0, len(X), chunks)):
+        b = min(a + chunks, len(X))
+        w = [workers[i % 2]]
+        fx = client.submit(cp.asarray, X[a:b], workers=w, allow_other_workers=True, pure=False)
+        fy = client.submit(cp.asarray, y[a:b], workers=w, allow_other_workers=True, pure=False)
+        xs.append(da.from_delayed(dask.delayed(fx), (b - a, X.shape[1]), dtype=X.dtype,
+                                  meta=cp.empty((0, X.shape[1]), X.dtype)))
+        ys.append(da.from_delayed(dask.delayed(fy), (b - a,), dtype=y.dtype,
+                                  meta=cp.empty((0,), y.dtype)))
+    d = dgd.DaskDataset(client, da.concatenate(xs), da.concatenate(ys))
+    assert len(set(d.workers_of_parts())) == 2, "the test needs data on both workers"
+    return d
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])
+def test_nccl_graph_and_in_process_give_one_model(client, objective):
+    X, z = _data()
+    y = z if objective.startswith("reg") else (z > np.median(z)).astype(np.float64)
+    p = {"objective": objective, "max_depth": 6, "max_bin": 128,
+         "eval_metric": ["rmse", "mae"] if objective.startswith("reg") else ["logloss", "auc"]}
+    d = _dataset(client, X[:15000], y[:15000], 2500)
+    dv = _dataset(client, X[15000:], y[15000:], 1000)
+    evals = [(d, "train"), (dv, "valid")]
+    nccl = dgd.train(client, p, d, 8, evals=evals, mode="nccl", verbose_eval=False)
+    graph = dgd.train(client, p, d, 8, evals=evals, mode="graph", verbose_eval=False)
+    auto = dgd.train(client, p, d, 8, mode="auto", verbose_eval=False)
+    assert _json(nccl["booster"]) == _json(graph["booster"]) == _json(auto["booster"])
+    assert nccl["history"] == graph["history"]
+    assert "communication" in auto["booster"].timings        # auto chose nccl
+    assert nccl["booster"].timings["communication_calls"] > 0
+    ref = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X[:15000]), label=cp.asarray(y[:15000])), 8,
+                      verbose_eval=False)
+    assert _json(nccl["booster"]) == _json(ref)
+
+
+def test_nccl_with_early_stopping(client):
+    X, z = _data(seed=1)
+    y = (z > np.median(z)).astype(np.float64)
+    p = {"objective": "binary:logistic", "max_depth": 6, "eta": 1.0, "eval_metric": "logloss"}
+    d, dv = _dataset(client, X[:15000], y[:15000], 3000), _dataset(client, X[15000:],
+                                                                    y[15000:], 2500)
+    kw = dict(evals=[(dv, "valid")], early_stopping_rounds=2, verbose_eval=False)
+    nccl = dgd.train(client, p, d, 100, mode="nccl", **kw)
+    graph = dgd.train(client, p, d, 100, mode="graph", **kw)
+    assert nccl["booster"].num_boosted_rounds() < 100
+    assert _json(nccl["booster"]) == _json(graph["booster"])
+    assert nccl["booster"].best_iteration == graph["booster"].best_iteration
+
+
+def _patch_level_step(client, worker, behaviour):
+    """Make Shard.level_step misbehave on one worker's process after 5 calls."""
+    def patch(behaviour=behaviour):
+        import time as t
+        from dgbdt.shard import Shard
+        original = Shard.level_step
+        calls = [0]
+
+        def level_step(self, req, hist_ptrs):
+            calls[0] += 1
+            if calls[0] == 5:
+                Shard.level_step = original         # once only
+                if behaviour == "raise":
+                    raise RuntimeError("injected failure on this rank")
+                t.sleep(float(behaviour))
+            return original(self, req, hist_ptrs)
+        Shard.level_step = level_step
+    client.run(patch, workers=[worker])
+
+
+def _ranks(d):
+    return sorted(set(d.workers_of_parts()))
+
+
+def test_a_raising_rank_ends_every_rank(client):
+    X, z = _data(seed=2)
+    d = _dataset(client, X, z, 4000)
+    _patch_level_step(client, _ranks(d)[1], "raise")
+    t = time.perf_counter()
+    with pytest.raises(RuntimeError, match="injected failure on this rank"):
+        dgd.train(client, {"max_depth": 5}, d, 20, mode="nccl", verbose_eval=False)
+    assert time.perf_counter() - t < 30
+    # the cluster and both GPUs still work, in either mode
+    ok = dgd.train(client, {"max_depth": 5}, d, 3, mode="nccl", verbose_eval=False)
+    assert ok["booster"].num_boosted_rounds() == 3
+
+
+def test_a_stuck_rank_times_out(client):
+    X, z = _data(seed=3)
+    d = _dataset(client, X, z, 4000)
+    _patch_level_step(client, _ranks(d)[1], "12")
+    t = time.perf_counter()
+    with pytest.raises(CollectiveError, match="collective_timeout"):
+        dgd.train(client, {"max_depth": 5}, d, 20, mode="nccl", collective_timeout=2,
+                  verbose_eval=False)
+    assert time.perf_counter() - t < 12
+    time.sleep(max(0.0, 14 - (time.perf_counter() - t)))   # the stuck task wakes up and ends
+    ok = dgd.train(client, {"max_depth": 5}, d, 3, mode="nccl", verbose_eval=False)
+    assert ok["booster"].num_boosted_rounds() == 3
+
+
+def test_a_killed_worker_ends_the_training_and_graph_mode_recovers(client):
+    X, z = _data(n=400_000, seed=4)
+    d = _dataset(client, X, z, 50_000)
+    victim = _ranks(d)[1]
+    result = {}
+
+    def run():
+        try:
+            result["out"] = dgd.train(client, {"max_depth": 8}, d, 3000, mode="nccl",
+                                      verbose_eval=False)
+        except Exception as e:  # noqa: BLE001
+            result["error"] = e
+
+    th = threading.Thread(target=run)
+    th.start()
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(
+            "rank1" in str(k) for k in client.processing().get(victim, [])):
+        time.sleep(0.2)
+    time.sleep(2.0)                                   # well inside the training
+    t = time.perf_counter()
+    try:
+        client.run(os._exit, 1, workers=[victim])
+    except Exception:  # noqa: BLE001  (the worker dies before it answers)
+        pass
+    th.join(timeout=60)
+    assert not th.is_alive(), "the training hung after a worker died"
+    assert time.perf_counter() - t < 30
+    assert "out" not in result, "the training finished before the worker was killed"
+    err = result["error"]
+    assert isinstance(err, CollectiveError) and "left the cluster" in str(err)
+    assert "mode='graph'" in str(err)
+    client.wait_for_workers(2, timeout=120)            # the nanny restarts the worker
+    # graph mode on the same DaskDataset recomputes the lost partitions from lineage
+    ok = dgd.train(client, {"max_depth": 5}, d, 3, mode="graph", verbose_eval=False)
+    assert ok["booster"].num_boosted_rounds() == 3

@@ -1,0 +1,214 @@
+"""The collective mode's logic on the CPU: ranks as threads, collectives through a barrier.
+
+dgbdt.dask.collective_train.train_rank is the body of each GPU worker's task in mode="nccl";
+here each rank is a thread with a ``ThreadComm`` (the same Communicator interface as NcclComm),
+so the whole SPMD training (gradient maxima, level histograms, exact metric sums, gathered auc
+rows, early stopping) is checked in CI against in-process training: the same model bytes and the
+same history. The NCCL implementation itself runs in tests/gpu/test_gpu_nccl.py (2 GPUs).
+"""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import dgbdt
+from dgbdt.booster import Booster
+from dgbdt.dask.collective import Communicator, CollectiveError, wait_for
+from dgbdt.dask.collective_train import train_rank
+from dgbdt.dask.data import make_part
+from dgbdt.fixedpoint import ExactSum
+from dgbdt.objective import get_objective
+from dgbdt.params import normalize_params
+from dgbdt.train import _base_margin
+
+
+class Group:
+    """Shared state of n thread ranks; ``lock`` serializes their compute (any numba layer)."""
+
+    def __init__(self, n):
+        self.n = n
+        self.lock = threading.Lock()
+        self.barrier = threading.Barrier(n)
+        self.slots = [None] * n
+
+
+class ThreadComm(Communicator):
+    def __init__(self, group, rank, fail_at=None):
+        super().__init__()
+        self.g, self.rank, self.n_ranks, self.fail_at = group, rank, group.n, fail_at
+
+    def _meet(self):
+        self.g.lock.release()
+        try:
+            self.g.barrier.wait(timeout=60)
+        except threading.BrokenBarrierError:
+            raise CollectiveError(f"rank {self.rank}: another rank stopped") from None
+        finally:
+            self.g.lock.acquire()
+
+    def _exchange(self, x):
+        if self.fail_at is not None and self.calls >= self.fail_at:
+            raise RuntimeError("injected failure")
+        self.g.slots[self.rank] = x.copy()
+        self._meet()
+        parts = list(self.g.slots)
+        self._meet()            # nobody overwrites a slot before every rank has read it
+        return parts
+
+    def _allreduce(self, x, op):
+        parts = self._exchange(x)
+        x[...] = np.sum(parts, axis=0) if op == "sum" else np.max(parts, axis=0)
+
+    def _allgather(self, x):
+        return np.stack(self._exchange(x))
+
+    def abort(self):
+        self.g.barrier.abort()
+
+
+def make(n=2400, F=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, F)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    Z = np.nan_to_num(X)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(Z[:, 0] * Z[:, 1] - Z[:, 2])))).astype(np.float64)
+    return X, y, rng.uniform(0.5, 2.0, n)
+
+
+def run_ranks(params, X, y, w, bounds, rounds, eval_bounds=None, Xv=None, yv=None,
+              early_stopping_rounds=None, fail=None):
+    """Train with len(bounds) thread ranks; rank r holds rows bounds[r] (list of (a, b))."""
+    p = normalize_params(params)
+    p["device"] = "cpu"
+    obj = get_objective(p["objective"])
+    cuts = dgbdt.Dataset(X, label=y, weight=w).cuts(p["max_bin"])
+    base = _base_margin(p, obj, y, w, p["num_class"])
+    g = Group(len(bounds))
+    results, errors = [None] * g.n, [None] * g.n
+
+    def parts(Xs, ys, ws, spans):
+        return [make_part(i, Xs[a:b], ys[a:b], None if ws is None else ws[a:b], None,
+                          Xs.shape[1]) for i, (a, b) in enumerate(spans)]
+
+    def rank(r):
+        comm = ThreadComm(g, r, fail_at=fail[1] if fail and fail[0] == r else None)
+        g.lock.acquire()
+        try:
+            evals = [(None, "train")]
+            if eval_bounds is not None:
+                evals.append((parts(Xv, yv, None, eval_bounds[r]), "valid"))
+            booster = Booster(obj.name, p["num_class"], base, X.shape[1], None)
+            results[r] = train_rank(comm, p, cuts, base, booster, rounds, X.shape[0],
+                                    parts(X, y, w, bounds[r]), evals, early_stopping_rounds,
+                                    False)
+        except BaseException as e:
+            errors[r] = e
+            comm.abort()
+        finally:
+            g.lock.release()
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(g.n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a rank hung"
+    return results, errors
+
+
+def reference(params, X, y, w, rounds, Xv=None, yv=None, early_stopping_rounds=None):
+    d = dgbdt.Dataset(X, label=y, weight=w)
+    evals = [(d, "train")] + ([(dgbdt.Dataset(Xv, label=yv), "valid")] if Xv is not None else [])
+    hist = {}
+    b = dgbdt.train(params, d, rounds, evals=evals, evals_result=hist, verbose_eval=False,
+                    early_stopping_rounds=early_stopping_rounds)
+    return b, hist
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["logloss", "auc"]},
+    {"objective": "reg:squarederror", "max_depth": 3, "lambda": 2.0, "eval_metric": ["rmse", "mae"]},
+    {"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
+])
+def test_thread_ranks_give_the_in_process_model_and_history(params):
+    X, y, w = make()
+    if params["objective"].startswith("multi"):
+        y = np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5]).astype(np.float64)
+    if params["objective"].startswith("reg"):
+        y = y + np.nan_to_num(X[:, 1])
+    Xv, yv = X[:700] * 0.9, y[:700]
+    # rank 0: two partitions, rank 1: one, rank 2: one (unequal sizes); eval rows on 2 ranks only
+    bounds = [[(0, 500), (500, 1300)], [(1300, 1310)], [(1310, 2400)]]
+    eval_bounds = [[(0, 300)], [], [(300, 700)]]
+    results, errors = run_ranks(params, X, y, w, bounds, 5, eval_bounds, Xv, yv)
+    assert errors == [None] * 3
+    ref, ref_hist = reference(params, X, y, w, 5, Xv, yv)
+    for booster, hist in results:
+        assert booster.save_raw() == ref.save_raw()
+        assert hist == ref_hist
+    assert results[0][0].timings["communication_calls"] > 0
+
+
+def test_early_stopping_is_decided_alike_on_every_rank():
+    X, y, w = make(seed=3)
+    Xv, yv = make(n=500, seed=4)[:2]
+    params = {"objective": "binary:logistic", "max_depth": 6, "eta": 1.0, "eval_metric": "logloss"}
+    results, errors = run_ranks(params, X, y, w, [[(0, 1200)], [(1200, 2400)]], 40,
+                                [[(0, 250)], [(250, 500)]], Xv, yv, early_stopping_rounds=2)
+    assert errors == [None, None]
+    ref, ref_hist = reference(params, X, y, w, 40, Xv, yv, early_stopping_rounds=2)
+    assert ref.num_boosted_rounds() < 40       # it did stop early
+    for booster, hist in results:
+        assert booster.save_raw() == ref.save_raw() and hist == ref_hist
+        assert booster.best_iteration == ref.best_iteration
+
+
+def test_a_failing_rank_stops_every_rank():
+    X, y, w = make()
+    t = time.perf_counter()
+    results, errors = run_ranks({"max_depth": 3}, X, y, w, [[(0, 800)], [(800, 1600)],
+                                                            [(1600, 2400)]], 5, fail=(1, 7))
+    assert time.perf_counter() - t < 60
+    assert isinstance(errors[1], RuntimeError) and "injected" in str(errors[1])
+    assert all(isinstance(errors[r], CollectiveError) for r in (0, 2))
+
+
+def test_exact_sums_cross_ranks_as_limbs():
+    rng = np.random.default_rng(0)
+    chunks = [rng.standard_normal(100) * 10.0 ** rng.integers(-300, 300, 100) for _ in range(4)]
+    parts = [ExactSum.of(c) for c in chunks]
+    limbs = sum(p.limbs() for p in parts)
+    assert ExactSum.from_limbs(limbs) == ExactSum.of(np.concatenate(chunks))
+    big = ExactSum.of(np.full(10, np.finfo(np.float64).max))
+    assert ExactSum.from_limbs(big.limbs() - big.limbs() * 2) == ExactSum(-big.units)
+
+
+def test_wait_for_returns_raises_on_abort_and_times_out():
+    polls = iter(range(1000))
+    assert wait_for(lambda: next(polls) >= 50, 5.0, lambda: None, "x") >= 0.0
+    t = time.perf_counter()
+    with pytest.raises(CollectiveError, match="stopped because rank 3 failed"):
+        wait_for(lambda: False, 60.0, lambda: "rank 3 failed", "all-reduce")
+    assert time.perf_counter() - t < 2.0
+    t = time.perf_counter()
+    with pytest.raises(CollectiveError, match=r"within 0.5 s \(collective_timeout\)"):
+        wait_for(lambda: False, 0.5, lambda: None, "all-reduce")
+    assert time.perf_counter() - t < 3.0
+
+
+def test_dask_mode_errors(client2):
+    da = pytest.importorskip("dask.array")
+    import dgbdt.dask as dgd
+    X, y, _ = make(n=400)
+    d = dgd.DaskDataset(client2, da.from_array(X, chunks=(200, 5)), da.from_array(y, chunks=200))
+    with pytest.raises(ValueError, match="mode='nccl' trains on GPU workers"):
+        dgd.train(client2, {}, d, 2, mode="nccl", verbose_eval=False)
+    with pytest.raises(ValueError, match="mode must be one of 'auto', 'task', 'graph', 'nccl'"):
+        dgd.train(client2, {}, d, 2, mode="allreduce", verbose_eval=False)
+    for bad in (0, -1.0, True, "10"):
+        with pytest.raises(ValueError, match="collective_timeout must be a number of seconds"):
+            dgd.train(client2, {}, d, 2, collective_timeout=bad, verbose_eval=False)
+    # auto on host data over several workers is the graph, and it trains
+    out = dgd.train(client2, {}, d, 2, mode="auto", verbose_eval=False)
+    assert out["booster"].num_boosted_rounds() == 2
