@@ -128,7 +128,8 @@ def reference(params, X, y, w, rounds, Xv=None, yv=None, early_stopping_rounds=N
 
 @pytest.mark.parametrize("params", [
     {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["logloss", "auc"]},
-    {"objective": "reg:squarederror", "max_depth": 3, "lambda": 2.0, "eval_metric": ["rmse", "mae"]},
+    {"objective": "reg:squarederror", "max_depth": 3, "lambda": 2.0,
+     "eval_metric": ["rmse", "mae"]},
     {"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
 ])
 def test_thread_ranks_give_the_in_process_model_and_history(params):

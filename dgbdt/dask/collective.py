@@ -1,4 +1,4 @@
-"""Collective communication between the ranks of a training: all-reduce and all-gather whose waits end.
+"""Collective communication between the ranks of a training, with waits that end.
 
 In dgbdt.dask.train's ``mode="nccl"`` every GPU worker runs one long task (one *rank*); the ranks
 run the same boosting loop on their own rows and meet only in the collectives of this module:

@@ -255,12 +255,21 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, evals,
             _rank_task, r, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds,
             dtrain.num_row, mine, sets, early_stopping_rounds, verbose_eval, workers=[w],
             allow_other_workers=False, pure=False, key=f"{token}-rank{r}"))
-    flag = Event(f"{token}-abort", client=client)
+    flag, why = Event(f"{token}-abort", client=client), Variable(f"{token}-abort-reason",
+                                                                  client=client)
     try:
-        return _watch(client, futures, ranks, flag, Variable(f"{token}-abort-reason",
-                                                              client=client), timeout)
+        return _watch(client, futures, ranks, flag, why, timeout)
     finally:
+        done = all(f.status != "pending" for f in futures)
         client.cancel(futures)
+        if done:  # the scheduler forgets cleared events; a rank still running keeps the flag
+            try:
+                for r in range(n_ranks):
+                    Event(f"{token}-ready-{r}", client=client).clear()
+                flag.clear()
+                why.delete()
+            except Exception:  # noqa: BLE001  (best effort: the cluster may be going down)
+                pass
 
 
 def _watch(client, futures, ranks, flag, why, timeout):

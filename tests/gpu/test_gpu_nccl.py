@@ -54,8 +54,10 @@ def _dataset(client, X, y, chunks):
     for i, a in enumerate(range(0, len(X), chunks)):
         b = min(a + chunks, len(X))
         w = [workers[i % 2]]
-        fx = client.submit(cp.asarray, X[a:b], workers=w, allow_other_workers=True, pure=False)
-        fy = client.submit(cp.asarray, y[a:b], workers=w, allow_other_workers=True, pure=False)
+        fx = client.submit(cp.asarray, X[a:b], workers=w, allow_other_workers=True,
+                           pure=False)
+        fy = client.submit(cp.asarray, y[a:b], workers=w, allow_other_workers=True,
+                           pure=False)
         xs.append(da.from_delayed(dask.delayed(fx), (b - a, X.shape[1]), dtype=X.dtype,
                                   meta=cp.empty((0, X.shape[1]), X.dtype)))
         ys.append(da.from_delayed(dask.delayed(fy), (b - a,), dtype=y.dtype,
