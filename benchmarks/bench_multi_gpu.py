@@ -3,16 +3,18 @@
     python benchmarks/bench_multi_gpu.py                       # 2 GPUs, 10M x 28, 500 rounds
     python benchmarks/bench_multi_gpu.py --rows 50000000 --out r50.json
     python benchmarks/bench_multi_gpu.py --skip graph,one_gpu --rounds 100
+    python benchmarks/bench_multi_gpu.py --gpus 4,2,1 --rows 100000000 --skip graph,one_gpu
 
 Legs (each timed after a 2-round warm-up on 20k rows, so compilation stays outside):
-  nccl          dgbdt.dask.train(mode="nccl") on a LocalCUDACluster of --gpus workers
+  nccl          dgbdt.dask.train(mode="nccl") on a LocalCUDACluster of --gpus workers (a
+                comma list runs one cluster per count, one JSON line each, in one run)
   graph         dgbdt.dask.train(mode="graph") on the same cluster (--graph-rounds, if given,
                 trains fewer rounds: the per-round time is what compares)
   xgboost_dask  xgboost.dask.train with DaskQuantileDMatrix on the same cluster
   one_gpu       dgbdt.train in this process on GPU 0, all training rows (the 1-GPU baseline)
 Data: bench_gpu.py's Higgs-shaped formula, generated on the workers' GPUs as 2 partitions per
-GPU; the test set (10 % of --rows) in this process. Times include quantization / DMatrix
-construction. For nccl the booster's timings split each level into compute and communication:
+GPU of the largest count (the same rows for every count); the test set (10 % of --rows) in
+this process. Times include quantization / DMatrix construction. For nccl the booster's timings split each level into compute and communication:
 ``communication`` is the time of the NCCL kernels on rank 0 (transfer plus waiting for the
 slowest rank), bytes are what rank 0 contributed.
 """
@@ -44,7 +46,7 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=8)
     ap.add_argument("--max-bin", type=int, default=256)
     ap.add_argument("--eta", type=float, default=0.1)
-    ap.add_argument("--gpus", type=int, default=2)
+    ap.add_argument("--gpus", default="2", help="GPU workers; a comma list for a scaling run")
     ap.add_argument("--skip", default="", help=f"comma list of legs to skip: {','.join(LEGS)}")
     ap.add_argument("--out", help="also write the JSON line to this file")
     a = ap.parse_args()
@@ -53,30 +55,29 @@ def main() -> None:
         ap.error(f"--skip: unknown legs {sorted(skip - set(LEGS))}; choose from {LEGS}")
 
     import cupy as cp
-    from dask_cuda import LocalCUDACluster
-    from distributed import Client
 
     import dgbdt
-    from dgbdt import dask as dgd
     try:
         import xgboost as xgb
         import xgboost.dask  # noqa: F401
     except ImportError:
         xgb = None
 
+    counts = [int(c) for c in a.gpus.split(",")]
     params = {"objective": "binary:logistic", "max_depth": a.depth, "eta": a.eta,
               "max_bin": a.max_bin, "device": "cuda"}
     xparams = params | {"tree_method": "hist"}
     graph_rounds = a.graph_rounds or a.rounds
-    out = {"bench": "multi_gpu", "rows": a.rows, "features": a.features, "rounds": a.rounds,
-           "graph_rounds": graph_rounds, "depth": a.depth, "max_bin": a.max_bin, "gpus": a.gpus,
-           "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-           "python": platform.python_version(), "dgbdt": dgbdt.__version__,
-           "xgboost": xgb.__version__ if xgb else None, "skipped": sorted(skip)}
+    common = {"bench": "multi_gpu", "rows": a.rows, "features": a.features,
+              "rounds": a.rounds, "graph_rounds": graph_rounds, "depth": a.depth,
+              "max_bin": a.max_bin,
+              "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+              "python": platform.python_version(), "dgbdt": dgbdt.__version__,
+              "xgboost": xgb.__version__ if xgb else None, "skipped": sorted(skip)}
     n_test = a.rows // 10
-    sizes = split_rows(a.rows - n_test, 2 * a.gpus)
     Xte, yte = make_data_gpu(n_test, a.features, TEST_SEED)
     yte_h = cp.asnumpy(yte)
+    models: dict = {}
 
     def score(pred) -> float:
         return round(auc(yte_h, cp.asnumpy(pred).ravel()), 5)
@@ -84,14 +85,67 @@ def main() -> None:
     def per_level(seconds, rounds) -> float:
         return round(1e3 * seconds / (rounds * a.depth), 3)
 
-    with LocalCUDACluster(n_workers=a.gpus, dashboard_address=":0") as cluster, \
+    def emit(out) -> None:
+        def ratio(num, den, scale=1.0):
+            n, dd = out.get(num), out.get(den)
+            return round(n * scale / dd, 3) if n is not None and dd else None
+        out["ratio_nccl_over_xgboost_dask"] = ratio("nccl_s", "xgboost_dask_s")
+        out["ratio_graph_over_xgboost_dask"] = ratio("graph_s", "xgboost_dask_s",
+                                                     a.rounds / graph_rounds)
+        line = json.dumps(out)
+        print(line, flush=True)
+        if a.out:
+            with open(a.out, "a") as f:
+                f.write(line + "\n")
+
+    # the same partitions (each made from its own seed) for every GPU count: the same data
+    sizes = split_rows(a.rows - n_test, 2 * max(counts))
+    for n_gpus in counts:
+        out = common | {"gpus": n_gpus}
+        try:
+            run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, models,
+                        score, per_level, Xte, xgb)
+        except Exception as e:  # noqa: BLE001  (cluster start-up, data generation)
+            traceback.print_exc()
+            out["cluster_error"] = repr(e)
+        if n_gpus in models and counts[0] in models:
+            out["nccl_model_equals_first_count"] = models[n_gpus] == models[counts[0]]
+        emit(out)
+    if "one_gpu" not in skip:
+        out = common | {"gpus": 1, "leg": "one_gpu_in_process"}
+
+        def leg_one_gpu():
+            Xtr, ytr = (cp.concatenate(v) for v in zip(*(
+                make_data_gpu(r, a.features, TRAIN_SEED + i) for i, r in enumerate(sizes))))
+            dgbdt.train(params, dgbdt.Dataset(Xtr[:WARM_ROWS], label=ytr[:WARM_ROWS]), 2,
+                        verbose_eval=False)
+            cp.cuda.Device().synchronize()
+            t = time.perf_counter()
+            b = dgbdt.train(params, dgbdt.Dataset(Xtr, label=ytr), a.rounds, verbose_eval=False)
+            s = time.perf_counter() - t
+            return {"one_gpu_s": round(s, 3), "one_gpu_auc": score(b.predict(Xte)),
+                    "one_gpu_level_ms": per_level(s, a.rounds),
+                    "one_gpu_model_equals_nccl": {n: m == b.save_raw()
+                                                  for n, m in models.items()}}
+        run_leg(out, "one_gpu", leg_one_gpu, free_gpu_pool)
+        emit(out)
+
+
+def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, models, score,
+                per_level, Xte, xgb) -> None:
+    """The Dask legs on one LocalCUDACluster of n_gpus workers; results go into out."""
+    from dask_cuda import LocalCUDACluster
+    from distributed import Client
+
+    from dgbdt import dask as dgd
+    with LocalCUDACluster(n_workers=n_gpus, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         def free_all():
             free_gpu_pool()
             client.run(free_gpu_pool)
 
         Xd, yd = dask_data(client, sizes, a.features, TRAIN_SEED)
-        Xw, yw = dask_data(client, split_rows(WARM_ROWS, 2 * a.gpus), a.features, WARM_SEED)
+        Xw, yw = dask_data(client, split_rows(WARM_ROWS, len(sizes)), a.features, WARM_SEED)
         d, dw = dgd.DaskDataset(client, Xd, yd), dgd.DaskDataset(client, Xw, yw)
         out["workers_holding_data"] = len(set(d.workers_of_parts()))
 
@@ -111,7 +165,7 @@ def main() -> None:
                     r[f"{mode}_level_bytes"] = round(b.timings["communication_bytes"]
                                                      / (rounds * a.depth))
                 if mode == "nccl":
-                    out["_nccl_model"] = b.save_raw()
+                    models[n_gpus] = b.save_raw()
                 return r
             return leg
 
@@ -133,38 +187,6 @@ def main() -> None:
             run_leg(out, "xgboost_dask", leg_xgboost_dask, free_all)
         if "graph" not in skip:
             run_leg(out, "graph", dask_leg("graph", graph_rounds), free_all)
-        if "one_gpu" not in skip:
-            def leg_one_gpu():
-                Xtr, ytr = (cp.concatenate(v) for v in zip(*(
-                    make_data_gpu(r, a.features, TRAIN_SEED + i) for i, r in enumerate(sizes))))
-                dgbdt.train(params, dgbdt.Dataset(Xtr[:WARM_ROWS], label=ytr[:WARM_ROWS]), 2,
-                            verbose_eval=False)
-                cp.cuda.Device().synchronize()
-                t = time.perf_counter()
-                b = dgbdt.train(params, dgbdt.Dataset(Xtr, label=ytr), a.rounds,
-                                verbose_eval=False)
-                s = time.perf_counter() - t
-                r = {"one_gpu_s": round(s, 3), "one_gpu_auc": score(b.predict(Xte)),
-                     "one_gpu_level_ms": per_level(s, a.rounds)}
-                if "_nccl_model" in out:
-                    r["one_gpu_model_equals_nccl"] = b.save_raw() == out["_nccl_model"]
-                return r
-            run_leg(out, "one_gpu", leg_one_gpu, free_gpu_pool)
-    out.pop("_nccl_model", None)
-
-    def ratio(num, den, scale=1.0):
-        n, dd = out.get(num), out.get(den)
-        return round(n * scale / dd, 3) if n is not None and dd else None
-
-    out["ratio_nccl_over_xgboost_dask"] = ratio("nccl_s", "xgboost_dask_s")
-    out["ratio_graph_over_xgboost_dask"] = ratio("graph_s", "xgboost_dask_s",
-                                                 a.rounds / graph_rounds)
-    out["speedup_nccl_over_one_gpu"] = ratio("one_gpu_s", "nccl_s")
-    line = json.dumps(out)
-    print(line, flush=True)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(line + "\n")
 
 
 if __name__ == "__main__":
