@@ -89,8 +89,11 @@ class _TrainScores:
         self.comm, self.seam = comm, seam
 
     def scores(self, booster, new_trees, objective, metrics):
-        s = self.seam.shards[0]
-        return collective_scores(self.comm, s.margin, s.label, s.weight, objective, metrics)
+        ss, xp = self.seam.shards, self.comm.xp
+        label = xp.concatenate([s.label for s in ss])
+        weight = None if ss[0].weight is None else xp.concatenate([s.weight for s in ss])
+        return collective_scores(self.comm, self.seam.margins(), label, weight, objective,
+                                 metrics)
 
 
 class _EvalScores:
@@ -122,15 +125,14 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     """One rank's training over ``comm`` (the body of a rank's task; the tests run it in
     threads). train_parts: this rank's Parts; eval_sets: (this rank's Parts of the set, or None
     for the training set itself, name). Returns (booster, history), the same on every rank."""
-    from .train import _concat_parts, _make_shard
+    from .train import _concat_parts, local_shards
     objective = get_objective(p["objective"])
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
-    shard = _make_shard(_concat_parts(train_parts), cuts, 2 ** (p["max_depth"] + 1), base,
-                        p["device"], p["device_memory_budget"])
+    shards = local_shards(train_parts, cuts, 2 ** (p["max_depth"] + 1), base, p)
     quantize_seconds = time.perf_counter() - t
-    with device_scope(shard.be):
-        seam = CollectiveSeam([shard], cuts.hist_ptrs(), comm, n_rows)
+    with device_scope(shards[0].be):
+        seam = CollectiveSeam(shards, cuts.hist_ptrs(), comm, n_rows)
         sources = [(_TrainScores(comm, seam) if parts is None else
                     _EvalScores(comm, _concat_parts(parts) if parts else None, base,
                                 booster.n_outputs), name)
@@ -226,14 +228,16 @@ def _assign(workers: list[str], ranks: list[str]) -> list[int]:
     return out
 
 
-def train_collective(client, p, cuts, base, booster, rounds, dtrain, evals,
+def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, workers, evals,
                      early_stopping_rounds, verbose_eval, timeout: float):
     """Run the collective training over the workers holding dtrain's rows (see the module
-    docstring); returns (booster, history)."""
+    docstring); units: futures of dtrain's parts (or of its shards, when streamed) and the
+    worker holding each. Returns (booster, history)."""
     from distributed import Event, Variable
 
-    workers = dtrain.workers_of_parts()
-    ranks = sorted({w for w, n in zip(workers, dtrain.part_rows) if n})
+    # empty partitions add nothing (and a streamed one is a shard that should not travel)
+    units, workers = zip(*[(u, w) for u, w, n in zip(units, workers, dtrain.part_rows) if n])
+    ranks = sorted(set(workers))
     n_ranks = len(ranks)
     train_of = _assign(workers, ranks)
     eval_specs = []
@@ -241,13 +245,13 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, evals,
         if d is dtrain:
             eval_specs.append((None, name))
         else:
-            eval_specs.append((_assign(d.workers_of_parts(), ranks), d.parts, name))
+            eval_specs.append((_assign(d.workers_of_parts(), ranks), d.persisted_parts(), name))
     token = f"dgbdt-nccl-{uuid.uuid4().hex[:8]}"
     uid = client.submit(unique_id, workers=[ranks[0]], allow_other_workers=False, pure=False,
                         key=f"{token}-unique-id").result()
     futures = []
     for r, w in enumerate(ranks):
-        mine = [part for part, o in zip(dtrain.parts, train_of) if o == r]
+        mine = [part for part, o in zip(units, train_of) if o == r]
         sets = [(None, spec[1]) if spec[0] is None else
                 ([part for part, o in zip(spec[1], spec[0]) if o == r], spec[2])
                 for spec in eval_specs]

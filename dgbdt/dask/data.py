@@ -36,6 +36,24 @@ class Part:
         return int(self.X.shape[0])
 
 
+def _register_sizes() -> None:
+    """Tell Dask what parts and shards weigh (its default, sys.getsizeof, sees a few hundred
+    bytes), so its memory accounting, spilling and dashboard see the arrays."""
+    from dask.sizeof import sizeof
+
+    from ..shard import Shard
+
+    def arrays(*xs) -> int:
+        return int(sum(getattr(x, "nbytes", 0) for x in xs if x is not None))
+
+    sizeof.register(Part)(lambda p: arrays(p.X, p.label, p.weight, p.base_margin))
+    sizeof.register(Shard)(lambda s: arrays(s.page.words, s.label, s.weight, s.margin, s.g,
+                                            s.h, s.grad, s.rows, s.scratch_l, s.scratch_r))
+
+
+_register_sizes()
+
+
 def make_part(index: int, X, label, weight, base_margin, n_features: int) -> Part:
     """Check one partition (runs on a worker); errors name the partition."""
     try:
@@ -117,7 +135,9 @@ def _vector_blocks(v, what: str, data, n_blocks: int, frame: bool):
         if v.npartitions != n_blocks:
             raise ValueError(f"{what} has {v.npartitions} partitions but data has {n_blocks}; "
                              f"partition {what} like data (e.g. take both from one DataFrame)")
-        return list(v.to_delayed())
+        # unoptimized: dask-expr's optimizer may regroup a narrow column's partitions (e.g.
+        # parquet files combined by size), which would no longer line up with the data's
+        return list(v.to_delayed(optimize_graph=False))
     if isinstance(v, np.ndarray):
         import dask.array as da
         if v.shape[0] != data.shape[0]:
@@ -139,12 +159,18 @@ class DaskDataset:
 
     data: a dask DataFrame (pandas- or cuDF-backed) or a 2-D dask array (numpy or cupy chunks).
     label, weight, base_margin: dask Series/arrays partitioned like data (numpy arrays are
-    accepted with dask array data). GPU partitions stay on their worker's GPU. Partitions are checked and kept on the workers that compute them; empty
-    partitions are fine.
+    accepted with dask array data). GPU partitions stay on their worker's GPU. Partitions are
+    checked and kept on the workers that compute them; empty partitions are fine.
+
+    persist=False streams the data instead: no partition is kept. Each pass reads (computes)
+    every partition again and releases it: one for row counts, one for the sketch, one for the
+    label statistics of the base score (unless base_score is given) and one to quantize and
+    pack the training pages, which alone stay in memory. A collection larger than the
+    cluster's memory (e.g. dd.read_parquet) trains this way; see docs/memory.md.
     """
 
     def __init__(self, client, data, label=None, weight=None, base_margin=None,
-                 feature_names=None, max_bin: int | None = None):
+                 feature_names=None, max_bin: int | None = None, persist: bool = True):
         from dask import delayed
         from distributed import default_client
 
@@ -155,7 +181,7 @@ class DaskDataset:
         if frame:
             names = ([str(c) for c in meta.columns] if is_cudf(meta)
                      else check_frame_columns(meta))
-            blocks = list(data.to_delayed())
+            blocks = list(data.to_delayed(optimize_graph=False))
         elif _is_dask_array(data):
             blocks, names = _array_blocks(data)
         else:
@@ -175,11 +201,21 @@ class DaskDataset:
         cols = [_vector_blocks(v, what, data, len(blocks), frame)
                 for v, what in ((label, "label"), (weight, "weight"),
                                 (base_margin, "base_margin"))]
+        for c, what in zip(cols, ("label", "weight", "base_margin")):
+            if len(c) != len(blocks):
+                raise ValueError(f"{what} has {len(c)} partitions but data has {len(blocks)}; "
+                                 f"partition {what} like data")
         make = delayed(make_part, pure=True)
         parts = [make(i, b, y, w, m, n_features) for i, (b, y, w, m) in
                  enumerate(zip(blocks, *cols))]
-        self.parts = self.client.compute(parts)
-        futs = [self.client.submit(part_stats, f, pure=False) for f in self.parts]
+        if not isinstance(persist, bool):
+            raise TypeError(f"persist must be True or False; got {persist!r}")
+        self.persisted = persist
+        self._computed = None
+        # persisted: futures of the checked parts, kept in the workers' memory; streamed:
+        # the parts' graph, computed again (read, checked) where a pass needs them and released
+        self.parts = self.client.compute(parts) if persist else parts
+        futs = self.map_parts(part_stats)
         # in partition order, so a bad input reports its first bad partition every time
         stats = [f.result() for f in futs]
         self.part_rows = [s[0] for s in stats]
@@ -211,17 +247,38 @@ class DaskDataset:
             c = self.client
             scale = (weight_scale(self.max_weight, self.num_row) if self.has_weight else None)
             max_keys = default_max_keys(max_bin)
-            summaries = [c.submit(part_summary, p, scale, max_keys, pure=False)
-                         for p in self.parts]
+            summaries = self.map_parts(part_summary, scale, max_keys)
             merged = tree_reduce(c, summaries, merge_summaries, fan_in, "dgbdt-sketch")
             self._cuts[max_bin] = c.submit(cuts_from_summaries, merged, max_bin, pure=False)
         return self._cuts[max_bin]
 
+    def map_parts(self, fn, *args) -> list:
+        """Futures of fn(part, *args) for every part, in order (args may hold futures). A
+        streamed dataset reads each partition again for this pass and releases it after."""
+        from dask import delayed
+        if self.persisted:
+            return [self.client.submit(fn, p, *args, pure=False) for p in self.parts]
+        return self.client.compute([delayed(fn, pure=False)(p, *args) for p in self.parts])
+
+    def persisted_parts(self) -> list:
+        """Futures of the parts in worker memory (a streamed dataset is computed once here:
+        evaluation sets need their rows every round)."""
+        if self.persisted:
+            return self.parts
+        if self._computed is None:
+            self._computed = self.client.compute(self.parts)
+        return self._computed
+
     def workers_of_parts(self) -> list[str]:
         """The worker address holding each part (parts lost with a worker are recomputed
         first, from lineage)."""
-        from distributed import wait
-        with self.client.as_current():
-            wait(self.parts)
-        who = self.client.who_has(self.parts)
-        return [sorted(who[f.key])[0] for f in self.parts]
+        return workers_of(self.client, self.persisted_parts())
+
+
+def workers_of(client, futures) -> list[str]:
+    """The worker holding each future's result, once every one is in memory."""
+    from distributed import wait
+    with client.as_current():
+        wait(futures)
+    who = client.who_has(futures)
+    return [sorted(who[f.key])[0] for f in futures]

@@ -36,7 +36,7 @@ from ..params import normalize_params
 from ..seam import LocalSeam
 from ..shard import Shard
 from ..train import DatasetEval, SeamEval, _metric_input, boost
-from .data import DaskDataset, Part
+from .data import DaskDataset, Part, workers_of
 from .reduce import tree_reduce
 
 _INF = float("inf")
@@ -248,7 +248,8 @@ class _DaskEval:
         self.client = client
         self.workers = d.workers_of_parts()
         self.parts = [client.submit(_eval_part, p, base, workers=[w], allow_other_workers=False,
-                                    pure=False) for p, w in zip(d.parts, self.workers)]
+                                    pure=False)
+                      for p, w in zip(d.persisted_parts(), self.workers)]
 
     def scores(self, booster, new_trees, objective, metrics):
         names = [m.name for m in metrics]
@@ -279,6 +280,15 @@ def _concat_parts(parts) -> Part:
     cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
     return Part(xp.concatenate([p.X for p in nonempty]), cat([p.label for p in nonempty]),
                 cat([p.weight for p in nonempty]), cat([p.base_margin for p in nonempty]))
+
+
+def local_shards(units, cuts, max_nodes: int, base, p) -> list[Shard]:
+    """This worker's training shards: the given Shards (a streamed dataset), or one Shard of
+    all the given Parts' rows."""
+    if units and isinstance(units[0], Shard):
+        return list(units)
+    return [_make_shard(_concat_parts(units), cuts, max_nodes, base, p["device"],
+                        p["device_memory_budget"])]
 
 
 @contextlib.contextmanager
@@ -324,9 +334,9 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
         max_nodes = 2 ** (p["max_depth"] + 1)
         t = time.perf_counter()
         # one shard of all the worker's rows: per level one launch of each kernel instead of
-        # one per partition (the model is the same: histograms are integer sums)
-        shards = [_make_shard(_concat_parts(train_parts), cuts, max_nodes, base, p["device"],
-                              p["device_memory_budget"])]
+        # one per partition (the model is the same: histograms are integer sums); a streamed
+        # dataset arrives as shards already
+        shards = local_shards(train_parts, cuts, max_nodes, base, p)
         quantize_seconds = time.perf_counter() - t
         be = shards[0].be
         with device_scope(be):
@@ -416,12 +426,20 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     if p["base_score"] is not None:
         base = objective.base_score_to_margin(p["base_score"], num_class)
     else:
-        stats = [s for s in client.gather([client.submit(_label_stats, part, objective.name,
-                                                          num_class, pure=False)
-                                           for part in dtrain.parts]) if s is not None]
+        stats = [s for s in client.gather(dtrain.map_parts(_label_stats, objective.name,
+                                                           num_class)) if s is not None]
         base = objective.base_margin_from_stats([sum(c) for c in zip(*stats)], num_class)
     booster = Booster(objective.name, num_class, base, dtrain.num_col, dtrain.feature_names)
-    workers = dtrain.workers_of_parts()
+    max_nodes = 2 ** (p["max_depth"] + 1)
+    if dtrain.persisted:
+        units, shards = dtrain.parts, None
+        workers = dtrain.workers_of_parts()
+    else:
+        # streamed: every partition is read once more and packed into its page (a shard) on
+        # the worker that read it; the raw rows are released, and every mode trains on these
+        units = shards = dtrain.map_parts(_make_shard, cuts, max_nodes, base, p["device"],
+                                          p["device_memory_budget"])
+        workers = workers_of(client, shards)
     one_worker = len(set(workers)) == 1
     if mode == "nccl" or (mode == "auto" and not one_worker and p["device"] == "cuda"
                           and _nccl_everywhere(client, workers)):
@@ -431,27 +449,27 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                              "params device='cuda', or use mode='graph'")
         from .collective_train import train_collective
         booster, history = train_collective(client, p, cuts.result(), base, booster,
-                                            int(num_boost_round), dtrain, evals,
+                                            int(num_boost_round), dtrain, units, workers, evals,
                                             early_stopping_rounds, verbose_eval,
                                             float(collective_timeout))
         return {"booster": booster, "history": history}
     if mode == "task" or (mode == "auto" and one_worker):
         if not one_worker:
             raise ValueError("mode='task' needs every partition on one worker")
-        eval_sets = [(None if d is dtrain else d.parts, name) for d, name in evals]
+        eval_sets = [(None if d is dtrain else d.persisted_parts(), name) for d, name in evals]
         fut = client.submit(_train_in_task, p, cuts, base, booster, int(num_boost_round),
-                            dtrain.parts, eval_sets, early_stopping_rounds, verbose_eval,
+                            units, eval_sets, early_stopping_rounds, verbose_eval,
                             workers=[workers[0]], allow_other_workers=False, pure=False,
                             key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
         booster, history = fut.result()
         return {"booster": booster, "history": history}
-    max_nodes = 2 ** (p["max_depth"] + 1)
-    shards = [client.submit(_make_shard, part, cuts, max_nodes, base, p["device"],
-                            p["device_memory_budget"], workers=[w],
-                            allow_other_workers=False, pure=False)
-              for part, w in zip(dtrain.parts, workers)]
-    with client.as_current():  # distributed.wait uses the default client; make it this one
-        wait(shards)
+    if shards is None:
+        shards = [client.submit(_make_shard, part, cuts, max_nodes, base, p["device"],
+                                p["device_memory_budget"], workers=[w],
+                                allow_other_workers=False, pure=False)
+                  for part, w in zip(dtrain.parts, workers)]
+        with client.as_current():  # distributed.wait uses the default client; make it this one
+            wait(shards)
     quantize_seconds = time.perf_counter() - t0
     seam = DaskSeam(client, shards, workers, cuts.result().hist_ptrs(), dtrain.num_row, fan_in,
                     p["max_depth"], p["nthread"])
