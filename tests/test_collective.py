@@ -17,6 +17,7 @@ from dgbdt.booster import Booster
 from dgbdt.dask.collective import Communicator, CollectiveError, wait_for
 from dgbdt.dask.collective_train import train_rank
 from dgbdt.dask.data import make_part
+from dgbdt.dask.train import _make_shard
 from dgbdt.fixedpoint import ExactSum
 from dgbdt.objective import get_objective
 from dgbdt.params import normalize_params
@@ -77,8 +78,9 @@ def make(n=2400, F=5, seed=0):
 
 
 def run_ranks(params, X, y, w, bounds, rounds, eval_bounds=None, Xv=None, yv=None,
-              early_stopping_rounds=None, fail=None):
-    """Train with len(bounds) thread ranks; rank r holds rows bounds[r] (list of (a, b))."""
+              early_stopping_rounds=None, fail=None, as_shards=False):
+    """Train with len(bounds) thread ranks; rank r holds rows bounds[r] (list of (a, b)), as
+    Parts or (as_shards: what a streamed DaskDataset hands over) as one Shard per part."""
     p = normalize_params(params)
     p["device"] = "cpu"
     obj = get_objective(p["objective"])
@@ -99,9 +101,11 @@ def run_ranks(params, X, y, w, bounds, rounds, eval_bounds=None, Xv=None, yv=Non
             if eval_bounds is not None:
                 evals.append((parts(Xv, yv, None, eval_bounds[r]), "valid"))
             booster = Booster(obj.name, p["num_class"], base, X.shape[1], None)
-            results[r] = train_rank(comm, p, cuts, base, booster, rounds, X.shape[0],
-                                    parts(X, y, w, bounds[r]), evals, early_stopping_rounds,
-                                    False)
+            mine = parts(X, y, w, bounds[r])
+            if as_shards:
+                mine = [_make_shard(q, cuts, 2 ** (p["max_depth"] + 1), base) for q in mine]
+            results[r] = train_rank(comm, p, cuts, base, booster, rounds, X.shape[0], mine,
+                                    evals, early_stopping_rounds, False)
         except BaseException as e:
             errors[r] = e
             comm.abort()
@@ -149,6 +153,18 @@ def test_thread_ranks_give_the_in_process_model_and_history(params):
         assert booster.save_raw() == ref.save_raw()
         assert hist == ref_hist
     assert results[0][0].timings["communication_calls"] > 0
+
+
+def test_ranks_over_several_shards_each():
+    """A streamed dataset gives each rank one shard per partition, not one joined shard."""
+    X, y, w = make(seed=5)
+    params = {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["auc", "logloss"]}
+    bounds = [[(0, 700), (700, 1000)], [(1000, 1800), (1800, 1900), (1900, 2400)]]
+    results, errors = run_ranks(params, X, y, w, bounds, 4, as_shards=True)
+    assert errors == [None, None]
+    ref, ref_hist = reference(params, X, y, w, 4)
+    for booster, hist in results:
+        assert booster.save_raw() == ref.save_raw() and hist == ref_hist
 
 
 def test_early_stopping_is_decided_alike_on_every_rank():
