@@ -5,9 +5,10 @@
 
 Data are generated on the workers (dask.array, Higgs-shaped). Times cover building the
 distributed matrix (sketch, quantize, pack) and training. A warm-up trains on a small sample
-first (numba compilation). The scheduling probe trains ``--probe-rounds`` trees on a tiny
-dataset with the graph mode forced: with almost no compute, its time per tree level is the
-per-level cost of Dask scheduling.
+first (numba compilation). With several workers the default (graph) mode is followed by
+mode="collective" (one task per worker, TCP all-reduce) on the same data. The scheduling probe
+trains ``--probe-rounds`` trees on a tiny dataset with the graph mode forced: with almost no
+compute, its time per tree level is the per-level cost of Dask scheduling.
 """
 from __future__ import annotations
 
@@ -85,6 +86,17 @@ def main() -> None:
                     "dgbdt_stages_s_summed_over_shards":
                         {k: round(v, 3) for k, v in booster.timings.items()}})
 
+        if a.workers > 1:    # the collective mode: one task per worker, TCP all-reduce
+            t0 = time.perf_counter()
+            res = dgd.train(client, params, dgd.DaskDataset(client, X, y), a.rounds,
+                            verbose_eval=False, mode="collective")
+            t_coll = time.perf_counter() - t0
+            same = res["booster"].save_raw() == booster.save_raw()
+            out.update({"dgbdt_collective_s": round(t_coll, 3),
+                        "dgbdt_collective_same_model": same,
+                        "dgbdt_collective_stages_s":
+                            {k: round(v, 3) for k, v in res["booster"].timings.items()}})
+
         # scheduling probe: tiny data, graph mode, so the time is almost all scheduling
         Xs, ys = dask_data(2000, parts, 7)
         ds = dgd.DaskDataset(client, Xs, ys)
@@ -106,6 +118,9 @@ def main() -> None:
             out.update({"xgboost": xgb.__version__, "xgboost_dask_s": round(t_xgb, 3),
                         "xgboost_auc": round(auc(yt_np, px), 5),
                         "ratio_dgbdt_over_xgboost": round(t_dgbdt / t_xgb, 3)})
+            if "dgbdt_collective_s" in out:
+                out["ratio_collective_over_xgboost"] = round(out["dgbdt_collective_s"] / t_xgb,
+                                                             3)
     print(json.dumps(out))
 
 

@@ -13,10 +13,10 @@ Legs (each timed after a 2-round warm-up on 20k rows, so compilation stays outsi
   xgboost_dask  xgboost.dask.train with DaskQuantileDMatrix on the same cluster
   one_gpu       dgbdt.train in this process on GPU 0, all training rows (the 1-GPU baseline)
 Data: bench_gpu.py's Higgs-shaped formula, generated on the workers' GPUs as 2 partitions per
-GPU of the largest count (the same rows for every count); the test set (10 % of --rows) in
-this process. Times include quantization / DMatrix construction. For nccl the booster's timings split each level into compute and communication:
-``communication`` is the time of the NCCL kernels on rank 0 (transfer plus waiting for the
-slowest rank), bytes are what rank 0 contributed.
+GPU of the largest count (the same rows for every count); the test set (10 % of --rows) in this
+process. Times include quantization / DMatrix construction. For nccl the booster's timings split
+each level into compute and communication: ``communication`` is the time of the NCCL kernels on
+rank 0 (transfer plus waiting for the slowest rank), bytes are what rank 0 contributed.
 """
 from __future__ import annotations
 

@@ -186,16 +186,20 @@ class MError(Metric):
         return y, (np.argmax(p, axis=1) != yi).astype(np.float64)
 
 
-def _binary_auc(score: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> float:
+def _binary_auc(score: np.ndarray, pos: np.ndarray, neg: np.ndarray,
+                weighted: bool = False) -> float:
     """ROC AUC for per-row positive/negative weights, ties by the trapezoid rule.
 
     Rows are sorted by decreasing score and grouped by equal score.  With
     cumulative positive weight ``TP_j`` and negative weight ``FP_j`` after
     group ``j`` (``TP_0 = FP_0 = 0``),
     ``AUC = sum_j (FP_j - FP_{j-1}) (TP_j + TP_{j-1}) / 2 / (TP_last * FP_last)``.
-    O(n log n).
+    O(n log n). With ``weighted`` rows of equal score are also ordered by their weights, so
+    the float sums, and the result, do not depend on the order of the rows (gathered from
+    partitions or ranks in any order); unit weights add exactly in any order.
     """
-    order = np.argsort(-score, kind="stable")
+    order = (np.lexsort((neg, pos, -score)) if weighted
+             else np.argsort(-score, kind="stable"))
     s = score[order]
     last = np.append(np.flatnonzero(s[1:] != s[:-1]), s.shape[0] - 1)  # end of each tie group
     tp = np.concatenate(([0.0], np.cumsum(pos[order])[last]))
@@ -231,11 +235,12 @@ class AUC(Metric):
                 "auc needs both classes: the labels (with positive weight) contain only "
                 + ("negatives" if not pos.sum() > 0 else "positives")
             )
-        return _binary_auc(p, pos, neg)
+        return _binary_auc(p, pos, neg, weighted=w is not None)
 
     def _multiclass(self, y, p, w):
         y = _labels(y, p.shape[0])
         yi = _class_index(y, p.shape[1], self.name)
+        weighted = w is not None
         w = _weights(w, y.shape[0])
         class_w = np.bincount(yi, weights=w, minlength=p.shape[1])
         present = np.flatnonzero(class_w > 0)
@@ -244,7 +249,8 @@ class AUC(Metric):
         total, acc = 0.0, 0.0
         for k in present:  # loop over classes, not rows
             is_k = yi == k
-            acc += class_w[k] * _binary_auc(p[:, k], np.where(is_k, w, 0.0), np.where(is_k, 0.0, w))
+            acc += class_w[k] * _binary_auc(p[:, k], np.where(is_k, w, 0.0),
+                                            np.where(is_k, 0.0, w), weighted)
             total += class_w[k]
         return float(acc / total)
 

@@ -229,3 +229,100 @@ def test_dask_mode_errors(client2):
     # auto on host data over several workers is the graph, and it trains
     out = dgd.train(client2, {}, d, 2, mode="auto", verbose_eval=False)
     assert out["booster"].num_boosted_rounds() == 2
+
+
+# -- mode="collective" on CPU workers: TCP between real worker processes ----------------------
+@pytest.fixture(scope="module")
+def proc_client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        client.wait_for_workers(2)
+        yield client
+
+
+def _cpu_dataset(client, X, y, w=None, chunk=1000):
+    da = pytest.importorskip("dask.array")
+    import dgbdt.dask as dgd
+    return dgd.DaskDataset(client, da.from_array(X, chunks=(chunk, X.shape[1])),
+                           da.from_array(y, chunks=chunk),
+                           None if w is None else da.from_array(w, chunks=chunk))
+
+
+def test_cpu_collective_equals_graph_and_in_process(proc_client):
+    import dgbdt.dask as dgd
+    X, y, w = make(n=6000, seed=7)
+    Xv, yv, _ = make(n=1500, seed=8)
+    d, dv = _cpu_dataset(proc_client, X, y, w), _cpu_dataset(proc_client, Xv, yv, chunk=500)
+    assert len(set(d.workers_of_parts())) == 2
+    p = {"objective": "binary:logistic", "max_depth": 5, "eta": 0.5,
+         "eval_metric": ["logloss", "auc"]}
+    kw = dict(evals=[(d, "train"), (dv, "valid")], early_stopping_rounds=3, verbose_eval=False)
+    coll = dgd.train(proc_client, p, d, 30, mode="collective", **kw)
+    graph = dgd.train(proc_client, p, d, 30, mode="graph", **kw)
+    assert coll["booster"].save_raw() == graph["booster"].save_raw()
+    assert coll["history"] == graph["history"]
+    assert coll["booster"].timings["communication_calls"] > 0
+    ref = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 30,
+                      evals=[(dgbdt.Dataset(Xv, label=yv), "valid")], early_stopping_rounds=3,
+                      verbose_eval=False)
+    assert coll["booster"].save_raw() == ref.save_raw()
+
+
+def test_cpu_collective_rank_failure_and_killed_worker(proc_client):
+    import os
+    import threading
+
+    import dgbdt.dask as dgd
+    X, y, _ = make(n=6000, seed=9)
+    d = _cpu_dataset(proc_client, X, y)
+    victim = sorted(set(d.workers_of_parts()))[1]
+
+    def patch():
+        from dgbdt.shard import Shard
+        original, calls = Shard.level_step, [0]
+
+        def level_step(self, req, hist_ptrs):
+            calls[0] += 1
+            if calls[0] == 5:
+                Shard.level_step = original
+                raise RuntimeError("injected failure on this rank")
+            return original(self, req, hist_ptrs)
+        Shard.level_step = level_step
+    proc_client.run(patch, workers=[victim])
+    t = time.perf_counter()
+    with pytest.raises(RuntimeError, match="injected failure on this rank"):
+        dgd.train(proc_client, {"max_depth": 4}, d, 20, mode="collective", verbose_eval=False)
+    assert time.perf_counter() - t < 30
+    # a worker killed mid-training: an error naming it, then graph mode trains again
+    result = {}
+
+    def run():
+        try:
+            result["out"] = dgd.train(proc_client, {"max_depth": 6}, d, 100000,
+                                      mode="collective", verbose_eval=False)
+        except Exception as e:  # noqa: BLE001
+            result["error"] = e
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(
+            "rank1" in str(k) for k in proc_client.processing().get(victim, ())):
+        time.sleep(0.1)
+    time.sleep(1.0)
+    t = time.perf_counter()
+    try:
+        proc_client.run(os._exit, 1, workers=[victim])
+    except Exception:  # noqa: BLE001  (the worker dies before it answers)
+        pass
+    th.join(timeout=60)
+    assert not th.is_alive(), "the training hung after a worker died"
+    assert time.perf_counter() - t < 30
+    err = result.get("error")
+    assert isinstance(err, CollectiveError), result
+    assert "left the cluster" in str(err) or "peer" in str(err)
+    assert "mode='graph'" in str(err)
+    proc_client.wait_for_workers(2, timeout=60)
+    ok = dgd.train(proc_client, {"max_depth": 4}, d, 3, mode="graph", verbose_eval=False)
+    assert ok["booster"].num_boosted_rounds() == 3

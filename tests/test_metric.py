@@ -192,3 +192,18 @@ def test_multiclass_metrics_match_xgboost_eval(weighted):
     ref = _xgb_eval(bst, dm, names)
     for name in names:
         np.testing.assert_allclose(get_metric(name)(y, p, w), ref[name], rtol=2e-5, atol=2e-6, err_msg=name)
+
+
+def test_weighted_auc_does_not_depend_on_row_order():
+    """Rows gathered from partitions or ranks arrive in any order: the same bits."""
+    from dgbdt.metric import get_metric
+    rng = np.random.default_rng(0)
+    n = 5000
+    y = (rng.random(n) < 0.4).astype(float)
+    p = np.round(rng.random(n), 2)                      # many ties
+    w = rng.uniform(0.1, 3.0, n)
+    auc = get_metric("auc")
+    ref = auc(y, p, w)
+    for seed in range(5):
+        perm = np.random.default_rng(seed).permutation(n)
+        assert auc(y[perm], p[perm], w[perm]) == ref

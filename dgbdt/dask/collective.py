@@ -10,7 +10,8 @@ run the same boosting loop on their own rows and meet only in the collectives of
 * ``allgather_rows``: the rows themselves, for metrics that are not sums (auc).
 
 ``Communicator`` builds these on two primitives, which ``NcclComm`` implements with NCCL
-through ``cupy.cuda.nccl`` (the tests also implement them with threads).
+through ``cupy.cuda.nccl`` for GPU workers and ``SocketComm`` with a TCP star for CPU workers
+(the tests also implement them with threads).
 
 A collective whose peer died never completes, and a blocking synchronize would hang the worker
 for ever. So every NCCL call is followed by a *watched* wait (``wait_for``): the host polls a
@@ -33,7 +34,7 @@ ABORT_POLL = 0.25   # seconds between checks of the abort flag once a wait is th
 SPIN = 0.005        # seconds of pure spinning before a wait starts to sleep between polls
 
 RECOVERY_HINT = ("mode='graph' survives the loss of a worker (Dask recomputes lost pieces "
-                 "from lineage); the collective mode cannot: retry, or train with mode='graph'")
+                 "from lineage); the collective modes cannot: retry, or train with mode='graph'")
 
 
 class CollectiveError(RuntimeError):
@@ -244,3 +245,134 @@ class NcclComm(Communicator):
         if self._live:
             self._live = False
             self._comm.destroy()
+
+
+# -- TCP, for CPU workers ----------------------------------------------------------------------
+class SocketComm(Communicator):
+    """One rank of a star over TCP, for CPU workers (numpy arrays).
+
+    Every rank sends its array to rank 0, which reduces them in rank order and sends the result
+    back (all-gather: the stacked arrays). Rank 0 listens; ``publish(address)`` tells the other
+    ranks where (dgbdt.dask.collective_train passes it through the scheduler). Sockets wait in
+    slices of ABORT_POLL seconds, asking ``aborted()`` between them; a peer that dies closes its
+    socket, which ends the wait at once.
+    """
+
+    def __init__(self, n_ranks: int, rank: int, timeout: float, aborted, host: str,
+                 publish, lookup):
+        super().__init__()
+        self.rank, self.n_ranks = int(rank), int(n_ranks)
+        self.timeout, self._flag = float(timeout), aborted
+        self._peers: list = []
+        if self.rank == 0:
+            self._listen(host, publish)
+        else:
+            self._connect(lookup)
+
+    # set-up
+    def _deadline_check(self, t0: float, what: str) -> None:
+        reason = self._flag()
+        if reason is not None:
+            raise CollectiveError(f"rank {self.rank}: {what}: stopped because {reason}")
+        if time.perf_counter() - t0 > self.timeout:
+            raise CollectiveError(f"rank {self.rank}: {what}: the other ranks did not answer "
+                                  f"within {self.timeout:g} s (collective_timeout)")
+
+    def _listen(self, host: str, publish) -> None:
+        import socket
+        server = socket.create_server((host, 0))
+        server.settimeout(ABORT_POLL)
+        publish(server.getsockname()[:2])
+        peers = {}
+        t0 = time.perf_counter()
+        try:
+            while len(peers) < self.n_ranks - 1:
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    self._deadline_check(t0, "waiting for the other ranks to connect")
+                    continue
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                conn.settimeout(ABORT_POLL)
+                peers[int(self._recv(conn, np.empty(1, np.int64))[0])] = conn
+        finally:
+            server.close()
+        self._peers = [peers[r] for r in range(1, self.n_ranks)]
+
+    def _connect(self, lookup) -> None:
+        import socket
+        t0 = time.perf_counter()
+        while (address := lookup()) is None:
+            self._deadline_check(t0, "waiting for rank 0's address")
+        conn = socket.create_connection(tuple(address), timeout=self.timeout)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.settimeout(ABORT_POLL)
+        self._peers = [conn]
+        self._send(conn, np.array([self.rank], dtype=np.int64))
+
+    # transfers
+    def _send(self, conn, x: np.ndarray) -> None:
+        view, t0 = memoryview(np.ascontiguousarray(x)).cast("B"), time.perf_counter()
+        while view:
+            try:
+                n = conn.send(view)
+            except TimeoutError:
+                self._deadline_check(t0, "sending")
+                continue
+            except OSError as e:
+                raise CollectiveError(f"rank {self.rank}: a peer went away ({e})") from None
+            view = view[n:]
+
+    def _recv(self, conn, out: np.ndarray) -> np.ndarray:
+        view, t0 = memoryview(out).cast("B"), time.perf_counter()
+        while view:
+            try:
+                n = conn.recv_into(view)
+            except TimeoutError:
+                self._deadline_check(t0, "receiving")
+                continue
+            except OSError as e:
+                raise CollectiveError(f"rank {self.rank}: a peer went away ({e})") from None
+            if n == 0:
+                raise CollectiveError(f"rank {self.rank}: a peer closed its connection (its "
+                                      "worker stopped or failed)")
+            view = view[n:]
+        return out
+
+    def _allreduce(self, x, op):
+        if self.rank:
+            self._send(self._peers[0], x)
+            self._recv(self._peers[0], x)
+            return
+        part = np.empty_like(x)
+        for conn in self._peers:              # rank order: the same result on every run
+            self._recv(conn, part)
+            if op == "sum":
+                x += part
+            else:
+                np.maximum(x, part, out=x)
+        for conn in self._peers:
+            self._send(conn, x)
+
+    def _allgather(self, x):
+        out = np.empty((self.n_ranks,) + x.shape, dtype=x.dtype)
+        if self.rank:
+            self._send(self._peers[0], x)
+            return self._recv(self._peers[0], out)
+        out[0] = x
+        for r, conn in enumerate(self._peers, start=1):
+            self._recv(conn, out[r])
+        for conn in self._peers:
+            self._send(conn, out)
+        return out
+
+    def abort(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for conn in self._peers:
+            try:
+                conn.close()
+            except OSError:
+                pass
+        self._peers = []

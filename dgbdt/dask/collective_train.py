@@ -1,8 +1,9 @@
-"""The collective mode of dgbdt.dask.train: one long task per GPU worker, NCCL between them.
+"""The collective modes of dgbdt.dask.train: one long task per worker, all-reduces between them.
 
 Each worker that holds training rows is one *rank*. Its task joins the worker's partitions into
-one shard on its GPU and runs dgbdt.train.boost over ``CollectiveSeam``: the local seam whose
-reductions are collectives (dgbdt.dask.collective). Per round the ranks all-reduce the gradient
+one shard (on its GPU for GPU data) and runs dgbdt.train.boost over ``CollectiveSeam``: the
+local seam whose reductions are collectives (dgbdt.dask.collective: NCCL between GPU workers,
+TCP between CPU workers). Per round the ranks all-reduce the gradient
 maxima (one global fixed-point scale); per level they all-reduce the int64 histograms, exact in
 any order, so every rank evaluates the same splits, grows the same tree and partitions its own
 rows. No task hop, no scheduler and no client round trip sits inside the loop. Rank 0 returns
@@ -30,7 +31,8 @@ from ..metric import get_metric
 from ..objective import get_objective
 from ..seam import LocalSeam
 from ..train import _metric_input, boost
-from .collective import ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, unique_id
+from .collective import (ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, SocketComm,
+                         unique_id)
 
 __all__ = ["CollectiveSeam", "train_rank", "train_collective"]
 
@@ -190,21 +192,47 @@ def _meet(token: str, rank: int, n_ranks: int, flag: _Flag, timeout: float) -> N
                                       "(collective_timeout)")
 
 
+def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: _Flag):
+    """This rank's communicator: NCCL between GPU workers, TCP (SocketComm) between CPU ones;
+    both are set up through the scheduler (a barrier, or rank 0's address)."""
+    from distributed import Variable, get_worker
+    if p["device"] == "cuda":
+        _meet(token, rank, n_ranks, flag, timeout)
+        return NcclComm(n_ranks, uid, rank, timeout, flag.reason)
+    root = Variable(f"{token}-root")
+
+    def lookup():
+        try:
+            return root.get(timeout=ABORT_POLL)
+        except TimeoutError:
+            return None
+    return SocketComm(n_ranks, rank, timeout, flag.reason, _host(get_worker().address),
+                      lambda address: root.set(list(address)), lookup)
+
+
+def _host(address: str) -> str:
+    """The host part of a worker address (tcp://10.0.0.5:8786 -> 10.0.0.5); loopback for an
+    in-process worker (inproc://...)."""
+    scheme, _, rest = address.partition("://")
+    if scheme not in ("tcp", "tls", "ucx", "ws", "wss"):
+        return "127.0.0.1"
+    return rest.rsplit(":", 1)[0].strip("[]")
+
+
 def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
                train_parts, eval_sets, early_stopping_rounds, verbose_eval):
     from distributed import get_worker
+
+    from ..backend import get_backend
     from .train import _use_worker_threads, _worker_profiler_paused
     flag = _Flag(f"{token}-abort")
     comm = None
     _use_worker_threads(p["nthread"])
     try:
-        with _worker_profiler_paused():
-            from ..backend import get_backend
-            with device_scope(get_backend("cuda")):
-                _meet(token, rank, n_ranks, flag, timeout)
-                comm = NcclComm(n_ranks, uid, rank, timeout, flag.reason)
-                out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
-                                 eval_sets, early_stopping_rounds, verbose_eval)
+        with _worker_profiler_paused(), device_scope(get_backend(p["device"])):
+            comm = _connect(p, rank, n_ranks, uid, token, timeout, flag)
+            out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
+                             eval_sets, early_stopping_rounds, verbose_eval)
         comm.close()
         return out if rank == 0 else None
     except BaseException as e:
@@ -247,8 +275,9 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         else:
             eval_specs.append((_assign(d.workers_of_parts(), ranks), d.persisted_parts(), name))
     token = f"dgbdt-nccl-{uuid.uuid4().hex[:8]}"
-    uid = client.submit(unique_id, workers=[ranks[0]], allow_other_workers=False, pure=False,
-                        key=f"{token}-unique-id").result()
+    uid = None if p["device"] != "cuda" else client.submit(
+        unique_id, workers=[ranks[0]], allow_other_workers=False, pure=False,
+        key=f"{token}-unique-id").result()
     futures = []
     for r, w in enumerate(ranks):
         mine = [part for part, o in zip(units, train_of) if o == r]
@@ -272,6 +301,7 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
                     Event(f"{token}-ready-{r}", client=client).clear()
                 flag.clear()
                 why.delete()
+                Variable(f"{token}-root", client=client).delete()
             except Exception:  # noqa: BLE001  (best effort: the cluster may be going down)
                 pass
 
@@ -307,13 +337,13 @@ def _watch(client, futures, ranks, flag, why, timeout):
         if f.status == "error" and not isinstance(f.exception(), CollectiveError):
             f.result()
     if gone:
-        raise CollectiveError(f"collective (NCCL) training stopped: {reason}; every other rank "
+        raise CollectiveError(f"collective training stopped: {reason}; every other rank "
                               f"was stopped. {RECOVERY_HINT}")
     for f in futures:
         if f.status == "error":
-            raise CollectiveError(f"collective (NCCL) training stopped: {f.exception()}. "
+            raise CollectiveError(f"collective training stopped: {f.exception()}. "
                                   f"{RECOVERY_HINT}") from f.exception()
-    raise CollectiveError(f"collective (NCCL) training stopped: {reason}. {RECOVERY_HINT}")
+    raise CollectiveError(f"collective training stopped: {reason}. {RECOVERY_HINT}")
 
 
 def _wait(client, futures, seconds: float, return_when: str) -> None:

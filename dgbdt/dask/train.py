@@ -357,7 +357,7 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
 
 
 # -- the public entry point --------------------------------------------------------------------
-MODES = ("auto", "task", "graph", "nccl")
+MODES = ("auto", "task", "graph", "nccl", "collective")
 
 
 def _nccl_everywhere(client, workers) -> bool:
@@ -383,6 +383,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     * "nccl": one long task per GPU worker, histograms all-reduced with NCCL
       (dgbdt.dask.collective_train); the fastest on several GPUs, but a lost worker ends the
       training with an error (within ``collective_timeout`` seconds at most) instead of a hang;
+    * "collective": the same on any workers: NCCL between GPU workers, TCP (a star through
+      the first worker) between CPU workers;
     * "auto": "task" when all partitions live on one worker, "nccl" for GPU data on several
       workers that all have NCCL, else "graph".
     """
@@ -441,12 +443,14 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                           p["device_memory_budget"])
         workers = workers_of(client, shards)
     one_worker = len(set(workers)) == 1
-    if mode == "nccl" or (mode == "auto" and not one_worker and p["device"] == "cuda"
-                          and _nccl_everywhere(client, workers)):
-        if p["device"] != "cuda":
+    if mode in ("nccl", "collective") or (mode == "auto" and not one_worker
+                                          and p["device"] == "cuda"
+                                          and _nccl_everywhere(client, workers)):
+        if mode == "nccl" and p["device"] != "cuda":
             raise ValueError("mode='nccl' trains on GPU workers: the data live on the host "
-                             "(device='cpu'); pass GPU partitions (cupy/cuDF) or "
-                             "params device='cuda', or use mode='graph'")
+                             "(device='cpu'); pass GPU partitions (cupy/cuDF) or params "
+                             "device='cuda', or use mode='collective' (TCP between CPU "
+                             "workers)")
         from .collective_train import train_collective
         booster, history = train_collective(client, p, cuts.result(), base, booster,
                                             int(num_boost_round), dtrain, units, workers, evals,
