@@ -312,24 +312,20 @@ class SocketComm(Communicator):
 
     # transfers
     def _send(self, conn, x: np.ndarray) -> None:
-        view, t0 = memoryview(np.ascontiguousarray(x)).cast("B"), time.perf_counter()
-        while view:
-            try:
-                n = conn.send(view)
-            except TimeoutError:
-                self._deadline_check(t0, "sending")
-                continue
-            except OSError as e:
-                raise CollectiveError(f"rank {self.rank}: a peer went away ({e})") from None
-            view = view[n:]
+        self._move(memoryview(np.ascontiguousarray(x)).cast("B"), conn.send, "sending")
 
     def _recv(self, conn, out: np.ndarray) -> np.ndarray:
-        view, t0 = memoryview(out).cast("B"), time.perf_counter()
+        self._move(memoryview(out).cast("B"), conn.recv_into, "receiving")
+        return out
+
+    def _move(self, view, step, what: str) -> None:
+        """Send or receive all of view through step (conn.send / conn.recv_into)."""
+        t0 = time.perf_counter()
         while view:
             try:
-                n = conn.recv_into(view)
+                n = step(view)
             except TimeoutError:
-                self._deadline_check(t0, "receiving")
+                self._deadline_check(t0, what)
                 continue
             except OSError as e:
                 raise CollectiveError(f"rank {self.rank}: a peer went away ({e})") from None
@@ -337,7 +333,6 @@ class SocketComm(Communicator):
                 raise CollectiveError(f"rank {self.rank}: a peer closed its connection (its "
                                       "worker stopped or failed)")
             view = view[n:]
-        return out
 
     def _allreduce(self, x, op):
         if self.rank:
