@@ -33,8 +33,9 @@ from ..fixedpoint import ExactSum
 ABORT_POLL = 0.25   # seconds between checks of the abort flag once a wait is that long
 SPIN = 0.005        # seconds of pure spinning before a wait starts to sleep between polls
 
-RECOVERY_HINT = ("mode='graph' survives the loss of a worker (Dask recomputes lost pieces "
-                 "from lineage); the collective modes cannot: retry, or train with mode='graph'")
+RECOVERY_HINT = ("Retry: the partitions lost with a worker are recomputed from lineage, in "
+                 "any mode (mode='graph' needs no connections between workers, but it also "
+                 "stops when a worker dies mid-training)")
 
 
 class CollectiveError(RuntimeError):

@@ -256,6 +256,14 @@ def _assign(workers: list[str], ranks: list[str]) -> list[int]:
     return out
 
 
+def _by_rank(items, owners, n_ranks: int) -> list[list]:
+    """items grouped by their owner rank, in order."""
+    out: list[list] = [[] for _ in range(n_ranks)]
+    for item, rank in zip(items, owners):
+        out[rank].append(item)
+    return out
+
+
 def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, workers, evals,
                      early_stopping_rounds, verbose_eval, timeout: float):
     """Run the collective training over the workers holding dtrain's rows (see the module
@@ -267,27 +275,20 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
     units, workers = zip(*[(u, w) for u, w, n in zip(units, workers, dtrain.part_rows) if n])
     ranks = sorted(set(workers))
     n_ranks = len(ranks)
-    train_of = _assign(workers, ranks)
-    eval_specs = []
-    for d, name in evals:
-        if d is dtrain:
-            eval_specs.append((None, name))
-        else:
-            eval_specs.append((_assign(d.workers_of_parts(), ranks), d.persisted_parts(), name))
-    token = f"dgbdt-nccl-{uuid.uuid4().hex[:8]}"
+    train_by_rank = _by_rank(units, _assign(workers, ranks), n_ranks)
+    evals_by_rank = [(None if d is dtrain else
+                      _by_rank(d.persisted_parts(), _assign(d.workers_of_parts(), ranks), n_ranks),
+                      name) for d, name in evals]
+    token = f"dgbdt-collective-{uuid.uuid4().hex[:8]}"
     uid = None if p["device"] != "cuda" else client.submit(
         unique_id, workers=[ranks[0]], allow_other_workers=False, pure=False,
         key=f"{token}-unique-id").result()
-    futures = []
-    for r, w in enumerate(ranks):
-        mine = [part for part, o in zip(units, train_of) if o == r]
-        sets = [(None, spec[1]) if spec[0] is None else
-                ([part for part, o in zip(spec[1], spec[0]) if o == r], spec[2])
-                for spec in eval_specs]
-        futures.append(client.submit(
-            _rank_task, r, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds,
-            dtrain.num_row, mine, sets, early_stopping_rounds, verbose_eval, workers=[w],
-            allow_other_workers=False, pure=False, key=f"{token}-rank{r}"))
+    futures = [client.submit(
+        _rank_task, r, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds,
+        dtrain.num_row, train_by_rank[r],
+        [(None if by is None else by[r], name) for by, name in evals_by_rank],
+        early_stopping_rounds, verbose_eval, workers=[w], allow_other_workers=False,
+        pure=False, key=f"{token}-rank{r}") for r, w in enumerate(ranks)]
     flag, why = Event(f"{token}-abort", client=client), Variable(f"{token}-abort-reason",
                                                                   client=client)
     try:

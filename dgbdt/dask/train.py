@@ -378,7 +378,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     every mode gives the same model, byte for byte:
 
     * "graph": a tree-reduce over the task graph, a few task hops per level; runs anywhere
-      and survives the loss of a worker (Dask recomputes from lineage);
+      (a worker lost mid-training still stops it with Dask's error; its partitions are
+      recomputed from lineage for the next training);
     * "task": the whole training in one task, when every partition lives on one worker;
     * "nccl": one long task per GPU worker, histograms all-reduced with NCCL
       (dgbdt.dask.collective_train); the fastest on several GPUs, but a lost worker ends the
