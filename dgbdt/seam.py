@@ -12,6 +12,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from .backend import array_module
+from .data.page_stream import PageStream
 from .shard import Shard
 from .tree.grower import grow_tree
 
@@ -35,12 +36,22 @@ class TrainingSeam(Protocol):
 
 
 class LocalSeam:
-    """The seam over shards in this process (one per page of an in-process Dataset)."""
+    """The seam over shards in this process (one per page of an in-process Dataset).
+
+    Shards whose pages are streamed (dgbdt.data.page_store) are visited through one
+    PageStream: each pass over the shards (a level, a tree's end) copies their pages in turn
+    into two device buffers while the previous page's kernels run.
+    """
 
     def __init__(self, shards: Sequence[Shard], hist_ptrs: np.ndarray):
         self.shards = list(shards)
         self.hist_ptrs = np.ascontiguousarray(hist_ptrs, dtype=np.int64)
         self.n_rows = sum(s.n_rows for s in self.shards)
+        self.stream = (PageStream.for_backend(self.shards[0].be)
+                       if any(s.page.streamed for s in self.shards) else None)
+
+    def _visit(self):
+        return self.shards if self.stream is None else self.stream.visit(self.shards)
 
     def compute_gradients(self, objective):
         parts = [s.compute_gradients(objective) for s in self.shards]
@@ -51,13 +62,13 @@ class LocalSeam:
 
     def level(self, request):
         total = None
-        for s in self.shards:
+        for s in self._visit():
             part = s.level_step(request, self.hist_ptrs)
             total = part if total is None else total + part
         return total
 
     def finish(self, request):
-        for s in self.shards:
+        for s in self._visit():
             s.finish(request)
 
     def stage_times(self) -> dict[str, float]:
@@ -67,6 +78,12 @@ class LocalSeam:
             for k, v in s.timers.items():
                 out[k] = out.get(k, 0.0) + v
         return out
+
+    def stream_stats(self) -> dict:
+        """Pages, streamed pages, and what streaming cost (PageStream.stats)."""
+        out = {"pages": len(self.shards),
+               "pages_streamed": sum(bool(s.page.streamed) for s in self.shards)}
+        return out if self.stream is None else {**out, **self.stream.stats()}
 
     def margins(self) -> np.ndarray:
         """Current margins of all rows, in the dataset's row order (pages are row ranges)."""

@@ -17,7 +17,8 @@ from .backend import device_scope, get_backend, resolve_device, to_host
 from .booster import Booster
 from .callback import EarlyStopping, format_eval_line
 from .data.dataset import Dataset
-from .data.page_store import PageStore, budget_bytes, move_page, page_rows_for
+from .data.page_store import (PageStore, budget_bytes, gpu_memory_errors, hist_bytes,
+                              move_page, packed_bytes, page_rows_for)
 from .data.pages import bits_for
 from .fixedpoint import scale_for
 from .metric import get_metric
@@ -138,33 +139,39 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
     t = time.perf_counter()
     max_bin = dtrain.resolve_max_bin(p["max_bin"])
     cuts = dtrain.cuts(max_bin)
-    store = PageStore(budget_bytes(p["device_memory_budget"], backend), backend)
-    if store.budget is None:
+    max_nodes = 2 ** (p["max_depth"] + 1)
+    bits = bits_for(cuts.max_bins)
+    total = packed_bytes(dtrain.num_row, dtrain.num_col, bits)
+    store = PageStore(budget_bytes(p["device_memory_budget"], backend, dtrain.num_row, K,
+                                   hist_bytes(cuts, max_nodes)), backend, total=total)
+    if store.budget is None or total <= store.budget:
         ranges, pages = dtrain.row_ranges(), dtrain.pages(cuts, max_bin)
-    else:   # pages of about half the budget, built, placed (or spilled) one at a time
-        step = min(dtrain.page_rows, page_rows_for(store.budget, dtrain.num_col,
-                                                   bits_for(cuts.max_bins)))
+    else:   # pages cut to the budget, built, placed (kept, spilled or streamed) one at a time
+        step = min(dtrain.page_rows, page_rows_for(store.budget, dtrain.num_col, bits,
+                                                   store.streaming))
         ranges = [(a, min(a + step, dtrain.num_row)) for a in range(0, dtrain.num_row, step)]
         pages = (dtrain.build_page(a, b, cuts) for a, b in ranges)
     base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
     booster = Booster(objective.name, num_class, base, dtrain.num_col, dtrain.feature_names)
     shards = []
-    for (a, b), page in zip(ranges, pages):
-        page = move_page(store.place(page), backend)
-        margin = booster.initial_margin(
-            b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
-            like=page.words if backend.name == "cuda" else None)
-        shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
-                            None if dtrain.weight is None else dtrain.weight[a:b],
-                            margin, 2 ** (p["max_depth"] + 1), backend))
+    with gpu_memory_errors(p, "building the training pages"):
+        for (a, b), page in zip(ranges, pages):
+            page = move_page(store.place(page), backend)
+            margin = booster.initial_margin(
+                b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
+                like=backend.xp.empty(0) if backend.name == "cuda" else None)
+            shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
+                                None if dtrain.weight is None else dtrain.weight[a:b],
+                                margin, max_nodes, backend))
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs())
     sources = [(SeamEval(seam, d.label, d.weight) if d is dtrain else DatasetEval(d, booster),
                 name) for d, name in evals]
-    boost(p, seam, cuts, booster, objective, metrics, rounds, sources, early_stopping_rounds,
-          evals_result, verbose_eval)
+    with gpu_memory_errors(p, "training"):
+        boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+              early_stopping_rounds, evals_result, verbose_eval)
     booster.timings["quantize"] = quantize_seconds
-    booster.memory = store.stats()
+    booster.memory = {**store.stats(), **seam.stream_stats()}
     return booster
 
 

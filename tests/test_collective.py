@@ -167,6 +167,24 @@ def test_ranks_over_several_shards_each():
         assert booster.save_raw() == ref.save_raw() and hist == ref_hist
 
 
+def test_ranks_stream_their_pages_beyond_the_budget(monkeypatch):
+    """Each rank cuts its rows into pages and streams those beyond device_memory_budget (the
+    GPU's schedule, run on the CPU): the model and history are unchanged."""
+    from dgbdt.data import page_store
+    monkeypatch.setattr(page_store, "STREAM_ON_CPU", True)
+    monkeypatch.setattr(page_store, "MIN_PAGE_BYTES", 1024)
+    X, y, w = make(seed=7)
+    params = {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["auc", "logloss"]}
+    bounds = [[(0, 1500)], [(1500, 2400)]]
+    results, errors = run_ranks({**params, "device_memory_budget": 1}, X, y, w, bounds, 4)
+    assert errors == [None, None]
+    ref, ref_hist = reference(params, X, y, w, 4)
+    for booster, hist in results:
+        assert booster.save_raw() == ref.save_raw() and hist == ref_hist
+        m = booster.memory
+        assert m["pages_streamed"] == m["pages"] >= 3 and m["stream_copies"] > m["pages"]
+
+
 def test_early_stopping_is_decided_alike_on_every_rank():
     X, y, w = make(seed=3)
     Xv, yv = make(n=500, seed=4)[:2]

@@ -7,8 +7,9 @@ import pytest
 
 import dgbdt
 from dgbdt.data import page_store
-from dgbdt.data.page_store import PageStore, page_rows_for, spill
-from dgbdt.data.pages import pack
+from dgbdt.data.page_store import PageStore, budget_bytes, page_rows_for, spill
+from dgbdt.data.page_stream import HostMover, PageStream
+from dgbdt.data.pages import Page, pack
 from dgbdt.kernels.cpu import CPU
 from dgbdt.params import ParameterError
 
@@ -81,13 +82,76 @@ def test_spill_roundtrip(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-def test_gpu_budget_smaller_than_pages_is_a_clear_error():
-    class FakeCuda:
-        name = "cuda"
-    page = pack(np.zeros((1000, 4), np.uint16) + 3)
-    store = PageStore(10, FakeCuda())
-    with pytest.raises(MemoryError, match="device_memory_budget=10 .*not implemented yet"):
-        store.place(page)
+@pytest.mark.parametrize("budget", [1, 150_000, 300_000])
+def test_streamed_pages_give_the_identical_model(data, small_pages, budget, monkeypatch):
+    """The GPU's streaming schedule (two buffers, snake order), run on the CPU with numpy
+    copies: every page beyond the budget is visited through the buffers, and the model and
+    history are those of in-memory training."""
+    monkeypatch.setattr(page_store, "STREAM_ON_CPU", True)
+    X, y = data
+    ref, ref_res = _train(X, y)
+    b, res = _train(X, y, device_memory_budget=budget)
+    assert b.save_raw() == ref.save_raw()
+    assert res == ref_res
+    m = b.memory
+    assert m["pages_spilled"] == 0 and m["pages_host"] >= 1
+    if isinstance(budget, int):
+        assert m["pages_in_memory_bytes"] <= budget
+    # one pass per level and one per tree's end; a pass copies every streamed page but the
+    # two its buffers kept from the pass before (the first pass copies all)
+    passes, pages = m["stream_passes"], m["pages_host"]
+    assert passes == 6 * (5 + 1)
+    assert m["stream_copies"] == (pages if pages < 3 else 2 + passes * (pages - 2))
+
+
+class _FakeShard:
+    def __init__(self, i, n):
+        words = np.full(n, i, dtype=np.uint32)
+        self.page = Page(words=words, n_rows=n, n_features=1, bits=32, streamed=True)
+        self.i = i
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 7])
+def test_page_stream_visits_every_page_with_its_own_words(m):
+    shards = [_FakeShard(i, 10 + i) for i in range(m)] + [_FakeShard(99, 5)]
+    shards[-1].page.streamed = False
+    stream = PageStream(HostMover())
+    for _ in range(5):
+        seen = []
+        for s in stream.visit(shards):
+            assert not s.page.streamed and s.page.words.size == (5 if s.i == 99 else 10 + s.i)
+            assert (s.page.words == s.i).all()
+            seen.append(s.i)
+        assert sorted(seen) == sorted(s.i for s in shards) and seen[0] == 99
+        assert all(s.page.streamed for s in shards[:-1])       # host pages restored
+    assert stream.copies == (m if m < 3 else 2 + 5 * (m - 2))
+
+
+def test_page_stream_restores_the_host_page_when_a_visit_fails():
+    shards = [_FakeShard(i, 4) for i in range(3)]
+    with pytest.raises(RuntimeError):
+        for s in PageStream(HostMover()).visit(shards):
+            raise RuntimeError("kernel failed")
+    assert all(s.page.streamed and s.page.words.base is None for s in shards)
+
+
+def test_auto_budget_leaves_room_for_the_rows_and_a_reserve():
+    free = 10 << 30
+    b = page_store.auto_budget(free, 10_000_000, 1, 1 << 20)
+    assert b == free - 10_000_000 * page_store.ROW_STATE_BYTES - (1 << 20) \
+        - page_store.RESERVE_BYTES
+    assert page_store.auto_budget(1 << 20, 10**9, 3, 0) == page_store.MIN_PAGE_BYTES
+    assert budget_bytes(None, CPU, 10**9) is None          # unlimited on the CPU
+
+
+def test_gpu_out_of_memory_becomes_an_error_naming_the_budget():
+    OutOfMemoryError = type("OutOfMemoryError", (Exception,), {"__module__": "cupy.cuda.memory"})
+    with pytest.raises(MemoryError, match="device_memory_budget=0.5.*smaller device_memory_budget"):
+        with page_store.gpu_memory_errors({"device_memory_budget": 0.5}, "training"):
+            raise OutOfMemoryError("Out of memory allocating 1,024 bytes")
+    with pytest.raises(KeyError):     # other errors pass through unchanged
+        with page_store.gpu_memory_errors({}, "training"):
+            raise KeyError("x")
 
 
 @pytest.mark.parametrize("bad", [0, -5, 1.5, 0.0, "1GB", True])
@@ -96,19 +160,28 @@ def test_bad_budget_values(bad):
         dgbdt.train({"device_memory_budget": bad}, dgbdt.Dataset(np.zeros((4, 1)), label=[0, 1, 0, 1]), 1)
 
 
-def test_dask_task_and_graph_mode_with_budget(data, tmp_path, monkeypatch):
+@pytest.mark.parametrize("streaming", [False, True])
+def test_dask_task_and_graph_mode_with_budget(data, small_pages, tmp_path, monkeypatch,
+                                              streaming):
+    """Spilled (CPU) or streamed (the GPU's schedule, emulated) pages on Dask workers: graph
+    mode brings each partition's page in per task, task mode streams the worker's pages."""
     dd = pytest.importorskip("dask.array")
+    monkeypatch.setattr(page_store, "STREAM_ON_CPU", streaming)
     from distributed import Client, LocalCluster
 
     import dgbdt.dask as dgd
     monkeypatch.setenv("DGBDT_SPILL_DIR", str(tmp_path))
     X, y = data
     ref, _ = _train(X, y)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
         d = dgd.DaskDataset(client, dd.from_array(X, chunks=(10_000, -1)),
                             dd.from_array(y, chunks=10_000))
-        for mode in ("graph", "task") if len(set(d.workers_of_parts())) == 1 else ("graph",):
+        for mode in ("graph", "task"):
             out = dgd.train(client, {**PARAMS, "device_memory_budget": 1}, d, 6, mode=mode,
                             verbose_eval=False)
             assert out["booster"].save_raw() == ref.save_raw()
+            if mode == "task":      # the worker's rows cut into pages, all beyond the budget
+                m = out["booster"].memory
+                assert m["pages"] > 2
+                assert m["pages_streamed"] == (m["pages"] if streaming else 0)

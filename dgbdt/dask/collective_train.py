@@ -26,6 +26,7 @@ import uuid
 import numpy as np
 
 from ..backend import device_scope, to_host
+from ..data.page_store import gpu_memory_errors
 from ..fixedpoint import ExactSum
 from ..metric import get_metric
 from ..objective import get_objective
@@ -131,7 +132,8 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     objective = get_objective(p["objective"])
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
-    shards = local_shards(train_parts, cuts, 2 ** (p["max_depth"] + 1), base, p)
+    with gpu_memory_errors(p, f"building rank {comm.rank}'s pages"):
+        shards = local_shards(train_parts, cuts, 2 ** (p["max_depth"] + 1), base, p)
     quantize_seconds = time.perf_counter() - t
     with device_scope(shards[0].be):
         seam = CollectiveSeam(shards, cuts.hist_ptrs(), comm, n_rows)
@@ -140,9 +142,11 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
                                 booster.n_outputs), name)
                    for parts, name in eval_sets]
         history: dict = {}
-        boost(p, seam, cuts, booster, objective, metrics, rounds, sources, early_stopping_rounds,
-              history, verbose_eval if comm.rank == 0 else False)
+        with gpu_memory_errors(p, f"training on rank {comm.rank}"):
+            boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                  early_stopping_rounds, history, verbose_eval if comm.rank == 0 else False)
     booster.timings["quantize"] = quantize_seconds
+    booster.memory = seam.stream_stats()
     booster.timings["collectives"] = comm.seconds
     booster.timings["communication"] = comm.comm_seconds
     booster.timings["communication_bytes"] = float(comm.n_bytes)

@@ -27,8 +27,10 @@ import numpy as np
 from ..backend import array_module, device_scope, get_backend, is_device_array, to_host
 from ..booster import Booster, add_tree_margins
 from ..data.dataset import Dataset
-from ..data.page_store import PageStore, budget_bytes, move_page
-from ..data.pages import pack
+from ..data.page_store import (PageStore, budget_bytes, gpu_memory_errors, hist_bytes,
+                               move_page, packed_bytes, page_rows_for)
+from ..data.page_stream import page_on_device
+from ..data.pages import bits_for, pack
 from ..data.quantize import quantize
 from ..metric import get_metric
 from ..objective import get_objective
@@ -63,15 +65,41 @@ def _make_shard(part, cuts, max_nodes: int, base: np.ndarray, device: str = "cpu
     is placed within ``budget`` (device_memory_budget, dgbdt.data.page_store) on its own."""
     be = get_backend(device)
     with device_scope(be):
-        if be.name == "cuda" and is_device_array(part.X):
-            page = be.quantize_pack(part.X, cuts)
-        else:
-            page = pack(quantize(to_host(part.X), cuts))
-        page = move_page(PageStore(budget_bytes(budget, be), be).place(page), be)
-        xp = be.xp
-        margin = (xp.array(part.base_margin, dtype=np.float64) if part.base_margin is not None
-                  else xp.tile(xp.asarray(base, dtype=np.float64), (part.n_rows, 1)))
-        return Shard(page, cuts.n_bins(), part.label, part.weight, margin, max_nodes, be)
+        store = PageStore(budget_bytes(budget, be, part.n_rows, len(base)), be)
+        return _shard_of(part, 0, part.n_rows, cuts, max_nodes, base, be, store)
+
+
+def _shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Shard:
+    """The shard of the part's rows [a, b), its page placed by ``store``."""
+    X = part.X[a:b]
+    if be.name == "cuda" and is_device_array(X):
+        page = be.quantize_pack(X, cuts)
+    else:
+        page = pack(quantize(to_host(X), cuts))
+    page = move_page(store.place(page), be)
+    xp = be.xp
+    margin = (xp.array(part.base_margin[a:b], dtype=np.float64)
+              if part.base_margin is not None
+              else xp.tile(xp.asarray(base, dtype=np.float64), (b - a, 1)))
+    return Shard(page, cuts.n_bins(), part.label[a:b],
+                 None if part.weight is None else part.weight[a:b], margin, max_nodes, be)
+
+
+def _shards_of(part, cuts, max_nodes: int, base, device: str, budget) -> list[Shard]:
+    """The part's rows as shards whose pages fit ``budget`` together: one shard when they fit
+    whole, else pages cut to the budget, kept, spilled or streamed (as in-process)."""
+    be = get_backend(device)
+    with device_scope(be):
+        bits = bits_for(cuts.max_bins)
+        n, nf = part.n_rows, part.X.shape[1]
+        total = packed_bytes(n, nf, bits)
+        store = PageStore(budget_bytes(budget, be, n, len(base), hist_bytes(cuts, max_nodes)),
+                          be, total=total)
+        if store.budget is None or total <= store.budget:
+            return [_shard_of(part, 0, n, cuts, max_nodes, base, be, store)]
+        step = page_rows_for(store.budget, nf, bits, store.streaming)
+        return [_shard_of(part, a, min(a + step, n), cuts, max_nodes, base, be, store)
+                for a in range(0, n, step)]
 
 
 def _label_stats(part, objective_name: str, num_class):
@@ -93,7 +121,8 @@ def _level(shard: Shard, growth, hist_ptrs, nthread, *after):
     _use_worker_threads(nthread)
     if growth.done:
         return None
-    return shard.level_step(growth.request, hist_ptrs)
+    with page_on_device(shard) as s:
+        return s.level_step(growth.request, hist_ptrs)
 
 
 def _sum(*parts):
@@ -116,7 +145,8 @@ def _advance(growth, *parts):
 
 def _finish(shard: Shard, growth, nthread) -> dict:
     _use_worker_threads(nthread)
-    shard.finish(growth.finish_request())
+    with page_on_device(shard) as s:
+        s.finish(growth.finish_request())
     return dict(shard.timers)
 
 
@@ -287,8 +317,8 @@ def local_shards(units, cuts, max_nodes: int, base, p) -> list[Shard]:
     all the given Parts' rows."""
     if units and isinstance(units[0], Shard):
         return list(units)
-    return [_make_shard(_concat_parts(units), cuts, max_nodes, base, p["device"],
-                        p["device_memory_budget"])]
+    return _shards_of(_concat_parts(units), cuts, max_nodes, base, p["device"],
+                      p["device_memory_budget"])
 
 
 @contextlib.contextmanager
@@ -336,7 +366,8 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
         # one shard of all the worker's rows: per level one launch of each kernel instead of
         # one per partition (the model is the same: histograms are integer sums); a streamed
         # dataset arrives as shards already
-        shards = local_shards(train_parts, cuts, max_nodes, base, p)
+        with gpu_memory_errors(p, "building this worker's pages"):
+            shards = local_shards(train_parts, cuts, max_nodes, base, p)
         quantize_seconds = time.perf_counter() - t
         be = shards[0].be
         with device_scope(be):
@@ -348,9 +379,11 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
                         else DatasetEval(_concat_dataset(parts), booster), name)
                        for parts, name in eval_sets]
             history: dict = {}
-            boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                  early_stopping_rounds, history, verbose_eval)
+            with gpu_memory_errors(p, "training on this worker"):
+                boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                      early_stopping_rounds, history, verbose_eval)
         booster.timings["quantize"] = quantize_seconds
+        booster.memory = seam.stream_stats()
         return booster, history
     finally:
         numba.set_num_threads(previous_threads)

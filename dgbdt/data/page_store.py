@@ -1,23 +1,29 @@
-"""Where a training's pages live: in memory up to ``device_memory_budget``, the rest spilled.
+"""Where a training's pages live: where kernels run up to ``device_memory_budget``, the rest
+streamed.
 
-A page is read once per tree level (partition and histograms), always as a whole, so where its
-words live does not change any result: the model is byte-identical for every budget.
+A page is read once per pass over the data (a tree level: partition and histograms; the end of a
+tree), always as a whole, so where its words live changes no result: the model is byte-identical
+for every budget.
 
 * CPU backend: pages are kept in memory while their total stays within the budget; every
   further page is written to a spill file and memory-mapped read-only (the numba kernels read a
   memory map like any array; the operating system pages it in per level). A spill file is
   unlinked as soon as it is mapped, so nothing is left behind whatever happens to the process;
   the space is freed when the page is.
-* CUDA backend: pages must fit the budget for now (streaming pages through the GPU from host
-  memory is not built yet): a page set larger than the budget is refused with an error naming
-  the parameter, before any GPU memory is used.
+* CUDA backend: pages stay on the GPU while they and two staging buffers (one page each) fit the
+  budget; every further page lives in pinned host memory (or, when host memory runs short, in a
+  spill file) and streams through the staging buffers once per pass (dgbdt.data.page_stream).
+  A page set that fits the budget whole stays on the GPU without buffers.
 
 The budget is bytes (an int) or a fraction of the memory free where training runs (a float).
-With a budget, in-process training cuts the data into pages of about half the budget (at
-least 1 MiB), so that it can keep some in memory and spill the rest one page at a time.
+Unset (None) it is automatic: unlimited on the CPU; on a GPU, the free memory less what the
+rows' training state and the histograms will take and a reserve (``auto_budget``), so a page set
+too large for the GPU streams instead of failing. With a budget, in-process training cuts the
+data into pages of about a quarter (GPU) or half (CPU) of the budget, at least 1 MiB.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -28,13 +34,31 @@ from ..backend import is_device_array
 from .pages import Page
 
 MIN_PAGE_BYTES = 1 << 20
+RESERVE_BYTES = 1 << 30        # GPU memory auto_budget leaves for temporaries (sketch, sorts)
+HOST_RESERVE = 0.1             # fraction of host memory pinned pages leave free
+ROW_STATE_BYTES = 64           # per row on the GPU besides pages (dgbdt.shard), K = 1
+STREAM_ON_CPU = False          # tests: stream spilled pages through buffers on the CPU too
 
 
 def free_memory(backend) -> int:
-    """Bytes free where the backend computes: GPU memory, or available host memory."""
+    """Bytes free where the backend computes: GPU memory (with what CuPy's pool holds free),
+    or available host memory."""
     if backend.name == "cuda":
         with backend.device:
-            return int(backend.xp.cuda.runtime.memGetInfo()[0])
+            pool = backend.xp.get_default_memory_pool()
+            return int(backend.xp.cuda.runtime.memGetInfo()[0]) + int(pool.free_bytes())
+    return host_free_memory()
+
+
+def host_free_memory() -> int:
+    """Available host memory in bytes (MemAvailable where /proc/meminfo says it)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover - non-Linux
+        pass
     try:
         return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
@@ -42,65 +66,159 @@ def free_memory(backend) -> int:
 
 
 def move_page(page: Page, backend) -> Page:
-    """The page with its words where the backend computes (a copy only when they are not)."""
-    if is_device_array(page.words) == (backend.name == "cuda"):
+    """The page with its words where the backend computes (a copy only when they are not);
+    a streamed page is left where it is."""
+    if page.streamed or is_device_array(page.words) == (backend.name == "cuda"):
         return page
     return Page(words=backend.asarray(page.words), n_rows=page.n_rows,
                 n_features=page.n_features, bits=page.bits)
 
 
-def budget_bytes(budget, backend) -> int | None:
-    """The budget in bytes (None: no limit)."""
+def budget_bytes(budget, backend, n_rows: int = 0, n_outputs: int = 1,
+                 hist_bytes: int = 0) -> int | None:
+    """The budget in bytes (None: no limit). Unset on a GPU: ``auto_budget``."""
     if budget is None:
-        return None
+        if backend.name != "cuda":
+            return None
+        return auto_budget(free_memory(backend), n_rows, n_outputs, hist_bytes)
     if isinstance(budget, float):
         return max(1, int(budget * free_memory(backend)))
     return int(budget)
 
 
-def page_rows_for(budget: int | None, n_features: int, bits: int) -> int | None:
-    """Rows per page so that a page holds about half the budget (>= MIN_PAGE_BYTES)."""
+def auto_budget(free: int, n_rows: int, n_outputs: int, hist_bytes: int) -> int:
+    """GPU page budget when none is given: ``free - rows * (64 + 24 (K - 1)) - histograms -
+    reserve`` (the rows' state of dgbdt.shard: gradients, margins, labels, row order), at least
+    one MiB."""
+    state = n_rows * (ROW_STATE_BYTES + 24 * (n_outputs - 1))
+    return max(MIN_PAGE_BYTES, free - state - hist_bytes - RESERVE_BYTES)
+
+
+def page_rows_for(budget: int | None, n_features: int, bits: int,
+                  streaming: bool = False) -> int | None:
+    """Rows per page so that a page holds about half the budget (a quarter when pages stream,
+    which leaves room for two staging buffers and resident pages), at least MIN_PAGE_BYTES."""
     if budget is None:
         return None
-    target = max(budget // 2, MIN_PAGE_BYTES)
+    target = max(budget // (4 if streaming else 2), MIN_PAGE_BYTES)
     return max(1, (target * 8) // max(1, n_features * bits))
+
+
+def hist_bytes(cuts, max_nodes: int) -> int:
+    """GPU memory for a level's histograms: the deepest level's nodes x slots x 16 bytes, for
+    the shard's partials, their sum and the split search's copy."""
+    return 3 * (max_nodes // 4) * int(cuts.hist_ptrs()[-1]) * 16
+
+
+@contextlib.contextmanager
+def gpu_memory_errors(p: dict, what: str):
+    """Turn a GPU out-of-memory error into a MemoryError that says what to change."""
+    try:
+        yield
+    except Exception as e:
+        if not is_gpu_oom(e):
+            raise
+        raise MemoryError(
+            f"the GPU ran out of memory while {what} ({type(e).__name__}: {e}). Pages took "
+            f"device_memory_budget={p.get('device_memory_budget')!r} (None: automatic, the free "
+            "memory less the rows' state). Fix: pass a smaller device_memory_budget (bytes, "
+            "or a fraction of the free GPU memory) so that more pages stream from host memory; "
+            "besides pages every row keeps about 64 bytes of training state on the GPU "
+            "(docs/memory.md), so for more rows than that allows train on several GPUs "
+            "(dgbdt.dask) or on the CPU (device='cpu').") from e
+
+
+def is_gpu_oom(e: BaseException) -> bool:
+    """Whether e is CuPy's out-of-memory error (or a CUDA allocation failure)."""
+    name, module = type(e).__name__, type(e).__module__ or ""
+    if name == "OutOfMemoryError" and module.startswith("cupy"):
+        return True
+    return module.startswith("cupy") and "cudaErrorMemoryAllocation" in str(e)
+
+
+def packed_bytes(n_rows: int, n_features: int, bits: int) -> int:
+    """Bytes of the pages of n_rows rows (the padding words aside)."""
+    return (int(n_rows) * int(n_features) * int(bits) + 7) // 8
 
 
 @dataclass
 class PageStore:
-    """Places pages for one training: in memory within the budget, spilled beyond it."""
+    """Places pages for one training: where kernels run within the budget, the rest spilled
+    (CPU) or streamed (GPU; ``streaming`` overrides the choice, e.g. to test streaming on the
+    CPU). ``total`` is the whole page set's size when known ahead: a set within the budget stays
+    whole; a larger one keeps room for two staging buffers when streaming."""
 
     budget: int | None
     backend: object
+    total: int | None = None
+    streaming: bool | None = None
     spill_dir: str = field(default_factory=lambda: os.environ.get("DGBDT_SPILL_DIR")
                            or tempfile.gettempdir())
     in_memory_bytes: int = 0
+    host_bytes: int = 0
+    host_pages: int = 0
     spilled_bytes: int = 0
     spilled_pages: int = 0
+
+    def __post_init__(self):
+        if self.streaming is None:
+            self.streaming = self.backend.name == "cuda" or STREAM_ON_CPU
 
     def place(self, page: Page) -> Page:
         """The page where it will live for the training (see the module doc)."""
         nbytes = page.nbytes
-        if self.budget is None or self.in_memory_bytes + nbytes <= self.budget:
+        whole = self.total is None or self.total <= (self.budget or 0)
+        reserve = 0 if whole or not self.streaming else 2 * nbytes
+        if self.budget is None or self.in_memory_bytes + nbytes + reserve <= self.budget:
             self.in_memory_bytes += nbytes
             return page
-        if self.backend.name == "cuda":
-            raise MemoryError(
-                f"the bit-packed pages need more than device_memory_budget={self.budget} bytes "
-                f"of GPU memory ({self.in_memory_bytes + nbytes} bytes so far), and streaming "
-                "pages through the GPU is not implemented yet. Fix: leave "
-                "device_memory_budget unset (pages are then limited by the GPU's memory), "
-                "raise it, or train on the CPU (device='cpu') where pages spill to files.")
-        words = spill(np.asarray(page.words), self.spill_dir)
-        self.spilled_bytes += nbytes
+        if not self.streaming:
+            return self._spill(page)
+        words = np.asarray(page.words) if not is_device_array(page.words) else page.words
+        if self.backend.name == "cuda" and host_free_memory() * (1 - HOST_RESERVE) > nbytes:
+            words = pinned_copy(page.words, self.backend)
+        elif self.backend.name == "cuda":
+            return self._spill(page, streamed=True)
+        self.host_bytes += nbytes
+        self.host_pages += 1
+        return Page(words=words, n_rows=page.n_rows, n_features=page.n_features,
+                    bits=page.bits, streamed=True)
+
+    def _spill(self, page: Page, streamed: bool = False) -> Page:
+        words = spill(to_host_words(page.words), self.spill_dir)
+        self.spilled_bytes += page.nbytes
         self.spilled_pages += 1
         return Page(words=words, n_rows=page.n_rows, n_features=page.n_features,
-                    bits=page.bits)
+                    bits=page.bits, streamed=streamed)
 
     def stats(self) -> dict[str, int]:
-        return {"pages_in_memory_bytes": self.in_memory_bytes,
-                "pages_spilled_bytes": self.spilled_bytes,
-                "pages_spilled": self.spilled_pages}
+        return {"pages_budget_bytes": -1 if self.budget is None else int(self.budget),
+                "pages_in_memory_bytes": self.in_memory_bytes,
+                "pages_host_bytes": self.host_bytes, "pages_host": self.host_pages,
+                "pages_spilled_bytes": self.spilled_bytes, "pages_spilled": self.spilled_pages}
+
+
+def to_host_words(words) -> np.ndarray:
+    """The words as a numpy array (a device copy when they are on a GPU)."""
+    if is_device_array(words):
+        import cupy
+        return cupy.asnumpy(words)
+    return np.asarray(words)
+
+
+def pinned_copy(words, backend) -> np.ndarray:
+    """A copy of the words in pinned (page-locked) host memory, which the GPU copies from
+    asynchronously at full link rate; the array keeps its memory alive."""
+    cp = backend.xp
+    n = int(words.size)
+    mem = cp.cuda.alloc_pinned_memory(max(4 * n, 4))
+    out = np.frombuffer(mem, np.uint32, n)
+    if is_device_array(words):
+        with backend.device:
+            words.get(out=out)
+    else:
+        out[:] = words
+    return out
 
 
 def spill(words: np.ndarray, directory: str) -> np.ndarray:

@@ -51,6 +51,7 @@ class Page:
     n_rows: int
     n_features: int
     bits: int
+    streamed: bool = False  # words live away from the kernels (dgbdt.data.page_stream)
 
     @property
     def nbytes(self) -> int:
