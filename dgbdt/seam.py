@@ -40,14 +40,14 @@ class LocalSeam:
 
     Shards whose pages are streamed (dgbdt.data.page_store) are visited through one
     PageStream: each pass over the shards (a level, a tree's end) copies their pages in turn
-    into two device buffers while the previous page's kernels run.
+    into ``slots`` device buffers while other pages' kernels run.
     """
 
-    def __init__(self, shards: Sequence[Shard], hist_ptrs: np.ndarray):
+    def __init__(self, shards: Sequence[Shard], hist_ptrs: np.ndarray, slots: int = 2):
         self.shards = list(shards)
         self.hist_ptrs = np.ascontiguousarray(hist_ptrs, dtype=np.int64)
         self.n_rows = sum(s.n_rows for s in self.shards)
-        self.stream = (PageStream.for_backend(self.shards[0].be)
+        self.stream = (PageStream.for_backend(self.shards[0].be, slots)
                        if any(s.page.streamed for s in self.shards) else None)
 
     def _visit(self):

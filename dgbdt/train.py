@@ -164,7 +164,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
                                 None if dtrain.weight is None else dtrain.weight[a:b],
                                 margin, max_nodes, backend))
     quantize_seconds = time.perf_counter() - t
-    seam = LocalSeam(shards, cuts.hist_ptrs())
+    seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
     sources = [(SeamEval(seam, d.label, d.weight) if d is dtrain else DatasetEval(d, booster),
                 name) for d, name in evals]
     with gpu_memory_errors(p, "training"):

@@ -84,8 +84,8 @@ def test_spill_roundtrip(tmp_path):
 
 @pytest.mark.parametrize("budget", [1, 150_000, 300_000])
 def test_streamed_pages_give_the_identical_model(data, small_pages, budget, monkeypatch):
-    """The GPU's streaming schedule (two buffers, snake order), run on the CPU with numpy
-    copies: every page beyond the budget is visited through the buffers, and the model and
+    """The GPU's streaming schedule (a ring of device slots), run on the CPU with numpy
+    copies: a page set beyond the budget is visited through the slots, and the model and
     history are those of in-memory training."""
     monkeypatch.setattr(page_store, "STREAM_ON_CPU", True)
     X, y = data
@@ -94,14 +94,15 @@ def test_streamed_pages_give_the_identical_model(data, small_pages, budget, monk
     assert b.save_raw() == ref.save_raw()
     assert res == ref_res
     m = b.memory
-    assert m["pages_spilled"] == 0 and m["pages_host"] >= 1
-    if isinstance(budget, int):
-        assert m["pages_in_memory_bytes"] <= budget
-    # one pass per level and one per tree's end; a pass copies every streamed page but the
-    # two its buffers kept from the pass before (the first pass copies all)
-    passes, pages = m["stream_passes"], m["pages_host"]
+    assert m["pages_spilled"] == 0 and m["pages_in_memory_bytes"] == 0
+    assert m["pages_host"] == m["pages"] >= 3
+    # the slots hold as many of the largest page as the budget does (at least two)
+    assert 2 <= m["stream_slots"] <= max(2, budget // (m["pages_host_bytes"] // m["pages_host"]))
+    # one pass per level and one per tree's end; a pass copies every page but those its
+    # slots kept from the pass before (the first pass copies all)
+    passes, pages, slots = m["stream_passes"], m["pages_host"], m["stream_slots"]
     assert passes == 6 * (5 + 1)
-    assert m["stream_copies"] == (pages if pages < 3 else 2 + passes * (pages - 2))
+    assert m["stream_copies"] == pages + (passes - 1) * (pages - slots)
 
 
 class _FakeShard:
@@ -111,11 +112,11 @@ class _FakeShard:
         self.i = i
 
 
-@pytest.mark.parametrize("m", [1, 2, 3, 7])
-def test_page_stream_visits_every_page_with_its_own_words(m):
+@pytest.mark.parametrize("m, slots", [(1, 2), (2, 2), (3, 2), (7, 2), (7, 3), (7, 9)])
+def test_page_stream_visits_every_page_with_its_own_words(m, slots):
     shards = [_FakeShard(i, 10 + i) for i in range(m)] + [_FakeShard(99, 5)]
     shards[-1].page.streamed = False
-    stream = PageStream(HostMover())
+    stream = PageStream(HostMover(), slots)
     for _ in range(5):
         seen = []
         for s in stream.visit(shards):
@@ -124,7 +125,9 @@ def test_page_stream_visits_every_page_with_its_own_words(m):
             seen.append(s.i)
         assert sorted(seen) == sorted(s.i for s in shards) and seen[0] == 99
         assert all(s.page.streamed for s in shards[:-1])       # host pages restored
-    assert stream.copies == (m if m < 3 else 2 + 5 * (m - 2))
+    s = min(slots, m)
+    assert stream.n_slots == max(1, s) and len(stream.buffers) == s
+    assert stream.copies == m + 4 * (m - s)
 
 
 def test_page_stream_restores_the_host_page_when_a_visit_fails():

@@ -44,8 +44,8 @@ class CollectiveSeam(LocalSeam):
     ``n_rows`` is the global row count (it sets the fixed-point scale, as in every mode).
     """
 
-    def __init__(self, shards, hist_ptrs, comm, n_rows: int):
-        super().__init__(shards, hist_ptrs)
+    def __init__(self, shards, hist_ptrs, comm, n_rows: int, slots: int = 2):
+        super().__init__(shards, hist_ptrs, slots)
         self.comm, self.n_rows = comm, int(n_rows)
 
     def compute_gradients(self, objective):
@@ -133,10 +133,10 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
     with gpu_memory_errors(p, f"building rank {comm.rank}'s pages"):
-        shards = local_shards(train_parts, cuts, 2 ** (p["max_depth"] + 1), base, p)
+        shards, slots = local_shards(train_parts, cuts, 2 ** (p["max_depth"] + 1), base, p)
     quantize_seconds = time.perf_counter() - t
     with device_scope(shards[0].be):
-        seam = CollectiveSeam(shards, cuts.hist_ptrs(), comm, n_rows)
+        seam = CollectiveSeam(shards, cuts.hist_ptrs(), comm, n_rows, slots)
         sources = [(_TrainScores(comm, seam) if parts is None else
                     _EvalScores(comm, _concat_parts(parts) if parts else None, base,
                                 booster.n_outputs), name)

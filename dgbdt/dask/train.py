@@ -85,9 +85,10 @@ def _shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Sh
                  None if part.weight is None else part.weight[a:b], margin, max_nodes, be)
 
 
-def _shards_of(part, cuts, max_nodes: int, base, device: str, budget) -> list[Shard]:
+def _shards_of(part, cuts, max_nodes: int, base, device: str, budget):
     """The part's rows as shards whose pages fit ``budget`` together: one shard when they fit
-    whole, else pages cut to the budget, kept, spilled or streamed (as in-process)."""
+    whole, else pages cut to the budget, kept, spilled or streamed (as in-process); and the
+    device slots for streamed pages."""
     be = get_backend(device)
     with device_scope(be):
         bits = bits_for(cuts.max_bins)
@@ -96,10 +97,10 @@ def _shards_of(part, cuts, max_nodes: int, base, device: str, budget) -> list[Sh
         store = PageStore(budget_bytes(budget, be, n, len(base), hist_bytes(cuts, max_nodes)),
                           be, total=total)
         if store.budget is None or total <= store.budget:
-            return [_shard_of(part, 0, n, cuts, max_nodes, base, be, store)]
+            return [_shard_of(part, 0, n, cuts, max_nodes, base, be, store)], store.slots
         step = page_rows_for(store.budget, nf, bits, store.streaming)
         return [_shard_of(part, a, min(a + step, n), cuts, max_nodes, base, be, store)
-                for a in range(0, n, step)]
+                for a in range(0, n, step)], store.slots
 
 
 def _label_stats(part, objective_name: str, num_class):
@@ -312,11 +313,12 @@ def _concat_parts(parts) -> Part:
                 cat([p.weight for p in nonempty]), cat([p.base_margin for p in nonempty]))
 
 
-def local_shards(units, cuts, max_nodes: int, base, p) -> list[Shard]:
-    """This worker's training shards: the given Shards (a streamed dataset), or one Shard of
-    all the given Parts' rows."""
+def local_shards(units, cuts, max_nodes: int, base, p):
+    """This worker's training shards and the device slots for its streamed pages: the given
+    Shards (a streamed dataset; two slots), or the Shards of all the given Parts' rows (one,
+    or pages cut to device_memory_budget)."""
     if units and isinstance(units[0], Shard):
-        return list(units)
+        return list(units), 2
     return _shards_of(_concat_parts(units), cuts, max_nodes, base, p["device"],
                       p["device_memory_budget"])
 
@@ -367,11 +369,11 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
         # one per partition (the model is the same: histograms are integer sums); a streamed
         # dataset arrives as shards already
         with gpu_memory_errors(p, "building this worker's pages"):
-            shards = local_shards(train_parts, cuts, max_nodes, base, p)
+            shards, slots = local_shards(train_parts, cuts, max_nodes, base, p)
         quantize_seconds = time.perf_counter() - t
         be = shards[0].be
         with device_scope(be):
-            seam = LocalSeam(shards, cuts.hist_ptrs())
+            seam = LocalSeam(shards, cuts.hist_ptrs(), slots)
             label = np.concatenate([s.be.to_host(s.label) for s in shards])
             weight = None if shards[0].weight is None else \
                 np.concatenate([s.be.to_host(s.weight) for s in shards])

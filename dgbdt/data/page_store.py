@@ -10,10 +10,10 @@ for every budget.
   memory map like any array; the operating system pages it in per level). A spill file is
   unlinked as soon as it is mapped, so nothing is left behind whatever happens to the process;
   the space is freed when the page is.
-* CUDA backend: pages stay on the GPU while they and two staging buffers (one page each) fit the
-  budget; every further page lives in pinned host memory (or, when host memory runs short, in a
-  spill file) and streams through the staging buffers once per pass (dgbdt.data.page_stream).
-  A page set that fits the budget whole stays on the GPU without buffers.
+* CUDA backend: a page set that fits the budget stays on the GPU. A larger one lives in pinned
+  host memory (or, when host memory runs short, in spill files) and streams through as many
+  device slots of one page as the budget holds (at least two), once per pass
+  (dgbdt.data.page_stream).
 
 The budget is bytes (an int) or a fraction of the memory free where training runs (a float).
 Unset (None) it is automatic: unlimited on the CPU; on a GPU, the free memory less what the
@@ -155,6 +155,7 @@ class PageStore:
     spill_dir: str = field(default_factory=lambda: os.environ.get("DGBDT_SPILL_DIR")
                            or tempfile.gettempdir())
     in_memory_bytes: int = 0
+    max_page: int = 0
     host_bytes: int = 0
     host_pages: int = 0
     spilled_bytes: int = 0
@@ -167,9 +168,10 @@ class PageStore:
     def place(self, page: Page) -> Page:
         """The page where it will live for the training (see the module doc)."""
         nbytes = page.nbytes
+        self.max_page = max(self.max_page, nbytes)
         whole = self.total is None or self.total <= (self.budget or 0)
-        reserve = 0 if whole or not self.streaming else 2 * nbytes
-        if self.budget is None or self.in_memory_bytes + nbytes + reserve <= self.budget:
+        if self.budget is None or ((whole or not self.streaming)
+                                   and self.in_memory_bytes + nbytes <= self.budget):
             self.in_memory_bytes += nbytes
             return page
         if not self.streaming:
@@ -183,6 +185,14 @@ class PageStore:
         self.host_pages += 1
         return Page(words=words, n_rows=page.n_rows, n_features=page.n_features,
                     bits=page.bits, streamed=True)
+
+    @property
+    def slots(self) -> int:
+        """Device slots for streamed pages: as many of the largest page as the budget holds
+        (at least two)."""
+        if not self.budget or not self.max_page:
+            return 2
+        return max(2, (self.budget - self.in_memory_bytes) // self.max_page)
 
     def _spill(self, page: Page, streamed: bool = False) -> Page:
         words = spill(to_host_words(page.words), self.spill_dir)

@@ -1,22 +1,22 @@
-"""Streaming pages through the GPU: two staging buffers, copies overlapping kernels.
+"""Streaming pages through the GPU: a ring of device slots, copies overlapping kernels.
 
 Every pass over the data (a tree level, the end of a tree) visits each shard once. A shard whose
 page is ``streamed`` (dgbdt.data.page_store: its words in pinned host memory or a spill file)
-gets, for the length of its visit, a page whose words are one of two device staging buffers;
-outside the visit its page is the host one again.
+gets, for the length of its visit, a page whose words are one of ``S`` device slots (the budget
+holds ``S`` pages); outside the visit its page is the host one again.
 
-Schedule of one pass over the streamed shards ``s_0 .. s_{m-1}`` (buffers A and B)::
+Schedule of one pass over ``m`` streamed pages, ``S`` of them already in slots::
 
-    copy s_0 -> A, copy s_1 -> B               (on the copy stream, before the resident shards)
-    for i: compute waits for s_i's copy;  kernels of s_i;  mark "A/B free" after them
-           copy s_{i+2} -> the buffer s_i used, after its "free" mark   (copy stream)
+    visit order: the pages in slots (oldest copy first), then the other m - S
+    after the kernels of a visited page are queued: its slot gets, on the copy stream and after
+    those kernels (an event), the next page of this pass not yet in a slot
 
-so the copy of page ``i + 2`` runs while the kernels of page ``i + 1`` (and, at the start of a
-pass, of the resident shards) run. Passes alternate direction (a "snake"): the last two pages of
-one pass are the first two of the next and are still in the buffers, so a pass copies
-``m - 2`` pages, and a pass over pages of total size ``P`` with ``R`` bytes resident and two
-buffers moves ``P - R - 2 page`` bytes. Copies need pinned host memory to run asynchronously at
-the link's rate; from a memory map the driver stages them (slower, still correct).
+so copies run while kernels run, and the pages visited last stay in their slots for the next
+pass, which visits them first: a pass copies ``m - S`` pages, i.e. it moves the bytes that do
+not fit the budget, ``P - S page``, once (the first pass copies all). Copies are asynchronous at
+the link's rate from pinned host memory; from a memory map the driver stages them (slower,
+still correct). The copy engine idles while the host evaluates splits between passes: every
+slot then holds a page the next pass needs, and replacing one would only add a copy.
 
 The order in which shards are visited changes no result (histograms are integer sums).
 ``HostMover`` does the same with numpy copies, so CI runs this schedule on the CPU backend.
@@ -95,21 +95,23 @@ class CudaMover:
 class PageStream:
     """Visits shards with their pages where kernels run (see the module doc)."""
 
-    def __init__(self, mover):
+    def __init__(self, mover, slots: int = 2):
         self.mover = mover
+        self.n_slots = max(2, int(slots))
         self.buffers: list = []
-        self.held: list = [None, None]     # the shard whose page each buffer holds
-        self.ready: list = [None, None]    # event: the buffer's copy is done
-        self.free: list = [None, None]     # event: the kernels reading the buffer are done
-        self.reverse = False
+        self.held: list = []      # the shard whose page each slot holds (or None)
+        self.ready: list = []     # event: the slot's copy is done
+        self.free: list = []      # event: the kernels reading the slot are done
+        self.loaded: list = []    # shards in slots, in the order their copies were queued
         self.passes = 0
         self.copies = 0
         self.bytes_moved = 0
+        self._seconds = 0.0
         self._timings: list = []
 
     @classmethod
-    def for_backend(cls, backend) -> "PageStream":
-        return cls(CudaMover(backend) if backend.name == "cuda" else HostMover())
+    def for_backend(cls, backend, slots: int = 2) -> "PageStream":
+        return cls(CudaMover(backend) if backend.name == "cuda" else HostMover(), slots)
 
     def visit(self, shards):
         """Yield every shard, resident ones first, with its page where kernels run."""
@@ -117,19 +119,21 @@ class PageStream:
         if not streamed:
             yield from shards
             return
-        if self.reverse:
-            streamed.reverse()
-        self.reverse = not self.reverse
         self.passes += 1
-        self._ensure_buffers(max(s.page.words.size for s in streamed))
-        second = streamed[1] if len(streamed) > 1 else None
-        self._load(streamed[0], self.held.index(second) if second in self.held else None)
-        if second is not None:
-            self._load(streamed[1], self.held.index(streamed[0]))
+        self._ensure_buffers(max(s.page.words.size for s in streamed), len(streamed))
+        ids = {id(s) for s in streamed}
+        in_slots = [s for s in self.loaded if id(s) in ids]
+        held = {id(s) for s in in_slots}
+        pending = [s for s in streamed if id(s) not in held]
+        order, nxt = in_slots + pending, 0
+        for k in range(self.n_slots):         # empty slots (the first pass) take pages now
+            if self.held[k] is None and nxt < len(pending):
+                self._load(pending[nxt], k)
+                nxt += 1
         for s in shards:
             if not s.page.streamed:
                 yield s
-        for i, s in enumerate(streamed):
+        for s in order:
             k = self.held.index(s)
             self.mover.wait(self.ready[k])
             host = s.page
@@ -140,37 +144,40 @@ class PageStream:
             finally:
                 s.page = host
             self.free[k] = self.mover.mark()
-            if i + 2 < len(streamed):
-                self._load(streamed[i + 2], None, slot=k)
+            if nxt < len(pending):
+                self._load(pending[nxt], k)
+                nxt += 1
 
-    def _ensure_buffers(self, n_words: int) -> None:
-        if not self.buffers or self.buffers[0].size < n_words:
-            self.buffers = [self.mover.alloc(n_words) for _ in range(2)]
-            self.held = [None, None]
+    def _ensure_buffers(self, n_words: int, n_pages: int) -> None:
+        n = min(self.n_slots, n_pages)
+        if len(self.buffers) != n or self.buffers[0].size < n_words:
+            self.buffers = []                 # free the old slots before taking new ones
+            self.buffers = [self.mover.alloc(n_words) for _ in range(n)]
+            self.n_slots = n
+            self.held, self.ready, self.free = [None] * n, [None] * n, [None] * n
+            self.loaded = []
 
-    def _load(self, shard, avoid, slot=None) -> None:
-        """Bring shard's page into a buffer (none if one holds it already): into ``slot``, or
-        else a buffer other than ``avoid``."""
-        if shard in self.held:
-            return
-        if slot is None:
-            slot = 1 if avoid == 0 else 0
+    def _load(self, shard, slot: int) -> None:
+        """Queue the copy of shard's page into ``slot`` (after the slot's last kernels)."""
+        if self.held[slot] is not None:
+            self.loaded.remove(self.held[slot])
         words = shard.page.words
-        start_done = self.mover.copy(words, self.buffers[slot], self.free[slot])
-        self.ready[slot] = start_done[1]
+        start, done = self.mover.copy(words, self.buffers[slot], self.free[slot])
+        self.ready[slot] = done
         self.held[slot] = shard
+        self.loaded.append(shard)
         self.copies += 1
         self.bytes_moved += int(words.nbytes)
-        if start_done[0] is not None:
-            self._timings.append(start_done)
+        if start is not None:
+            self._timings.append((start, done))
 
     def stats(self) -> dict:
-        """Passes, copies, bytes moved and the seconds the copies took (their events)."""
-        seconds = sum(self.mover.seconds(t) for t in self._timings)
+        """Slots, passes, copies, bytes moved and the seconds the copies took (their events)."""
+        self._seconds += sum(self.mover.seconds(t) for t in self._timings)
         self._timings = []
-        self._seconds = getattr(self, "_seconds", 0.0) + seconds
-        return {"stream_passes": self.passes, "stream_copies": self.copies,
-                "stream_bytes": self.bytes_moved, "stream_copy_seconds": self._seconds}
+        return {"stream_slots": self.n_slots, "stream_passes": self.passes,
+                "stream_copies": self.copies, "stream_bytes": self.bytes_moved,
+                "stream_copy_seconds": self._seconds}
 
 
 @contextlib.contextmanager

@@ -102,6 +102,22 @@ def test_nccl_with_early_stopping(client):
     assert nccl["booster"].best_iteration == graph["booster"].best_iteration
 
 
+def test_nccl_ranks_stream_pages_beyond_the_budget(client):
+    """Each rank cuts its rows into pages and streams them (device_memory_budget below its
+    page set): the model is the in-process one."""
+    X, z = _data(n=600_000, nf=10, seed=2)
+    y = (z > np.median(z)).astype(np.float64)
+    p = {"objective": "binary:logistic", "max_depth": 6, "max_bin": 128}
+    d = _dataset(client, X, y, 100_000)
+    out = dgd.train(client, {**p, "device_memory_budget": 1_500_000}, d, 6, mode="nccl",
+                    verbose_eval=False)
+    m = out["booster"].memory
+    assert m["pages_streamed"] == m["pages"] >= 3 and m["stream_copies"] > m["pages"]
+    ref = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y)), 6,
+                      verbose_eval=False)
+    assert _json(out["booster"]) == _json(ref)
+
+
 def _patch_level_step(client, worker, behaviour):
     """Make Shard.level_step misbehave on one worker's process after 5 calls."""
     def patch(behaviour=behaviour):
