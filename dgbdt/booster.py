@@ -20,6 +20,7 @@ import os
 import numpy as np
 
 from .data.dataset import Dataset
+from .data.page_store import gpu_memory_errors
 from .data.input import as_matrix
 from .backend import array_module, backend_of
 from .objective import get_objective
@@ -29,6 +30,10 @@ from .tree.model import ModelFormatError, Tree
 FORMAT = "dgbdt-model"
 VERSION = 1
 IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
+
+
+PREDICT_FIX = ("predict in row batches (the model's prediction is per row), or pass the rows in "
+               "host memory (numpy or pandas: prediction then runs on the CPU).")
 
 
 class Booster:
@@ -95,6 +100,10 @@ class Booster:
         tree with ``pred_leaf`` (int32 [n, n_trees]).
         """
         X, bm = self._matrix(data)
+        with gpu_memory_errors({}, f"predicting {X.shape[0]} rows", PREDICT_FIX):
+            return self._predict(X, bm, output_margin, pred_leaf, iteration_range)
+
+    def _predict(self, X, bm, output_margin, pred_leaf, iteration_range):
         trees = self._trees_in(iteration_range)
         n = X.shape[0]
         xp = array_module(X)

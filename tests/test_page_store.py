@@ -152,6 +152,9 @@ def test_gpu_out_of_memory_becomes_an_error_naming_the_budget():
     with pytest.raises(MemoryError, match="device_memory_budget=0.5.*smaller device_memory_budget"):
         with page_store.gpu_memory_errors({"device_memory_budget": 0.5}, "training"):
             raise OutOfMemoryError("Out of memory allocating 1,024 bytes")
+    with pytest.raises(MemoryError, match="predicting 5 rows.*row batches"):
+        with page_store.gpu_memory_errors({}, "predicting 5 rows", "predict in row batches"):
+            raise OutOfMemoryError("Out of memory allocating 1,024 bytes")
     with pytest.raises(KeyError):     # other errors pass through unchanged
         with page_store.gpu_memory_errors({}, "training"):
             raise KeyError("x")

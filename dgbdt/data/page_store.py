@@ -110,22 +110,26 @@ def hist_bytes(cuts, max_nodes: int) -> int:
     return 3 * (max_nodes // 4) * int(cuts.hist_ptrs()[-1]) * 16
 
 
+TRAINING_FIX = (
+    "pass a smaller device_memory_budget (bytes, or a fraction of the free GPU memory) so that "
+    "more pages stream from host memory; besides pages every row keeps about 64 bytes of "
+    "training state on the GPU (docs/memory.md), so for more rows than that allows train on "
+    "several GPUs (dgbdt.dask) or on the CPU (device='cpu').")
+
+
 @contextlib.contextmanager
-def gpu_memory_errors(p: dict, what: str):
+def gpu_memory_errors(p: dict, what: str, fix: str = TRAINING_FIX):
     """Turn a GPU out-of-memory error into a MemoryError that says what to change."""
     try:
         yield
     except Exception as e:
         if not is_gpu_oom(e):
             raise
-        raise MemoryError(
-            f"the GPU ran out of memory while {what} ({type(e).__name__}: {e}). Pages took "
-            f"device_memory_budget={p.get('device_memory_budget')!r} (None: automatic, the free "
-            "memory less the rows' state). Fix: pass a smaller device_memory_budget (bytes, "
-            "or a fraction of the free GPU memory) so that more pages stream from host memory; "
-            "besides pages every row keeps about 64 bytes of training state on the GPU "
-            "(docs/memory.md), so for more rows than that allows train on several GPUs "
-            "(dgbdt.dask) or on the CPU (device='cpu').") from e
+        pages = (f" Pages took device_memory_budget={p['device_memory_budget']!r} (None: "
+                 "automatic, the free memory less the rows' state)."
+                 if "device_memory_budget" in p else "")
+        raise MemoryError(f"the GPU ran out of memory while {what} ({type(e).__name__}: "
+                          f"{e}).{pages} Fix: {fix}") from e
 
 
 def is_gpu_oom(e: BaseException) -> bool:

@@ -110,3 +110,25 @@ def test_gpu_out_of_memory_names_the_budget():
     pool.free_all_blocks()
     b, _ = _fit(X, y, rounds=2, device="cuda")
     assert len(b.trees) == 2
+    Xd = cp.asarray(X)
+    pool.free_all_blocks()
+    free = cp.cuda.runtime.memGetInfo()[0]
+    hog = cp.cuda.runtime.malloc(free - (1 << 20))
+    try:
+        with pytest.raises(MemoryError, match="predicting 200000 rows.*row batches"):
+            b.predict(Xd)
+    finally:
+        cp.cuda.runtime.free(hog)
+
+
+def test_pages_spill_to_files_when_host_memory_is_short(small_pages, monkeypatch, tmp_path):
+    """Pages that pinned host memory cannot take go to spill files and stream from there."""
+    monkeypatch.setattr(page_store, "host_free_memory", lambda: 0)
+    monkeypatch.setenv("DGBDT_SPILL_DIR", str(tmp_path))
+    X, y = _data(n=30_000)
+    ref, ref_res = _fit(X, y, device="cuda")
+    b, res = _fit(X, y, device="cuda", device_memory_budget=40_000)
+    assert b.save_raw() == ref.save_raw() and res == ref_res
+    m = b.memory
+    assert m["pages_spilled"] == m["pages"] >= 3 and m["pages_host"] == 0
+    assert m["stream_copies"] > m["pages"]
