@@ -198,8 +198,12 @@ _SPECS = [
               allowed="'cpu', 'cuda', 'cuda:N' (N >= 0); 'gpu'/'gpu:N' mean 'cuda'/'cuda:N'"),
     ParamSpec("device_memory_budget", None,
               "Memory for bit-packed pages where training runs (bytes, or a fraction of the "
-              "memory free there); pages beyond it spill: on the CPU to memory-mapped files "
-              "(DGBDT_SPILL_DIR, default the system temp dir). None: every page in memory.",
+              "memory free there). Beyond it pages spill on the CPU (memory-mapped files in "
+              "DGBDT_SPILL_DIR, default the system temp dir) and stream on a GPU (pinned host "
+              "memory, copied through as many device slots as the budget holds, once per "
+              "tree level). The model is the same for every budget. None: automatic (CPU: "
+              "unlimited; GPU: the free memory less the rows' training state and a 1 GiB "
+              "reserve).",
               kind="budget",
               allowed="an int >= 1 (bytes) or a float in (0, 1] (fraction of free memory)"),
     ParamSpec("nthread", None,
