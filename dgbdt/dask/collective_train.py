@@ -25,7 +25,7 @@ import uuid
 
 import numpy as np
 
-from ..backend import device_scope, to_host
+from ..backend import array_module, device_scope, to_host
 from ..data.page_store import gpu_memory_errors
 from ..fixedpoint import ExactSum
 from ..metric import get_metric
@@ -47,6 +47,7 @@ class CollectiveSeam(LocalSeam):
     def __init__(self, shards, hist_ptrs, comm, n_rows: int, slots: int = 2):
         super().__init__(shards, hist_ptrs, slots)
         self.comm, self.n_rows = comm, int(n_rows)
+        self._parents = None     # the previous level's merged histograms
 
     def compute_gradients(self, objective):
         max_g, max_h = super().compute_gradients(objective)
@@ -55,8 +56,22 @@ class CollectiveSeam(LocalSeam):
         return both[:k], both[k:]
 
     def level(self, request):
-        # a copy: the shard keeps its own partials (it derives siblings from them next level)
-        return self.comm.allreduce(super().level(request).copy(), "sum")
+        """The level's merged histograms [small + large, S, 2] with half the traffic: only the
+        smaller children are all-reduced; each larger sibling is the merged parent (kept from
+        the previous level) minus the merged smaller child, exact in integers, so the same
+        as summing every rank's own sibling."""
+        local = super().level(request)
+        m = len(request.small)
+        # a copy: the shards keep their own partials (they derive siblings from them)
+        small = self.comm.allreduce(local[:m].copy(), "sum")
+        if len(request.large):
+            xp = array_module(small)
+            parent = self._parents[xp.asarray(request.parent_slot)]
+            merged = xp.concatenate([small, parent - small])
+        else:
+            merged = small
+        self._parents = merged if request.keep else None
+        return merged
 
 
 def collective_scores(comm, margin, label, weight, objective, metrics) -> list[float]:
