@@ -53,17 +53,27 @@ def split_rows(n: int, parts: int) -> list[int]:
 
 
 def dask_data(client, sizes: list[int], n_features: int, seed: int):
-    """Cupy-backed dask X, y whose partitions are generated (and stay) on the worker's GPU."""
+    """Cupy-backed dask X, y whose partitions are generated (and stay) on the workers' GPUs,
+    partition i on worker i mod n (sorted addresses): every worker holds an equal share (the
+    scheduler alone may place 5 and 3 of 8, and ranks then wait for the busiest)."""
+    import operator
+
     import cupy as cp
     import dask
     import dask.array as da
     from distributed import wait
+    workers = sorted(client.scheduler_info()["workers"])
     xs, ys = [], []
     for i, r in enumerate(sizes):
-        d = dask.delayed(make_data_gpu, nout=2, pure=True)(r, n_features, seed + i)
-        xs.append(da.from_delayed(d[0], (r, n_features), dtype=np.float32,
+        w = [workers[i % len(workers)]]
+        both = client.submit(make_data_gpu, r, n_features, seed + i, workers=w,
+                             allow_other_workers=False, pure=False)
+        fx, fy = (client.submit(operator.getitem, both, j, workers=w,
+                                allow_other_workers=False, pure=False) for j in (0, 1))
+        xs.append(da.from_delayed(dask.delayed(fx), (r, n_features), dtype=np.float32,
                                   meta=cp.empty((0, n_features), cp.float32)))
-        ys.append(da.from_delayed(d[1], (r,), dtype=np.float32, meta=cp.empty((0,), cp.float32)))
+        ys.append(da.from_delayed(dask.delayed(fy), (r,), dtype=np.float32,
+                                  meta=cp.empty((0,), cp.float32)))
     X, y = client.persist([da.concatenate(xs), da.concatenate(ys)])
     wait([X, y])
     return X, y

@@ -147,7 +147,10 @@ def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, mode
         Xd, yd = dask_data(client, sizes, a.features, TRAIN_SEED)
         Xw, yw = dask_data(client, split_rows(WARM_ROWS, len(sizes)), a.features, WARM_SEED)
         d, dw = dgd.DaskDataset(client, Xd, yd), dgd.DaskDataset(client, Xw, yw)
-        out["workers_holding_data"] = len(set(d.workers_of_parts()))
+        where = d.workers_of_parts()
+        out["workers_holding_data"] = len(set(where))
+        out["rows_per_worker"] = sorted(sum(r for r, w in zip(sizes, where) if w == x)
+                                        for x in set(where))
 
         def dask_leg(mode, rounds):
             def leg():
