@@ -24,7 +24,6 @@ is byte-identical to the in-core one.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -34,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_cpu import auc  # noqa: E402
-from bench_gpu import make_data_gpu, run_leg, stages  # noqa: E402
+from bench_gpu import emit_line, make_data_gpu, run_leg, stages  # noqa: E402
 
 
 def h2d_gb_per_s(cp, nbytes: int = 1 << 29) -> float:
@@ -198,11 +197,7 @@ def main() -> None:
         out[f"ooc_train_vs_{n}"] = ratio("dgbdt_ooc_train_s", f"{n}_train_s")
     out["incore_train_vs_xgboost"] = ratio("dgbdt_incore_train_s", "xgboost_incore_train_s")
     del w
-    line = json.dumps(out)
-    print(line, flush=True)
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write(line + "\n")
+    emit_line(out, a.out)
 
 
 if __name__ == "__main__":

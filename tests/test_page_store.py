@@ -40,15 +40,19 @@ def _train(X, y, **extra):
     return b, res
 
 
-@pytest.mark.parametrize("budget", [1, 100_000, 200_000, 0.5, 10**12])
-def test_model_identical_for_any_budget(data, small_pages, budget, tmp_path, monkeypatch):
-    monkeypatch.setenv("DGBDT_SPILL_DIR", str(tmp_path))
-    X, y = data
+def _memory_if_same_model(X, y, budget) -> dict:
+    """Train with the budget; assert model and history are in-memory training's; booster.memory."""
     ref, ref_res = _train(X, y)
     b, res = _train(X, y, device_memory_budget=budget)
     assert b.save_raw() == ref.save_raw()
     assert res == ref_res
-    m = b.memory
+    return b.memory
+
+
+@pytest.mark.parametrize("budget", [1, 100_000, 200_000, 0.5, 10**12])
+def test_model_identical_for_any_budget(data, small_pages, budget, tmp_path, monkeypatch):
+    monkeypatch.setenv("DGBDT_SPILL_DIR", str(tmp_path))
+    m = _memory_if_same_model(*data, budget)
     total = m["pages_in_memory_bytes"] + m["pages_spilled_bytes"]
     if isinstance(budget, int) and budget < total:
         assert m["pages_spilled"] >= 1 and m["pages_in_memory_bytes"] <= budget
@@ -88,12 +92,7 @@ def test_streamed_pages_give_the_identical_model(data, small_pages, budget, monk
     copies: a page set beyond the budget is visited through the slots, and the model and
     history are those of in-memory training."""
     monkeypatch.setattr(page_store, "STREAM_ON_CPU", True)
-    X, y = data
-    ref, ref_res = _train(X, y)
-    b, res = _train(X, y, device_memory_budget=budget)
-    assert b.save_raw() == ref.save_raw()
-    assert res == ref_res
-    m = b.memory
+    m = _memory_if_same_model(*data, budget)
     assert m["pages_spilled"] == 0 and m["pages_in_memory_bytes"] == 0
     assert m["pages_host"] == m["pages"] >= 3
     # the slots hold as many of the largest page as the budget does (at least two)
