@@ -337,10 +337,15 @@ def main() -> None:
                        if out["dgbdt_auc"] is not None and out["xgboost_auc"] is not None
                        else None)
     out["hist_over_copy"] = ratio("hist_gb_per_s", "copy_gb_per_s")
+    emit_line(out, a.out, "w")
+
+
+def emit_line(out: dict, path: str | None, mode: str = "a") -> None:
+    """Print the result as one JSON line; also write it to ``path`` (mode "w" or "a")."""
     line = json.dumps(out)
     print(line, flush=True)
-    if a.out:
-        with open(a.out, "w") as f:
+    if path:
+        with open(path, mode) as f:
             f.write(line + "\n")
 
 

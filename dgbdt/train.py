@@ -138,31 +138,12 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
            objective, num_class, K, metrics, backend) -> Booster:
     t = time.perf_counter()
     max_bin = dtrain.resolve_max_bin(p["max_bin"])
-    cuts = dtrain.cuts(max_bin)
-    max_nodes = 2 ** (p["max_depth"] + 1)
-    bits = bits_for(cuts.max_bins)
-    total = packed_bytes(dtrain.num_row, dtrain.num_col, bits)
-    store = PageStore(budget_bytes(p["device_memory_budget"], backend, dtrain.num_row, K,
-                                   hist_bytes(cuts, max_nodes)), backend, total=total)
-    if store.budget is None or total <= store.budget:
-        ranges, pages = dtrain.row_ranges(), dtrain.pages(cuts, max_bin)
-    else:   # pages cut to the budget, built, placed (kept, spilled or streamed) one at a time
-        step = min(dtrain.page_rows, page_rows_for(store.budget, dtrain.num_col, bits,
-                                                   store.streaming))
-        ranges = [(a, min(a + step, dtrain.num_row)) for a in range(0, dtrain.num_row, step)]
-        pages = (dtrain.build_page(a, b, cuts) for a, b in ranges)
-    base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
-    booster = Booster(objective.name, num_class, base, dtrain.num_col, dtrain.feature_names)
-    shards = []
-    with gpu_memory_errors(p, "building the training pages"):
-        for (a, b), page in zip(ranges, pages):
-            page = move_page(store.place(page), backend)
-            margin = booster.initial_margin(
-                b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
-                like=backend.xp.empty(0) if backend.name == "cuda" else None)
-            shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
-                                None if dtrain.weight is None else dtrain.weight[a:b],
-                                margin, max_nodes, backend))
+    with gpu_memory_errors(p, "quantizing the training rows"):
+        cuts = dtrain.cuts(max_bin, backend)
+        base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
+        booster = Booster(objective.name, num_class, base, dtrain.num_col,
+                          dtrain.feature_names)
+        shards, store = _shards(p, dtrain, cuts, max_bin, booster, K, backend)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
     sources = [(SeamEval(seam, d.label, d.weight) if d is dtrain else DatasetEval(d, booster),
@@ -173,6 +154,33 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
     booster.timings["quantize"] = quantize_seconds
     booster.memory = {**store.stats(), **seam.stream_stats()}
     return booster
+
+
+def _shards(p, dtrain, cuts, max_bin, booster, K, backend):
+    """The training's shards, one per page, their pages placed by a PageStore (kept, spilled
+    or streamed within device_memory_budget); and the store."""
+    max_nodes = 2 ** (p["max_depth"] + 1)
+    bits = bits_for(cuts.max_bins)
+    total = packed_bytes(dtrain.num_row, dtrain.num_col, bits)
+    store = PageStore(budget_bytes(p["device_memory_budget"], backend, dtrain.num_row, K,
+                                   hist_bytes(cuts, max_nodes)), backend, total=total)
+    if store.budget is None or total <= store.budget:
+        ranges, pages = dtrain.row_ranges(), dtrain.pages(cuts, max_bin, backend)
+    else:   # pages cut to the budget, built, placed (kept, spilled or streamed) one at a time
+        step = min(dtrain.page_rows, page_rows_for(store.budget, dtrain.num_col, bits,
+                                                   store.streaming))
+        ranges = [(a, min(a + step, dtrain.num_row)) for a in range(0, dtrain.num_row, step)]
+        pages = (dtrain.build_page(a, b, cuts, backend) for a, b in ranges)
+    shards = []
+    for (a, b), page in zip(ranges, pages):
+        page = move_page(store.place(page), backend)
+        margin = booster.initial_margin(
+            b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
+            like=backend.xp.empty(0) if backend.name == "cuda" else None)
+        shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
+                            None if dtrain.weight is None else dtrain.weight[a:b],
+                            margin, max_nodes, backend))
+    return shards, store
 
 
 def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sources,

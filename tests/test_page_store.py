@@ -190,3 +190,41 @@ def test_dask_task_and_graph_mode_with_budget(data, small_pages, tmp_path, monke
                 m = out["booster"].memory
                 assert m["pages"] > 2
                 assert m["pages_streamed"] == (m["pages"] if streaming else 0)
+
+
+class _NumpyCuda:
+    """The CUDA backend's upload path with numpy as the device (CI has no GPU)."""
+    name = "cuda"
+    xp = np
+
+    def __init__(self):
+        import contextlib
+        self.device = contextlib.nullcontext()
+
+    def quantize_pack(self, X, cuts):
+        from dgbdt.data.pages import bits_for
+        from dgbdt.data.quantize import quantize
+        return pack(quantize(X, cuts), bits=bits_for(cuts.max_bins))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_host_rows_sketched_and_packed_in_upload_chunks(data, monkeypatch, weighted):
+    """Host rows for GPU training go up in chunks of a multiple of 32 rows: the merged chunk
+    sketches give the same cuts and the chunks' words concatenate into the same symbols."""
+    from dgbdt.data import dataset as ds
+    from dgbdt.data.pages import unpack
+    from dgbdt.data.quantize import quantize
+    monkeypatch.setattr(ds, "UPLOAD_BYTES", 7_000)      # 7000 // 48 // 32 * 32 = 128 rows
+    X, y = data
+    w = np.random.default_rng(1).uniform(0, 2, len(y)) if weighted else None
+    host, dev = ds.Dataset(X, label=y, weight=w), ds.Dataset(X, label=y, weight=w)
+    assert ds.upload_rows(X.shape[1]) == 128
+    cuts = host.cuts(64)
+    fake = _NumpyCuda()
+    assert len(dev._sketch_ranges(fake)) == -(-len(X) // 128)
+    got = dev.cuts(64, fake)
+    np.testing.assert_array_equal(got.values, cuts.values)
+    np.testing.assert_array_equal(got.ptrs, cuts.ptrs)
+    page = dev.build_page(1000, 31_337, got, fake)
+    assert page.n_rows == 30_337
+    np.testing.assert_array_equal(unpack(page), quantize(X[1000:31_337], cuts))

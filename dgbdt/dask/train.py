@@ -26,7 +26,7 @@ import numpy as np
 
 from ..backend import array_module, device_scope, get_backend, is_device_array, to_host
 from ..booster import Booster, add_tree_margins
-from ..data.dataset import Dataset
+from ..data.dataset import Dataset, quantize_on_device
 from ..data.page_store import (PageStore, budget_bytes, gpu_memory_errors, hist_bytes,
                                move_page, packed_bytes, page_rows_for)
 from ..data.page_stream import page_on_device
@@ -74,6 +74,8 @@ def _shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Sh
     X = part.X[a:b]
     if be.name == "cuda" and is_device_array(X):
         page = be.quantize_pack(X, cuts)
+    elif be.name == "cuda":       # host rows for a GPU: quantized there, a chunk at a time
+        page = quantize_on_device(to_host(X), cuts, be)
     else:
         page = pack(quantize(to_host(X), cuts))
     page = move_page(store.place(page), be)

@@ -93,30 +93,87 @@ class Dataset:
                              f"parameters say max_bin={param_max_bin}; set one of them only")
         return self.max_bin or param_max_bin
 
-    def cuts(self, max_bin: int) -> Cuts:
-        """Quantile cuts from the merged sketch of every page's summary (cached per max_bin)."""
+    def cuts(self, max_bin: int, backend=None) -> Cuts:
+        """Quantile cuts from the merged sketch of every page's summary (cached per max_bin).
+
+        Host rows sketched for a CUDA ``backend`` are copied to the GPU a chunk at a time and
+        sketched there (the same summaries bit for bit, dgbdt.data.sketch_device)."""
         if max_bin not in self._cuts:
             max_keys = default_max_keys(max_bin)
             scale = None
             if self.weight is not None:
                 scale = weight_scale(float(self.weight.max()), self.num_row)
-            summarize = summarize_weighted_device if self.on_device else summarize_weighted
             merged: Summaries | None = None
-            for a, b in self.row_ranges():
+            for a, b in self._sketch_ranges(backend):
                 w = None if self.weight is None else self.weight[a:b]
-                s = summarize(self.data[a:b], w, scale, max_keys)
+                s = self._summarize(a, b, w, scale, max_keys, backend)
                 merged = s if merged is None else merged.merge(s, max_keys)
             self._cuts[max_bin] = cuts_from_summaries(merged, max_bin)
         return self._cuts[max_bin]
 
-    def pages(self, cuts: Cuts, max_bin: int) -> list[Page]:
+    def _sketch_ranges(self, backend) -> list[tuple[int, int]]:
+        if self.on_device or not _uploads(backend):
+            return self.row_ranges()
+        step = upload_rows(self.num_col)
+        return [(a, min(a + step, self.num_row)) for a in range(0, self.num_row, step)] \
+            or [(0, 0)]
+
+    def _summarize(self, a, b, w, scale, max_keys, backend) -> Summaries:
+        if self.on_device:
+            return summarize_weighted_device(self.data[a:b], w, scale, max_keys)
+        if _uploads(backend):
+            with backend.device:
+                return summarize_weighted_device(
+                    backend.xp.asarray(self.data[a:b]),
+                    None if w is None else backend.xp.asarray(w), scale, max_keys)
+        return summarize_weighted(self.data[a:b], w, scale, max_keys)
+
+    def pages(self, cuts: Cuts, max_bin: int, backend=None) -> list[Page]:
         """One bit-packed page per row range, quantized with ``cuts`` (cached per max_bin)."""
         if max_bin not in self._pages:
-            self._pages[max_bin] = [self.build_page(a, b, cuts) for a, b in self.row_ranges()]
+            self._pages[max_bin] = [self.build_page(a, b, cuts, backend)
+                                    for a, b in self.row_ranges()]
         return self._pages[max_bin]
 
-    def build_page(self, start: int, stop: int, cuts: Cuts) -> Page:
-        """The bit-packed page of rows [start, stop), where the data lives (not cached)."""
+    def build_page(self, start: int, stop: int, cuts: Cuts, backend=None) -> Page:
+        """The bit-packed page of rows [start, stop), where the data lives (not cached); host
+        rows for a CUDA ``backend`` are quantized on the GPU a chunk at a time."""
         if self.on_device:
             return backend_of(self.data).quantize_pack(self.data[start:stop], cuts)
+        if _uploads(backend):
+            return quantize_on_device(self.data[start:stop], cuts, backend)
         return pack(quantize(self.data[start:stop], cuts))
+
+
+UPLOAD_BYTES = 256 << 20     # raw rows copied to the GPU at a time to sketch or quantize them
+
+
+def upload_rows(n_features: int) -> int:
+    """Rows of one upload chunk: about UPLOAD_BYTES of float32, a multiple of 32 rows (so a
+    chunk's packed symbols end on a word boundary and chunks' words concatenate)."""
+    return max(32, (UPLOAD_BYTES // max(1, 4 * n_features)) // 32 * 32)
+
+
+def _uploads(backend) -> bool:
+    return backend is not None and backend.name == "cuda"
+
+
+def quantize_on_device(X: np.ndarray, cuts: Cuts, backend) -> Page:
+    """The page of host rows X, quantized and packed on the GPU chunk by chunk: each chunk of
+    ``upload_rows`` rows (a multiple of 32) packs into whole words, so the page's words are the
+    chunks' words one after another: the same page as ``pack(quantize(X, cuts))``."""
+    from .pages import bits_for, n_words
+    n, nf = X.shape
+    bits = bits_for(cuts.max_bins)
+    xp = backend.xp
+    with backend.device:
+        words = xp.zeros(n_words(n * nf, bits), dtype=xp.uint32)
+        step = upload_rows(nf)
+        for a in range(0, n, step):
+            b = min(a + step, n)
+            part = backend.quantize_pack(xp.asarray(X[a:b]), cuts)
+            assert part.bits == bits
+            at = a * nf * bits // 32
+            used = ((b - a) * nf * bits + 31) // 32
+            words[at:at + used] = part.words[:used]
+    return Page(words=words, n_rows=int(n), n_features=int(nf), bits=bits)

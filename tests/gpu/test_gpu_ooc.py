@@ -132,3 +132,23 @@ def test_pages_spill_to_files_when_host_memory_is_short(small_pages, monkeypatch
     m = b.memory
     assert m["pages_spilled"] == m["pages"] >= 3 and m["pages_host"] == 0
     assert m["stream_copies"] > m["pages"]
+
+
+def test_host_rows_are_quantized_on_the_gpu_in_chunks(monkeypatch):
+    """Host rows for GPU training are sketched and packed on the GPU, ~50 kB at a time: the
+    same page words as packing them there at once, and the same model as the CPU's."""
+    from dgbdt.backend import get_backend
+    from dgbdt.data import dataset as ds
+    monkeypatch.setattr(ds, "UPLOAD_BYTES", 50_000)
+    X, y = _data(seed=4)
+    host, _ = _fit(X, y, device="cuda")
+    cpu, _ = _fit(X, y, device="cpu")
+    dev, _ = _fit(cp.asarray(X), cp.asarray(y), device="cuda")
+    assert host.save_raw() == cpu.save_raw() == dev.save_raw()
+    be = get_backend("cuda")
+    d = ds.Dataset(X)
+    cuts = d.cuts(128, be)
+    chunked = d.build_page(0, len(X), cuts, be)
+    whole = be.quantize_pack(cp.asarray(X), cuts)
+    assert chunked.bits == whole.bits
+    assert bool((chunked.words == whole.words).all())
