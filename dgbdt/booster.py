@@ -99,8 +99,10 @@ class Booster:
         the margins with ``output_margin`` ([n] or [n, K]), or the leaf index of each row in each
         tree with ``pred_leaf`` (int32 [n, n_trees]).
         """
-        X, bm = self._matrix(data)
-        with gpu_memory_errors({}, f"predicting {X.shape[0]} rows", PREDICT_FIX):
+        shape = getattr(data, "shape", None)
+        n = data.num_row if isinstance(data, Dataset) else shape[0] if shape else "the"
+        with gpu_memory_errors({}, f"predicting {n} rows", PREDICT_FIX):
+            X, bm = self._matrix(data)
             return self._predict(X, bm, output_margin, pred_leaf, iteration_range)
 
     def _predict(self, X, bm, output_margin, pred_leaf, iteration_range):

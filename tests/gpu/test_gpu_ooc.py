@@ -110,12 +110,12 @@ def test_gpu_out_of_memory_names_the_budget():
     pool.free_all_blocks()
     b, _ = _fit(X, y, rounds=2, device="cuda")
     assert len(b.trees) == 2
-    Xd = cp.asarray(X)
+    Xd = cp.asarray(np.tile(X, (10, 1)))          # margins: 16 MB
     pool.free_all_blocks()
     free = cp.cuda.runtime.memGetInfo()[0]
-    hog = cp.cuda.runtime.malloc(free - (1 << 20))
+    hog = cp.cuda.runtime.malloc(free - (8 << 20))
     try:
-        with pytest.raises(MemoryError, match="predicting 200000 rows.*row batches"):
+        with pytest.raises(MemoryError, match="predicting 2000000 rows.*row batches"):
             b.predict(Xd)
     finally:
         cp.cuda.runtime.free(hog)
