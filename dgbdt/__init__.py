@@ -15,7 +15,7 @@ from .sklearn import GBDTClassifier, GBDTRegressor
 from .train import train
 from .tree.model import ModelFormatError
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 __all__ = ["Booster", "Dataset", "GBDTClassifier", "GBDTRegressor", "ModelFormatError",
            "ParameterError", "load_model", "train", "__version__"]
