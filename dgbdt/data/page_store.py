@@ -37,7 +37,7 @@ MIN_PAGE_BYTES = 1 << 20
 RESERVE_BYTES = 1 << 30        # GPU memory auto_budget leaves for temporaries (sketch, sorts)
 HOST_RESERVE = 0.1             # fraction of host memory pinned pages leave free
 ROW_STATE_BYTES = 64           # per row on the GPU besides pages (dgbdt.shard), K = 1
-STREAM_ON_CPU = False          # tests: stream spilled pages through buffers on the CPU too
+STREAM_ON_CPU = False          # tests: stream pages through slots on the CPU too (numpy)
 
 
 def free_memory(backend) -> int:
@@ -96,8 +96,8 @@ def auto_budget(free: int, n_rows: int, n_outputs: int, hist_bytes: int) -> int:
 
 def page_rows_for(budget: int | None, n_features: int, bits: int,
                   streaming: bool = False) -> int | None:
-    """Rows per page so that a page holds about half the budget (a quarter when pages stream,
-    which leaves room for two staging buffers and resident pages), at least MIN_PAGE_BYTES."""
+    """Rows per page so that a page holds about half the budget (a quarter when pages stream:
+    the budget then holds four device slots), at least MIN_PAGE_BYTES."""
     if budget is None:
         return None
     target = max(budget // (4 if streaming else 2), MIN_PAGE_BYTES)
