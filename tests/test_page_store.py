@@ -165,6 +165,7 @@ def test_bad_budget_values(bad):
         dgbdt.train({"device_memory_budget": bad}, dgbdt.Dataset(np.zeros((4, 1)), label=[0, 1, 0, 1]), 1)
 
 
+@pytest.mark.filterwarnings("ignore::dgbdt.data.page_store.BudgetWarning")
 @pytest.mark.parametrize("streaming", [False, True])
 def test_dask_task_and_graph_mode_with_budget(data, small_pages, tmp_path, monkeypatch,
                                               streaming):
@@ -190,6 +191,27 @@ def test_dask_task_and_graph_mode_with_budget(data, small_pages, tmp_path, monke
                 m = out["booster"].memory
                 assert m["pages"] > 2
                 assert m["pages_streamed"] == (m["pages"] if streaming else 0)
+
+
+def test_streamed_partition_larger_than_the_budget_is_named(data, monkeypatch):
+    """A partition's page cannot be cut: beyond the budget it streams whole, with a warning
+    that names its size and the budget (spilled pages on the CPU need none)."""
+    from dgbdt.dask.data import make_part
+    from dgbdt.dask.train import _make_shard
+    X, y = data
+    part = make_part(0, X[:5000], y[:5000], None, None, X.shape[1])
+    cuts = dgbdt.Dataset(X, label=y).cuts(64)
+    base = np.zeros(1)
+    monkeypatch.setattr(page_store, "STREAM_ON_CPU", True)
+    with pytest.warns(page_store.BudgetWarning, match=r"5000 rows packs into \d+ bytes, more "
+                      r"than device_memory_budget=1000 bytes.*smaller partitions"):
+        shard = _make_shard(part, cuts, 64, base, "cpu", 1000)
+    assert shard.page.streamed
+    monkeypatch.setattr(page_store, "STREAM_ON_CPU", False)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not _make_shard(part, cuts, 64, base, "cpu", 1000).page.streamed
 
 
 class _NumpyCuda:

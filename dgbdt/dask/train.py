@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import warnings
 import time
 import uuid
 
@@ -27,8 +28,8 @@ import numpy as np
 from ..backend import array_module, device_scope, get_backend, is_device_array, to_host
 from ..booster import Booster, add_tree_margins
 from ..data.dataset import Dataset, quantize_on_device
-from ..data.page_store import (PageStore, budget_bytes, gpu_memory_errors, hist_bytes,
-                               move_page, packed_bytes, page_rows_for)
+from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, gpu_memory_errors,
+                               hist_bytes, move_page, packed_bytes, page_rows_for)
 from ..data.page_stream import page_on_device
 from ..data.pages import bits_for, pack
 from ..data.quantize import quantize
@@ -66,7 +67,15 @@ def _make_shard(part, cuts, max_nodes: int, base: np.ndarray, device: str = "cpu
     be = get_backend(device)
     with device_scope(be):
         store = PageStore(budget_bytes(budget, be, part.n_rows, len(base)), be)
-        return _shard_of(part, 0, part.n_rows, cuts, max_nodes, base, be, store)
+        shard = _shard_of(part, 0, part.n_rows, cuts, max_nodes, base, be, store)
+    if shard.page.streamed and shard.page.nbytes > store.budget:
+        warnings.warn(
+            f"a partition of {part.n_rows} rows packs into {shard.page.nbytes} bytes, more "
+            f"than device_memory_budget={store.budget} bytes: its page streams through the GPU "
+            "whole, so the budget is exceeded while it is there. Use smaller partitions "
+            "(e.g. ddf.repartition(partition_size=...)) to keep within it.", BudgetWarning,
+            stacklevel=2)
+    return shard
 
 
 def _shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Shard:

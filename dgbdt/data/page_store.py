@@ -40,6 +40,10 @@ ROW_STATE_BYTES = 64           # per row on the GPU besides pages (dgbdt.shard),
 STREAM_ON_CPU = False          # tests: stream pages through slots on the CPU too (numpy)
 
 
+class BudgetWarning(UserWarning):
+    """A page larger than device_memory_budget (a partition that cannot be cut) streams whole."""
+
+
 def free_memory(backend) -> int:
     """Bytes free where the backend computes: GPU memory (with what CuPy's pool holds free),
     or available host memory."""
