@@ -250,3 +250,16 @@ def test_host_rows_sketched_and_packed_in_upload_chunks(data, monkeypatch, weigh
     page = dev.build_page(1000, 31_337, got, fake)
     assert page.n_rows == 30_337
     np.testing.assert_array_equal(unpack(page), quantize(X[1000:31_337], cuts))
+
+
+def test_out_of_core_example_runs(tmp_path):
+    """examples/out_of_core.py: spilled pages, the same model (it exits non-zero otherwise)."""
+    import pathlib
+    import subprocess
+    import sys
+    script = pathlib.Path(__file__).resolve().parent.parent / "examples" / "out_of_core.py"
+    r = subprocess.run([sys.executable, str(script), "--rows", "60000", "--rounds", "3"],
+                       capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "DGBDT_SPILL_DIR": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    assert "same model: True" in r.stdout and "pages_spilled" in r.stdout
