@@ -218,6 +218,7 @@ class _NumpyCuda:
     """The CUDA backend's upload path with numpy as the device (CI has no GPU)."""
     name = "cuda"
     xp = np
+    ordinal = 0
 
     def __init__(self):
         import contextlib
@@ -250,6 +251,10 @@ def test_host_rows_sketched_and_packed_in_upload_chunks(data, monkeypatch, weigh
     page = dev.build_page(1000, 31_337, got, fake)
     assert page.n_rows == 30_337
     np.testing.assert_array_equal(unpack(page), quantize(X[1000:31_337], cuts))
+    # pages are cached per place they were built: the GPU's are not handed to a CPU training
+    on_gpu, on_cpu = dev.pages(got, 64, fake), dev.pages(got, 64, None)
+    assert on_gpu is dev.pages(got, 64, fake) and on_cpu is not on_gpu
+    assert sorted(dev._pages) == [(64, "cpu"), (64, "cuda:0")]
 
 
 def test_out_of_core_example_runs(tmp_path):

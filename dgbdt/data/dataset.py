@@ -67,7 +67,7 @@ class Dataset:
             raise ValueError(f"page_rows must be a positive integer; got {page_rows!r}")
         self.page_rows = int(page_rows) if page_rows else max(n, 1)
         self._cuts: dict[int, Cuts] = {}
-        self._pages: dict[int, list[Page]] = {}
+        self._pages: dict[tuple, list[Page]] = {}
 
     @property
     def on_device(self) -> bool:
@@ -129,11 +129,16 @@ class Dataset:
         return summarize_weighted(self.data[a:b], w, scale, max_keys)
 
     def pages(self, cuts: Cuts, max_bin: int, backend=None) -> list[Page]:
-        """One bit-packed page per row range, quantized with ``cuts`` (cached per max_bin)."""
-        if max_bin not in self._pages:
-            self._pages[max_bin] = [self.build_page(a, b, cuts, backend)
-                                    for a, b in self.row_ranges()]
-        return self._pages[max_bin]
+        """One bit-packed page per row range, quantized with ``cuts``; cached per max_bin and
+        per place they were built (the data's GPU, host memory, or the GPU that quantized host
+        rows: that GPU's memory stays taken while the Dataset lives, as an XGBoost DMatrix's)."""
+        where = "data" if self.on_device else (
+            f"cuda:{backend.ordinal}" if _uploads(backend) else "cpu")
+        key = (max_bin, where)
+        if key not in self._pages:
+            self._pages[key] = [self.build_page(a, b, cuts, backend)
+                                for a, b in self.row_ranges()]
+        return self._pages[key]
 
     def build_page(self, start: int, stop: int, cuts: Cuts, backend=None) -> Page:
         """The bit-packed page of rows [start, stop), where the data lives (not cached); host
