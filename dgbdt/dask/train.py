@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import warnings
 import time
 import uuid
+import warnings
 
 import numpy as np
 
