@@ -17,9 +17,7 @@ from .backend import device_scope, get_backend, resolve_device, to_host
 from .booster import Booster
 from .callback import EarlyStopping, format_eval_line
 from .data.dataset import Dataset
-from .data.page_store import (PageStore, budget_bytes, gpu_memory_errors, hist_bytes,
-                              move_page, packed_bytes, page_rows_for)
-from .data.pages import bits_for
+from .data.page_store import gpu_memory_errors, move_page, plan_pages
 from .fixedpoint import scale_for
 from .metric import get_metric
 from .objective import get_objective, sigmoid, softmax
@@ -160,16 +158,11 @@ def _shards(p, dtrain, cuts, max_bin, booster, K, backend):
     """The training's shards, one per page, their pages placed by a PageStore (kept, spilled
     or streamed within device_memory_budget); and the store."""
     max_nodes = 2 ** (p["max_depth"] + 1)
-    bits = bits_for(cuts.max_bins)
-    total = packed_bytes(dtrain.num_row, dtrain.num_col, bits)
-    store = PageStore(budget_bytes(p["device_memory_budget"], backend, dtrain.num_row, K,
-                                   hist_bytes(cuts, max_nodes)), backend, total=total)
-    if store.budget is None or total <= store.budget:
+    store, ranges = plan_pages(p["device_memory_budget"], backend, dtrain.num_row,
+                               dtrain.num_col, cuts, max_nodes, K, dtrain.page_rows)
+    if ranges is None:
         ranges, pages = dtrain.row_ranges(), dtrain.pages(cuts, max_bin, backend)
     else:   # pages cut to the budget, built, placed (kept, spilled or streamed) one at a time
-        step = min(dtrain.page_rows, page_rows_for(store.budget, dtrain.num_col, bits,
-                                                   store.streaming))
-        ranges = [(a, min(a + step, dtrain.num_row)) for a in range(0, dtrain.num_row, step)]
         pages = (dtrain.build_page(a, b, cuts, backend) for a, b in ranges)
     shards = []
     for (a, b), page in zip(ranges, pages):

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from datagen import binary_with_missing
 
 import dgbdt
 from dgbdt.booster import Booster
@@ -69,12 +70,7 @@ class ThreadComm(Communicator):
 
 
 def make(n=2400, F=5, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, F)).astype(np.float32)
-    X[rng.random(X.shape) < 0.05] = np.nan
-    Z = np.nan_to_num(X)
-    y = (rng.random(n) < 1 / (1 + np.exp(-(Z[:, 0] * Z[:, 1] - Z[:, 2])))).astype(np.float64)
-    return X, y, rng.uniform(0.5, 2.0, n)
+    return binary_with_missing(n, F, seed)
 
 
 def run_ranks(params, X, y, w, bounds, rounds, eval_bounds=None, Xv=None, yv=None,

@@ -17,6 +17,7 @@ import pandas as pd  # noqa: E402
 from distributed.diagnostics.plugin import SchedulerPlugin  # noqa: E402
 
 import dgbdt  # noqa: E402
+from datagen import binary_with_missing  # noqa: E402
 import dgbdt.dask as dgd  # noqa: E402
 
 F = 6
@@ -24,12 +25,7 @@ PARAMS = {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["loglo
 
 
 def make(n, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, F)).astype(np.float32)
-    X[rng.random(X.shape) < 0.05] = np.nan
-    Z = np.nan_to_num(X)
-    y = (rng.random(n) < 1 / (1 + np.exp(-(Z[:, 0] * Z[:, 1] - Z[:, 2])))).astype(np.float64)
-    return X, y, rng.uniform(0.5, 2.0, n)
+    return binary_with_missing(n, F, seed)
 
 
 class RawPartsInMemory(SchedulerPlugin):

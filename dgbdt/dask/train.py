@@ -29,9 +29,9 @@ from ..backend import array_module, device_scope, get_backend, is_device_array, 
 from ..booster import Booster, add_tree_margins
 from ..data.dataset import Dataset, quantize_on_device
 from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, gpu_memory_errors,
-                               hist_bytes, move_page, packed_bytes, page_rows_for)
+                               move_page, plan_pages)
 from ..data.page_stream import page_on_device
-from ..data.pages import bits_for, pack
+from ..data.pages import pack
 from ..data.quantize import quantize
 from ..metric import get_metric
 from ..objective import get_objective
@@ -102,16 +102,10 @@ def _shards_of(part, cuts, max_nodes: int, base, device: str, budget):
     device slots for streamed pages."""
     be = get_backend(device)
     with device_scope(be):
-        bits = bits_for(cuts.max_bins)
-        n, nf = part.n_rows, part.X.shape[1]
-        total = packed_bytes(n, nf, bits)
-        store = PageStore(budget_bytes(budget, be, n, len(base), hist_bytes(cuts, max_nodes)),
-                          be, total=total)
-        if store.budget is None or total <= store.budget:
-            return [_shard_of(part, 0, n, cuts, max_nodes, base, be, store)], store.slots
-        step = page_rows_for(store.budget, nf, bits, store.streaming)
-        return [_shard_of(part, a, min(a + step, n), cuts, max_nodes, base, be, store)
-                for a in range(0, n, step)], store.slots
+        n = part.n_rows
+        store, ranges = plan_pages(budget, be, n, part.X.shape[1], cuts, max_nodes, len(base))
+        return [_shard_of(part, a, b, cuts, max_nodes, base, be, store)
+                for a, b in ranges or [(0, n)]], store.slots
 
 
 def _label_stats(part, objective_name: str, num_class):

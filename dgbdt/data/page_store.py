@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backend import is_device_array
-from .pages import Page
+from .pages import Page, bits_for
 
 MIN_PAGE_BYTES = 1 << 20
 RESERVE_BYTES = 1 << 30        # GPU memory auto_budget leaves for temporaries (sketch, sorts)
@@ -106,6 +106,22 @@ def page_rows_for(budget: int | None, n_features: int, bits: int,
         return None
     target = max(budget // (4 if streaming else 2), MIN_PAGE_BYTES)
     return max(1, (target * 8) // max(1, n_features * bits))
+
+
+def plan_pages(budget, backend, n_rows: int, n_features: int, cuts, max_nodes: int,
+               n_outputs: int, page_rows: int | None = None):
+    """The PageStore of a training's pages and their row ranges: None when the page set fits
+    the budget whole (the caller's own pages), else ranges of ``page_rows_for`` rows (at most
+    ``page_rows``)."""
+    bits = bits_for(cuts.max_bins)
+    total = packed_bytes(n_rows, n_features, bits)
+    store = PageStore(budget_bytes(budget, backend, n_rows, n_outputs,
+                                   hist_bytes(cuts, max_nodes)), backend, total=total)
+    if store.budget is None or total <= store.budget:
+        return store, None
+    step = page_rows_for(store.budget, n_features, bits, store.streaming)
+    step = min(step, page_rows) if page_rows else step
+    return store, [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
 
 
 def hist_bytes(cuts, max_nodes: int) -> int:
@@ -184,10 +200,11 @@ class PageStore:
             return page
         if not self.streaming:
             return self._spill(page)
-        words = np.asarray(page.words) if not is_device_array(page.words) else page.words
-        if self.backend.name == "cuda" and host_free_memory() * (1 - HOST_RESERVE) > nbytes:
+        if self.backend.name != "cuda":           # STREAM_ON_CPU: the host page itself
+            words = np.asarray(page.words)
+        elif host_free_memory() * (1 - HOST_RESERVE) > nbytes:
             words = pinned_copy(page.words, self.backend)
-        elif self.backend.name == "cuda":
+        else:
             return self._spill(page, streamed=True)
         self.host_bytes += nbytes
         self.host_pages += 1

@@ -7,7 +7,7 @@ holds ``S`` pages); outside the visit its page is the host one again.
 
 Schedule of one pass over ``m`` streamed pages, ``S`` of them already in slots::
 
-    visit order: the pages in slots (oldest copy first), then the other m - S
+    visit order: the pages in slots (their copies are done), then the other m - S
     after the kernels of a visited page are queued: its slot gets, on the copy stream and after
     those kernels (an event), the next page of this pass not yet in a slot
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 
 import numpy as np
 
@@ -92,6 +93,12 @@ class CudaMover:
         return self.cp.cuda.get_elapsed_time(start, done) / 1e3
 
 
+@functools.lru_cache(maxsize=None)
+def _cuda_mover(backend) -> CudaMover:
+    """One copy stream per GPU, shared by the process's streams (graph mode's tasks)."""
+    return CudaMover(backend)
+
+
 class PageStream:
     """Visits shards with their pages where kernels run (see the module doc)."""
 
@@ -102,7 +109,6 @@ class PageStream:
         self.held: list = []      # the shard whose page each slot holds (or None)
         self.ready: list = []     # event: the slot's copy is done
         self.free: list = []      # event: the kernels reading the slot are done
-        self.loaded: list = []    # shards in slots, in the order their copies were queued
         self.passes = 0
         self.copies = 0
         self.bytes_moved = 0
@@ -111,7 +117,7 @@ class PageStream:
 
     @classmethod
     def for_backend(cls, backend, slots: int = 2) -> "PageStream":
-        return cls(CudaMover(backend) if backend.name == "cuda" else HostMover(), slots)
+        return cls(_cuda_mover(backend) if backend.name == "cuda" else HostMover(), slots)
 
     def visit(self, shards):
         """Yield every shard, resident ones first, with its page where kernels run."""
@@ -122,7 +128,7 @@ class PageStream:
         self.passes += 1
         self._ensure_buffers(max(s.page.words.size for s in streamed), len(streamed))
         ids = {id(s) for s in streamed}
-        in_slots = [s for s in self.loaded if id(s) in ids]
+        in_slots = [s for s in self.held if s is not None and id(s) in ids]
         held = {id(s) for s in in_slots}
         pending = [s for s in streamed if id(s) not in held]
         order, nxt = in_slots + pending, 0
@@ -155,17 +161,13 @@ class PageStream:
             self.buffers = [self.mover.alloc(n_words) for _ in range(n)]
             self.n_slots = n
             self.held, self.ready, self.free = [None] * n, [None] * n, [None] * n
-            self.loaded = []
 
     def _load(self, shard, slot: int) -> None:
         """Queue the copy of shard's page into ``slot`` (after the slot's last kernels)."""
-        if self.held[slot] is not None:
-            self.loaded.remove(self.held[slot])
         words = shard.page.words
         start, done = self.mover.copy(words, self.buffers[slot], self.free[slot])
         self.ready[slot] = done
         self.held[slot] = shard
-        self.loaded.append(shard)
         self.copies += 1
         self.bytes_moved += int(words.nbytes)
         if start is not None:
