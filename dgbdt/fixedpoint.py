@@ -57,23 +57,37 @@ class ExactSum:
     def __init__(self, units: int = 0):
         self.units = int(units)
 
+    # frexp exponents of finite doubles lie in [-1073, 1024]; bin e + _EXP_OFFSET of a fixed-size
+    # count, so no pass is needed to find the range (and a GPU never waits for one)
+    _EXP_OFFSET = 1074
+    _N_EXP = 2100
+
     @classmethod
     def of(cls, x) -> "ExactSum":
-        x = np.asarray(x, dtype=np.float64).reshape(-1)
-        if not np.all(np.isfinite(x)):
-            raise ValueError("cannot sum non-finite values exactly")
+        """The exact sum of a host (numpy) or device (cupy) array's values; a device array is
+        reduced on its GPU and only 2 x 2100 per-exponent partial sums come back."""
+        xp = _module(x)
+        x = xp.asarray(x, dtype=xp.float64).reshape(-1)
         total = 0
         for a in range(0, x.shape[0], cls._CHUNK):
-            m, e = np.frexp(x[a:a + cls._CHUNK])
-            mant = np.abs(np.ldexp(m, 53)).astype(np.int64)
-            sign = np.where(m < 0, -1.0, 1.0)
-            lo_e = int(e.min()) if e.size else 0
-            idx = e - lo_e
-            hi = np.bincount(idx, weights=sign * (mant >> 26))
-            lo = np.bincount(idx, weights=sign * (mant & ((1 << 26) - 1)))
+            c = x[a:a + cls._CHUNK]
+            m, e = xp.frexp(c)
+            finite = xp.isfinite(c)
+            m = xp.where(finite, m, 0.0)
+            mant = xp.abs(xp.ldexp(m, 53)).astype(xp.int64)
+            sign = xp.where(m < 0, -1.0, 1.0)
+            idx = (e + cls._EXP_OFFSET).astype(xp.int64) * finite
+            hi = xp.bincount(idx, weights=sign * (mant >> 26), minlength=cls._N_EXP)
+            lo = xp.bincount(idx, weights=sign * (mant & ((1 << 26) - 1)), minlength=cls._N_EXP)
+            bad = (~finite).any().astype(xp.float64)[None]
+            got = xp.concatenate([hi, lo, bad])          # one copy back from a GPU
+            got = got.get() if hasattr(got, "get") else got
+            if got[-1]:
+                raise ValueError("cannot sum non-finite values exactly")
+            hi, lo = got[:cls._N_EXP], got[cls._N_EXP:2 * cls._N_EXP]
             for j in np.flatnonzero((hi != 0) | (lo != 0)):
                 units = (int(hi[j]) << 26) + int(lo[j])
-                total += units << (int(j) + lo_e - 53 + cls._SHIFT)
+                total += units << (int(j) - cls._EXP_OFFSET - 53 + cls._SHIFT)
         return cls(total)
 
     def __add__(self, other: "ExactSum") -> "ExactSum":
@@ -115,6 +129,14 @@ class ExactSum:
     def from_limbs(cls, limbs) -> "ExactSum":
         """Inverse of ``limbs``, also for limb-wise sums of several encodings."""
         return cls(sum(int(v) << (cls.LIMB_BITS * i) for i, v in enumerate(np.asarray(limbs))))
+
+
+def _module(x):
+    """cupy for GPU arrays, numpy otherwise (no import of cupy for host arrays)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        import cupy
+        return cupy
+    return np
 
 
 def exact_sum(x, axis: int | None = None):

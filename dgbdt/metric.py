@@ -1,4 +1,4 @@
-"""Evaluation metrics with XGBoost's definitions (all sample-weighted).
+"""Evaluation metrics with XGBoost's definitions (all sample-weighted), as mergeable summaries.
 
 ``pred`` is the objective's *transformed* prediction: the value itself for
 regression, probabilities ``[n]`` for binary objectives and ``[n, K]`` for
@@ -11,101 +11,141 @@ logloss    ``-sum_i w_i [y_i log p_i + (1 - y_i) log(1 - p_i)] / W``,
            with ``p`` and ``1 - p`` each floored at ``1e-16``
 error      ``sum_i w_i e_i / W`` with ``e_i = 1 - y_i`` if ``p_i > 0.5`` else
            ``y_i`` (for 0/1 labels: the weighted fraction misclassified)
-auc        weighted area under the ROC curve (trapezoid rule over groups of
-           equal scores); multi-class: one-vs-rest AUC per class averaged with
-           weights ``sum_{y_i = k} w_i``
+auc        weighted area under the ROC curve (ties count one half); multi-class:
+           one-vs-rest AUC per class averaged with weights ``sum_{y_i = k} w_i``
 mlogloss   ``-sum_i w_i log p_{i, y_i} / W``, ``p`` clipped to ``[1e-16, 1]``
 merror     weighted fraction with ``argmax_k p_{i, k} != y_i``
 =========  ==================================================================
 
-All metrics but ``auc`` are ratios of sums, so they also expose
-``partial(y, pred, w) -> [numerator, W]`` as exact sums (add the lists of several
-data partitions element-wise: the result does not depend on the partitioning) and ``finalize(stats) -> float``; ``decomposable`` says which.
-"""
+**Evaluation is a reduction.** Every metric is ``value(merge(summary(part) for part in
+parts))``: a summary is computed where a partition's predictions live (numpy on the host, cupy
+on a GPU), summaries merge associatively and exactly, and only the merged summary becomes a
+float. So the value is the same bits for any partitioning, worker count or merge order:
 
+* ratio metrics (all but auc): the summary is ``[sum_i w_i loss_i, sum_i w_i]`` as exact sums
+  (dgbdt.fixedpoint.ExactSum, computed on the device; two small arrays come back);
+* auc: per output column a ``RocRuns``, the partition's distinct scores in increasing order
+  with the integer positive and negative weight at each (weights in fixed point with one
+  global scale, ``auc_weight_scale``; unit weights are counts). Merging concatenates runs and
+  adds weights at equal scores, exactly. From the merged runs, with ``N_<j`` the negative
+  weight below score ``j``, ``2 area = sum_j pos_j (2 N_<j + neg_j)`` (a pair counts 1 when
+  the positive scores higher, 1/2 on a tie), summed exactly; ``auc = area / (P N)``. XGBoost's
+  distributed AUC averages per-worker values; this one is the AUC of all rows.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from .fixedpoint import ExactSum
+from .fixedpoint import ExactSum, _module, scale_for
 
-__all__ = ["Metric", "METRICS", "get_metric"]
+__all__ = ["Metric", "METRICS", "RocRuns", "auc_weight_scale", "get_metric"]
 
 _PROB_EPS = 1e-16
 
 
-def _labels(y, n: int | None = None) -> np.ndarray:
-    y = np.asarray(y, dtype=np.float64)
+def _as(xp, a, dtype=np.float64):
+    """a as an array of module xp (host data moves to the device once, if xp is cupy)."""
+    if xp is np and hasattr(a, "__cuda_array_interface__"):
+        return a.get().astype(dtype, copy=False)
+    return xp.asarray(a, dtype=dtype)
+
+
+def _labels(xp, y, n: int | None = None):
+    y = _as(xp, y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
-        raise ValueError(f"labels must be 1-D, got shape {y.shape}")
+        raise ValueError(f"labels must be 1-D, got shape {tuple(y.shape)}")
     if n is not None and y.shape[0] != n:
         raise ValueError(f"labels have {y.shape[0]} rows, predictions have {n}")
     return y
 
 
-def _vector_pred(pred) -> np.ndarray:
-    p = np.asarray(pred, dtype=np.float64)
+def _vector_pred(pred):
+    xp = _module(pred)
+    p = xp.asarray(pred, dtype=np.float64)
     if p.ndim == 2 and p.shape[1] == 1:
         p = p[:, 0]
     if p.ndim != 1:
-        raise ValueError(f"this metric needs a 1-D prediction, got shape {p.shape}")
+        raise ValueError(f"this metric needs a 1-D prediction, got shape {tuple(p.shape)}")
     return p
 
 
-def _matrix_pred(pred) -> np.ndarray:
-    p = np.asarray(pred, dtype=np.float64)
+def _matrix_pred(pred):
+    xp = _module(pred)
+    p = xp.asarray(pred, dtype=np.float64)
     if p.ndim != 2:
-        raise ValueError(f"this metric needs class probabilities [n, K], got shape {p.shape}")
+        raise ValueError(f"this metric needs class probabilities [n, K], got shape "
+                         f"{tuple(p.shape)}")
     return p
 
 
-def _weights(w, n: int) -> np.ndarray:
+def _weights(xp, w, n: int):
     if w is None:
-        return np.ones(n)
-    w = np.asarray(w, dtype=np.float64).reshape(-1)
+        return None
+    w = _as(xp, w).reshape(-1)
     if w.shape[0] != n:
         raise ValueError(f"weight has {w.shape[0]} rows, labels have {n}")
     return w
 
 
-def _class_index(y: np.ndarray, k: int, name: str) -> np.ndarray:
-    bad = ~np.isfinite(y) | (y != np.floor(y)) | (y < 0) | (y >= k)
-    if bad.any():
+def _class_index(xp, y, k: int, name: str):
+    bad = ~xp.isfinite(y) | (y != xp.floor(y)) | (y < 0) | (y >= k)
+    if bool(bad.any()):
+        first = int(xp.flatnonzero(bad)[0])
         raise ValueError(
             f"{name}: labels must be integers in [0, {k}) to match the {k} prediction columns; "
-            f"first bad label {y[bad][0]!r} at row {int(np.flatnonzero(bad)[0])}"
+            f"first bad label {float(y[first])!r} at row {first}"
         )
     return y.astype(np.int64)
 
 
 class Metric:
-    """An evaluation metric: ``metric(y, pred, w=None) -> float``."""
+    """An evaluation metric: ``metric(y, pred, w=None) -> float``, or in pieces:
+    ``value(merge(summary(...), summary(...)))`` over the partitions of the rows."""
 
     name: str = ""
     higher_is_better: bool = False
-    decomposable: bool = True
 
-    def partial(self, y, pred, w=None) -> list[ExactSum]:
-        """Additive statistics ``[sum_i w_i loss_i, sum_i w_i]`` of one chunk, as exact sums:
-        adding the lists of any partitioning gives the same bits (dgbdt.fixedpoint.ExactSum)."""
-        y, loss = self._row_loss(y, pred)
-        w = _weights(w, y.shape[0])
+    def summary(self, y, pred, w=None, weight_scale: float | None = None):
+        """The mergeable summary of these rows (on pred's device). Ratio metrics: the exact
+        sums ``[sum_i w_i loss_i, sum_i w_i]``; ``weight_scale`` is for auc only."""
+        pred = _vector_pred(pred) if self._vector else _matrix_pred(pred)
+        xp = _module(pred)
+        y = _labels(xp, y, pred.shape[0])
+        w = _weights(xp, w, y.shape[0])
+        loss = self._row_loss(xp, y, pred)
+        if w is None:
+            return [ExactSum.of(loss), ExactSum(int(y.shape[0]) << ExactSum._SHIFT)]
         return [ExactSum.of(w * loss), ExactSum.of(w)]
 
-    def finalize(self, stats) -> float:
-        """Metric value from (summed) ``partial`` statistics: the weighted mean."""
-        num, den = (float(v) for v in stats)
+    @staticmethod
+    def empty():
+        """The summary of no rows (the identity of ``merge``)."""
+        return None
+
+    def merge(self, a, b):
+        """The summary of two disjoint row sets' rows together (exact, associative)."""
+        if a is None or b is None:
+            return b if a is None else a
+        return [x + y for x, y in zip(a, b)]
+
+    def value(self, s) -> float:
+        """Metric value from a (merged) summary: the weighted mean of the row losses."""
+        if s is None:
+            raise ValueError(f"{self.name}: no rows to evaluate")
+        num, den = (float(v) for v in s)
         if not den > 0:
             raise ValueError(f"{self.name}: the sum of sample weights is not positive")
         return float(num / den)
 
     def __call__(self, y, pred, w=None) -> float:
-        return self.finalize(self.partial(y, pred, w))
+        return self.value(self.summary(y, pred, w))
 
-    def _row_loss(self, y, pred):
-        """Return ``(labels [n], per-row loss [n])``."""
+    _vector = True
+
+    def _row_loss(self, xp, y, pred):
+        """Per-row loss [n] of labels y [n] and prediction pred."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -117,13 +157,11 @@ class RMSE(Metric):
 
     name = "rmse"
 
-    def _row_loss(self, y, pred):
-        p = _vector_pred(pred)
-        y = _labels(y, p.shape[0])
-        return y, (y - p) ** 2
+    def _row_loss(self, xp, y, p):
+        return (y - p) ** 2
 
-    def finalize(self, stats):
-        return float(np.sqrt(super().finalize(stats)))
+    def value(self, s):
+        return float(np.sqrt(super().value(s)))
 
 
 class MAE(Metric):
@@ -131,10 +169,8 @@ class MAE(Metric):
 
     name = "mae"
 
-    def _row_loss(self, y, pred):
-        p = _vector_pred(pred)
-        y = _labels(y, p.shape[0])
-        return y, np.abs(y - p)
+    def _row_loss(self, xp, y, p):
+        return xp.abs(y - p)
 
 
 class LogLoss(Metric):
@@ -143,12 +179,10 @@ class LogLoss(Metric):
 
     name = "logloss"
 
-    def _row_loss(self, y, pred):
-        p = _vector_pred(pred)
-        y = _labels(y, p.shape[0])
-        pos = np.log(np.maximum(p, _PROB_EPS))
-        neg = np.log(np.maximum(1.0 - p, _PROB_EPS))
-        return y, -(y * pos + (1.0 - y) * neg)
+    def _row_loss(self, xp, y, p):
+        pos = xp.log(xp.maximum(p, _PROB_EPS))
+        neg = xp.log(xp.maximum(1.0 - p, _PROB_EPS))
+        return -(y * pos + (1.0 - y) * neg)
 
 
 class Error(Metric):
@@ -156,109 +190,159 @@ class Error(Metric):
 
     name = "error"
 
-    def _row_loss(self, y, pred):
-        p = _vector_pred(pred)
-        y = _labels(y, p.shape[0])
-        return y, np.where(p > 0.5, 1.0 - y, y)
+    def _row_loss(self, xp, y, p):
+        return xp.where(p > 0.5, 1.0 - y, y)
 
 
 class MLogLoss(Metric):
     """Multi-class negative log-likelihood ``-log p[y]``, ``p`` clipped to ``[1e-16, 1]``."""
 
     name = "mlogloss"
+    _vector = False
 
-    def _row_loss(self, y, pred):
-        p = _matrix_pred(pred)
-        y = _labels(y, p.shape[0])
-        py = p[np.arange(p.shape[0]), _class_index(y, p.shape[1], self.name)]
-        return y, -np.log(np.clip(py, _PROB_EPS, 1.0))
+    def _row_loss(self, xp, y, p):
+        yi = _class_index(xp, y, p.shape[1], self.name)
+        py = p[xp.arange(p.shape[0]), yi]
+        return -xp.log(xp.clip(py, _PROB_EPS, 1.0))
 
 
 class MError(Metric):
     """Multi-class error: ``argmax_k p_k != y`` (first maximum on ties)."""
 
     name = "merror"
+    _vector = False
 
-    def _row_loss(self, y, pred):
-        p = _matrix_pred(pred)
-        y = _labels(y, p.shape[0])
-        yi = _class_index(y, p.shape[1], self.name)
-        return y, (np.argmax(p, axis=1) != yi).astype(np.float64)
+    def _row_loss(self, xp, y, p):
+        yi = _class_index(xp, y, p.shape[1], self.name)
+        return (xp.argmax(p, axis=1) != yi).astype(np.float64)
 
 
-def _binary_auc(score: np.ndarray, pos: np.ndarray, neg: np.ndarray,
-                weighted: bool = False) -> float:
-    """ROC AUC for per-row positive/negative weights, ties by the trapezoid rule.
+# -- auc ---------------------------------------------------------------------------------------
+def auc_weight_scale(max_weight: float, n_rows: int) -> float:
+    """The fixed-point scale of sample weights for auc over ``n_rows`` rows whose largest
+    weight is ``max_weight``: every partial sum, and twice the total, stays below 2**62."""
+    return scale_for(float(max_weight), 2 * int(n_rows))
 
-    Rows are sorted by decreasing score and grouped by equal score.  With
-    cumulative positive weight ``TP_j`` and negative weight ``FP_j`` after
-    group ``j`` (``TP_0 = FP_0 = 0``),
-    ``AUC = sum_j (FP_j - FP_{j-1}) (TP_j + TP_{j-1}) / 2 / (TP_last * FP_last)``.
-    O(n log n). With ``weighted`` rows of equal score are also ordered by their weights, so
-    the float sums, and the result, do not depend on the order of the rows (gathered from
-    partitions or ranks in any order); unit weights add exactly in any order.
-    """
-    order = (np.lexsort((neg, pos, -score)) if weighted
-             else np.argsort(-score, kind="stable"))
-    s = score[order]
-    last = np.append(np.flatnonzero(s[1:] != s[:-1]), s.shape[0] - 1)  # end of each tie group
-    tp = np.concatenate(([0.0], np.cumsum(pos[order])[last]))
-    fp = np.concatenate(([0.0], np.cumsum(neg[order])[last]))
-    area = np.dot(np.diff(fp), tp[1:] + tp[:-1]) * 0.5
-    return float(area / (tp[-1] * fp[-1]))
+
+class RocRuns:
+    """Distinct scores in increasing order with the positive and negative weight at each
+    (int64, fixed point): the mergeable summary of one column's auc (see the module
+    docstring). Arrays of the module the scores came from (numpy or cupy)."""
+
+    __slots__ = ("score", "pos", "neg")
+
+    def __init__(self, score, pos, neg):
+        self.score, self.pos, self.neg = score, pos, neg
+
+    @classmethod
+    def of(cls, score, pos, neg) -> "RocRuns":
+        """Runs of per-row (or per-run) scores and int64 weights: sorted, equal scores merged.
+        Integer sums: the result does not depend on the order of the rows."""
+        xp = _module(score)
+        n = score.shape[0]
+        if n == 0:
+            return cls(score, pos, neg)
+        order = xp.argsort(score)
+        s = score[order]
+        last = xp.flatnonzero(xp.concatenate([s[1:] != s[:-1], xp.ones(1, dtype=bool)]))
+        out = [s[last]]
+        for v in (pos, neg):
+            c = xp.cumsum(v[order])[last]
+            out.append(xp.concatenate([c[:1], c[1:] - c[:-1]]))
+        return cls(*out)
+
+    def __add__(self, other: "RocRuns") -> "RocRuns":
+        xp = _module(self.score)
+        cat = (lambda a, b: xp.concatenate([a, _as(xp, b, a.dtype)]))
+        return RocRuns.of(cat(self.score, other.score), cat(self.pos, other.pos),
+                          cat(self.neg, other.neg))
+
+    def totals(self) -> tuple[int, int]:
+        """(positive, negative) weight of all rows, in fixed-point units."""
+        xp = _module(self.pos)
+        both = xp.stack([self.pos.sum(), self.neg.sum()])
+        both = both.get() if hasattr(both, "get") else both
+        return int(both[0]), int(both[1])
+
+    def twice_area(self) -> ExactSum:
+        """``sum_j pos_j (2 N_<j + neg_j)``, exactly summed (see the module docstring)."""
+        xp = _module(self.neg)
+        below = xp.cumsum(self.neg) - self.neg
+        return ExactSum.of(self.pos.astype(np.float64) * (2 * below + self.neg).astype(np.float64))
+
+    def __reduce__(self):
+        return (RocRuns, (self.score, self.pos, self.neg))
+
+
+def _fixed_weights(xp, w, n, scale):
+    if w is None:
+        return xp.ones(n, dtype=np.int64)
+    if scale is None:
+        scale = auc_weight_scale(float(w.max()) if n else 0.0, n)
+    return xp.rint(w * scale).astype(np.int64)
 
 
 class AUC(Metric):
-    """Weighted ROC AUC.
+    """Weighted ROC AUC, exact for any partitioning of the rows.
 
-    Binary (``pred`` ``[n]``): row ``i`` adds weight ``w_i y_i`` to the positives
-    and ``w_i (1 - y_i)`` to the negatives.  Multi-class (``pred`` ``[n, K]``):
-    for each class ``k`` present, the one-vs-rest AUC of column ``k``; the result
-    is their average weighted by ``sum_{y_i = k} w_i``.  Raises ``ValueError``
-    when fewer than two classes are present.
+    Binary (``pred`` ``[n]``): row ``i`` adds weight ``w_i y_i`` to the positives and
+    ``w_i (1 - y_i)`` to the negatives (labels in [0, 1]). Multi-class (``pred`` ``[n, K]``):
+    for each class ``k`` present, the one-vs-rest AUC of column ``k``; the result is their
+    average weighted by ``sum_{y_i = k} w_i``. Raises ``ValueError`` when fewer than two classes
+    are present. The summary is a list of RocRuns, one per column (one for binary);
+    ``weight_scale`` (auc_weight_scale of the whole set's rows) must be the same for every
+    partition of a weighted set: without it the partition's own rows set it.
     """
 
     name = "auc"
     higher_is_better = True
-    decomposable = False
 
-    def __call__(self, y, pred, w=None) -> float:
-        p = np.asarray(pred, dtype=np.float64)
-        if p.ndim == 2 and p.shape[1] > 1:
-            return self._multiclass(y, p, w)
-        p = _vector_pred(p)
-        y = _labels(y, p.shape[0])
-        w = _weights(w, y.shape[0])
-        pos, neg = w * y, w * (1.0 - y)
-        if not (pos.sum() > 0 and neg.sum() > 0):
-            raise ValueError(
-                "auc needs both classes: the labels (with positive weight) contain only "
-                + ("negatives" if not pos.sum() > 0 else "positives")
-            )
-        return _binary_auc(p, pos, neg, weighted=w is not None)
-
-    def _multiclass(self, y, p, w):
-        y = _labels(y, p.shape[0])
-        yi = _class_index(y, p.shape[1], self.name)
-        weighted = w is not None
-        w = _weights(w, y.shape[0])
-        class_w = np.bincount(yi, weights=w, minlength=p.shape[1])
-        present = np.flatnonzero(class_w > 0)
-        if present.size < 2:
-            raise ValueError("auc needs both classes: the labels contain fewer than two classes")
-        total, acc = 0.0, 0.0
-        for k in present:  # loop over classes, not rows
+    def summary(self, y, pred, w=None, weight_scale=None):
+        xp = _module(pred)
+        p = xp.asarray(pred, dtype=np.float64)
+        multi = p.ndim == 2 and p.shape[1] > 1
+        p = p if multi else _vector_pred(p)
+        y = _labels(xp, y, p.shape[0])
+        n = y.shape[0]
+        w = _weights(xp, w, n)
+        fw = _fixed_weights(xp, w, n, weight_scale)
+        if not multi:
+            # labels in [0, 1]: the positive part of a row's weight is w y (fractional labels
+            # rounded in fixed point), the rest negative; 0/1 labels are exact
+            pos = xp.where(y == 1, fw, xp.where(y == 0, 0, xp.rint(fw * y).astype(np.int64)))
+            return [RocRuns.of(p, pos, fw - pos)]
+        yi = _class_index(xp, y, p.shape[1], self.name)
+        runs = []
+        for k in range(p.shape[1]):     # a loop over classes, not rows
             is_k = yi == k
-            acc += class_w[k] * _binary_auc(p[:, k], np.where(is_k, w, 0.0),
-                                            np.where(is_k, 0.0, w), weighted)
-            total += class_w[k]
-        return float(acc / total)
+            runs.append(RocRuns.of(p[:, k], xp.where(is_k, fw, 0), xp.where(is_k, 0, fw)))
+        return runs
 
-    def partial(self, y, pred, w=None):
-        raise NotImplementedError("auc is not decomposable into per-partition sums")
+    def merge(self, a, b):
+        if a is None or b is None:
+            return b if a is None else a
+        return [x + y for x, y in zip(a, b)]
 
-    def finalize(self, stats):
-        raise NotImplementedError("auc is not decomposable into per-partition sums")
+    def value(self, s) -> float:
+        if s is None:
+            raise ValueError("auc: no rows to evaluate")
+        if len(s) == 1:
+            pos, neg = s[0].totals()
+            if not (pos > 0 and neg > 0):
+                raise ValueError(
+                    "auc needs both classes: the labels (with positive weight) contain only "
+                    + ("negatives" if not pos > 0 else "positives"))
+            return float(s[0].twice_area()) / (2.0 * float(pos) * float(neg))
+        totals = [r.totals() for r in s]
+        present = [k for k, (pos, neg) in enumerate(totals) if pos > 0]
+        if len(present) < 2:
+            raise ValueError("auc needs both classes: the labels contain fewer than two classes")
+        acc = ExactSum(0)
+        for k in present:
+            pos, neg = totals[k]
+            auc_k = float(s[k].twice_area()) / (2.0 * float(pos) * float(neg))
+            acc = acc + ExactSum.of(np.array([auc_k * float(pos)]))
+        return float(acc) / float(sum(totals[k][0] for k in present))
 
 
 _REGISTRY: dict[str, type[Metric]] = {

@@ -18,9 +18,10 @@ from .booster import Booster
 from .callback import EarlyStopping, format_eval_line
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
+from .evaluation import DatasetEval, SeamEval
 from .fixedpoint import scale_for
 from .metric import get_metric
-from .objective import get_objective, sigmoid, softmax
+from .objective import get_objective
 from .params import normalize_params
 from .seam import LocalSeam
 from .shard import Shard
@@ -103,33 +104,6 @@ def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
     return objective.base_margin_from_labels(
         to_host(label), None if weight is None else to_host(weight), num_class)
 
-
-
-class DatasetEval:
-    """An in-memory evaluation set: margins advanced by traversing each new tree."""
-
-    def __init__(self, d: Dataset, booster: Booster):
-        self.d = d
-        self.margin = booster.initial_margin(d.num_row, d.base_margin, like=d.data)
-        self.label = to_host(d.label)
-        self.weight = None if d.weight is None else to_host(d.weight)
-
-    def scores(self, booster, new_trees, objective, metrics) -> list[float]:
-        booster.predict_margin_trees(self.d.data, new_trees, self.margin)
-        pred = to_host(_metric_input(objective, self.margin))
-        return [float(m(self.label, pred, self.weight)) for m in metrics]
-
-
-class SeamEval:
-    """The training set itself: its margins are the shards' (no traversal)."""
-
-    def __init__(self, seam: LocalSeam, label, weight):
-        self.seam, self.label = seam, to_host(label)
-        self.weight = None if weight is None else to_host(weight)
-
-    def scores(self, booster, new_trees, objective, metrics) -> list[float]:
-        pred = to_host(_metric_input(objective, self.seam.margins()))
-        return [float(m(self.label, pred, self.weight)) for m in metrics]
 
 
 def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbose_eval,
@@ -216,13 +190,3 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     timers.update(seam.stage_times())
     booster.timings = timers
     return booster
-
-
-def _metric_input(objective, margin: np.ndarray) -> np.ndarray:
-    """What metrics score: probabilities for classification objectives (logitraw included, as
-    XGBoost), the prediction itself for regression."""
-    if objective.name.startswith("multi:"):
-        return softmax(margin)
-    if objective.name in ("binary:logistic", "binary:logitraw", "reg:logistic"):
-        return sigmoid(margin[:, 0])
-    return margin[:, 0]

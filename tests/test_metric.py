@@ -131,20 +131,46 @@ def test_bad_multiclass_labels_and_shapes():
         get_metric("rmse")(np.zeros(3), np.zeros(3), np.zeros(3))
 
 
-def test_partial_finalize_matches_full():
+@pytest.mark.parametrize("weighted", [False, True])
+def test_merged_summaries_are_the_same_bits_for_any_partitioning(weighted):
+    """Every metric, auc included, is value(merge(summary(chunk)...)): the same bits as the
+    unpartitioned metric for any chunking and merge order (exact merges)."""
+    from dgbdt.evaluation import weight_scale
     yb, pb = _binary()
     ym, pm = _multi()
-    w = _w(True)
-    chunks = (slice(0, 123), slice(123, 400), slice(400, None))
+    pb = np.round(pb, 2)                      # ties inside and across chunks
+    w = _w(weighted)
+    scale = weight_scale(None if w is None else float(w.max()), N)
+    rng = np.random.default_rng(5)
     for name in METRICS:
         metric = get_metric(name)
-        y, p = (ym, pm) if name in ("mlogloss", "merror") else (yb, pb)
-        if not metric.decomposable:
-            assert name == "auc"
-            continue
-        stats = [sum(col) for col in zip(*(metric.partial(y[c], p[c], w[c]) for c in chunks))]
-        # exact sums: the same bits as the unpartitioned metric
-        assert metric.finalize(stats) == metric(y, p, w)
+        pairs = [(ym, pm)] if name in ("mlogloss", "merror") else [(yb, pb)]
+        if name == "auc":
+            pairs.append((ym, pm))
+        for y, p in pairs:
+            ref = metric(y, p, w)
+            for _ in range(4):
+                cut = np.sort(rng.choice(np.arange(1, N), size=rng.integers(1, 6), replace=False))
+                chunks = np.split(rng.permutation(N), cut)
+                parts = [metric.summary(y[c], p[c], None if w is None else w[c], scale)
+                         for c in chunks]
+                rng.shuffle(parts)
+                merged = parts[0]
+                for s in parts[1:]:
+                    merged = metric.merge(merged, s)
+                assert metric.value(merged) == ref, name
+                # an empty partition is the identity
+                assert metric.value(metric.merge(metric.empty(), merged)) == ref
+
+
+def test_auc_summary_is_the_distinct_scores():
+    """auc's summary holds one entry per distinct score, not per row."""
+    y = np.array([0, 1, 1, 0, 1, 0], dtype=float)
+    p = np.array([0.2, 0.2, 0.7, 0.7, 0.7, 0.1])
+    (runs,) = get_metric("auc").summary(y, p)
+    np.testing.assert_array_equal(runs.score, [0.1, 0.2, 0.7])
+    np.testing.assert_array_equal(runs.pos, [0, 1, 2])
+    np.testing.assert_array_equal(runs.neg, [1, 1, 1])
 
 
 def test_registry():

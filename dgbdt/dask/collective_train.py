@@ -25,13 +25,14 @@ import uuid
 
 import numpy as np
 
-from ..backend import array_module, device_scope, to_host
+from ..backend import array_module, device_scope
 from ..data.page_store import gpu_memory_errors
+from ..evaluation import EvalRows, values, weight_scale
 from ..fixedpoint import ExactSum
-from ..metric import get_metric
+from ..metric import AUC, RocRuns, get_metric
 from ..objective import get_objective
 from ..seam import LocalSeam
-from ..train import _metric_input, boost
+from ..train import boost
 from .collective import (ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, SocketComm,
                          unique_id)
 
@@ -74,44 +75,61 @@ class CollectiveSeam(LocalSeam):
         return merged
 
 
-def collective_scores(comm, margin, label, weight, objective, metrics) -> list[float]:
-    """Metric values over every rank's rows from this rank's rows (the same on every rank).
-
-    Sums (all metrics but auc): exact partial sums, all-reduced as limbs. auc: all rows
-    gathered. Empty local rows contribute zeros.
-    """
+def rank_rows(comm, label, weight) -> EvalRows:
+    """This rank's rows of an evaluation set, with the auc weight scale of the whole set (the
+    largest weight and the row count are reduced over the ranks once)."""
     xp = comm.xp
-    pred = _metric_input(objective, margin)
-    y, p = to_host(label), to_host(pred)
-    w = None if weight is None else to_host(weight)
-    sums = [s for m in metrics if m.decomposable for s in
-            (m.partial(y, p, w) if y.shape[0] else [ExactSum(0), ExactSum(0)])]
+    label = xp.asarray(label, dtype=np.float64)
+    n = comm.allreduce_host(np.array([label.shape[0]], dtype=np.int64), "sum")[0]
+    scale = None
+    if comm.allreduce_host(np.array([weight is not None], dtype=np.int64), "max")[0]:
+        weight = xp.asarray(weight, dtype=np.float64) if weight is not None else None
+        local = float(weight.max()) if weight is not None and weight.shape[0] else 0.0
+        scale = weight_scale(comm.allreduce_host(np.array([local]), "max")[0], int(n))
+    return EvalRows(label, weight, scale)
+
+
+def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[float]:
+    """Metric values over every rank's rows from this rank's summaries (the same on every
+    rank): ratio metrics' exact sums all-reduced as limbs in one call; auc's score runs
+    all-gathered (each rank's runs are its distinct scores, not its rows) and merged."""
+    local = rows.summaries(objective, metrics, margin)
+    columns = margin.shape[1] if margin.shape[1] > 1 else 1
+    sums = []
+    for m, s in zip(metrics, local):
+        if not isinstance(m, AUC):
+            sums.extend([ExactSum(0), ExactSum(0)] if s is None else s)
     sums = comm.sum_exact(sums)
-    out, rows = [], None
-    for m in metrics:
-        if m.decomposable:
-            out.append(m.finalize(sums[:2]))
-            sums = sums[2:]
+    merged = []
+    for m, s in zip(metrics, local):
+        if isinstance(m, AUC):
+            merged.append([_gather_runs(comm, r) for r in
+                           (s if s is not None else [None] * columns)])
         else:
-            if rows is None:
-                rows = [None if a is None else to_host(comm.allgather_rows(xp.asarray(a)))
-                        for a in (y, p, w)]
-            out.append(float(m(*rows)))
-    return out
+            merged.append(sums[:2])
+            sums = sums[2:]
+    return values(metrics, merged)
+
+
+def _gather_runs(comm, runs) -> RocRuns:
+    xp = comm.xp
+    if runs is None:
+        runs = RocRuns(xp.zeros(0), xp.zeros(0, np.int64), xp.zeros(0, np.int64))
+    return RocRuns.of(*(comm.allgather_rows(a) for a in (runs.score, runs.pos, runs.neg)))
 
 
 class _TrainScores:
     """The training set in evals: each rank's shard margins."""
 
     def __init__(self, comm, seam: CollectiveSeam):
+        ss, xp = seam.shards, comm.xp
         self.comm, self.seam = comm, seam
+        self.rows = rank_rows(comm, xp.concatenate([s.label for s in ss]),
+                              None if ss[0].weight is None
+                              else xp.concatenate([s.weight for s in ss]))
 
     def scores(self, booster, new_trees, objective, metrics):
-        ss, xp = self.seam.shards, self.comm.xp
-        label = xp.concatenate([s.label for s in ss])
-        weight = None if ss[0].weight is None else xp.concatenate([s.weight for s in ss])
-        return collective_scores(self.comm, self.seam.margins(), label, weight, objective,
-                                 metrics)
+        return collective_scores(self.comm, self.rows, self.seam.margins(), objective, metrics)
 
 
 class _EvalScores:
@@ -122,20 +140,20 @@ class _EvalScores:
         self.comm, self.add = comm, add_tree_margins
         xp = comm.xp
         if part is None:      # this rank holds none of the set's rows
-            self.X, self.label, self.weight = None, xp.zeros(0), None
+            self.X, label, weight = None, xp.zeros(0), None
             self.margin = xp.zeros((0, n_outputs))
-            return
-        self.X, self.label, self.weight = part.X, part.label, part.weight
-        self.margin = (xp.array(part.base_margin, dtype=np.float64)
-                       if part.base_margin is not None
-                       else xp.tile(xp.asarray(base, dtype=np.float64), (part.n_rows, 1)))
+        else:
+            self.X, label, weight = part.X, part.label, part.weight
+            self.margin = (xp.array(part.base_margin, dtype=np.float64)
+                           if part.base_margin is not None
+                           else xp.tile(xp.asarray(base, dtype=np.float64), (part.n_rows, 1)))
+        self.rows = rank_rows(comm, label, weight)
 
     def scores(self, booster, new_trees, objective, metrics):
         if self.X is not None and self.X.shape[0]:
             self.add(self.X, [booster.trees[i] for i in new_trees],
                      [booster.tree_class[i] for i in new_trees], self.margin)
-        return collective_scores(self.comm, self.margin, self.label, self.weight, objective,
-                                 metrics)
+        return collective_scores(self.comm, self.rows, self.margin, objective, metrics)
 
 
 def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_parts,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import time
 import uuid
 import warnings
@@ -38,7 +39,8 @@ from ..objective import get_objective
 from ..params import normalize_params
 from ..seam import LocalSeam
 from ..shard import Shard
-from ..train import DatasetEval, SeamEval, _metric_input, boost
+from ..evaluation import DatasetEval, EvalRows, SeamEval, merge, values, weight_scale
+from ..train import boost
 from .data import DaskDataset, Part, workers_of
 from .reduce import tree_reduce
 
@@ -160,35 +162,33 @@ def _tree(growth):
     return growth.tree(), growth.eval_seconds
 
 
-def _partials(margin, label, weight, objective_name, metric_names):
-    """Per-metric partial results of one partition (exact sums, or raw rows for auc)."""
-    pred = to_host(_metric_input(get_objective(objective_name), margin))
-    label, weight = to_host(label), None if weight is None else to_host(weight)
-    out = []
-    for m in map(get_metric, metric_names):
-        out.append(m.partial(label, pred, weight) if m.decomposable else (label, pred, weight))
-    return out
+def _summaries(margin, label, weight, scale, objective_name, metric_names):
+    """Per-metric summaries of one partition's rows, on its device (dgbdt.evaluation)."""
+    metrics = [get_metric(m) for m in metric_names]
+    return EvalRows(label, weight, scale).summaries(get_objective(objective_name), metrics,
+                                                    margin)
 
 
-def _finalize(metric_names, *parts) -> list[float]:
-    """Metric values from the partials of every partition."""
-    values = []
-    for j, m in enumerate(map(get_metric, metric_names)):
-        cols = [p[j] for p in parts if p is not None]
-        if m.decomposable:
-            values.append(m.finalize([sum(c) for c in zip(*cols)]))
-        else:
-            y = np.concatenate([c[0] for c in cols])
-            pred = np.concatenate([c[1] for c in cols])
-            w = None if cols[0][2] is None else np.concatenate([c[2] for c in cols])
-            values.append(float(m(y, pred, w)))
-    return values
+def _merge(metric_names, *parts) -> list:
+    """Merged summaries of several partitions (a tree-reduce step)."""
+    return merge([get_metric(m) for m in metric_names], *parts)
 
 
-def _shard_partials(shard: Shard, objective_name, metric_names, *after):
-    if shard.n_rows == 0:
-        return None
-    return _partials(shard.margin, shard.label, shard.weight, objective_name, metric_names)
+def _values(metric_names, *parts) -> list[float]:
+    """Metric values from the summaries of the last merge step (the tree-reduce's root)."""
+    metrics = [get_metric(m) for m in metric_names]
+    return values(metrics, merge(metrics, *parts))
+
+
+def _reduce_scores(client, parts, metric_names, fan_in: int, name: str) -> list[float]:
+    """Merge the partitions' summaries over the task graph; only floats reach the client."""
+    return tree_reduce(client, parts, functools.partial(_merge, metric_names), fan_in, name,
+                       final=_values, final_args=(metric_names,)).result()
+
+
+def _shard_summaries(shard: Shard, scale, objective_name, metric_names, *after):
+    return _summaries(shard.margin, shard.label, shard.weight, scale, objective_name,
+                      metric_names)
 
 
 class _EvalPart:
@@ -204,12 +204,13 @@ def _eval_part(part, base):
     return _EvalPart(part, base)
 
 
-def _eval_partials(ev: _EvalPart, trees, classes, objective_name, metric_names):
+def _eval_summaries(ev: _EvalPart, trees, classes, scale, objective_name, metric_names):
     _use_worker_threads(None)
     if ev.part.n_rows == 0:
         return None
     add_tree_margins(ev.part.X, trees, classes, ev.margin)
-    return _partials(ev.margin, ev.part.label, ev.part.weight, objective_name, metric_names)
+    return _summaries(ev.margin, ev.part.label, ev.part.weight, scale, objective_name,
+                      metric_names)
 
 
 # -- the graph seam ----------------------------------------------------------------------------
@@ -267,21 +268,24 @@ class DaskSeam:
 class _DaskTrainEval:
     """The training set in evals: metrics from the shards' own margins."""
 
-    def __init__(self, seam: DaskSeam):
-        self.seam = seam
+    def __init__(self, seam: DaskSeam, d: DaskDataset):
+        self.seam, self.scale = seam, weight_scale(d.max_weight, d.num_row)
 
     def scores(self, booster, new_trees, objective, metrics):
         s, names = self.seam, [m.name for m in metrics]
-        parts = [s.on_shard(i, _shard_partials, objective.name, names, s.last[i])
+        parts = [s.on_shard(i, _shard_summaries, self.scale, objective.name, names, s.last[i],
+                            key=f"dgbdt-eval-train-t{s.n_trees}-p{i}")
                  for i in range(len(s.shards))]
-        return s.client.submit(_finalize, names, *parts, pure=False).result()
+        return _reduce_scores(s.client, parts, names, s.fan_in,
+                              f"dgbdt-eval-train-t{s.n_trees}")
 
 
 class _DaskEval:
     """A DaskDataset eval set: margins on its partitions, advanced by the new trees."""
 
-    def __init__(self, client, d: DaskDataset, base):
-        self.client = client
+    def __init__(self, client, d: DaskDataset, base, fan_in: int):
+        self.client, self.fan_in, self.rounds = client, fan_in, 0
+        self.scale = weight_scale(d.max_weight, d.num_row)
         self.workers = d.workers_of_parts()
         self.parts = [client.submit(_eval_part, p, base, workers=[w], allow_other_workers=False,
                                     pure=False)
@@ -291,10 +295,13 @@ class _DaskEval:
         names = [m.name for m in metrics]
         trees = [booster.trees[i] for i in new_trees]
         classes = [booster.tree_class[i] for i in new_trees]
-        parts = [self.client.submit(_eval_partials, p, trees, classes, objective.name, names,
-                                    workers=[w], allow_other_workers=False, pure=False)
+        parts = [self.client.submit(_eval_summaries, p, trees, classes, self.scale,
+                                    objective.name, names, workers=[w],
+                                    allow_other_workers=False, pure=False)
                  for p, w in zip(self.parts, self.workers)]
-        return self.client.submit(_finalize, names, *parts, pure=False).result()
+        self.rounds += 1
+        return _reduce_scores(self.client, parts, names, self.fan_in,
+                              f"dgbdt-eval-r{self.rounds}")
 
 
 # -- one task: everything on one worker --------------------------------------------------------
@@ -518,8 +525,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     quantize_seconds = time.perf_counter() - t0
     seam = DaskSeam(client, shards, workers, cuts.result().hist_ptrs(), dtrain.num_row, fan_in,
                     p["max_depth"], p["nthread"])
-    sources = [(_DaskTrainEval(seam) if d is dtrain else _DaskEval(client, d, base), name)
-               for d, name in evals]
+    sources = [(_DaskTrainEval(seam, d) if d is dtrain else _DaskEval(client, d, base, fan_in),
+                name) for d, name in evals]
     history: dict = {}
     boost(p, seam, cuts.result(), booster, objective, metrics, int(num_boost_round), sources,
           early_stopping_rounds, history, verbose_eval)

@@ -1,0 +1,103 @@
+"""Evaluation during training: metrics where the predictions live, merged like histograms.
+
+An evaluation set's margins live beside its rows (numpy on the host, cupy on the GPU that holds
+them) and advance by the new trees only. Each round every holder of rows turns its margins into
+the metrics' *summaries* (dgbdt.metric: exact sums, or auc's integer-weighted score runs),
+computed on its device; the summaries are merged by whatever reduction the seam uses (nothing in
+process, a tree-reduce over the task graph, an all-reduce or all-gather between ranks), and only
+the merged summary becomes one float per metric. The merge is exact, so every partitioning,
+worker count and mode gives the same bits.
+
+The sources of one training (``DatasetEval``, ``SeamEval`` here; the Dask and collective seams
+have their own) all answer ``scores(booster, new_trees, objective, metrics) -> [float]``.
+"""
+from __future__ import annotations
+
+from .backend import array_module
+from .metric import auc_weight_scale
+from .objective import sigmoid, softmax
+
+
+def metric_input(objective, margin):
+    """What metrics score: probabilities for classification objectives (logitraw included, as
+    XGBoost), the prediction itself for regression. On the margins' device."""
+    if objective.name.startswith("multi:"):
+        return softmax(margin)
+    if objective.name in ("binary:logistic", "binary:logitraw", "reg:logistic"):
+        return sigmoid(margin[:, 0])
+    return margin[:, 0]
+
+
+def weight_scale(max_weight: float | None, n_rows: int) -> float | None:
+    """The auc weight scale of a whole evaluation set (None for unit weights): every part of
+    the set must summarize with the same one."""
+    return None if max_weight is None else auc_weight_scale(max_weight, n_rows)
+
+
+class EvalRows:
+    """An evaluation set's (local) labels and weights, on the device of its margins.
+
+    ``scale``: the whole set's auc weight scale (``weight_scale``), the same for each part.
+    """
+
+    def __init__(self, label, weight, scale: float | None):
+        self.label, self.weight, self.scale = label, weight, scale
+        self.n = int(label.shape[0])
+
+    @classmethod
+    def whole(cls, label, weight) -> "EvalRows":
+        """Rows that are the whole set: the scale from their own weights."""
+        xp = array_module(label)
+        mw = None if weight is None else (float(xp.max(weight)) if weight.shape[0] else 0.0)
+        return cls(label, weight, weight_scale(mw, int(label.shape[0])))
+
+    def summaries(self, objective, metrics, margin) -> list:
+        """Each metric's summary of these rows at these margins (None without rows)."""
+        if self.n == 0:
+            return [m.empty() for m in metrics]
+        pred = metric_input(objective, margin)
+        return [m.summary(self.label, pred, self.weight, self.scale) for m in metrics]
+
+
+def merge(metrics, *parts) -> list:
+    """The metric summaries of the union of parts' rows (``None`` parts hold no rows)."""
+    parts = [p for p in parts if p is not None]
+    out = [m.empty() for m in metrics]
+    for p in parts:
+        out = [m.merge(a, b) for m, a, b in zip(metrics, out, p)]
+    return out
+
+
+def values(metrics, merged) -> list[float]:
+    """One float per metric from merged summaries."""
+    return [float(m.value(s)) for m, s in zip(metrics, merged)]
+
+
+class DatasetEval:
+    """An in-memory evaluation set: margins advanced by traversing each new tree."""
+
+    def __init__(self, d, booster):
+        self.d = d
+        self.margin = booster.initial_margin(d.num_row, d.base_margin, like=d.data)
+        self.rows = EvalRows.whole(d.label, d.weight)
+
+    def scores(self, booster, new_trees, objective, metrics) -> list[float]:
+        booster.predict_margin_trees(self.d.data, new_trees, self.margin)
+        return values(metrics, self.rows.summaries(objective, metrics, self.margin))
+
+
+class SeamEval:
+    """The training set itself: its margins are the seam's shards' (no traversal)."""
+
+    def __init__(self, seam, label, weight):
+        xp = array_module(seam.shards[0].margin)
+        self.seam = seam
+        self.rows = EvalRows.whole(xp.asarray(label), None if weight is None
+                                   else xp.asarray(weight))
+
+    def scores(self, booster, new_trees, objective, metrics) -> list[float]:
+        return values(metrics, self.rows.summaries(objective, metrics, self.seam.margins()))
+
+
+__all__ = ["DatasetEval", "EvalRows", "SeamEval", "merge", "metric_input", "values",
+           "weight_scale"]
