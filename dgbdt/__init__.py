@@ -11,9 +11,16 @@ In-process API (XGBoost's names and semantics)::
 from .booster import Booster, load_model
 from .data.dataset import Dataset
 from .params import ParameterError
-from .sklearn import GBDTClassifier, GBDTRegressor
 from .train import train
 from .tree.model import ModelFormatError
+
+
+def __getattr__(name):
+    # the estimators load scikit-learn (about 1 s): only when one is used, not at import
+    if name in ("GBDTClassifier", "GBDTRegressor"):
+        from . import sklearn
+        return getattr(sklearn, name)
+    raise AttributeError(f"module 'dgbdt' has no attribute {name!r}")
 
 __version__ = "0.5.0"
 

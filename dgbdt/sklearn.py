@@ -12,8 +12,10 @@ import inspect
 
 import numpy as np
 
+from .backend import array_module
 from .booster import Booster, load_model
 from .data.dataset import Dataset
+from .data.labels import decode, distinct, encode, host_values, label_values
 from .train import train
 
 try:  # scikit-learn's base classes when it is installed (for clone, cross_val_score, tags)
@@ -244,15 +246,13 @@ class GBDTClassifier(_ClassifierBase):
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int = False,
             base_margin_eval_set=None) -> "GBDTClassifier":
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
-        params = self._set_classes(np.unique(y))
+        y = label_values(y)
+        params = self._set_classes(distinct(y))
         return self._fit(X, y, params, sample_weight, base_margin, eval_set,
                          sample_weight_eval_set, verbose, base_margin_eval_set)
 
     def _encode(self, y):
-        return _encode_labels(y, self.classes_)
+        return encode(label_values(y), self.classes_)
 
     def predict_proba(self, X, iteration_range=None) -> np.ndarray:
         """Class probabilities [n, n_classes] (binary: [1 - p, p])."""
@@ -278,37 +278,29 @@ def _regression_params(est: _GBDTModel) -> dict:
     return params
 
 
-def _encode_labels(y, classes: np.ndarray) -> np.ndarray:
-    """Class labels -> float64 indices into the sorted ``classes``; unseen labels raise."""
-    y = np.asarray(y)
-    idx = np.searchsorted(classes, y)
-    idx = np.clip(idx, 0, len(classes) - 1)
-    unknown = classes[idx] != y
-    if unknown.any():
-        raise ValueError(f"labels {np.unique(y[unknown])[:5].tolist()} were not seen in "
-                         f"fit (classes_ = {classes.tolist()})")
-    return idx.astype(np.float64)
+def _proba_columns(p):
+    """[n, n_classes] probabilities from the model's output (binary: [1 - p, p]); on the
+    prediction's device."""
+    xp = array_module(p)
+    return xp.stack([1.0 - p, p], axis=1) if p.ndim == 1 else p
 
 
-def _proba_columns(p: np.ndarray) -> np.ndarray:
-    """[n, n_classes] probabilities from the model's output (binary: [1 - p, p])."""
-    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-
-
-def _labels_from_prediction(p: np.ndarray, classes: np.ndarray, softmax: bool) -> np.ndarray:
-    """Class labels from the model's (non-margin) output."""
-    idx = p.astype(np.int64) if softmax else np.argmax(_proba_columns(p), axis=1)
-    return classes[idx]
+def _labels_from_prediction(p, classes: np.ndarray, softmax: bool):
+    """Class labels from the model's (non-margin) output (on the GPU for numeric classes)."""
+    xp = array_module(p)
+    idx = p.astype(np.int64) if softmax else xp.argmax(_proba_columns(p), axis=1)
+    return decode(idx, classes)
 
 
 def _r2_score(y, pred, sample_weight) -> float:
-    y = np.asarray(y, dtype=np.float64)
-    w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, float)
-    resid = np.sum(w * (y - np.asarray(pred)) ** 2)
+    y = host_values(y).astype(np.float64)
+    pred = host_values(pred).astype(np.float64)
+    w = np.ones_like(y) if sample_weight is None else host_values(sample_weight).astype(float)
+    resid = np.sum(w * (y - pred) ** 2)
     total = np.sum(w * (y - np.average(y, weights=w)) ** 2)
     return float(1.0 - resid / total) if total > 0 else 0.0
 
 
 def _accuracy(y, pred, sample_weight) -> float:
-    hit = (np.asarray(pred) == np.asarray(y)).astype(np.float64)
-    return float(np.average(hit, weights=sample_weight))
+    hit = (host_values(pred) == host_values(y)).astype(np.float64)
+    return float(np.average(hit, weights=host_values(sample_weight)))

@@ -15,7 +15,7 @@ import numpy as np
 
 from .backend import device_scope, get_backend, resolve_device, to_host
 from .booster import Booster
-from .callback import EarlyStopping, format_eval_line
+from .callback import EarlyStopping, emit, format_eval_line
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
 from .evaluation import DatasetEval, SeamEval
@@ -182,7 +182,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         stop = stopper is not None and stopper.update(r, scores[-1][2])
         if verbose_eval and (verbose_eval is True or r % int(verbose_eval) == 0
                              or r == rounds - 1 or stop):
-            print(format_eval_line(r, scores), flush=True)
+            emit(format_eval_line(r, scores))
         if stop:
             break
     if stopper is not None:

@@ -240,9 +240,13 @@ def test_dask_mode_errors(client2):
     for bad in (0, -1.0, True, "10"):
         with pytest.raises(ValueError, match="collective_timeout must be a number of seconds"):
             dgd.train(client2, {}, d, 2, collective_timeout=bad, verbose_eval=False)
-    # auto on host data over several workers is the graph, and it trains
+    # auto on host data over several workers is the CPU collective (faster than the graph),
+    # says so, and gives the graph's model
     out = dgd.train(client2, {}, d, 2, mode="auto", verbose_eval=False)
-    assert out["booster"].num_boosted_rounds() == 2
+    assert out["mode"] == "collective" and out["booster"].num_boosted_rounds() == 2
+    graph = dgd.train(client2, {}, d, 2, mode="graph", verbose_eval=False)
+    assert graph["mode"] == "graph"
+    assert graph["booster"].save_raw() == out["booster"].save_raw()
 
 
 # -- mode="collective" on CPU workers: TCP between real worker processes ----------------------

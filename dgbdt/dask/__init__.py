@@ -10,7 +10,14 @@ The names and signatures follow xgboost.dask, so code ports by changing the impo
 from ..booster import Booster
 from .data import DaskDataset
 from .predict import predict
-from .sklearn import DaskGBDTClassifier, DaskGBDTRegressor
 from .train import train
+
+
+def __getattr__(name):
+    # the estimators load scikit-learn (about 1 s): only when one is used, not at import
+    if name in ("DaskGBDTClassifier", "DaskGBDTRegressor"):
+        from . import sklearn
+        return getattr(sklearn, name)
+    raise AttributeError(f"module 'dgbdt.dask' has no attribute {name!r}")
 
 __all__ = ["Booster", "DaskDataset", "DaskGBDTClassifier", "DaskGBDTRegressor", "predict", "train"]

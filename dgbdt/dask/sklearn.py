@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sklearn import (_accuracy, _ClassifierBase, _encode_labels, _GBDTModel,
-                       _labels_from_prediction, _proba_columns, _r2_score, _RegressorMixin,
-                       _regression_params)
+from ..data.device_input import is_cudf
+from ..data.labels import distinct, encode, host_values, label_values
+from ..sklearn import (_accuracy, _ClassifierBase, _GBDTModel, _labels_from_prediction,
+                       _proba_columns, _r2_score, _RegressorMixin, _regression_params)
 from .data import DaskDataset, _is_dask_array
 from .predict import predict as _dask_predict
 from .train import train as _dask_train
@@ -53,15 +54,27 @@ def _label_column(y):
     return y
 
 
-def _encode_partition(s, classes):
+def _series_like(s, values, name):
+    """A Series of values with s's index, of s's library (pandas, or cuDF for cuDF input)."""
+    if is_cudf(s):
+        import cudf
+        return cudf.Series(values, index=s.index, name=name)
     import pandas as pd
-    return pd.Series(_encode_labels(np.asarray(s), classes), index=s.index, name=s.name)
+    return pd.Series(values, index=s.index, name=name)
+
+
+def _encode_partition(s, classes):
+    """One partition's labels as class indices, on its device (cuDF stays cuDF)."""
+    return _series_like(s, encode(label_values(s), classes), s.name)
+
+
+def _encode_block(block, classes):
+    return encode(label_values(block), classes)
 
 
 def _labels_partition(p, classes, softmax):
-    import pandas as pd
-    return pd.Series(_labels_from_prediction(np.asarray(p), classes, softmax), index=p.index,
-                     name="prediction")
+    values = p.to_cupy() if is_cudf(p) else p.to_numpy()
+    return _series_like(p, _labels_from_prediction(values, classes, softmax), "prediction")
 
 
 def _distinct_labels(client, y) -> np.ndarray:
@@ -72,12 +85,18 @@ def _distinct_labels(client, y) -> np.ndarray:
         import dask.array as da
         values = client.compute(da.unique(y)).result()
     elif _is_dask_series(y):
-        values = client.compute(y.drop_duplicates(split_out=1)).result()  # a tree-reduce
+        # a tree-reduce; missing labels raise on the workers (label_values), not as a class
+        values = client.compute(y.map_partitions(_checked_distinct, meta=y._meta)
+                                .drop_duplicates(split_out=1)).result()
     else:
-        values = np.asarray(y)
-        if values.ndim != 1:
-            raise ValueError(f"y must be 1-D class labels; got shape {values.shape}")
-    return np.unique(np.asarray(values))
+        values = y
+    return distinct(label_values(values))
+
+
+def _checked_distinct(s):
+    """A partition's distinct labels; missing labels raise here, on the worker."""
+    label_values(s)
+    return s.drop_duplicates()
 
 
 def _as_array(out):
@@ -156,7 +175,7 @@ class _DaskGBDTModel(_GBDTModel):
             values = self.client.compute([objs[i] for i in lazy], sync=True)
             for i, v in zip(lazy, values):
                 out[i] = v
-        return [None if o is None else np.asarray(o) for o in out]
+        return [host_values(o) for o in out]
 
 
 class DaskGBDTRegressor(_RegressorMixin, _DaskGBDTModel):
@@ -197,12 +216,11 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
         if _is_dask_array(y):
             if y.ndim != 1:
                 raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
-            return y.map_blocks(_encode_labels, classes=classes, dtype=np.float64)
+            return y.map_blocks(_encode_block, classes=classes, dtype=np.float64)
         if _is_dask_series(y):
-            import pandas as pd
-            meta = pd.Series(np.zeros(0, np.float64), name=y.name)
+            meta = _series_like(y._meta, y._meta.iloc[:0].astype(np.float64), y.name)
             return y.map_partitions(_encode_partition, classes=classes, meta=meta)
-        return _encode_labels(y, classes)
+        return encode(label_values(y), classes)
 
     def predict_proba(self, X, iteration_range=None, *, validate_features: bool = True,
                       base_margin=None):
@@ -224,8 +242,7 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
             return _as_array(p)
         classes, softmax = self.classes_, self._is_softmax()
         if _is_dask_frame(p) or _is_dask_series(p):
-            import pandas as pd
-            meta = pd.Series(np.zeros(0, classes.dtype), name="prediction")
+            meta = _series_like(p._meta, np.zeros(0, classes.dtype), "prediction")
             return p.map_partitions(_labels_partition, classes=classes, softmax=softmax,
                                     meta=meta)
         kw = dict(classes=classes, softmax=softmax, dtype=classes.dtype)

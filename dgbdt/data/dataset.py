@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import array_module, backend_of, is_device_array
+from .device_input import is_cudf
 from .input import as_matrix, as_vector
 from .pages import Page, pack
 from .quantize import Cuts, cuts_from_summaries, quantize
@@ -49,6 +50,10 @@ class Dataset:
                 raise ValueError("weight: all sample weights are zero; at least one must be > 0")
         self.base_margin = None
         if base_margin is not None:
+            if is_cudf(base_margin):             # a cuDF Series or DataFrame
+                base_margin = base_margin.to_cupy()
+            elif hasattr(base_margin, "to_numpy"):  # pandas
+                base_margin = base_margin.to_numpy(dtype=np.float64, na_value=np.nan)
             bm = xp.asarray(base_margin, dtype=np.float64)
             if bm.ndim == 1:
                 bm = bm[:, None]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import check_vector
+
 
 def is_cudf(obj) -> bool:
     """Whether obj is a cuDF DataFrame or Series (without importing cudf)."""
@@ -79,12 +81,14 @@ def device_vector(values, what: str, n: int):
                                  "columns")
             values = values.iloc[:, 0]
         if str(values.dtype) == "category":
-            raise TypeError(f"{what} must hold numbers; got dtype category")
+            raise TypeError(f"{what} must hold numbers; got dtype category (pass the values, "
+                            f"e.g. {what}.astype(float), or use a classifier for class labels)")
+        if values.dtype.kind not in "biuf":
+            raise TypeError(f"{what} must hold numbers; got dtype {values.dtype}")
         arr = values.astype("float64").to_cupy(na_value=np.nan)
     else:
         arr = cupy.asarray(values)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"{what} must hold numbers; got dtype {arr.dtype}")
         arr = arr.astype(cupy.float64)
-    from .input import check_vector
     return check_vector(arr, what, n, cupy)

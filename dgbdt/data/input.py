@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import check_vector
 from .device_input import device_matrix, device_vector, first_inf, is_cudf
 
 
@@ -104,22 +105,17 @@ def as_vector(values, what: str, n: int, device: bool = False):
         if values.shape[1] != 1:
             raise ValueError(f"{what} must be 1-D; got a DataFrame with {values.shape[1]} columns")
         values = values.iloc[:, 0]
+    if hasattr(values, "dtype") and hasattr(values, "to_numpy") and hasattr(values, "isna"):
+        # a pandas Series: nullable dtypes (Int32, Float32, boolean) by value, NA as NaN (which
+        # the check below rejects with its row)
+        import pandas as pd
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            raise TypeError(f"{what} must hold numbers; got dtype category (pass the values, "
+                            f"e.g. {what}.astype(float), or use a classifier for class labels)")
+        if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(
+                values.dtype):
+            values = values.to_numpy(dtype=np.float64, na_value=np.nan)
     arr = np.asarray(values)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
         raise TypeError(f"{what} must hold numbers; got dtype {arr.dtype}")
     return check_vector(arr.astype(np.float64), what, n, np)
-
-
-def check_vector(arr, what: str, n: int, xp):
-    """A float64 [n] or [n, 1] array (numpy or cupy, ``xp``) as a finite contiguous [n] vector."""
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{what} must be 1-D; got shape {tuple(arr.shape)}")
-    if arr.shape[0] != n:
-        raise ValueError(f"{what} has {arr.shape[0]} entries but data has {n} rows")
-    bad = ~xp.isfinite(arr)
-    if bool(bad.any()):
-        raise ValueError(f"{what} contains NaN or infinite values "
-                         f"(first at row {int(xp.flatnonzero(bad)[0])})")
-    return xp.ascontiguousarray(arr)

@@ -1,0 +1,115 @@
+"""Class labels of the classifiers: distinct classes, encoding to indices and back.
+
+Labels arrive as whatever the user holds: numpy or cupy arrays, pandas Series (numbers,
+strings, bool, category, nullable Int/Float/boolean), cuDF Series. ``label_values`` makes them
+one 1-D array on the device where they live (cupy for cuDF/cupy input, numpy otherwise), so GPU
+labels are encoded on the GPU; ``classes_`` is always a small host (numpy) array, as in
+scikit-learn and XGBoost.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .device_input import is_cudf
+
+
+def _xp(a):
+    if hasattr(a, "__cuda_array_interface__"):
+        import cupy
+        return cupy
+    return np
+
+
+def _missing(y, what: str) -> None:
+    """Raise if a pandas/cuDF Series holds missing labels (NA, null, NaN)."""
+    na = y.isna()
+    if bool(na.any()):
+        first = int(np.flatnonzero(na.to_numpy())[0]) if not is_cudf(na) else \
+            int(na.to_cupy().nonzero()[0][0])
+        raise ValueError(f"{what} has missing values (first at row {first}); drop those rows or "
+                         "fill them before fitting")
+
+
+def label_values(y, what: str = "y"):
+    """y as a 1-D array on its device: cupy for cuDF/cupy, numpy for everything else.
+
+    pandas nullable and category dtypes become their plain values; missing labels raise. A
+    cuDF Series of strings comes to the host (cupy holds no strings).
+    """
+    if hasattr(y, "columns") and hasattr(y, "dtypes"):       # a one-column DataFrame
+        if len(y.columns) != 1:
+            raise ValueError(f"{what} must be 1-D; got a DataFrame with {len(y.columns)} columns")
+        y = y[y.columns[0]]
+    if is_cudf(y):
+        _missing(y, what)
+        if str(y.dtype) == "category":
+            y = y.astype(y.cat.categories.dtype)
+        if y.dtype.kind in "biuf":
+            return y.to_cupy()
+        return y.to_numpy()
+    if hasattr(y, "isna") and hasattr(y, "to_numpy"):          # pandas Series
+        _missing(y, what)
+        dtype = getattr(y.dtype, "numpy_dtype", None)          # masked: Int32, boolean, ...
+        if hasattr(y, "cat"):
+            return np.asarray(y.to_numpy())
+        return y.to_numpy(dtype=dtype) if dtype is not None else y.to_numpy()
+    xp = _xp(y)
+    arr = xp.asarray(y) if xp is not np else np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D class labels; got shape {tuple(arr.shape)}")
+    if arr.dtype.kind == "f" and bool(xp.isnan(arr).any()):
+        raise ValueError(f"{what} has missing values (first at row "
+                         f"{int(xp.flatnonzero(xp.isnan(arr))[0])}); drop those rows or fill "
+                         "them before fitting")
+    return arr
+
+
+def distinct(values) -> np.ndarray:
+    """The sorted distinct labels, as a host array (computed on the labels' device)."""
+    xp = _xp(values)
+    u = xp.unique(values)
+    return u.get() if xp is not np else u
+
+
+def encode(values, classes: np.ndarray):
+    """Labels -> float64 indices into the sorted ``classes``, on the labels' device; labels not
+    in ``classes`` raise."""
+    xp = _xp(values)
+    if xp is not np and classes.dtype.kind not in "biuf":
+        values = values.get()
+        xp = np
+    c = xp.asarray(classes)
+    idx = xp.clip(xp.searchsorted(c, values), 0, len(classes) - 1)
+    unknown = c[idx] != values
+    if bool(unknown.any()):
+        bad = values[unknown]
+        bad = bad.get() if xp is not np else bad
+        raise ValueError(f"labels {np.unique(bad)[:5].tolist()} were not seen in fit "
+                         f"(classes_ = {classes.tolist()})")
+    return idx.astype(np.float64)
+
+
+def decode(idx, classes: np.ndarray):
+    """Class indices -> labels; on the device of ``idx`` when the classes are numbers."""
+    xp = _xp(idx)
+    if xp is not np:
+        if classes.dtype.kind in "biuf":
+            return xp.asarray(classes)[idx]
+        idx = idx.get()
+    return classes[idx]
+
+
+def host_values(obj):
+    """A numpy array of any 1-D or 2-D result or label container (cupy, cuDF, pandas)."""
+    if obj is None:
+        return None
+    if is_cudf(obj):
+        obj = obj.to_pandas()
+    if hasattr(obj, "__cuda_array_interface__"):
+        return _xp(obj).asnumpy(obj)
+    if hasattr(obj, "isna") and hasattr(obj, "to_numpy"):
+        dtype = getattr(obj.dtype, "numpy_dtype", None)
+        return obj.to_numpy(dtype=dtype) if dtype is not None else obj.to_numpy()
+    return np.asarray(obj)

@@ -1,0 +1,178 @@
+"""The user's own path on CPU workers: pandas-backed dask frames read from parquet, the
+estimators with an eval set and early stopping, nullable and category dtypes, and metrics that
+are exact across workers and partitionings (checked against scikit-learn on the concatenated
+predictions).
+"""
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("distributed")
+pytest.importorskip("pyarrow")
+dd = pytest.importorskip("dask.dataframe")
+da = pytest.importorskip("dask.array")
+skm = pytest.importorskip("sklearn.metrics")
+
+import dgbdt  # noqa: E402
+from dgbdt import dask as dgd  # noqa: E402
+
+N = 3000
+
+
+def frame(n=N, seed=0) -> pd.DataFrame:
+    """A frame as ETL leaves it: float, nullable Int32 (with NA), boolean and Float32 columns,
+    and a label."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 5)).astype(np.float32)
+    logit = X[:, 0] * X[:, 1] + np.sin(2 * X[:, 2]) - X[:, 3]
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(np.int64)
+    df = pd.DataFrame(X[:, :3], columns=["a", "b", "c"])
+    counts = pd.array(np.round(X[:, 3] * 3).astype(np.int32), dtype="Int32")
+    counts[rng.random(n) < 0.05] = pd.NA
+    df["counts"] = counts
+    df["flag"] = pd.array(X[:, 4] > 0, dtype="boolean")
+    df["f32"] = pd.array(X[:, 4], dtype="Float32")
+    df["label"] = y
+    df["w"] = rng.uniform(0.5, 2.0, n)
+    return df
+
+
+@pytest.fixture(scope="module")
+def parquet_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pq")
+    df = frame()
+    for i, part in enumerate(np.array_split(np.arange(N), 6)):
+        df.iloc[part].to_parquet(path / f"part{i}.parquet")
+    return str(path)
+
+
+FEATURES = ["a", "b", "c", "counts", "flag", "f32"]
+
+
+def test_parquet_classifier_with_eval_set_and_early_stopping(client2, parquet_dir):
+    """read_parquet -> random_split -> DaskGBDTClassifier(eval_set, early stopping): the model
+    is the in-process classifier's on the same rows, and predict_proba computes."""
+    ddf = dd.read_parquet(parquet_dir)
+    train, valid = ddf.random_split([0.8, 0.2], random_state=0)
+    est = dgd.DaskGBDTClassifier(n_estimators=60, max_depth=4, learning_rate=0.3,
+                                 eval_metric=["logloss", "auc"], early_stopping_rounds=5)
+    est.client = client2
+    est.fit(train[FEATURES], train["label"], eval_set=[(valid[FEATURES], valid["label"])])
+    assert est.best_iteration is not None
+    assert list(est.classes_) == [0, 1]
+    history = est.evals_result()["validation_0"]
+    assert len(history["auc"]) == est.get_booster().num_boosted_rounds()
+
+    tr, va = client2.compute([train, valid], sync=True)
+    ref = dgbdt.GBDTClassifier(n_estimators=60, max_depth=4, learning_rate=0.3,
+                               eval_metric=["logloss", "auc"], early_stopping_rounds=5)
+    ref.fit(tr[FEATURES], tr["label"], eval_set=[(va[FEATURES], va["label"])])
+    assert ref.get_booster().save_raw() == est.get_booster().save_raw()
+    assert ref.evals_result()["validation_0"] == history
+
+    proba = client2.compute(est.predict_proba(valid[FEATURES])).result()
+    np.testing.assert_array_equal(proba, ref.predict_proba(va[FEATURES]))
+    # the recorded auc of the best round is scikit-learn's on those predictions
+    best = est.best_iteration
+    assert history["auc"][best] == pytest.approx(
+        skm.roc_auc_score(va["label"], proba[:, 1]), rel=1e-12)
+    assert 0.5 < est.score(valid[FEATURES], valid["label"]) <= 1.0
+
+
+@pytest.mark.parametrize("dtype", ["category", "bool", "Int32", "boolean", "str"])
+def test_label_dtypes(client2, dtype):
+    """Class labels of every pandas kind, in-process and on Dask: the same model."""
+    df = frame(800, seed=1)
+    names = {"category": lambda y: y.astype("category"), "bool": lambda y: y.astype(bool),
+             "Int32": lambda y: y.astype("Int32"), "boolean": lambda y: y.astype("boolean"),
+             "str": lambda y: y.map({0: "no", 1: "yes"})}
+    y = names[dtype](df["label"])
+    est = dgbdt.GBDTClassifier(n_estimators=5, max_depth=3).fit(df[FEATURES], y)
+    assert len(est.classes_) == 2
+    pred = est.predict(df[FEATURES])
+    assert set(np.unique(pred)) <= set(np.asarray(est.classes_).tolist())
+    assert est.score(df[FEATURES], y) > 0.6
+    dest = dgd.DaskGBDTClassifier(n_estimators=5, max_depth=3)
+    dest.client = client2
+    ddf = dd.from_pandas(df.assign(y=y), npartitions=3, sort=False)
+    dest.fit(ddf[FEATURES], ddf["y"])
+    assert dest.get_booster().save_raw() == est.get_booster().save_raw()
+    np.testing.assert_array_equal(np.asarray(dest.classes_), np.asarray(est.classes_))
+    got = client2.compute(dest.predict(ddf[FEATURES])).result()
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(pred))
+
+
+def test_missing_labels_say_where(client2):
+    df = frame(300, seed=2)
+    y = df["label"].astype("Int32")
+    y[17] = pd.NA
+    with pytest.raises(ValueError, match=r"y has missing values \(first at row 17\)"):
+        dgbdt.GBDTClassifier(n_estimators=2).fit(df[FEATURES], y)
+    with pytest.raises(ValueError, match=r"label contains NaN or infinite values \(first at row "
+                                         r"17\)"):
+        dgbdt.GBDTRegressor(n_estimators=2).fit(df[FEATURES], y.astype("Float32"))
+    dest = dgd.DaskGBDTClassifier(n_estimators=2)
+    dest.client = client2
+    ddf = dd.from_pandas(df.assign(y=y), npartitions=3, sort=False)
+    with pytest.raises(ValueError, match="y has missing values"):
+        dest.fit(ddf[FEATURES], ddf["y"])
+
+
+def test_nullable_regression_labels(client2):
+    df = frame(600, seed=3)
+    y = (df["a"] * 2).astype("Float32")
+    est = dgbdt.GBDTRegressor(n_estimators=5, max_depth=3).fit(df[FEATURES], y)
+    dest = dgd.DaskGBDTRegressor(n_estimators=5, max_depth=3)
+    dest.client = client2
+    ddf = dd.from_pandas(df.assign(y=y), npartitions=2, sort=False)
+    dest.fit(ddf[FEATURES], ddf["y"])
+    assert dest.get_booster().save_raw() == est.get_booster().save_raw()
+    assert est.score(df[FEATURES], y) > 0.5
+
+
+@pytest.mark.parametrize("objective,metrics", [
+    ("binary:logistic", ["auc", "logloss", "error"]),
+    ("multi:softprob", ["auc", "mlogloss", "merror"]),
+])
+def test_metrics_exact_across_workers_and_partitionings(_clusters, objective, metrics):
+    """History values are the same bits for 1, 2 and 4 workers, any partitioning and every
+    mode, and equal scikit-learn's metrics of the concatenated predictions."""
+    rng = np.random.default_rng(4)
+    n = 2400
+    X = rng.standard_normal((n, 6)).astype(np.float32)
+    score = X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + rng.normal(scale=0.7, size=n)
+    y = (score > 0).astype(float) if objective.startswith("binary") else \
+        np.digitize(score, [-0.6, 0.6]).astype(float)
+    w = rng.uniform(0.2, 3.0, n)
+    Xv, yv, wv = X[:800], y[:800], w[:800]
+    params = {"objective": objective, "max_depth": 3, "eta": 0.3, "eval_metric": metrics}
+    if objective.startswith("multi"):
+        params["num_class"] = 3
+    rounds = 4
+    ref_res: dict = {}
+    ref = dgbdt.train(params, dgbdt.Dataset(X, label=y, weight=w), rounds,
+                      evals=[(dgbdt.Dataset(Xv, label=yv, weight=wv), "v")],
+                      evals_result=ref_res, verbose_eval=False)
+    for r in (0, rounds - 1):
+        p = ref.predict(Xv, iteration_range=(0, r + 1))
+        sk = {"auc": skm.roc_auc_score(yv, p, sample_weight=wv, multi_class="ovr",
+                                       average="weighted"),
+              "logloss": skm.log_loss(yv, p, sample_weight=wv) if p.ndim == 1 else None,
+              "error": np.average((p > 0.5) != yv, weights=wv) if p.ndim == 1 else None,
+              "mlogloss": skm.log_loss(yv, p, sample_weight=wv) if p.ndim == 2 else None,
+              "merror": np.average(p.argmax(axis=1) != yv, weights=wv) if p.ndim == 2
+              else None}
+        for m in metrics:
+            assert ref_res["v"][m][r] == pytest.approx(sk[m], rel=1e-12, abs=1e-15), (m, r)
+    for workers, chunks, mode in [(1, 400, "task"), (2, 300, "graph"), (2, 170, "collective"),
+                                  (4, 600, "collective"), (4, 230, "graph")]:
+        client = _clusters(workers)
+        d = dgd.DaskDataset(client, da.from_array(X, chunks=(chunks, 6)),
+                            da.from_array(y, chunks=chunks), da.from_array(w, chunks=chunks))
+        dv = dgd.DaskDataset(client, da.from_array(Xv, chunks=(chunks // 2, 6)),
+                             da.from_array(yv, chunks=chunks // 2),
+                             da.from_array(wv, chunks=chunks // 2))
+        out = dgd.train(client, params, d, rounds, evals=[(dv, "v")], mode=mode,
+                        verbose_eval=False)
+        assert out["history"] == ref_res, (workers, chunks, mode)
+        assert out["booster"].save_raw() == ref.save_raw()
