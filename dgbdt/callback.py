@@ -1,7 +1,8 @@
 """Training callbacks: early stopping and the evaluation log line."""
 from __future__ import annotations
 
-import sys
+import contextlib
+import threading
 
 
 class EarlyStopping:
@@ -34,19 +35,58 @@ def format_eval_line(iteration: int, scores) -> str:
                                           for name, metric, value in scores)
 
 
+_sink = threading.local()
+
+
 def emit(line: str) -> None:
-    """Print a log line where the user sees it. Inside a Dask worker's task (a whole training in
-    one task, or a collective rank) the line goes to the clients as distributed's "print"
-    event, which they print (a notebook shows it under the cell); the worker's own stdout is
-    not the user's. Elsewhere it is printed here."""
-    worker = None
-    if "distributed" in sys.modules:
-        from distributed import get_worker
-        try:
-            worker = get_worker()
-        except ValueError:        # not in a worker
-            worker = None
-    if worker is None:
+    """Print a log line where the user sees it: here, or, inside a Dask task running under
+    ``log_to_client`` (a whole training in one task, a collective rank), on the client that
+    started the training (the worker's own stdout is not the user's)."""
+    topic = getattr(_sink, "topic", None)
+    if topic is None:
         print(line, flush=True)
         return
-    worker.log_event("print", {"args": (line,), "sep": " ", "end": "\n", "flush": True})
+    from distributed import get_worker
+    get_worker().log_event(topic, line)
+
+
+@contextlib.contextmanager
+def log_to_client(topic: str | None):
+    """Send this thread's ``emit`` lines to ``topic`` (dgbdt.dask.train's ClientLog prints them
+    on the client); a last ``None`` says the task is done."""
+    if topic is None:
+        yield
+        return
+    _sink.topic = topic
+    try:
+        yield
+    finally:
+        from distributed import get_worker
+        _sink.topic = None
+        get_worker().log_event(topic, None)
+
+
+class ClientLog:
+    """On the client: print the lines a training's tasks send to its topic, in order of
+    arrival, until each of ``n_senders`` has said it is done (or ``grace`` seconds after the
+    training ended)."""
+
+    def __init__(self, client, topic: str, n_senders: int = 1, grace: float = 5.0):
+        self.client, self.topic, self.grace = client, topic, grace
+        self._left = n_senders
+        self._done = threading.Event()
+        client.subscribe_topic(topic, self._handle)
+
+    def _handle(self, event) -> None:
+        _, line = event
+        if line is None:
+            self._left -= 1
+            if self._left <= 0:
+                self._done.set()
+        else:
+            print(line, flush=True)
+
+    def close(self, finished: bool) -> None:
+        if finished:
+            self._done.wait(self.grace)
+        self.client.unsubscribe_topic(self.topic)

@@ -264,11 +264,17 @@ class RocRuns:
         both = both.get() if hasattr(both, "get") else both
         return int(both[0]), int(both[1])
 
-    def twice_area(self) -> ExactSum:
-        """``sum_j pos_j (2 N_<j + neg_j)``, exactly summed (see the module docstring)."""
+    def twice_area(self, total: int) -> float:
+        """``sum_j pos_j (2 N_<j + neg_j)`` (see the module docstring), ``total`` the weight of
+        all rows. Below 2**31 units in all (counts of unit weights) every product and the sum
+        are exact int64; else the float64 products are summed exactly (ExactSum)."""
         xp = _module(self.neg)
         below = xp.cumsum(self.neg) - self.neg
-        return ExactSum.of(self.pos.astype(np.float64) * (2 * below + self.neg).astype(np.float64))
+        if total < (1 << 31):
+            s = xp.sum(self.pos * (2 * below + self.neg))
+            return float(int(s.get() if hasattr(s, "get") else s))
+        return float(ExactSum.of(self.pos.astype(np.float64)
+                                 * (2 * below + self.neg).astype(np.float64)))
 
     def __reduce__(self):
         return (RocRuns, (self.score, self.pos, self.neg))
@@ -332,7 +338,7 @@ class AUC(Metric):
                 raise ValueError(
                     "auc needs both classes: the labels (with positive weight) contain only "
                     + ("negatives" if not pos > 0 else "positives"))
-            return float(s[0].twice_area()) / (2.0 * float(pos) * float(neg))
+            return s[0].twice_area(pos + neg) / (2.0 * float(pos) * float(neg))
         totals = [r.totals() for r in s]
         present = [k for k, (pos, neg) in enumerate(totals) if pos > 0]
         if len(present) < 2:
@@ -340,7 +346,7 @@ class AUC(Metric):
         acc = ExactSum(0)
         for k in present:
             pos, neg = totals[k]
-            auc_k = float(s[k].twice_area()) / (2.0 * float(pos) * float(neg))
+            auc_k = s[k].twice_area(pos + neg) / (2.0 * float(pos) * float(neg))
             acc = acc + ExactSum.of(np.array([auc_k * float(pos)]))
         return float(acc) / float(sum(totals[k][0] for k in present))
 

@@ -26,6 +26,7 @@ import uuid
 import numpy as np
 
 from ..backend import array_module, device_scope
+from ..callback import log_to_client
 from ..data.page_store import gpu_memory_errors
 from ..evaluation import EvalRows, values, weight_scale
 from ..fixedpoint import ExactSum
@@ -257,7 +258,7 @@ def _host(address: str) -> str:
 
 
 def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
-               train_parts, eval_sets, early_stopping_rounds, verbose_eval):
+               train_parts, eval_sets, early_stopping_rounds, verbose_eval, log_topic):
     from distributed import get_worker
 
     from ..backend import get_backend
@@ -266,7 +267,8 @@ def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, round
     comm = None
     _use_worker_threads(p["nthread"])
     try:
-        with _worker_profiler_paused(), device_scope(get_backend(p["device"])):
+        with _worker_profiler_paused(), device_scope(get_backend(p["device"])), \
+                log_to_client(log_topic if rank == 0 else None):
             comm = _connect(p, rank, n_ranks, uid, token, timeout, flag)
             out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
                              eval_sets, early_stopping_rounds, verbose_eval)
@@ -302,10 +304,12 @@ def _by_rank(items, owners, n_ranks: int) -> list[list]:
 
 
 def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, workers, evals,
-                     early_stopping_rounds, verbose_eval, timeout: float):
+                     early_stopping_rounds, verbose_eval, timeout: float,
+                     log_topic: str | None = None):
     """Run the collective training over the workers holding dtrain's rows (see the module
     docstring); units: futures of dtrain's parts (or of its shards, when streamed) and the
-    worker holding each. Returns (booster, history)."""
+    worker holding each; rank 0's eval lines go to ``log_topic`` (dgbdt.callback.ClientLog).
+    Returns (booster, history)."""
     from distributed import Event, Variable
 
     # empty partitions add nothing (and a streamed one is a shard that should not travel)
@@ -324,8 +328,9 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         _rank_task, r, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds,
         dtrain.num_row, train_by_rank[r],
         [(None if by is None else by[r], name) for by, name in evals_by_rank],
-        early_stopping_rounds, verbose_eval, workers=[w], allow_other_workers=False,
-        pure=False, key=f"{token}-rank{r}") for r, w in enumerate(ranks)]
+        early_stopping_rounds, verbose_eval, log_topic, workers=[w],
+        allow_other_workers=False, pure=False, key=f"{token}-rank{r}")
+        for r, w in enumerate(ranks)]
     flag, why = Event(f"{token}-abort", client=client), Variable(f"{token}-abort-reason",
                                                                   client=client)
     try:

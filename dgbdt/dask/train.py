@@ -29,6 +29,7 @@ import numpy as np
 
 from ..backend import array_module, device_scope, get_backend, is_device_array, to_host
 from ..booster import Booster, add_tree_margins
+from ..callback import ClientLog, log_to_client
 from ..data.dataset import Dataset, quantize_on_device
 from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, gpu_memory_errors,
                                move_page, plan_pages)
@@ -362,11 +363,11 @@ def _worker_profiler_paused():
 
 
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                   verbose_eval):
+                   verbose_eval, log_topic):
     import numba
     previous = numba.get_num_threads()
     _use_worker_threads(p["nthread"])
-    with _worker_profiler_paused():
+    with _worker_profiler_paused(), log_to_client(log_topic):
         return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
                            early_stopping_rounds, verbose_eval, previous)
 
@@ -407,6 +408,25 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
 
 # -- the public entry point --------------------------------------------------------------------
 MODES = ("auto", "task", "graph", "nccl", "collective")
+
+
+def _client_log(client, verbose) -> ClientLog | None:
+    """A ClientLog for the eval lines of a training that runs in worker tasks (or None when
+    nothing is printed)."""
+    return ClientLog(client, f"dgbdt-log-{uuid.uuid4().hex[:8]}") if verbose else None
+
+
+@contextlib.contextmanager
+def _closing(log: ClientLog | None):
+    """Close the log after the training: after its last line when it finished, at once when
+    it failed."""
+    finished = False
+    try:
+        yield
+        finished = True
+    finally:
+        if log is not None:
+            log.close(finished)
 
 
 def _auto_mode(client, workers, device: str) -> str:
@@ -516,20 +536,25 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                              "device='cuda', or use mode='collective' (TCP between CPU "
                              "workers)")
         from .collective_train import train_collective
-        booster, history = train_collective(client, p, cuts.result(), base, booster,
-                                            int(num_boost_round), dtrain, units, workers, evals,
-                                            early_stopping_rounds, verbose_eval,
-                                            float(collective_timeout))
+        log = _client_log(client, evals and verbose_eval)
+        with _closing(log):
+            booster, history = train_collective(
+                client, p, cuts.result(), base, booster, int(num_boost_round), dtrain, units,
+                workers, evals, early_stopping_rounds, verbose_eval, float(collective_timeout),
+                log and log.topic)
         return {"booster": booster, "history": history, "mode": mode}
     if mode == "task":
         if not one_worker:
             raise ValueError("mode='task' needs every partition on one worker")
         eval_sets = [(None if d is dtrain else d.persisted_parts(), name) for d, name in evals]
+        log = _client_log(client, evals and verbose_eval)
         fut = client.submit(_train_in_task, p, cuts, base, booster, int(num_boost_round),
                             units, eval_sets, early_stopping_rounds, verbose_eval,
-                            workers=[workers[0]], allow_other_workers=False, pure=False,
+                            log and log.topic, workers=[workers[0]],
+                            allow_other_workers=False, pure=False,
                             key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
-        booster, history = fut.result()
+        with _closing(log):
+            booster, history = fut.result()
         return {"booster": booster, "history": history, "mode": mode}
     if shards is None:
         shards = [client.submit(_make_shard, part, cuts, max_nodes, base, p["device"],
