@@ -80,6 +80,8 @@ def encode(values, classes: np.ndarray):
     if xp is not np and classes.dtype.kind not in "biuf":
         values = values.get()
         xp = np
+    if values.dtype.kind == "b" and classes.dtype.kind == "b":   # searchsorted has no bool
+        values, classes = values.astype(np.int8), classes.astype(np.int8)
     c = xp.asarray(classes)
     idx = xp.clip(xp.searchsorted(c, values), 0, len(classes) - 1)
     unknown = c[idx] != values

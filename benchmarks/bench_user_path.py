@@ -1,0 +1,184 @@
+"""The user's path, end to end, dgbdt beside xgboost.dask on the same frames; JSON lines.
+
+    python benchmarks/bench_user_path.py --device cuda --rows 2000000      # RAPIDS notebook flow
+    python benchmarks/bench_user_path.py --device cpu --rows 600000        # its CPU twin
+
+The flow a user runs, not generated arrays: ETL in cuDF (GPU) or pandas (CPU) writes a frame
+of ``--features`` float columns (one with 5 % nulls, two derived in the ETL) and a binary label
+to ``--files`` parquet files; ``dd.read_parquet`` (cuDF-backed on the GPU) and
+``random_split([0.9, 0.1])`` give train and validation frames; the estimator fits with
+``eval_set`` and early stopping on auc, in the default mode; ``predict_proba`` on the
+validation frame is computed and scored with scikit-learn.
+
+Each library runs on fresh workers (a new LocalCUDACluster / LocalCluster): a **first** fit
+(what a notebook's first cell pays: imports, kernel loading, communicator set-up) and then a
+**warm** fit on the same workers. ``--cold`` also gives each cluster empty kernel caches
+(NUMBA_CACHE_DIR, CUPY_CACHE_DIR), as on a fresh install. One JSON line per (library, fit)
+with the fit and end-to-end seconds, rounds trained, the evaluation share (dgbdt: the boosting
+loop's "evaluation" stage over the fit) and the AUC; a last line with dgbdt / xgboost ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import tempfile
+import time
+
+import numpy as np
+
+
+def write_parquet(path: str, rows: int, features: int, files: int, gpu: bool) -> float:
+    """ETL: build the frame in cuDF or pandas, derive two columns, write ``files`` parquet
+    files. Returns seconds."""
+    t = time.perf_counter()
+    rng = np.random.default_rng(0)
+    base = features - 2
+    X = rng.standard_normal((rows, base), dtype=np.float32)
+    logit = X[:, 0] * X[:, 1] + np.sin(2 * X[:, 2]) + 0.5 * X[:, 3] ** 2 - X[:, 4]
+    y = (rng.random(rows) < 1 / (1 + np.exp(-logit))).astype(np.int32)
+    cols = {f"f{i}": X[:, i] for i in range(base)}
+    if gpu:
+        import cudf as lib
+    else:
+        import pandas as lib
+    df = lib.DataFrame(cols)
+    df["f3"] = df["f3"].where(lib.Series(rng.random(rows) >= 0.05))   # 5 % nulls
+    df["ratio"] = df["f0"] / (df["f1"].abs() + 1.0)                    # derived in the ETL
+    df["prod"] = df["f2"] * df["f5"]
+    df["label"] = y
+    step = -(-rows // files)
+    for i in range(files):
+        df.iloc[i * step:(i + 1) * step].to_parquet(os.path.join(path, f"part{i:03d}.parquet"))
+    return time.perf_counter() - t
+
+
+def start_cluster(gpu: bool, workers: int, cold: bool):
+    """Fresh workers; with ``cold`` fresh (empty) kernel caches for them."""
+    if cold:
+        cache = tempfile.mkdtemp(prefix="bench-cold-")
+        os.environ["NUMBA_CACHE_DIR"] = os.path.join(cache, "numba")
+        os.environ["CUPY_CACHE_DIR"] = os.path.join(cache, "cupy")
+    if gpu:
+        from dask_cuda import LocalCUDACluster
+        return LocalCUDACluster(n_workers=workers, dashboard_address=":0")
+    from distributed import LocalCluster
+    return LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=":0")
+
+
+def frames(path: str, gpu: bool):
+    import dask.dataframe as dd
+    if gpu:
+        import dask_cudf
+        ddf = dask_cudf.read_parquet(path)
+    else:
+        ddf = dd.read_parquet(path)
+    train, valid = ddf.random_split([0.9, 0.1], random_state=0)
+    features = [c for c in ddf.columns if c != "label"]
+    return train[features], train["label"], valid[features], valid["label"]
+
+
+def estimator(lib: str, a, gpu: bool):
+    common = dict(n_estimators=a.rounds, max_depth=a.depth, learning_rate=a.eta, max_bin=256,
+                  eval_metric="auc", early_stopping_rounds=a.early_stopping)
+    if lib == "dgbdt":
+        from dgbdt.dask import DaskGBDTClassifier
+        return DaskGBDTClassifier(**common)
+    from xgboost.dask import DaskXGBClassifier
+    return DaskXGBClassifier(tree_method="hist", device="cuda" if gpu else "cpu", **common)
+
+
+def host(a) -> np.ndarray:
+    if hasattr(a, "to_numpy"):
+        a = a.to_numpy()
+    return a.get() if hasattr(a, "__cuda_array_interface__") else np.asarray(a)
+
+
+def one_fit(client, lib: str, a, gpu: bool, path: str) -> dict:
+    from sklearn.metrics import roc_auc_score
+    t0 = time.perf_counter()
+    X, y, Xv, yv = frames(path, gpu)
+    est = estimator(lib, a, gpu)
+    est.client = client
+    t1 = time.perf_counter()
+    est.fit(X, y, eval_set=[(Xv, yv)], verbose=False)
+    fit = time.perf_counter() - t1
+    proba = client.compute(est.predict_proba(Xv)).result()
+    labels = client.compute(yv).result()
+    auc = float(roc_auc_score(host(labels), host(proba)[:, 1]))
+    total = time.perf_counter() - t0
+    booster = est.get_booster()
+    out = {"fit_s": round(fit, 3), "end_to_end_s": round(total, 3), "auc": round(auc, 6),
+           "best_iteration": est.best_iteration}
+    if lib == "dgbdt":
+        timings = booster.timings
+        out["rounds"] = booster.num_boosted_rounds()
+        out["evaluation_s"] = round(timings.get("evaluation", 0.0), 3)
+        out["evaluation_share"] = round(timings.get("evaluation", 0.0) / fit, 4)
+        out["timings"] = {k: round(v, 3) for k, v in timings.items()}
+    else:
+        out["rounds"] = booster.num_boosted_rounds()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--rows", type=int, default=600_000)
+    ap.add_argument("--features", type=int, default=12, help="feature columns (>= 8)")
+    ap.add_argument("--files", type=int, default=8)
+    ap.add_argument("--workers", type=int, default=None, help="default: 1 GPU, or 2 CPU")
+    ap.add_argument("--rounds", type=int, default=None, help="default: 200 GPU, 150 CPU")
+    ap.add_argument("--depth", type=int, default=None, help="default: 8 GPU, 6 CPU")
+    ap.add_argument("--eta", type=float, default=0.1)
+    ap.add_argument("--early-stopping", type=int, default=20)
+    ap.add_argument("--libs", default="dgbdt,xgboost")
+    ap.add_argument("--cold", action="store_true",
+                    help="empty kernel caches for each cluster (a fresh install's first fit)")
+    ap.add_argument("--out", default=None, help="also append the JSON lines to this file")
+    a = ap.parse_args()
+
+    from distributed import Client
+
+    from bench_gpu import emit_line
+
+    gpu = a.device == "cuda"
+    a.workers = a.workers or (1 if gpu else 2)
+    a.rounds = a.rounds or (200 if gpu else 150)
+    a.depth = a.depth or (8 if gpu else 6)
+    path = tempfile.mkdtemp(prefix="bench-user-path-")
+    try:
+        etl = write_parquet(path, a.rows, a.features, a.files, gpu)
+        common = {"bench": "user_path", "device": a.device, "rows": a.rows,
+                  "features": a.features, "files": a.files, "workers": a.workers,
+                  "rounds_max": a.rounds, "depth": a.depth, "early_stopping": a.early_stopping,
+                  "cold": a.cold, "host": platform.node(), "etl_s": round(etl, 3)}
+        results: dict = {}
+        for lib in a.libs.split(","):
+            with start_cluster(gpu, a.workers, a.cold) as cluster, Client(cluster) as client:
+                client.wait_for_workers(a.workers)
+                for leg in ("first", "warm"):
+                    r = one_fit(client, lib, a, gpu, path)
+                    results[(lib, leg)] = r
+                    emit_line({**common, "lib": lib, "fit": leg, **r}, a.out)
+        if ("dgbdt", "first") in results and ("xgboost", "first") in results:
+            ratio = {f"{leg}_{k}": round(results[("dgbdt", leg)][k] /
+                                         results[("xgboost", leg)][k], 3)
+                     for leg in ("first", "warm") for k in ("fit_s", "end_to_end_s")}
+            per_round = {leg: round((results[("dgbdt", leg)]["fit_s"]
+                                     / results[("dgbdt", leg)]["rounds"])
+                                    / (results[("xgboost", leg)]["fit_s"]
+                                       / results[("xgboost", leg)]["rounds"]), 3)
+                         for leg in ("first", "warm")}
+            emit_line({**common, "lib": "ratio dgbdt/xgboost", **ratio,
+                       "fit_per_round_ratio": per_round,
+                       "auc_diff": round(results[("dgbdt", "warm")]["auc"]
+                                         - results[("xgboost", "warm")]["auc"], 6)}, a.out)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
