@@ -34,6 +34,9 @@ class TrainingSeam(Protocol):
     def finish(self, request) -> None:
         """Every shard applies the last splits and adds the tree's leaf values to its margins."""
 
+    def drain(self) -> None:
+        """Wait until the work queued so far (on a GPU) is done."""
+
 
 class LocalSeam:
     """The seam over shards in this process (one per page of an in-process Dataset).
@@ -70,6 +73,11 @@ class LocalSeam:
     def finish(self, request):
         for s in self._visit():
             s.finish(request)
+
+    def drain(self):
+        be = self.shards[0].be
+        if be.name == "cuda":
+            be.xp.cuda.get_current_stream().synchronize()
 
     def stage_times(self) -> dict[str, float]:
         """Seconds the shards spent per stage (summed over shards)."""

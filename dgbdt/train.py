@@ -29,7 +29,7 @@ from .tree.grower import Growth
 from .tree.split import SplitParams
 
 STAGES = ("quantize", "gradients", "histograms", "split_evaluation", "partition",
-          "leaf_update", "evaluation")
+          "leaf_update", "device_wait", "evaluation")
 
 
 def _set_threads(nthread: int | None) -> int:
@@ -171,6 +171,11 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             booster.tree_class.append(k)
         if not sources:
             continue
+        # the round's GPU work is queued, not done: wait for it here, so that "evaluation"
+        # times the evaluation and "device_wait" the kernels no host timer saw finish
+        t = time.perf_counter()
+        seam.drain()
+        timers["device_wait"] += time.perf_counter() - t
         t = time.perf_counter()
         new = list(range(len(booster.trees) - K, len(booster.trees)))
         scores = []

@@ -153,10 +153,14 @@ def gpu_memory_errors(p: dict, what: str, fix: str = TRAINING_FIX):
 
 
 def is_gpu_oom(e: BaseException) -> bool:
-    """Whether e is CuPy's out-of-memory error (or a CUDA allocation failure)."""
+    """Whether e is CuPy's out-of-memory error, a CUDA allocation failure, or RMM's
+    (CuPy allocates through RMM where RAPIDS set it as CuPy's allocator: a MemoryError
+    "std::bad_alloc: out_of_memory: ... cudaErrorMemoryAllocation")."""
     name, module = type(e).__name__, type(e).__module__ or ""
     if name == "OutOfMemoryError" and module.startswith("cupy"):
         return True
+    if isinstance(e, MemoryError) and "out_of_memory" in str(e) and "CUDA" in str(e):
+        return "the GPU ran out of memory while" not in str(e)   # not ours again
     return module.startswith("cupy") and "cudaErrorMemoryAllocation" in str(e)
 
 

@@ -63,11 +63,10 @@ def test_classifier_on_cudf(label_kind):
         eval_set=[(gv[FEATS], cudf.from_pandas(conv(va["y"])))],
         sample_weight_eval_set=[gv["w"]])
     assert isinstance(est.classes_, np.ndarray) and len(est.classes_) == 2
-    # the same rows as cupy arrays (labels 0/1): the same model
+    # the same rows with labels (and weights) as cupy 0/1 arrays: the same model
     ref = dgbdt.GBDTClassifier(**kw).fit(
-        cp.asarray(tr[FEATS].to_numpy()), cp.asarray(tr["y"].to_numpy()),
-        sample_weight=cp.asarray(tr["w"].to_numpy()),
-        eval_set=[(cp.asarray(va[FEATS].to_numpy()), cp.asarray(va["y"].to_numpy()))],
+        g[FEATS], cp.asarray(tr["y"].to_numpy()), sample_weight=cp.asarray(tr["w"].to_numpy()),
+        eval_set=[(gv[FEATS], cp.asarray(va["y"].to_numpy()))],
         sample_weight_eval_set=[cp.asarray(va["w"].to_numpy())])
     assert _raw(est) == _raw(ref)
     assert est.evals_result() == ref.evals_result()
