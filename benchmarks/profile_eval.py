@@ -21,18 +21,42 @@ def main() -> None:
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--in-worker", action="store_true",
+                    help="also run inside a Dask worker's task (LocalCUDACluster/LocalCluster), "
+                         "with the worker's CuPy allocator and with CuPy's own pool")
     a = ap.parse_args()
+    print(json.dumps(profile(a.device, a.rows, a.repeat)), flush=True)
+    if a.in_worker:
+        from distributed import Client
+        if a.device == "cuda":
+            from dask_cuda import LocalCUDACluster
+            cluster = LocalCUDACluster(n_workers=1, dashboard_address=":0")
+        else:
+            from distributed import LocalCluster
+            cluster = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0")
+        with cluster, Client(cluster) as client:
+            for pool in (False, True):
+                out = client.submit(profile, a.device, a.rows, a.repeat, pool, pure=False)
+                print(json.dumps({"in_worker": True, **out.result()}), flush=True)
+
+
+def profile(device: str, n: int, repeat: int, cupy_pool: bool = False) -> dict:
+    """The timings of each evaluation step (see the module docstring)."""
 
     import dgbdt
     from dgbdt.evaluation import EvalRows, metric_input
     from dgbdt.metric import get_metric
 
     rng = np.random.default_rng(0)
-    n = a.rows
     X = rng.standard_normal((n, 12)).astype(np.float32)
     y = (X[:, 0] + rng.normal(size=n) > 0).astype(np.float64)
-    if a.device == "cuda":
+    allocator = None
+    if device == "cuda":
         import cupy as xp
+        if cupy_pool:
+            xp.cuda.set_allocator(xp.get_default_memory_pool().malloc)
+        alloc = xp.cuda.get_allocator()
+        allocator = getattr(alloc, "__qualname__", None) or type(alloc).__name__
 
         def sync():
             xp.cuda.runtime.deviceSynchronize()
@@ -61,18 +85,18 @@ def main() -> None:
         "both_metrics_round": lambda: [m.value(s) for m, s in zip(
             (auc, ll), rows.summaries(objective, (auc, ll), margin))],
     }
-    out = {"bench": "profile_eval", "device": a.device, "rows": n}
+    out = {"bench": "profile_eval", "device": device, "rows": n, "cupy_allocator": allocator}
     for name, fn in steps.items():
         fn()
         sync()
         times = []
-        for _ in range(a.repeat):
+        for _ in range(repeat):
             t = time.perf_counter()
             fn()
             sync()
             times.append(time.perf_counter() - t)
         out[name + "_ms"] = round(float(np.median(times)) * 1e3, 3)
-    print(json.dumps(out), flush=True)
+    return out
 
 
 if __name__ == "__main__":

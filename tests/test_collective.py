@@ -18,7 +18,7 @@ from dgbdt.booster import Booster
 from dgbdt.dask.collective import Communicator, CollectiveError, wait_for
 from dgbdt.dask.collective_train import train_rank
 from dgbdt.dask.data import make_part
-from dgbdt.dask.train import _make_shard
+from dgbdt.dask.shards import make_shard as _make_shard
 from dgbdt.fixedpoint import ExactSum
 from dgbdt.objective import get_objective
 from dgbdt.params import normalize_params

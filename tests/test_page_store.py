@@ -197,7 +197,7 @@ def test_streamed_partition_larger_than_the_budget_is_named(data, monkeypatch):
     """A partition's page cannot be cut: beyond the budget it streams whole, with a warning
     that names its size and the budget (spilled pages on the CPU need none)."""
     from dgbdt.dask.data import make_part
-    from dgbdt.dask.train import _make_shard
+    from dgbdt.dask.shards import make_shard as _make_shard
     X, y = data
     part = make_part(0, X[:5000], y[:5000], None, None, X.shape[1])
     cuts = dgbdt.Dataset(X, label=y).cuts(64)

@@ -176,3 +176,29 @@ def test_metrics_exact_across_workers_and_partitionings(_clusters, objective, me
                         verbose_eval=False)
         assert out["history"] == ref_res, (workers, chunks, mode)
         assert out["booster"].save_raw() == ref.save_raw()
+
+
+def test_worker_task_environment_is_restored(monkeypatch):
+    """training_task sets numba's threads and glibc's heap thresholds for a task and restores
+    them (the heap only where the process has a fixed MALLOC_TRIM_THRESHOLD_, as under a Dask
+    nanny)."""
+    import numba
+
+    from dgbdt.dask import worker
+
+    calls = []
+    monkeypatch.setattr(worker, "_mallopt", lambda: (lambda opt, value: calls.append((opt, value))))
+    before = numba.get_num_threads()
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    with worker.training_task(1):
+        assert numba.get_num_threads() == 1
+    assert calls == [] and numba.get_num_threads() == before
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    with pytest.raises(RuntimeError, match="boom"):
+        with worker.training_task(1):
+            assert calls == [(worker._M_MMAP_THRESHOLD, worker._KEEP),
+                             (worker._M_TRIM_THRESHOLD, worker._KEEP)]
+            raise RuntimeError("boom")
+    assert calls[2:] == [(worker._M_MMAP_THRESHOLD, 128 * 1024),
+                         (worker._M_TRIM_THRESHOLD, 65536)]
+    assert numba.get_num_threads() == before

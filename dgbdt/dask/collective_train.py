@@ -36,6 +36,8 @@ from ..seam import LocalSeam
 from ..train import boost
 from .collective import (ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, SocketComm,
                          unique_id)
+from .shards import concat_parts, local_shards
+from .worker import training_task
 
 __all__ = ["CollectiveSeam", "train_rank", "train_collective"]
 
@@ -162,7 +164,6 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     """One rank's training over ``comm`` (the body of a rank's task; the tests run it in
     threads). train_parts: this rank's Parts; eval_sets: (this rank's Parts of the set, or None
     for the training set itself, name). Returns (booster, history), the same on every rank."""
-    from .train import _concat_parts, local_shards
     objective = get_objective(p["objective"])
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
@@ -172,7 +173,7 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     with device_scope(shards[0].be):
         seam = CollectiveSeam(shards, cuts.hist_ptrs(), comm, n_rows, slots)
         sources = [(_TrainScores(comm, seam) if parts is None else
-                    _EvalScores(comm, _concat_parts(parts) if parts else None, base,
+                    _EvalScores(comm, concat_parts(parts) if parts else None, base,
                                 booster.n_outputs), name)
                    for parts, name in eval_sets]
         history: dict = {}
@@ -262,12 +263,10 @@ def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, round
     from distributed import get_worker
 
     from ..backend import get_backend
-    from .train import _use_worker_threads, _worker_profiler_paused
     flag = _Flag(f"{token}-abort")
     comm = None
-    _use_worker_threads(p["nthread"])
     try:
-        with _worker_profiler_paused(), device_scope(get_backend(p["device"])), \
+        with training_task(p["nthread"]), device_scope(get_backend(p["device"])), \
                 log_to_client(log_topic if rank == 0 else None):
             comm = _connect(p, rank, n_ranks, uid, token, timeout, flag)
             out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,

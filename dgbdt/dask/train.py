@@ -23,96 +23,32 @@ import functools
 import logging
 import time
 import uuid
-import warnings
 
 import numpy as np
 
-from ..backend import array_module, device_scope, get_backend, is_device_array, to_host
+from ..backend import array_module, device_scope, to_host
 from ..booster import Booster, add_tree_margins
 from ..callback import ClientLog, log_to_client
-from ..data.dataset import Dataset, quantize_on_device
-from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, gpu_memory_errors,
-                               move_page, plan_pages)
+from ..data.dataset import Dataset
+from ..data.page_store import gpu_memory_errors
 from ..data.page_stream import page_on_device
-from ..data.pages import pack
-from ..data.quantize import quantize
 from ..metric import get_metric
 from ..objective import get_objective
 from ..params import normalize_params
+from ..evaluation import DatasetEval, EvalRows, SeamEval, merge, values, weight_scale
 from ..seam import LocalSeam
 from ..shard import Shard
-from ..evaluation import DatasetEval, EvalRows, SeamEval, merge, values, weight_scale
 from ..train import boost
-from .data import DaskDataset, Part, workers_of
+from .data import DaskDataset, workers_of
 from .reduce import tree_reduce
+from .shards import local_shards, make_shard
+from .worker import training_task
 
 _INF = float("inf")
 logger = logging.getLogger("dgbdt.dask")
 
 
 # -- tasks on the workers ----------------------------------------------------------------------
-def _use_worker_threads(nthread) -> None:
-    """numba threads for this task: nthread, else the worker's thread count (a worker with one
-    thread per process must not run two numba threads per task: they would contend)."""
-    import numba
-    n = nthread
-    if n is None:
-        try:
-            from distributed import get_worker
-            n = get_worker().state.nthreads
-        except (ImportError, ValueError, AttributeError):
-            n = numba.config.NUMBA_NUM_THREADS
-    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
-
-
-def _make_shard(part, cuts, max_nodes: int, base: np.ndarray, device: str = "cpu",
-                budget=None) -> Shard:
-    """The part's page and training state, on this worker's GPU for device "cuda"; the page
-    is placed within ``budget`` (device_memory_budget, dgbdt.data.page_store) on its own."""
-    be = get_backend(device)
-    with device_scope(be):
-        store = PageStore(budget_bytes(budget, be, part.n_rows, len(base)), be)
-        shard = _shard_of(part, 0, part.n_rows, cuts, max_nodes, base, be, store)
-    if shard.page.streamed and shard.page.nbytes > store.budget:
-        warnings.warn(
-            f"a partition of {part.n_rows} rows packs into {shard.page.nbytes} bytes, more "
-            f"than device_memory_budget={store.budget} bytes: its page streams through the GPU "
-            "whole, so the budget is exceeded while it is there. Use smaller partitions "
-            "(e.g. ddf.repartition(partition_size=...)) to keep within it.", BudgetWarning,
-            stacklevel=2)
-    return shard
-
-
-def _shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Shard:
-    """The shard of the part's rows [a, b), its page placed by ``store``."""
-    X = part.X[a:b]
-    if be.name == "cuda" and is_device_array(X):
-        page = be.quantize_pack(X, cuts)
-    elif be.name == "cuda":       # host rows for a GPU: quantized there, a chunk at a time
-        page = quantize_on_device(to_host(X), cuts, be)
-    else:
-        page = pack(quantize(to_host(X), cuts))
-    page = move_page(store.place(page), be)
-    xp = be.xp
-    margin = (xp.array(part.base_margin[a:b], dtype=np.float64)
-              if part.base_margin is not None
-              else xp.tile(xp.asarray(base, dtype=np.float64), (b - a, 1)))
-    return Shard(page, cuts.n_bins(), part.label[a:b],
-                 None if part.weight is None else part.weight[a:b], margin, max_nodes, be)
-
-
-def _shards_of(part, cuts, max_nodes: int, base, device: str, budget):
-    """The part's rows as shards whose pages fit ``budget`` together: one shard when they fit
-    whole, else pages cut to the budget, kept, spilled or streamed (as in-process); and the
-    device slots for streamed pages."""
-    be = get_backend(device)
-    with device_scope(be):
-        n = part.n_rows
-        store, ranges = plan_pages(budget, be, n, part.X.shape[1], cuts, max_nodes, len(base))
-        return [_shard_of(part, a, b, cuts, max_nodes, base, be, store)
-                for a, b in ranges or [(0, n)]], store.slots
-
-
 def _label_stats(part, objective_name: str, num_class):
     obj = get_objective(objective_name)
     if part.n_rows == 0:
@@ -124,15 +60,14 @@ def _label_stats(part, objective_name: str, num_class):
 
 
 def _gradients(shard: Shard, objective_name: str, nthread, *after):
-    _use_worker_threads(nthread)
-    return shard.compute_gradients(get_objective(objective_name))
+    with training_task(nthread, whole_training=False):
+        return shard.compute_gradients(get_objective(objective_name))
 
 
 def _level(shard: Shard, growth, hist_ptrs, nthread, *after):
-    _use_worker_threads(nthread)
     if growth.done:
         return None
-    with page_on_device(shard) as s:
+    with training_task(nthread, whole_training=False), page_on_device(shard) as s:
         return s.level_step(growth.request, hist_ptrs)
 
 
@@ -155,8 +90,7 @@ def _advance(growth, *parts):
 
 
 def _finish(shard: Shard, growth, nthread) -> dict:
-    _use_worker_threads(nthread)
-    with page_on_device(shard) as s:
+    with training_task(nthread, whole_training=False), page_on_device(shard) as s:
         s.finish(growth.finish_request())
     return dict(shard.timers)
 
@@ -208,12 +142,12 @@ def _eval_part(part, base):
 
 
 def _eval_summaries(ev: _EvalPart, trees, classes, scale, objective_name, metric_names):
-    _use_worker_threads(None)
     if ev.part.n_rows == 0:
         return None
-    add_tree_margins(ev.part.X, trees, classes, ev.margin)
-    return _summaries(ev.margin, ev.part.label, ev.part.weight, scale, objective_name,
-                      metric_names)
+    with training_task(None, whole_training=False):
+        add_tree_margins(ev.part.X, trees, classes, ev.margin)
+        return _summaries(ev.margin, ev.part.label, ev.part.weight, scale, objective_name,
+                          metric_names)
 
 
 # -- the graph seam ----------------------------------------------------------------------------
@@ -320,93 +254,41 @@ def _concat_dataset(parts) -> Dataset:
                    base_margin=cat([p.base_margin for p in parts]))
 
 
-def _concat_parts(parts) -> Part:
-    """All rows of the parts as one part (a copy), on the device where they live."""
-    nonempty = [p for p in parts if p.n_rows] or parts[:1]
-    if len(nonempty) == 1:
-        return nonempty[0]
-    xp = array_module(nonempty[0].X)
-    cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
-    return Part(xp.concatenate([p.X for p in nonempty]), cat([p.label for p in nonempty]),
-                cat([p.weight for p in nonempty]), cat([p.base_margin for p in nonempty]))
-
-
-def local_shards(units, cuts, max_nodes: int, base, p):
-    """This worker's training shards and the device slots for its streamed pages: the given
-    Shards (a streamed dataset; two slots), or the Shards of all the given Parts' rows (one,
-    or pages cut to device_memory_budget)."""
-    if units and isinstance(units[0], Shard):
-        return list(units), 2
-    return _shards_of(_concat_parts(units), cuts, max_nodes, base, p["device"],
-                      p["device_memory_budget"])
-
-
-@contextlib.contextmanager
-def _worker_profiler_paused():
-    """Pause this worker's statistical profiler while a whole training runs in one of its tasks.
-
-    The profiler samples every thread's Python stack every 10 ms while holding the GIL; the
-    boosting loop's per-level Python (between GPU levels) ran ~25 % slower under it on a
-    dask-cuda worker (measured). It restarts when the task ends, however it ends.
-    """
-    try:
-        from distributed import get_worker
-        worker = get_worker()
-        pc = worker.periodic_callbacks.get("profile")
-    except (ImportError, ValueError, AttributeError):
-        pc = None
-    if pc is None or not pc.is_running():
-        yield
-        return
-    worker.loop.add_callback(pc.stop)      # tornado callbacks belong to the worker's loop
-    try:
-        yield
-    finally:
-        worker.loop.add_callback(pc.start)
-
-
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
                    verbose_eval, log_topic):
-    import numba
-    previous = numba.get_num_threads()
-    _use_worker_threads(p["nthread"])
-    with _worker_profiler_paused(), log_to_client(log_topic):
+    with training_task(p["nthread"]), log_to_client(log_topic):
         return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
-                           early_stopping_rounds, verbose_eval, previous)
+                           early_stopping_rounds, verbose_eval)
 
 
 def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                verbose_eval, previous_threads):
-    import numba
-    try:
-        objective = get_objective(p["objective"])
-        metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
-        max_nodes = 2 ** (p["max_depth"] + 1)
-        t = time.perf_counter()
-        # one shard of all the worker's rows: per level one launch of each kernel instead of
-        # one per partition (the model is the same: histograms are integer sums); a streamed
-        # dataset arrives as shards already
-        with gpu_memory_errors(p, "building this worker's pages"):
-            shards, slots = local_shards(train_parts, cuts, max_nodes, base, p)
-        quantize_seconds = time.perf_counter() - t
-        be = shards[0].be
-        with device_scope(be):
-            seam = LocalSeam(shards, cuts.hist_ptrs(), slots)
-            label = np.concatenate([s.be.to_host(s.label) for s in shards])
-            weight = None if shards[0].weight is None else \
-                np.concatenate([s.be.to_host(s.weight) for s in shards])
-            sources = [(SeamEval(seam, label, weight) if parts is None
-                        else DatasetEval(_concat_dataset(parts), booster), name)
-                       for parts, name in eval_sets]
-            history: dict = {}
-            with gpu_memory_errors(p, "training on this worker"):
-                boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                      early_stopping_rounds, history, verbose_eval)
-        booster.timings["quantize"] = quantize_seconds
-        booster.memory = seam.stream_stats()
-        return booster, history
-    finally:
-        numba.set_num_threads(previous_threads)
+                verbose_eval):
+    objective = get_objective(p["objective"])
+    metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+    max_nodes = 2 ** (p["max_depth"] + 1)
+    t = time.perf_counter()
+    # one shard of all the worker's rows: per level one launch of each kernel instead of one
+    # per partition (the model is the same: histograms are integer sums); a streamed dataset
+    # arrives as shards already
+    with gpu_memory_errors(p, "building this worker's pages"):
+        shards, slots = local_shards(train_parts, cuts, max_nodes, base, p)
+    quantize_seconds = time.perf_counter() - t
+    be = shards[0].be
+    with device_scope(be):
+        seam = LocalSeam(shards, cuts.hist_ptrs(), slots)
+        xp = be.xp
+        label = xp.concatenate([s.label for s in shards])
+        weight = None if shards[0].weight is None else xp.concatenate([s.weight for s in shards])
+        sources = [(SeamEval(seam, label, weight) if parts is None
+                    else DatasetEval(_concat_dataset(parts), booster), name)
+                   for parts, name in eval_sets]
+        history: dict = {}
+        with gpu_memory_errors(p, "training on this worker"):
+            boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                  early_stopping_rounds, history, verbose_eval)
+    booster.timings["quantize"] = quantize_seconds
+    booster.memory = seam.stream_stats()
+    return booster, history
 
 
 # -- the public entry point --------------------------------------------------------------------
@@ -524,7 +406,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     else:
         # streamed: every partition is read once more and packed into its page (a shard) on
         # the worker that read it; the raw rows are released, and every mode trains on these
-        units = shards = dtrain.map_parts(_make_shard, cuts, max_nodes, base, p["device"],
+        units = shards = dtrain.map_parts(make_shard, cuts, max_nodes, base, p["device"],
                                           p["device_memory_budget"])
         workers = workers_of(client, shards)
     one_worker = len(set(workers)) == 1
@@ -560,7 +442,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             booster, history = fut.result()
         return {"booster": booster, "history": history, "mode": mode}
     if shards is None:
-        shards = [client.submit(_make_shard, part, cuts, max_nodes, base, p["device"],
+        shards = [client.submit(make_shard, part, cuts, max_nodes, base, p["device"],
                                 p["device_memory_budget"], workers=[w],
                                 allow_other_workers=False, pure=False)
                   for part, w in zip(dtrain.parts, workers)]

@@ -1,0 +1,88 @@
+"""A worker's training shards: its partitions' rows quantized and packed into pages.
+
+Used by every mode: the graph keeps one shard per partition (``make_shard``); one task and the
+collective ranks join a worker's partitions into one part and cut it into the pages that fit
+``device_memory_budget`` (``local_shards``), as in-process training does.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..backend import array_module, device_scope, get_backend, is_device_array, to_host
+from ..data.dataset import quantize_on_device
+from ..data.page_store import BudgetWarning, PageStore, budget_bytes, move_page, plan_pages
+from ..data.pages import pack
+from ..data.quantize import quantize
+from ..shard import Shard
+from .data import Part
+
+
+def make_shard(part, cuts, max_nodes: int, base: np.ndarray, device: str = "cpu",
+                budget=None) -> Shard:
+    """The part's page and training state, on this worker's GPU for device "cuda"; the page
+    is placed within ``budget`` (device_memory_budget, dgbdt.data.page_store) on its own."""
+    be = get_backend(device)
+    with device_scope(be):
+        store = PageStore(budget_bytes(budget, be, part.n_rows, len(base)), be)
+        shard = shard_of(part, 0, part.n_rows, cuts, max_nodes, base, be, store)
+    if shard.page.streamed and shard.page.nbytes > store.budget:
+        warnings.warn(
+            f"a partition of {part.n_rows} rows packs into {shard.page.nbytes} bytes, more "
+            f"than device_memory_budget={store.budget} bytes: its page streams through the GPU "
+            "whole, so the budget is exceeded while it is there. Use smaller partitions "
+            "(e.g. ddf.repartition(partition_size=...)) to keep within it.", BudgetWarning,
+            stacklevel=2)
+    return shard
+
+
+def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Shard:
+    """The shard of the part's rows [a, b), its page placed by ``store``."""
+    X = part.X[a:b]
+    if be.name == "cuda" and is_device_array(X):
+        page = be.quantize_pack(X, cuts)
+    elif be.name == "cuda":       # host rows for a GPU: quantized there, a chunk at a time
+        page = quantize_on_device(to_host(X), cuts, be)
+    else:
+        page = pack(quantize(to_host(X), cuts))
+    page = move_page(store.place(page), be)
+    xp = be.xp
+    margin = (xp.array(part.base_margin[a:b], dtype=np.float64)
+              if part.base_margin is not None
+              else xp.tile(xp.asarray(base, dtype=np.float64), (b - a, 1)))
+    return Shard(page, cuts.n_bins(), part.label[a:b],
+                 None if part.weight is None else part.weight[a:b], margin, max_nodes, be)
+
+
+def shards_of(part, cuts, max_nodes: int, base, device: str, budget):
+    """The part's rows as shards whose pages fit ``budget`` together: one shard when they fit
+    whole, else pages cut to the budget, kept, spilled or streamed (as in-process); and the
+    device slots for streamed pages."""
+    be = get_backend(device)
+    with device_scope(be):
+        n = part.n_rows
+        store, ranges = plan_pages(budget, be, n, part.X.shape[1], cuts, max_nodes, len(base))
+        return [shard_of(part, a, b, cuts, max_nodes, base, be, store)
+                for a, b in ranges or [(0, n)]], store.slots
+
+
+def concat_parts(parts) -> Part:
+    """All rows of the parts as one part (a copy), on the device where they live."""
+    nonempty = [p for p in parts if p.n_rows] or parts[:1]
+    if len(nonempty) == 1:
+        return nonempty[0]
+    xp = array_module(nonempty[0].X)
+    cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
+    return Part(xp.concatenate([p.X for p in nonempty]), cat([p.label for p in nonempty]),
+                cat([p.weight for p in nonempty]), cat([p.base_margin for p in nonempty]))
+
+
+def local_shards(units, cuts, max_nodes: int, base, p):
+    """This worker's training shards and the device slots for its streamed pages: the given
+    Shards (a streamed dataset; two slots), or the Shards of all the given Parts' rows (one,
+    or pages cut to device_memory_budget)."""
+    if units and isinstance(units[0], Shard):
+        return list(units), 2
+    return shards_of(concat_parts(units), cuts, max_nodes, base, p["device"],
+                      p["device_memory_budget"])

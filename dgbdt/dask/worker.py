@@ -1,0 +1,99 @@
+"""The environment of dgbdt's work inside a Dask worker's task.
+
+A training that runs in a worker (one task, a collective rank, the graph's shard tasks) lives
+in a process that the worker set up for many small tasks. Three of its settings slow training;
+``training_task`` adjusts them for the task's duration and restores them after, however it
+ends:
+
+* numba threads: the worker's thread count (or nthread), not the machine's core count (a
+  worker with one thread per process must not run two numba threads per task);
+* the worker's statistical profiler: it samples every thread's stack every 10 ms holding the
+  GIL (the per-level Python of a GPU training ran ~25 % slower under it, measured);
+* glibc's heap: a Dask nanny starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which also
+  fixes glibc's mmap threshold at 128 KiB, so every array temporary over 128 KiB is a fresh
+  mmap whose pages fault in again on first touch. A round's evaluation on 100k rows measured
+  18.1 ms so, 5.6 ms with both thresholds raised (CPU worker, the same numpy code;
+  benchmarks/profile_eval.py --in-worker). The heap keeps freed memory while the training runs
+  and the worker's thresholds come back afterwards (and trim it then).
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_GLIBC_MMAP_DEFAULT = 128 * 1024
+_KEEP = 1 << 30
+
+
+def use_worker_threads(nthread) -> None:
+    """numba threads for this task: nthread, else the worker's thread count."""
+    import numba
+    n = nthread
+    if n is None:
+        try:
+            from distributed import get_worker
+            n = get_worker().state.nthreads
+        except (ImportError, ValueError, AttributeError):
+            n = numba.config.NUMBA_NUM_THREADS
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+
+
+@contextlib.contextmanager
+def profiler_paused():
+    """Pause this worker's statistical profiler while the task runs (see the docstring)."""
+    try:
+        from distributed import get_worker
+        worker = get_worker()
+        pc = worker.periodic_callbacks.get("profile")
+    except (ImportError, ValueError, AttributeError):
+        pc = None
+    if pc is None or not pc.is_running():
+        yield
+        return
+    worker.loop.add_callback(pc.stop)      # tornado callbacks belong to the worker's loop
+    try:
+        yield
+    finally:
+        worker.loop.add_callback(pc.start)
+
+
+def _mallopt():
+    try:
+        return ctypes.CDLL("libc.so.6").mallopt
+    except OSError:                          # not glibc: nothing to adjust
+        return None
+
+
+@contextlib.contextmanager
+def heap_kept():
+    """Raise glibc's trim and mmap thresholds while the task runs, where the process was started
+    with a fixed trim threshold (MALLOC_TRIM_THRESHOLD_, as a Dask nanny does); restore them
+    after. Elsewhere nothing changes (glibc's own thresholds adapt)."""
+    trim = os.environ.get("MALLOC_TRIM_THRESHOLD_")
+    mallopt = _mallopt() if trim is not None else None
+    if mallopt is None or not trim.isdigit():
+        yield
+        return
+    mallopt(_M_MMAP_THRESHOLD, _KEEP)
+    mallopt(_M_TRIM_THRESHOLD, _KEEP)
+    try:
+        yield
+    finally:
+        mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_DEFAULT)
+        mallopt(_M_TRIM_THRESHOLD, int(trim))
+
+
+@contextlib.contextmanager
+def training_task(nthread, whole_training: bool = True):
+    """The task's environment (see the module docstring); ``whole_training``: the task runs a
+    whole training (pause the profiler too), not one step of the graph."""
+    import numba
+    previous = numba.get_num_threads()
+    use_worker_threads(nthread)
+    try:
+        with heap_kept(), (profiler_paused() if whole_training else contextlib.nullcontext()):
+            yield
+    finally:
+        numba.set_num_threads(previous)
