@@ -115,10 +115,16 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
 
 
 def _gather_runs(comm, runs) -> RocRuns:
+    """Every rank's runs, merged: one all-gather of [m, 3] int64 rows (the score's float64 bits,
+    positive and negative weight)."""
     xp = comm.xp
     if runs is None:
-        runs = RocRuns(xp.zeros(0), xp.zeros(0, np.int64), xp.zeros(0, np.int64))
-    return RocRuns.of(*(comm.allgather_rows(a) for a in (runs.score, runs.pos, runs.neg)))
+        rows = xp.zeros((0, 3), dtype=np.int64)
+    else:
+        rows = xp.stack([xp.asarray(runs.score, dtype=np.float64).view(np.int64),
+                         runs.pos, runs.neg], axis=1)
+    rows = comm.allgather_rows(rows)
+    return RocRuns.of(xp.ascontiguousarray(rows[:, 0]).view(np.float64), rows[:, 1], rows[:, 2])
 
 
 class _TrainScores:
