@@ -124,7 +124,8 @@ def _gather_runs(comm, runs) -> RocRuns:
         rows = xp.stack([xp.asarray(runs.score, dtype=np.float64).view(np.int64),
                          runs.pos, runs.neg], axis=1)
     rows = comm.allgather_rows(rows)
-    return RocRuns.of(xp.ascontiguousarray(rows[:, 0]).view(np.float64), rows[:, 1], rows[:, 2])
+    return RocRuns.of(xp.ascontiguousarray(rows[:, 0]).view(np.float64), rows[:, 1], rows[:, 2],
+                      presorted_runs=True)
 
 
 class _TrainScores:
