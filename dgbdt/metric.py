@@ -327,10 +327,7 @@ class AUC(Metric):
             runs.append(RocRuns.of(p[:, k], xp.where(is_k, fw, 0), xp.where(is_k, 0, fw)))
         return runs
 
-    def merge(self, a, b):
-        if a is None or b is None:
-            return b if a is None else a
-        return [x + y for x, y in zip(a, b)]
+    # merge: Metric's, element-wise (RocRuns add by merging)
 
     def value(self, s) -> float:
         if s is None:
