@@ -22,8 +22,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--in-worker", action="store_true",
-                    help="also run inside a Dask worker's task (LocalCUDACluster/LocalCluster), "
-                         "with the worker's CuPy allocator and with CuPy's own pool")
+                    help="also run inside a Dask worker's task (LocalCUDACluster/LocalCluster): "
+                         "as the worker set it up, and inside dgbdt's training_task (threads, "
+                         "profiler, heap) with CuPy's own memory pool")
     a = ap.parse_args()
     print(json.dumps(profile(a.device, a.rows, a.repeat)), flush=True)
     if a.in_worker:
@@ -35,9 +36,17 @@ def main() -> None:
             from distributed import LocalCluster
             cluster = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0")
         with cluster, Client(cluster) as client:
-            for pool in (False, True):
-                out = client.submit(profile, a.device, a.rows, a.repeat, pool, pure=False)
-                print(json.dumps({"in_worker": True, **out.result()}), flush=True)
+            for ours in (False, True):
+                out = client.submit(_in_task if ours else profile, a.device, a.rows, a.repeat,
+                                    ours, pure=False)
+                print(json.dumps({"in_worker": True, "training_task": ours, **out.result()}),
+                      flush=True)
+
+
+def _in_task(device: str, n: int, repeat: int, cupy_pool: bool) -> dict:
+    from dgbdt.dask.worker import training_task
+    with training_task(None):
+        return profile(device, n, repeat, cupy_pool)
 
 
 def profile(device: str, n: int, repeat: int, cupy_pool: bool = False) -> dict:
