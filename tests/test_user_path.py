@@ -128,6 +128,13 @@ def test_nullable_regression_labels(client2):
     dest.fit(ddf[FEATURES], ddf["y"])
     assert dest.get_booster().save_raw() == est.get_booster().save_raw()
     assert est.score(df[FEATURES], y) > 0.5
+    # nullable weights and margins too
+    w, m = df["w"].astype("Float32"), (df["b"] * 0.1).astype("Float64")
+    est = dgbdt.GBDTRegressor(n_estimators=5, max_depth=3).fit(df[FEATURES], y, sample_weight=w,
+                                                                base_margin=m)
+    ddf = dd.from_pandas(df.assign(y=y, w32=w, m64=m), npartitions=2, sort=False)
+    dest.fit(ddf[FEATURES], ddf["y"], sample_weight=ddf["w32"], base_margin=ddf["m64"])
+    assert dest.get_booster().save_raw() == est.get_booster().save_raw()
 
 
 @pytest.mark.parametrize("objective,metrics", [

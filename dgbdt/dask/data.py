@@ -72,6 +72,8 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int) -> Par
         if base_margin is not None:
             if is_cudf(base_margin):
                 base_margin = base_margin.values
+            elif hasattr(base_margin, "to_numpy"):      # pandas (nullable dtypes too)
+                base_margin = base_margin.to_numpy(dtype=np.float64, na_value=np.nan)
             bm = xp.asarray(base_margin, dtype=np.float64)
             bm = bm[:, None] if bm.ndim == 1 else bm
             if bm.shape[0] != n or not bool(xp.all(xp.isfinite(bm))):
