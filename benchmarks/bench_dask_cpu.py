@@ -5,8 +5,8 @@
 
 Data are generated on the workers (dask.array, Higgs-shaped). Times cover building the
 distributed matrix (sketch, quantize, pack) and training. A warm-up trains on a small sample
-first (numba compilation). With several workers the default (graph) mode is followed by
-mode="collective" (one task per worker, TCP all-reduce) on the same data. The scheduling probe
+first (numba compilation). With several workers graph mode is followed by mode="collective"
+(one task per worker, TCP all-reduce; what mode="auto" picks there) on the same data. The scheduling probe
 trains ``--probe-rounds`` trees on a tiny dataset with the graph mode forced: with almost no
 compute, its time per tree level is the per-level cost of Dask scheduling.
 """
@@ -74,12 +74,12 @@ def main() -> None:
         Xw, yw = dask_data(4000, parts, 99)
         dgd.train(client, params, dgd.DaskDataset(client, Xw, yw), 2, verbose_eval=False)
 
+        mode = "task" if a.workers == 1 else "graph"      # auto picks "collective" on >1
         t0 = time.perf_counter()
         dtrain = dgd.DaskDataset(client, X, y)
-        res = dgd.train(client, params, dtrain, a.rounds, verbose_eval=False)
+        res = dgd.train(client, params, dtrain, a.rounds, verbose_eval=False, mode=mode)
         t_dgbdt = time.perf_counter() - t0
         booster = res["booster"]
-        mode = "task" if a.workers == 1 else "graph"
         p = dgd.predict(client, booster, Xt).compute()
         out.update({"dgbdt_mode": mode, "dgbdt_s": round(t_dgbdt, 3),
                     "dgbdt_auc": round(auc(yt_np, p), 5),

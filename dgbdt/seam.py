@@ -7,12 +7,15 @@ same in any order and the model does not depend on how rows are partitioned.
 """
 from __future__ import annotations
 
+import time
 from typing import Protocol, Sequence
 
 import numpy as np
 
+
 from .backend import array_module
 from .data.page_stream import PageStream
+from .fixedpoint import scale_for
 from .shard import Shard
 from .tree.grower import grow_tree
 
@@ -25,8 +28,9 @@ class TrainingSeam(Protocol):
     def compute_gradients(self, objective) -> tuple[np.ndarray, np.ndarray]:
         """Gradients on every shard; returns global (max |g|, max h) per output class."""
 
-    def grow(self, growth, timers: dict):
-        """Grow growth's tree to the end (dgbdt.tree.grower); returns the Tree."""
+    def grow_round(self, objective, K: int, spec, timers: dict) -> list:
+        """One boosting round: gradients, then K trees (one per output class) grown from
+        ``spec`` (dgbdt.tree.grower.GrowthSpec); returns the trees (a Dask seam: futures)."""
 
     def level(self, request) -> np.ndarray:
         """Every shard runs Shard.level_step(request); returns the merged histograms."""
@@ -60,8 +64,15 @@ class LocalSeam:
         parts = [s.compute_gradients(objective) for s in self.shards]
         return (np.max([p[0] for p in parts], axis=0), np.max([p[1] for p in parts], axis=0))
 
-    def grow(self, growth, timers):
-        return grow_tree(self, growth, timers)
+    def grow_round(self, objective, K, spec, timers):
+        """Gradients, one fixed-point scale per class from the global maxima and the row count
+        (dgbdt.fixedpoint), then the class trees in turn."""
+        t = time.perf_counter()
+        max_g, max_h = self.compute_gradients(objective)
+        timers["gradients"] += time.perf_counter() - t
+        return [grow_tree(self, spec.start(k, scale_for(max_g[k], self.n_rows),
+                                           scale_for(max_h[k], self.n_rows)), timers)
+                for k in range(K)]
 
     def level(self, request):
         total = None

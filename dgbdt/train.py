@@ -19,13 +19,12 @@ from .callback import EarlyStopping, emit, format_eval_line
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
 from .evaluation import DatasetEval, SeamEval
-from .fixedpoint import scale_for
 from .metric import get_metric
 from .objective import get_objective
 from .params import normalize_params
 from .seam import LocalSeam
 from .shard import Shard
-from .tree.grower import Growth
+from .tree.grower import GrowthSpec
 from .tree.split import SplitParams
 
 STAGES = ("quantize", "gradients", "histograms", "split_evaluation", "partition",
@@ -160,14 +159,10 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     stopper = EarlyStopping(early_stopping_rounds, metrics[-1]) if early_stopping_rounds else None
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
+    spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp)
     for r in range(rounds):
-        t = time.perf_counter()
-        max_g, max_h = seam.compute_gradients(objective)
-        timers["gradients"] += time.perf_counter() - t
-        for k in range(K):
-            sg, sh = scale_for(max_g[k], seam.n_rows), scale_for(max_h[k], seam.n_rows)
-            growth = Growth(k, cuts, hist_ptrs, p["max_depth"], sp, sg, sh)
-            booster.trees.append(seam.grow(growth, timers))
+        for k, tree in enumerate(seam.grow_round(objective, K, spec, timers)):
+            booster.trees.append(tree)
             booster.tree_class.append(k)
         if not sources:
             continue

@@ -1,46 +1,38 @@
-"""dgbdt.dask.train: the boosting loop of dgbdt.train over shards held by Dask workers.
+"""dgbdt.dask.train: the boosting loop of dgbdt.train over data held by Dask workers.
 
-The loop itself is dgbdt.train.boost; this module supplies the seam. Two ways through it:
+The loop itself is dgbdt.train.boost; the modes supply its seam:
 
-* **One task** — when every partition lives on one worker, the whole training runs inside one
-  task there (``_train_in_task``): the in-process seam over that worker's shards, no
-  per-level scheduling at all.
-* **The task graph** — otherwise ``DaskSeam`` keeps one shard per partition on the worker that
-  holds it and submits a whole tree ahead: per level, one task per shard (``level_step``:
-  partition rows, build the smaller children's histograms) and a tree-reduce of the partial
-  histograms whose root also evaluates the splits (``Growth.advance``), so a level costs two
-  task hops and no client round trip; the client fetches only the finished tree.
+* **one task** — every partition on one worker: the whole training runs inside one task there
+  (``_train_in_task``): the in-process seam over that worker's shards;
+* **the graph** — rounds submitted as one task graph, one task per worker and level, every
+  worker merging the same integer histograms (dgbdt.dask.graph);
+* **collective** — one long task per worker, histograms all-reduced with NCCL or TCP
+  (dgbdt.dask.collective_train).
 
-Shard tasks mutate their shard in place and are pinned to its worker; the results are integer
-histograms and exact sums, so the model is the same bytes as in-process for any number of
-workers or partitions.
+Histograms are integer sums and metrics exact reductions, so every mode gives the in-process
+model, byte for byte, for any number of workers or partitions.
 """
 from __future__ import annotations
 
 import contextlib
-import copy
-import functools
 import logging
 import time
 import uuid
 
-import numpy as np
-
 from ..backend import array_module, device_scope, to_host
-from ..booster import Booster, add_tree_margins
+from ..booster import Booster
 from ..callback import ClientLog, log_to_client
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
-from ..data.page_stream import page_on_device
 from ..metric import get_metric
 from ..objective import get_objective
+from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
-from ..evaluation import DatasetEval, EvalRows, SeamEval, merge, values, weight_scale
 from ..seam import LocalSeam
-from ..shard import Shard
 from ..train import boost
 from .data import DaskDataset, workers_of
-from .reduce import tree_reduce
+from .graph import DaskSeam, TrainEval, by_worker, make_unit
+from .graph import DatasetEval as GraphDatasetEval
 from .shards import local_shards, make_shard
 from .worker import training_task
 
@@ -57,191 +49,6 @@ def _label_stats(part, objective_name: str, num_class):
     obj.check_labels(label, num_class)
     return obj.label_stats(label, None if part.weight is None else to_host(part.weight),
                            num_class)
-
-
-def _gradients(shard: Shard, objective_name: str, nthread, *after):
-    with training_task(nthread, whole_training=False):
-        return shard.compute_gradients(get_objective(objective_name))
-
-
-def _level(shard: Shard, growth, hist_ptrs, nthread, *after):
-    if growth.done:
-        return None
-    with training_task(nthread, whole_training=False), page_on_device(shard) as s:
-        return s.level_step(growth.request, hist_ptrs)
-
-
-def _sum(*parts):
-    parts = [p for p in parts if p is not None]
-    if not parts:
-        return None
-    total = parts[0].copy()
-    for p in parts[1:]:
-        total += p
-    return total
-
-
-def _advance(growth, *parts):
-    if growth.done:
-        return growth
-    growth = copy.deepcopy(growth)
-    growth.advance(_sum(*parts))
-    return growth
-
-
-def _finish(shard: Shard, growth, nthread) -> dict:
-    with training_task(nthread, whole_training=False), page_on_device(shard) as s:
-        s.finish(growth.finish_request())
-    return dict(shard.timers)
-
-
-def _tree(growth):
-    return growth.tree(), growth.eval_seconds
-
-
-def _summaries(margin, label, weight, scale, objective_name, metric_names):
-    """Per-metric summaries of one partition's rows, on its device (dgbdt.evaluation)."""
-    metrics = [get_metric(m) for m in metric_names]
-    return EvalRows(label, weight, scale).summaries(get_objective(objective_name), metrics,
-                                                    margin)
-
-
-def _merge(metric_names, *parts) -> list:
-    """Merged summaries of several partitions (a tree-reduce step)."""
-    return merge([get_metric(m) for m in metric_names], *parts)
-
-
-def _values(metric_names, *parts) -> list[float]:
-    """Metric values from the summaries of the last merge step (the tree-reduce's root)."""
-    metrics = [get_metric(m) for m in metric_names]
-    return values(metrics, merge(metrics, *parts))
-
-
-def _reduce_scores(client, parts, metric_names, fan_in: int, name: str) -> list[float]:
-    """Merge the partitions' summaries over the task graph; only floats reach the client."""
-    return tree_reduce(client, parts, functools.partial(_merge, metric_names), fan_in, name,
-                       final=_values, final_args=(metric_names,)).result()
-
-
-def _shard_summaries(shard: Shard, scale, objective_name, metric_names, *after):
-    return _summaries(shard.margin, shard.label, shard.weight, scale, objective_name,
-                      metric_names)
-
-
-class _EvalPart:
-    def __init__(self, part, base):
-        self.part = part
-        xp = array_module(part.X)
-        self.margin = (xp.array(part.base_margin, dtype=np.float64)
-                       if part.base_margin is not None
-                       else xp.tile(xp.asarray(base, dtype=np.float64), (part.n_rows, 1)))
-
-
-def _eval_part(part, base):
-    return _EvalPart(part, base)
-
-
-def _eval_summaries(ev: _EvalPart, trees, classes, scale, objective_name, metric_names):
-    if ev.part.n_rows == 0:
-        return None
-    with training_task(None, whole_training=False):
-        add_tree_margins(ev.part.X, trees, classes, ev.margin)
-        return _summaries(ev.margin, ev.part.label, ev.part.weight, scale, objective_name,
-                          metric_names)
-
-
-# -- the graph seam ----------------------------------------------------------------------------
-class DaskSeam:
-    """The training seam over shards on Dask workers (see the module docstring)."""
-
-    def __init__(self, client, shards, workers, hist_ptrs, n_rows, fan_in, max_depth, nthread):
-        self.client, self.shards, self.workers = client, shards, workers
-        self.nthread = nthread
-        self.hist_ptrs, self.n_rows, self.fan_in = hist_ptrs, n_rows, fan_in
-        self.max_depth = max_depth
-        self.last = list(shards)            # each shard's latest task: keeps per-shard order
-        self.token = uuid.uuid4().hex[:8]
-        self.n_trees = 0
-        self.shard_timers: list[dict] = []
-
-    def on_shard(self, i, fn, *args, key=None):
-        return self.client.submit(fn, self.shards[i], *args, workers=[self.workers[i]],
-                                  allow_other_workers=False, pure=False,
-                                  key=f"{key}-{self.token}" if key else None)
-
-    def compute_gradients(self, objective):
-        futs = [self.on_shard(i, _gradients, objective.name, self.nthread, self.last[i],
-                              key=f"dgbdt-gradients-t{self.n_trees}-p{i}")
-                for i in range(len(self.shards))]
-        self.last = futs
-        parts = self.client.gather(futs)
-        return np.max([p[0] for p in parts], axis=0), np.max([p[1] for p in parts], axis=0)
-
-    def grow(self, growth, timers):
-        c, t = self.client, self.n_trees
-        g = growth          # level 0's tasks carry the (small) growth itself: no extra hop
-        for level in range(self.max_depth):
-            parts = [self.on_shard(i, _level, g, self.hist_ptrs, self.nthread, self.last[i],
-                                   key=f"dgbdt-hist-t{t}-L{level}-p{i}")
-                     for i in range(len(self.shards))]
-            self.last = parts
-            g = tree_reduce(c, parts, _sum, self.fan_in, f"dgbdt-merge-t{t}-L{level}",
-                            final=_advance, final_args=(g,))
-        self.last = [self.on_shard(i, _finish, g, self.nthread, key=f"dgbdt-finish-t{t}-p{i}")
-                     for i in range(len(self.shards))]
-        tree, eval_seconds = c.submit(_tree, g, key=f"dgbdt-tree-t{t}-{self.token}").result()
-        timers["split_evaluation"] += eval_seconds
-        self.n_trees += 1
-        return tree
-
-    def drain(self) -> None:
-        """Nothing to wait for here: the eval tasks run after each shard's last task."""
-
-    def stage_times(self) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for d in self.client.gather(self.last) if self.n_trees else []:
-            for k, v in d.items():
-                out[k] = out.get(k, 0.0) + v
-        return out
-
-
-class _DaskTrainEval:
-    """The training set in evals: metrics from the shards' own margins."""
-
-    def __init__(self, seam: DaskSeam, d: DaskDataset):
-        self.seam, self.scale = seam, weight_scale(d.max_weight, d.num_row)
-
-    def scores(self, booster, new_trees, objective, metrics):
-        s, names = self.seam, [m.name for m in metrics]
-        parts = [s.on_shard(i, _shard_summaries, self.scale, objective.name, names, s.last[i],
-                            key=f"dgbdt-eval-train-t{s.n_trees}-p{i}")
-                 for i in range(len(s.shards))]
-        return _reduce_scores(s.client, parts, names, s.fan_in,
-                              f"dgbdt-eval-train-t{s.n_trees}")
-
-
-class _DaskEval:
-    """A DaskDataset eval set: margins on its partitions, advanced by the new trees."""
-
-    def __init__(self, client, d: DaskDataset, base, fan_in: int):
-        self.client, self.fan_in, self.rounds = client, fan_in, 0
-        self.scale = weight_scale(d.max_weight, d.num_row)
-        self.workers = d.workers_of_parts()
-        self.parts = [client.submit(_eval_part, p, base, workers=[w], allow_other_workers=False,
-                                    pure=False)
-                      for p, w in zip(d.persisted_parts(), self.workers)]
-
-    def scores(self, booster, new_trees, objective, metrics):
-        names = [m.name for m in metrics]
-        trees = [booster.trees[i] for i in new_trees]
-        classes = [booster.tree_class[i] for i in new_trees]
-        parts = [self.client.submit(_eval_summaries, p, trees, classes, self.scale,
-                                    objective.name, names, workers=[w],
-                                    allow_other_workers=False, pure=False)
-                 for p, w in zip(self.parts, self.workers)]
-        self.rounds += 1
-        return _reduce_scores(self.client, parts, names, self.fan_in,
-                              f"dgbdt-eval-r{self.rounds}")
 
 
 # -- one task: everything on one worker --------------------------------------------------------
@@ -441,20 +248,23 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         with _closing(log):
             booster, history = fut.result()
         return {"booster": booster, "history": history, "mode": mode}
-    if shards is None:
-        shards = [client.submit(make_shard, part, cuts, max_nodes, base, p["device"],
-                                p["device_memory_budget"], workers=[w],
-                                allow_other_workers=False, pure=False)
-                  for part, w in zip(dtrain.parts, workers)]
-        with client.as_current():  # distributed.wait uses the default client; make it this one
-            wait(shards)
+    # graph mode: one unit per worker holding training rows (its partitions joined into one
+    # shard, or its streamed shards), built there; empty partitions add nothing
+    keep = [(u, w) for u, w, n in zip(units, workers, dtrain.part_rows) if n]
+    groups = by_worker([u for u, _ in keep], [w for _, w in keep])
+    unit_futures = {w: client.submit(make_unit, p, cuts, max_nodes, base, *groups[w],
+                                     workers=[w], allow_other_workers=False, pure=False,
+                                     key=f"dgbdt-unit-{i}-{uuid.uuid4().hex[:8]}")
+                    for i, w in enumerate(groups)}
+    with client.as_current():  # distributed.wait uses the default client; make it this one
+        wait(list(unit_futures.values()))
     quantize_seconds = time.perf_counter() - t0
-    seam = DaskSeam(client, shards, workers, cuts.result().hist_ptrs(), dtrain.num_row, fan_in,
-                    p["max_depth"], p["nthread"])
-    sources = [(_DaskTrainEval(seam, d) if d is dtrain else _DaskEval(client, d, base, fan_in),
+    seam = DaskSeam(client, unit_futures, dtrain.num_row, fan_in, p["max_depth"], p["nthread"])
+    sources = [(TrainEval(seam, d) if d is dtrain else GraphDatasetEval(client, d, base, fan_in),
                 name) for d, name in evals]
     history: dict = {}
     boost(p, seam, cuts.result(), booster, objective, metrics, int(num_boost_round), sources,
           early_stopping_rounds, history, verbose_eval)
+    booster.trees = client.gather(booster.trees)     # futures until now (dgbdt.dask.graph)
     booster.timings["quantize"] = quantize_seconds
     return {"booster": booster, "history": history, "mode": mode}

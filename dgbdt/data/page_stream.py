@@ -23,7 +23,6 @@ The order in which shards are visited changes no result (histograms are integer 
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 
@@ -95,7 +94,7 @@ class CudaMover:
 
 @functools.lru_cache(maxsize=None)
 def _cuda_mover(backend) -> CudaMover:
-    """One copy stream per GPU, shared by the process's streams (graph mode's tasks)."""
+    """One copy stream per GPU, shared by the process's page streams."""
     return CudaMover(backend)
 
 
@@ -180,17 +179,3 @@ class PageStream:
         return {"stream_slots": self.n_slots, "stream_passes": self.passes,
                 "stream_copies": self.copies, "stream_bytes": self.bytes_moved,
                 "stream_copy_seconds": self._seconds}
-
-
-@contextlib.contextmanager
-def page_on_device(shard):
-    """The shard, for one task, with its page where kernels run: a streamed page is copied into
-    a buffer of its own (no overlap; Dask's graph mode visits one shard per task)."""
-    if not shard.page.streamed:
-        yield shard
-        return
-    visit = PageStream.for_backend(shard.be).visit([shard])
-    try:
-        yield next(visit)
-    finally:
-        visit.close()

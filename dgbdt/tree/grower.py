@@ -58,6 +58,20 @@ class FinishRequest:
     values: np.ndarray        # float64 leaf values
 
 
+@dataclass
+class GrowthSpec:
+    """What every tree of a training shares (small, picklable: Dask tasks start trees too)."""
+
+    cuts: object
+    hist_ptrs: np.ndarray
+    max_depth: int
+    p: SplitParams
+
+    def start(self, k: int, scale_g: float, scale_h: float) -> "Growth":
+        """A new tree of output class k with this round's fixed-point scales."""
+        return Growth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g, scale_h)
+
+
 class Growth:
     """One tree in growth: node table, gradient sums, and the current level.
 

@@ -1,0 +1,320 @@
+"""Graph mode: the boosting rounds as one Dask task graph, one level a task hop.
+
+Each worker holding training rows keeps one ``WorkerUnit`` in its memory: a LocalSeam over its
+shards (its partitions joined into one shard, or pages cut to ``device_memory_budget``) and its
+copy of the tree in growth. A round is a static graph, submitted whole and ahead of time:
+
+    hist_L0_w(grad_*)           every worker's gradient maxima give the fixed-point scale; the
+                                tree starts; w's partial histograms of the root
+    hist_Ld_w(hist_L(d-1)_*)    the sum of every worker's partials of level d-1 (exact
+                                integers), split evaluation, then w's partials of level d
+    finish_w(hist_L(D-1)_*)     the last split evaluation; leaf values into w's margins;
+                                worker 0's returns the tree; after a round's last tree, the
+                                next round's gradients on w's rows and their maxima (grad_w;
+                                the first round has a task of its own for them)
+
+Every worker merges the same integer histograms and so grows the same tree (as the collective
+ranks do), so a level costs one dependent task hop and the histograms travel worker to worker
+(an all-gather through Dask), never through the client. Nothing inside a round waits on the
+client; without evaluation sets the client submits every round at once and gathers the trees
+at the end (the trees are futures until then); with them, it waits once per round for the
+metrics early stopping needs (reduced by a tree-reduce of summaries over the workers).
+
+Units are mutated in place by their tasks (pinned to their worker), as shards were before; a
+lost worker stops the training (recovery from lineage is the resilience issue's work).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+import uuid
+
+import numpy as np
+
+from ..backend import array_module, device_scope
+from ..booster import add_tree_margins
+from ..evaluation import EvalRows, merge, values, weight_scale
+from ..fixedpoint import scale_for
+from ..metric import get_metric
+from ..objective import get_objective
+from ..seam import LocalSeam
+from .data import DaskDataset
+from .reduce import tree_reduce
+from .shards import local_shards
+from .worker import training_task
+
+
+class WorkerUnit:
+    """One worker's share of a graph-mode training (see the module docstring)."""
+
+    def __init__(self, seam: LocalSeam):
+        self.seam = seam
+        self.growth = None
+        self.timers = {"gradients": 0.0, "split_evaluation": 0.0}
+
+    @property
+    def be(self):
+        return self.seam.shards[0].be
+
+
+@contextlib.contextmanager
+def _on(unit: WorkerUnit, nthread):
+    with training_task(nthread, whole_training=False), device_scope(unit.be):
+        yield
+
+
+def _sum(parts):
+    total = None
+    for p in parts:
+        if p is None:
+            continue
+        total = p.copy() if total is None else total + array_module(total).asarray(p)
+    return total
+
+
+# -- tasks on the workers ----------------------------------------------------------------------
+def make_unit(p, cuts, max_nodes: int, base, *units) -> WorkerUnit:
+    """The worker's unit from its Parts (joined) or its streamed Shards."""
+    from ..backend import get_backend
+    with training_task(p["nthread"], whole_training=False), \
+            device_scope(get_backend(p["device"])):
+        shards, slots = local_shards(list(units), cuts, max_nodes, base, p)
+        return WorkerUnit(LocalSeam(shards, cuts.hist_ptrs(), slots))
+
+
+def _gradients(unit: WorkerUnit, objective_name: str, nthread, *after):
+    with _on(unit, nthread):
+        t = time.perf_counter()
+        out = unit.seam.compute_gradients(get_objective(objective_name))
+        unit.timers["gradients"] += time.perf_counter() - t
+        return out
+
+
+def _level(unit: WorkerUnit, nthread, start, after, *inputs):
+    """One level on this worker. ``start`` = (spec, k, n_rows) at the root: ``inputs`` are then
+    every worker's gradient maxima; else they are every worker's partials of the last level.
+    ``after``: this worker's previous tree's finish (a root after the first), for order."""
+    with _on(unit, nthread):
+        if start is not None:
+            spec, k, n_rows = start
+            maxima = [i if isinstance(i[0], np.ndarray) else i[1] for i in inputs]
+            max_g = max(float(m[0][k]) for m in maxima)
+            max_h = max(float(m[1][k]) for m in maxima)
+            unit.growth = spec.start(k, scale_for(max_g, n_rows), scale_for(max_h, n_rows))
+        else:
+            if unit.growth.done:
+                return None
+            unit.growth.advance(_sum(inputs))
+            if unit.growth.done:
+                return None
+        return unit.seam.level(unit.growth.request)
+
+
+def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs):
+    """The tree's last split evaluation and leaf values; returns (the tree on worker 0, else
+    None; with ``next_gradients`` (an objective name, after a round's last tree) the next
+    round's gradient maxima, computed here: one task hop less per round)."""
+    with _on(unit, nthread):
+        g = unit.growth
+        if not g.done:
+            g.advance(_sum(inputs))
+        unit.seam.finish(g.finish_request())
+        unit.timers["split_evaluation"] += g.eval_seconds
+        unit.growth = None
+        grads = None
+        if next_gradients is not None:
+            t = time.perf_counter()
+            grads = unit.seam.compute_gradients(get_objective(next_gradients))
+            unit.timers["gradients"] += time.perf_counter() - t
+        return (g.tree() if want_tree else None), grads
+
+
+def _tree_of(finished):
+    return finished[0]
+
+
+
+
+
+def _unit_times(unit: WorkerUnit, *after) -> dict:
+    return {**unit.seam.stage_times(), **unit.timers}
+
+
+# -- evaluation tasks --------------------------------------------------------------------------
+def _summaries(margin, label, weight, scale, objective_name, metric_names):
+    """Per-metric summaries of some rows, on their device (dgbdt.evaluation)."""
+    metrics = [get_metric(m) for m in metric_names]
+    return EvalRows(label, weight, scale).summaries(get_objective(objective_name), metrics,
+                                                    margin)
+
+
+def _merge(metric_names, *parts) -> list:
+    """Merged summaries of several workers' rows (a tree-reduce step)."""
+    return merge([get_metric(m) for m in metric_names], *parts)
+
+
+def _values(metric_names, *parts) -> list[float]:
+    """Metric values from the summaries of the last merge step (the tree-reduce's root)."""
+    metrics = [get_metric(m) for m in metric_names]
+    return values(metrics, merge(metrics, *parts))
+
+
+def reduce_scores(client, parts, metric_names, fan_in: int, name: str) -> list[float]:
+    """Merge the summaries over the task graph; only floats reach the client."""
+    return tree_reduce(client, parts, functools.partial(_merge, metric_names), fan_in, name,
+                       final=_values, final_args=(metric_names,)).result()
+
+
+def _unit_summaries(unit: WorkerUnit, scale, objective_name, metric_names, *after):
+    ss = unit.seam.shards
+    xp = unit.be.xp
+    with _on(unit, None):
+        if unit.seam.n_rows == 0:
+            return None
+        label = xp.concatenate([s.label for s in ss])
+        weight = None if ss[0].weight is None else xp.concatenate([s.weight for s in ss])
+        return _summaries(unit.seam.margins(), label, weight, scale, objective_name,
+                          metric_names)
+
+
+class EvalPart:
+    """An eval set's rows on one worker (its partitions joined) and their margins."""
+
+    def __init__(self, parts, base):
+        from .shards import concat_parts
+        self.part = concat_parts(list(parts))
+        xp = array_module(self.part.X)
+        self.margin = (xp.array(self.part.base_margin, dtype=np.float64)
+                       if self.part.base_margin is not None
+                       else xp.tile(xp.asarray(base, dtype=np.float64), (self.part.n_rows, 1)))
+
+
+def _eval_part(base, *parts):
+    return EvalPart(parts, base)
+
+
+def _eval_summaries(ev: EvalPart, trees, classes, scale, objective_name, metric_names):
+    if ev.part.n_rows == 0:
+        return None
+    with training_task(None, whole_training=False):
+        add_tree_margins(ev.part.X, trees, classes, ev.margin)
+        return _summaries(ev.margin, ev.part.label, ev.part.weight, scale, objective_name,
+                          metric_names)
+
+
+def by_worker(items, workers) -> dict:
+    """items grouped by the worker holding each, in order of first appearance."""
+    out: dict = {}
+    for item, w in zip(items, workers):
+        out.setdefault(w, []).append(item)
+    return out
+
+
+# -- on the client -----------------------------------------------------------------------------
+class DaskSeam:
+    """The graph-mode seam (see the module docstring): ``grow_round`` submits a round and
+    returns the futures of its trees."""
+
+    def __init__(self, client, units: dict, n_rows: int, fan_in: int, max_depth: int,
+                 nthread):
+        self.client, self.fan_in, self.nthread = client, fan_in, nthread
+        self.workers = list(units)
+        self.units = [units[w] for w in self.workers]
+        self.n_rows, self.max_depth = int(n_rows), int(max_depth)
+        self.last = list(self.units)      # each unit's latest task: keeps per-unit order
+        self.token = uuid.uuid4().hex[:8]
+        self.n_trees = 0
+        self.n_rounds = 0
+        self.grads = None                 # futures holding each unit's gradient maxima
+
+    def on_unit(self, i, fn, *args, key: str):
+        return self.client.submit(fn, self.units[i], *args, workers=[self.workers[i]],
+                                  allow_other_workers=False, pure=False,
+                                  key=f"{key}-{self.token}")
+
+    def _each(self, fn, *args, key: str) -> list:
+        return [self.on_unit(i, fn, *args, key=f"{key}-w{i}") for i in range(len(self.units))]
+
+    def grow_round(self, objective, K: int, spec, timers) -> list:
+        r, W, nt = self.n_rounds, range(len(self.units)), self.nthread
+        if self.grads is None:       # the first round; later ones come with the last finish
+            self.grads = [self.on_unit(i, _gradients, objective.name, nt, self.last[i],
+                                       key=f"dgbdt-grad-r{r}-w{i}") for i in W]
+        grads = self.grads
+        trees, after = [], [None] * len(self.units)
+        for k in range(K):
+            t = self.n_trees
+            parts = [self.on_unit(i, _level, nt, (spec, k, self.n_rows), after[i], *grads,
+                                  key=f"dgbdt-hist-t{t}-L0-w{i}") for i in W]
+            for level in range(1, self.max_depth):
+                parts = [self.on_unit(i, _level, nt, None, None, *parts,
+                                      key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
+            last = k == K - 1
+            after = [self.on_unit(i, _finish, nt, i == 0, objective.name if last else None,
+                                  *parts, key=f"dgbdt-finish-t{t}-w{i}") for i in W]
+            trees.append(self.client.submit(_tree_of, after[0], pure=False,
+                                            key=f"dgbdt-tree-t{t}-{self.token}"))
+            self.n_trees += 1
+        self.last, self.grads = after, after
+        self.n_rounds += 1
+        return trees
+
+    def drain(self) -> None:
+        """Nothing to wait for here: evaluation tasks follow each unit's last task."""
+
+    def stage_times(self) -> dict[str, float]:
+        """Stage seconds summed over the workers; split evaluation (the same on every worker)
+        as worker 0 spent it."""
+        times = self.client.gather([self.on_unit(i, _unit_times, self.last[i],
+                                                 key=f"dgbdt-times-w{i}")
+                                    for i in range(len(self.units))])
+        out: dict[str, float] = {}
+        for d in times:
+            for k, v in d.items():
+                if k != "split_evaluation":
+                    out[k] = out.get(k, 0.0) + v
+        out["split_evaluation"] = times[0].get("split_evaluation", 0.0)
+        return out
+
+
+class TrainEval:
+    """The training set in evals: metrics from the units' own margins."""
+
+    def __init__(self, seam: DaskSeam, d: DaskDataset):
+        self.seam, self.scale = seam, weight_scale(d.max_weight, d.num_row)
+
+    def scores(self, booster, new_trees, objective, metrics):
+        s, names = self.seam, [m.name for m in metrics]
+        parts = [s.on_unit(i, _unit_summaries, self.scale, objective.name, names, s.last[i],
+                           key=f"dgbdt-eval-train-r{s.n_rounds}-w{i}")
+                 for i in range(len(s.units))]
+        return reduce_scores(s.client, parts, names, s.fan_in,
+                             f"dgbdt-eval-train-r{s.n_rounds}")
+
+
+class DatasetEval:
+    """A DaskDataset eval set: each worker's partitions joined, margins advanced by the new
+    trees (passed as futures: they need not reach the client)."""
+
+    def __init__(self, client, d: DaskDataset, base, fan_in: int):
+        self.client, self.fan_in, self.rounds = client, fan_in, 0
+        self.scale = weight_scale(d.max_weight, d.num_row)
+        groups = by_worker(d.persisted_parts(), d.workers_of_parts())
+        self.workers = list(groups)
+        self.parts = [client.submit(_eval_part, base, *groups[w], workers=[w],
+                                    allow_other_workers=False, pure=False)
+                      for w in self.workers]
+
+    def scores(self, booster, new_trees, objective, metrics):
+        names = [m.name for m in metrics]
+        trees = [booster.trees[i] for i in new_trees]
+        classes = [booster.tree_class[i] for i in new_trees]
+        self.rounds += 1
+        parts = [self.client.submit(_eval_summaries, p, trees, classes, self.scale,
+                                    objective.name, names, workers=[w],
+                                    allow_other_workers=False, pure=False,
+                                    key=f"dgbdt-eval-r{self.rounds}-w{i}-{uuid.uuid4().hex[:8]}")
+                 for i, (p, w) in enumerate(zip(self.parts, self.workers))]
+        return reduce_scores(self.client, parts, names, self.fan_in,
+                             f"dgbdt-eval-r{self.rounds}")
