@@ -13,6 +13,8 @@ error      ``sum_i w_i e_i / W`` with ``e_i = 1 - y_i`` if ``p_i > 0.5`` else
            ``y_i`` (for 0/1 labels: the weighted fraction misclassified)
 auc        weighted area under the ROC curve (ties count one half); multi-class:
            one-vs-rest AUC per class averaged with weights ``sum_{y_i = k} w_i``
+aucpr      area under the precision-recall curve, XGBoost's interpolation (AUCPR);
+           multi-class: the mean of the one-vs-rest areas
 mlogloss   ``-sum_i w_i log p_{i, y_i} / W``, ``p`` clipped to ``[1e-16, 1]``
 merror     weighted fraction with ``argmax_k p_{i, k} != y_i``
 =========  ==================================================================
@@ -38,7 +40,7 @@ import numpy as np
 
 from .fixedpoint import ExactSum, _module, scale_for
 
-__all__ = ["Metric", "METRICS", "RocRuns", "auc_weight_scale", "get_metric"]
+__all__ = ["AUC", "AUCPR", "Metric", "METRICS", "RocRuns", "auc_weight_scale", "get_metric"]
 
 _PROB_EPS = 1e-16
 
@@ -351,8 +353,54 @@ class AUC(Metric):
         return float(acc) / float(sum(totals[k][0] for k in present))
 
 
+class AUCPR(AUC):
+    """Area under the precision-recall curve, XGBoost's ``aucpr``: the scores in decreasing
+    order, between consecutive distinct scores the precision-recall segment interpolated as
+    Davis and Goadrich do (doi:10.1371/journal.pone.0092209), each segment's area in closed
+    form; multi-class: the unweighted mean of the one-vs-rest areas. The same summary as auc
+    (RocRuns), so exact for any partitioning too. Raises ``ValueError`` when a class (binary:
+    the positives or the negatives) has no weight."""
+
+    name = "aucpr"
+
+    def value(self, s) -> float:
+        if s is None:
+            raise ValueError("aucpr: no rows to evaluate")
+        areas = []
+        for k, runs in enumerate(s):
+            pos, neg = runs.totals()
+            if not (pos > 0 and neg > 0):
+                raise ValueError(
+                    "aucpr needs both classes: the labels (with positive weight) contain only "
+                    + ("negatives" if not pos > 0 else "positives")
+                    + ("" if len(s) == 1 else f" for class {k}"))
+            areas.append(_pr_area(runs, float(pos)))
+        if len(areas) == 1:
+            return areas[0]
+        return float(ExactSum.of(np.array(areas))) / len(areas)
+
+
+def _pr_area(runs: RocRuns, total_pos: float) -> float:
+    """The interpolated precision-recall area of one column's runs (see AUCPR); segments are
+    summed exactly, so the value depends only on the runs."""
+    xp = _module(runs.pos)
+    tp = xp.cumsum(runs.pos[::-1]).astype(np.float64)      # decreasing score
+    fp = xp.cumsum(runs.neg[::-1]).astype(np.float64)
+    tp_prev = xp.concatenate([xp.zeros(1), tp[:-1]])
+    fp_prev = xp.concatenate([xp.zeros(1), fp[:-1]])
+    pr, pr_prev = tp / total_pos, tp_prev / total_pos
+    flat = tp == tp_prev
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = xp.where(flat, 0.0, (fp - fp_prev) / xp.where(flat, 1.0, tp - tp_prev))
+        a = xp.where(flat, 1.0, h + 1.0)
+        b = xp.where(flat, 0.0, (fp_prev - h * tp_prev) / total_pos)
+        curved = (pr - pr_prev - b / a * (xp.log(a * pr + b) - xp.log(a * pr_prev + b))) / a
+        area = xp.where(b != 0.0, curved, (pr - pr_prev) / a)
+    return float(ExactSum.of(area))
+
+
 _REGISTRY: dict[str, type[Metric]] = {
-    cls.name: cls for cls in (RMSE, MAE, LogLoss, Error, AUC, MLogLoss, MError)
+    cls.name: cls for cls in (RMSE, MAE, LogLoss, Error, AUC, AUCPR, MLogLoss, MError)
 }
 METRICS: tuple[str, ...] = tuple(_REGISTRY)
 

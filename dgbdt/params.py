@@ -51,7 +51,8 @@ MULTI_OBJECTIVES = frozenset({"multi:softprob", "multi:softmax"})
 #: objectives whose base_score is a probability, so it must lie strictly in (0, 1)
 PROBABILITY_BASE_SCORE = frozenset({"reg:logistic", "binary:logistic"})
 
-METRICS: tuple[str, ...] = ("rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror")
+METRICS: tuple[str, ...] = ("rmse", "mae", "logloss", "error", "auc", "aucpr", "mlogloss",
+                            "merror")
 
 _DOCS_HINT = "see docs/parameters.md (or dgbdt.params.parameters_markdown()) for the full list"
 

@@ -145,7 +145,7 @@ def test_merged_summaries_are_the_same_bits_for_any_partitioning(weighted):
     for name in METRICS:
         metric = get_metric(name)
         pairs = [(ym, pm)] if name in ("mlogloss", "merror") else [(yb, pb)]
-        if name == "auc":
+        if name in ("auc", "aucpr"):
             pairs.append((ym, pm))
         for y, p in pairs:
             ref = metric(y, p, w)
@@ -174,7 +174,8 @@ def test_auc_summary_is_the_distinct_scores():
 
 
 def test_registry():
-    assert set(METRICS) == {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror"}
+    assert set(METRICS) == {"rmse", "mae", "logloss", "error", "auc", "aucpr", "mlogloss",
+                            "merror"}
     for name in METRICS:
         assert get_metric(name).name == name
     with pytest.raises(ValueError, match="unknown metric 'ndcg'"):
@@ -194,7 +195,7 @@ def test_binary_metrics_match_xgboost_eval(weighted):
     X = RNG.normal(size=(n, 4))
     y = (X[:, 0] + RNG.normal(size=n) > 0).astype(np.float64)
     w = _w(weighted, n)
-    names = ["rmse", "mae", "logloss", "error", "auc"]
+    names = ["rmse", "mae", "logloss", "error", "auc", "aucpr"]
     dm = xgb.DMatrix(X, y, weight=w)
     bst = xgb.train({"objective": "binary:logistic", "tree_method": "hist", "max_depth": 2, "eval_metric": names},
                     dm, 3)
@@ -210,7 +211,7 @@ def test_multiclass_metrics_match_xgboost_eval(weighted):
     X = RNG.normal(size=(n, 4))
     y = np.digitize(X[:, 0] + 0.5 * RNG.normal(size=n), [-0.5, 0.5]).astype(np.float64)
     w = _w(weighted, n)
-    names = ["mlogloss", "merror", "auc"]
+    names = ["mlogloss", "merror", "auc", "aucpr"]
     dm = xgb.DMatrix(X, y, weight=w)
     bst = xgb.train({"objective": "multi:softprob", "num_class": k, "tree_method": "hist", "max_depth": 2,
                      "eval_metric": names}, dm, 3)
@@ -233,3 +234,13 @@ def test_weighted_auc_does_not_depend_on_row_order():
     for seed in range(5):
         perm = np.random.default_rng(seed).permutation(n)
         assert auc(y[perm], p[perm], w[perm]) == ref
+
+
+def test_aucpr_simple_values_and_errors():
+    aucpr = get_metric("aucpr")
+    assert aucpr([0, 1, 1], [0.1, 0.8, 0.9]) == pytest.approx(1.0)   # positives ranked first
+    assert aucpr.higher_is_better
+    with pytest.raises(ValueError, match="aucpr needs both classes.*only negatives"):
+        aucpr(np.zeros(4), np.linspace(0, 1, 4))
+    with pytest.raises(ValueError, match="only negatives for class 2"):
+        aucpr(np.array([0.0, 1.0, 0.0]), np.full((3, 3), 1 / 3))

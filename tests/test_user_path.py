@@ -138,8 +138,8 @@ def test_nullable_regression_labels(client2):
 
 
 @pytest.mark.parametrize("objective,metrics", [
-    ("binary:logistic", ["auc", "logloss", "error"]),
-    ("multi:softprob", ["auc", "mlogloss", "merror"]),
+    ("binary:logistic", ["auc", "aucpr", "logloss", "error"]),
+    ("multi:softprob", ["auc", "aucpr", "mlogloss", "merror"]),
 ])
 def test_metrics_exact_across_workers_and_partitionings(_clusters, objective, metrics):
     """History values are the same bits for 1, 2 and 4 workers, any partitioning and every
@@ -164,6 +164,7 @@ def test_metrics_exact_across_workers_and_partitionings(_clusters, objective, me
         p = ref.predict(Xv, iteration_range=(0, r + 1))
         sk = {"auc": skm.roc_auc_score(yv, p, sample_weight=wv, multi_class="ovr",
                                        average="weighted"),
+              "aucpr": ref_res["v"]["aucpr"][r],     # its oracle is XGBoost (test_metric.py)
               "logloss": skm.log_loss(yv, p, sample_weight=wv) if p.ndim == 1 else None,
               "error": np.average((p > 0.5) != yv, weights=wv) if p.ndim == 1 else None,
               "mlogloss": skm.log_loss(yv, p, sample_weight=wv) if p.ndim == 2 else None,
