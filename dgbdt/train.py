@@ -151,7 +151,13 @@ def _shards(p, dtrain, cuts, max_bin, booster, K, backend):
 
 def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sources,
           early_stopping_rounds, evals_result, verbose_eval) -> Booster:
-    """The boosting loop over any seam; ``sources`` are (evaluation source, name) pairs."""
+    """The boosting loop over any seam; ``sources`` are (evaluation source, name) pairs.
+
+    A seam that ``runs_ahead`` (Dask's graph mode: trees and scores are futures) gets round
+    r + 1 submitted before round r's scores are awaited, so the wait for the metrics overlaps
+    the next round's work; when round r stops the training, round r + 1's trees are dropped
+    (the model is the same as without running ahead).
+    """
     timers = dict.fromkeys(STAGES, 0.0)
     K = booster.n_outputs
     hist_ptrs = cuts.hist_ptrs()
@@ -160,6 +166,23 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp)
+    ahead = bool(getattr(seam, "runs_ahead", False))
+    pending: list = []       # rounds whose scores are submitted, not yet recorded
+
+    def record(r, handles) -> bool:
+        """Round r's scores into the history and the log; whether training stops there."""
+        scores = []
+        for name, handle in handles:
+            for m, value in zip(metrics, handle.result()):
+                history.setdefault(name, {}).setdefault(m.name, []).append(value)
+                scores.append((name, m.name, value))
+        stop = stopper is not None and stopper.update(r, scores[-1][2])
+        if verbose_eval and (verbose_eval is True or r % int(verbose_eval) == 0
+                             or r == rounds - 1 or stop):
+            emit(format_eval_line(r, scores))
+        return stop
+
+    stopped = False
     for r in range(rounds):
         for k, tree in enumerate(seam.grow_round(objective, K, spec, timers)):
             booster.trees.append(tree)
@@ -173,20 +196,39 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         timers["device_wait"] += time.perf_counter() - t
         t = time.perf_counter()
         new = list(range(len(booster.trees) - K, len(booster.trees)))
-        scores = []
-        for source, name in sources:
-            for m, value in zip(metrics, source.scores(booster, new, objective, metrics)):
-                history.setdefault(name, {}).setdefault(m.name, []).append(value)
-                scores.append((name, m.name, value))
+        pending.append((r, [(name, _submit_scores(source, booster, new, objective, metrics))
+                            for source, name in sources]))
+        if not (ahead and len(pending) < 2 and r < rounds - 1):
+            stopped = record(*pending.pop(0))
         timers["evaluation"] += time.perf_counter() - t
-        stop = stopper is not None and stopper.update(r, scores[-1][2])
-        if verbose_eval and (verbose_eval is True or r % int(verbose_eval) == 0
-                             or r == rounds - 1 or stop):
-            emit(format_eval_line(r, scores))
-        if stop:
+        if stopped:
             break
+    t = time.perf_counter()
+    while pending and not stopped:           # the last round, when running ahead
+        stopped = record(*pending.pop(0))
+    timers["evaluation"] += time.perf_counter() - t
+    if pending:                              # ran ahead past the stop: not part of the model
+        del booster.trees[-K * len(pending):], booster.tree_class[-K * len(pending):]
     if stopper is not None:
         booster.best_iteration, booster.best_score = stopper.best_iteration, stopper.best_score
     timers.update(seam.stage_times())
     booster.timings = timers
     return booster
+
+
+class _Ready:
+    """Scores already computed (a source without ``submit_scores``)."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def result(self):
+        return self.values
+
+
+def _submit_scores(source, booster, new, objective, metrics):
+    """A handle whose ``result()`` is the source's scores of the new trees."""
+    submit = getattr(source, "submit_scores", None)
+    if submit is not None:
+        return submit(booster, new, objective, metrics)
+    return _Ready(source.scores(booster, new, objective, metrics))

@@ -160,10 +160,11 @@ def _values(metric_names, *parts) -> list[float]:
     return values(metrics, merge(metrics, *parts))
 
 
-def reduce_scores(client, parts, metric_names, fan_in: int, name: str) -> list[float]:
-    """Merge the summaries over the task graph; only floats reach the client."""
+def reduce_scores(client, parts, metric_names, fan_in: int, name: str):
+    """The future of the metric values: summaries merged over the task graph; only floats
+    reach the client."""
     return tree_reduce(client, parts, functools.partial(_merge, metric_names), fan_in, name,
-                       final=_values, final_args=(metric_names,)).result()
+                       final=_values, final_args=(metric_names,))
 
 
 def _unit_summaries(unit: WorkerUnit, scale, objective_name, metric_names, *after):
@@ -194,7 +195,8 @@ def _eval_part(base, *parts):
     return EvalPart(parts, base)
 
 
-def _eval_summaries(ev: EvalPart, trees, classes, scale, objective_name, metric_names):
+def _eval_summaries(ev: EvalPart, trees, classes, scale, objective_name, metric_names,
+                    *after):
     if ev.part.n_rows == 0:
         return None
     with training_task(None, whole_training=False):
@@ -214,7 +216,9 @@ def by_worker(items, workers) -> dict:
 # -- on the client -----------------------------------------------------------------------------
 class DaskSeam:
     """The graph-mode seam (see the module docstring): ``grow_round`` submits a round and
-    returns the futures of its trees."""
+    returns the futures of its trees; the boosting loop may run a round ahead."""
+
+    runs_ahead = True
 
     def __init__(self, client, units: dict, n_rows: int, fan_in: int, max_depth: int,
                  nthread):
@@ -242,7 +246,7 @@ class DaskSeam:
             self.grads = [self.on_unit(i, _gradients, objective.name, nt, self.last[i],
                                        key=f"dgbdt-grad-r{r}-w{i}") for i in W]
         grads = self.grads
-        trees, after = [], [None] * len(self.units)
+        trees, after = [], list(self.last)   # the unit's last task (a finish, or its eval)
         for k in range(K):
             t = self.n_trees
             parts = [self.on_unit(i, _level, nt, (spec, k, self.n_rows), after[i], *grads,
@@ -285,10 +289,14 @@ class TrainEval:
         self.seam, self.scale = seam, weight_scale(d.max_weight, d.num_row)
 
     def scores(self, booster, new_trees, objective, metrics):
+        return self.submit_scores(booster, new_trees, objective, metrics).result()
+
+    def submit_scores(self, booster, new_trees, objective, metrics):
         s, names = self.seam, [m.name for m in metrics]
         parts = [s.on_unit(i, _unit_summaries, self.scale, objective.name, names, s.last[i],
                            key=f"dgbdt-eval-train-r{s.n_rounds}-w{i}")
                  for i in range(len(s.units))]
+        s.last = parts        # the next round's tasks on a unit wait for its margins' reading
         return reduce_scores(s.client, parts, names, s.fan_in,
                              f"dgbdt-eval-train-r{s.n_rounds}")
 
@@ -305,16 +313,22 @@ class DatasetEval:
         self.parts = [client.submit(_eval_part, base, *groups[w], workers=[w],
                                     allow_other_workers=False, pure=False)
                       for w in self.workers]
+        self.last = [None] * len(self.parts)
 
     def scores(self, booster, new_trees, objective, metrics):
+        return self.submit_scores(booster, new_trees, objective, metrics).result()
+
+    def submit_scores(self, booster, new_trees, objective, metrics):
         names = [m.name for m in metrics]
         trees = [booster.trees[i] for i in new_trees]
         classes = [booster.tree_class[i] for i in new_trees]
         self.rounds += 1
+        # after this part's previous round: margins advance tree by tree, in order
         parts = [self.client.submit(_eval_summaries, p, trees, classes, self.scale,
-                                    objective.name, names, workers=[w],
-                                    allow_other_workers=False, pure=False,
+                                    objective.name, names, *([a] if a is not None else []),
+                                    workers=[w], allow_other_workers=False, pure=False,
                                     key=f"dgbdt-eval-r{self.rounds}-w{i}-{uuid.uuid4().hex[:8]}")
-                 for i, (p, w) in enumerate(zip(self.parts, self.workers))]
+                 for i, (p, w, a) in enumerate(zip(self.parts, self.workers, self.last))]
+        self.last = parts
         return reduce_scores(self.client, parts, names, self.fan_in,
                              f"dgbdt-eval-r{self.rounds}")
