@@ -168,6 +168,9 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp)
     ahead = bool(getattr(seam, "runs_ahead", False))
     pending: list = []       # rounds whose scores are submitted, not yet recorded
+    # running ahead, the client's wait for a round's scores overlaps the next round's work:
+    # it is timed as "scores_wait", not as the evaluation's cost
+    eval_key = "scores_wait" if ahead else "evaluation"
 
     def record(r, handles) -> bool:
         """Round r's scores into the history and the log; whether training stops there."""
@@ -200,13 +203,14 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
                             for source, name in sources]))
         if not (ahead and len(pending) < 2 and r < rounds - 1):
             stopped = record(*pending.pop(0))
-        timers["evaluation"] += time.perf_counter() - t
+        timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
         if stopped:
             break
     t = time.perf_counter()
     while pending and not stopped:           # the last round, when running ahead
         stopped = record(*pending.pop(0))
-    timers["evaluation"] += time.perf_counter() - t
+    if sources:
+        timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
     if pending:                              # ran ahead past the stop: not part of the model
         del booster.trees[-K * len(pending):], booster.tree_class[-K * len(pending):]
     if stopper is not None:
