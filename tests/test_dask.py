@@ -596,3 +596,20 @@ def test_predict_errors(client1, models):
 
 def test_booster_is_the_same_class():
     assert dgd.Booster is dgbdt.Booster
+
+
+def test_graph_mode_round_is_one_hop_a_level(monkeypatch):
+    """The graph of one round (recorded from DaskSeam.grow_round): per level one task per
+    worker, each taking every worker's task of the hop before; depth + 2 hops a round."""
+    import pathlib
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parent.parent / "benchmarks"))
+    from plot_graph_mode import record
+    W, D = 3, 4
+    tasks = record(W, D)
+    levels = {k: v for k, v in tasks.items() if v[0] == "_level"}
+    assert len(levels) == W * D
+    for key, (_, deps) in levels.items():
+        before = [d for d in deps if d.startswith(("dgbdt-grad", "dgbdt-hist"))]
+        assert len(before) == W, key                # every worker's previous hop
+    finishes = [k for k, v in tasks.items() if v[0] == "_finish"]
+    assert len(finishes) == W and len(tasks) == W * (D + 2) + 1   # + the tree of worker 0
