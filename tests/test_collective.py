@@ -344,3 +344,44 @@ def test_cpu_collective_rank_failure_and_killed_worker(proc_client):
     proc_client.wait_for_workers(2, timeout=60)
     ok = dgd.train(proc_client, {"max_depth": 4}, d, 3, mode="graph", verbose_eval=False)
     assert ok["booster"].num_boosted_rounds() == 3
+
+
+def test_graph_mode_killed_worker_ends_with_an_error_not_a_hang(proc_client):
+    """A worker killed during graph-mode training (its unit's state gone, its pinned tasks
+    unrunnable) ends the training within seconds with GraphModeError naming it; the same
+    DaskDataset then trains again once the nanny has restarted the worker."""
+    import os
+    import threading
+
+    import dgbdt.dask as dgd
+    X, y, _ = make(n=6000, seed=11)
+    d = _cpu_dataset(proc_client, X, y)
+    victim = sorted(set(d.workers_of_parts()))[1]
+    result = {}
+
+    def run():
+        try:
+            result["out"] = dgd.train(proc_client, {"max_depth": 6}, d, 100000, mode="graph",
+                                      evals=[(d, "train")], verbose_eval=False)
+        except Exception as e:  # noqa: BLE001
+            result["error"] = e
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(
+            "dgbdt-hist-t3" in str(k) for k in proc_client.processing().get(victim, ())):
+        time.sleep(0.05)
+    t = time.perf_counter()
+    try:
+        proc_client.run(os._exit, 1, workers=[victim])
+    except Exception:  # noqa: BLE001  (the worker dies before it answers)
+        pass
+    th.join(timeout=60)
+    assert not th.is_alive(), "graph-mode training hung after a worker died"
+    assert time.perf_counter() - t < 30
+    err = result.get("error")
+    assert isinstance(err, dgd.GraphModeError), result
+    assert victim in str(err) and "left the cluster" in str(err)
+    proc_client.wait_for_workers(2, timeout=60)
+    ok = dgd.train(proc_client, {"max_depth": 4}, d, 3, mode="graph", verbose_eval=False)
+    assert ok["booster"].num_boosted_rounds() == 3

@@ -8,7 +8,9 @@
 The names and signatures follow xgboost.dask, so code ports by changing the import.
 """
 from ..booster import Booster
+from .collective import CollectiveError
 from .data import DaskDataset
+from .graph import GraphModeError
 from .predict import predict
 from .train import train
 
@@ -20,4 +22,5 @@ def __getattr__(name):
         return getattr(sklearn, name)
     raise AttributeError(f"module 'dgbdt.dask' has no attribute {name!r}")
 
-__all__ = ["Booster", "DaskDataset", "DaskGBDTClassifier", "DaskGBDTRegressor", "predict", "train"]
+__all__ = ["Booster", "CollectiveError", "DaskDataset", "DaskGBDTClassifier", "DaskGBDTRegressor",
+           "GraphModeError", "predict", "train"]

@@ -20,8 +20,10 @@ client; without evaluation sets the client submits every round at once and gathe
 at the end (the trees are futures until then); with them, it waits once per round for the
 metrics early stopping needs (reduced by a tree-reduce of summaries over the workers).
 
-Units are mutated in place by their tasks (pinned to their worker), as shards were before; a
-lost worker stops the training (recovery from lineage is the resilience issue's work).
+Units are mutated in place by their tasks (pinned to their worker), as shards were before. A
+worker that leaves takes its unit's state with it and its pinned tasks could never run: every
+wait of the client is watched, and the training stops with ``GraphModeError`` naming the worker
+within ``WATCH`` seconds (recovery from lineage is the resilience issue's work).
 """
 from __future__ import annotations
 
@@ -43,6 +45,17 @@ from .data import DaskDataset
 from .reduce import tree_reduce
 from .shards import local_shards
 from .worker import training_task
+
+
+WATCH = 0.5      # seconds between the client's checks that the units' workers are alive
+
+
+class GraphModeError(RuntimeError):
+    """Graph-mode training could not go on: a worker holding a unit left the cluster."""
+
+
+def _worker_addresses(dask_scheduler=None):
+    return list(dask_scheduler.workers)
 
 
 class WorkerUnit:
@@ -232,13 +245,40 @@ class DaskSeam:
         self.n_rounds = 0
         self.grads = None                 # futures holding each unit's gradient maxima
 
+    def wait(self, futures) -> None:
+        """Wait for the futures, checking every WATCH seconds that every unit's worker is still
+        in the cluster (a lost unit's pinned tasks would wait for ever)."""
+        from distributed import wait
+        futures = list(futures)
+        while True:
+            with self.client.as_current():
+                try:
+                    wait(futures, timeout=WATCH)
+                    return
+                except TimeoutError:
+                    pass
+            alive = set(self.client.run_on_scheduler(_worker_addresses))
+            gone = [(i, w) for i, w in enumerate(self.workers) if w not in alive]
+            if gone:
+                # no cancel: the tasks go when their futures are released, and cancelling the
+                # units also cancelled the recomputation of lost partitions (seen in the fault test)
+                i, w = gone[0]
+                raise GraphModeError(
+                    f"graph-mode training stopped: the worker of unit {i} ({w}) left the "
+                    "cluster, and its rows' training state with it (recovery from lineage is "
+                    "not built yet). Retry: the partitions lost with a worker are recomputed "
+                    "from lineage, so the same DaskDataset trains again in any mode")
+
+    def result(self, futures):
+        """The futures' results (a list for a list), waited for under watch."""
+        many = isinstance(futures, (list, tuple))
+        self.wait(futures if many else [futures])
+        return self.client.gather(futures)
+
     def on_unit(self, i, fn, *args, key: str):
         return self.client.submit(fn, self.units[i], *args, workers=[self.workers[i]],
                                   allow_other_workers=False, pure=False,
                                   key=f"{key}-{self.token}")
-
-    def _each(self, fn, *args, key: str) -> list:
-        return [self.on_unit(i, fn, *args, key=f"{key}-w{i}") for i in range(len(self.units))]
 
     def grow_round(self, objective, K: int, spec, timers) -> list:
         r, W, nt = self.n_rounds, range(len(self.units)), self.nthread
@@ -270,9 +310,9 @@ class DaskSeam:
     def stage_times(self) -> dict[str, float]:
         """Stage seconds summed over the workers; split evaluation (the same on every worker)
         as worker 0 spent it."""
-        times = self.client.gather([self.on_unit(i, _unit_times, self.last[i],
-                                                 key=f"dgbdt-times-w{i}")
-                                    for i in range(len(self.units))])
+        times = self.result([self.on_unit(i, _unit_times, self.last[i],
+                                          key=f"dgbdt-times-w{i}")
+                             for i in range(len(self.units))])
         out: dict[str, float] = {}
         for d in times:
             for k, v in d.items():
@@ -280,6 +320,16 @@ class DaskSeam:
                     out[k] = out.get(k, 0.0) + v
         out["split_evaluation"] = times[0].get("split_evaluation", 0.0)
         return out
+
+
+class Watched:
+    """A future whose ``result()`` is waited for under the seam's watch."""
+
+    def __init__(self, seam: DaskSeam, future):
+        self.seam, self.future = seam, future
+
+    def result(self):
+        return self.seam.result(self.future)
 
 
 class TrainEval:
@@ -297,16 +347,17 @@ class TrainEval:
                            key=f"dgbdt-eval-train-r{s.n_rounds}-w{i}")
                  for i in range(len(s.units))]
         s.last = parts        # the next round's tasks on a unit wait for its margins' reading
-        return reduce_scores(s.client, parts, names, s.fan_in,
-                             f"dgbdt-eval-train-r{s.n_rounds}")
+        return Watched(s, reduce_scores(s.client, parts, names, s.fan_in,
+                                        f"dgbdt-eval-train-r{s.n_rounds}"))
 
 
 class DatasetEval:
     """A DaskDataset eval set: each worker's partitions joined, margins advanced by the new
     trees (passed as futures: they need not reach the client)."""
 
-    def __init__(self, client, d: DaskDataset, base, fan_in: int):
-        self.client, self.fan_in, self.rounds = client, fan_in, 0
+    def __init__(self, seam: DaskSeam, d: DaskDataset, base, fan_in: int):
+        client = seam.client
+        self.seam, self.client, self.fan_in, self.rounds = seam, client, fan_in, 0
         self.scale = weight_scale(d.max_weight, d.num_row)
         groups = by_worker(d.persisted_parts(), d.workers_of_parts())
         self.workers = list(groups)
@@ -330,5 +381,5 @@ class DatasetEval:
                                     key=f"dgbdt-eval-r{self.rounds}-w{i}-{uuid.uuid4().hex[:8]}")
                  for i, (p, w, a) in enumerate(zip(self.parts, self.workers, self.last))]
         self.last = parts
-        return reduce_scores(self.client, parts, names, self.fan_in,
-                             f"dgbdt-eval-r{self.rounds}")
+        return Watched(self.seam, reduce_scores(self.client, parts, names, self.fan_in,
+                                                f"dgbdt-eval-r{self.rounds}"))

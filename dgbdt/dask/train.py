@@ -162,7 +162,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
       for host data (TCP between CPU workers: 2-6x the graph's speed, measured), else "graph".
       The mode used is logged (logger "dgbdt.dask", INFO) and returned as ``out["mode"]``.
     """
-    from distributed import default_client, wait
+    from distributed import default_client
 
     client = client if client is not None else default_client()
     if callbacks:
@@ -256,15 +256,14 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                      workers=[w], allow_other_workers=False, pure=False,
                                      key=f"dgbdt-unit-{i}-{uuid.uuid4().hex[:8]}")
                     for i, w in enumerate(groups)}
-    with client.as_current():  # distributed.wait uses the default client; make it this one
-        wait(list(unit_futures.values()))
-    quantize_seconds = time.perf_counter() - t0
     seam = DaskSeam(client, unit_futures, dtrain.num_row, fan_in, p["max_depth"], p["nthread"])
-    sources = [(TrainEval(seam, d) if d is dtrain else GraphDatasetEval(client, d, base, fan_in),
+    seam.wait(seam.units)
+    quantize_seconds = time.perf_counter() - t0
+    sources = [(TrainEval(seam, d) if d is dtrain else GraphDatasetEval(seam, d, base, fan_in),
                 name) for d, name in evals]
     history: dict = {}
     boost(p, seam, cuts.result(), booster, objective, metrics, int(num_boost_round), sources,
           early_stopping_rounds, history, verbose_eval)
-    booster.trees = client.gather(booster.trees)     # futures until now (dgbdt.dask.graph)
+    booster.trees = seam.result(booster.trees)       # futures until now (dgbdt.dask.graph)
     booster.timings["quantize"] = quantize_seconds
     return {"booster": booster, "history": history, "mode": mode}
