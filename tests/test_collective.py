@@ -289,9 +289,6 @@ def test_cpu_collective_equals_graph_and_in_process(proc_client):
 
 
 def test_cpu_collective_rank_failure_and_killed_worker(proc_client):
-    import os
-    import threading
-
     import dgbdt.dask as dgd
     X, y, _ = make(n=6000, seed=9)
     d = _cpu_dataset(proc_client, X, y)
@@ -314,29 +311,7 @@ def test_cpu_collective_rank_failure_and_killed_worker(proc_client):
         dgd.train(proc_client, {"max_depth": 4}, d, 20, mode="collective", verbose_eval=False)
     assert time.perf_counter() - t < 30
     # a worker killed mid-training: an error naming it, then graph mode trains again
-    result = {}
-
-    def run():
-        try:
-            result["out"] = dgd.train(proc_client, {"max_depth": 6}, d, 100000,
-                                      mode="collective", verbose_eval=False)
-        except Exception as e:  # noqa: BLE001
-            result["error"] = e
-    th = threading.Thread(target=run, daemon=True)
-    th.start()
-    deadline = time.time() + 60
-    while time.time() < deadline and not any(
-            "rank1" in str(k) for k in proc_client.processing().get(victim, ())):
-        time.sleep(0.1)
-    time.sleep(1.0)
-    t = time.perf_counter()
-    try:
-        proc_client.run(os._exit, 1, workers=[victim])
-    except Exception:  # noqa: BLE001  (the worker dies before it answers)
-        pass
-    th.join(timeout=60)
-    assert not th.is_alive(), "the training hung after a worker died"
-    assert time.perf_counter() - t < 30
+    result = _kill_mid_training(proc_client, d, victim, "collective", "rank1", settle=1.0)
     err = result.get("error")
     assert isinstance(err, CollectiveError), result
     assert "left the cluster" in str(err) or "peer" in str(err)
@@ -350,38 +325,48 @@ def test_graph_mode_killed_worker_ends_with_an_error_not_a_hang(proc_client):
     """A worker killed during graph-mode training (its unit's state gone, its pinned tasks
     unrunnable) ends the training within seconds with GraphModeError naming it; the same
     DaskDataset then trains again once the nanny has restarted the worker."""
-    import os
-    import threading
-
     import dgbdt.dask as dgd
     X, y, _ = make(n=6000, seed=11)
     d = _cpu_dataset(proc_client, X, y)
     victim = sorted(set(d.workers_of_parts()))[1]
-    result = {}
-
-    def run():
-        try:
-            result["out"] = dgd.train(proc_client, {"max_depth": 6}, d, 100000, mode="graph",
-                                      evals=[(d, "train")], verbose_eval=False)
-        except Exception as e:  # noqa: BLE001
-            result["error"] = e
-    th = threading.Thread(target=run, daemon=True)
-    th.start()
-    deadline = time.time() + 60
-    while time.time() < deadline and not any(
-            "dgbdt-hist-t3" in str(k) for k in proc_client.processing().get(victim, ())):
-        time.sleep(0.05)
-    t = time.perf_counter()
-    try:
-        proc_client.run(os._exit, 1, workers=[victim])
-    except Exception:  # noqa: BLE001  (the worker dies before it answers)
-        pass
-    th.join(timeout=60)
-    assert not th.is_alive(), "graph-mode training hung after a worker died"
-    assert time.perf_counter() - t < 30
+    result = _kill_mid_training(proc_client, d, victim, "graph", "dgbdt-hist-t3",
+                                evals=[(d, "train")])
     err = result.get("error")
     assert isinstance(err, dgd.GraphModeError), result
     assert victim in str(err) and "left the cluster" in str(err)
     proc_client.wait_for_workers(2, timeout=60)
     ok = dgd.train(proc_client, {"max_depth": 4}, d, 3, mode="graph", verbose_eval=False)
     assert ok["booster"].num_boosted_rounds() == 3
+
+
+def _kill_mid_training(client, d, victim, mode, marker, settle=0.0, **kw):
+    """Train in a thread, kill the victim worker's process once a task whose key holds marker
+    runs there; the training must end within 30 s. Returns {"error": ...} or {"out": ...}."""
+    import os
+    import threading
+
+    import dgbdt.dask as dgd
+    result = {}
+
+    def run():
+        try:
+            result["out"] = dgd.train(client, {"max_depth": 6}, d, 100000, mode=mode,
+                                      verbose_eval=False, **kw)
+        except Exception as e:  # noqa: BLE001
+            result["error"] = e
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(
+            marker in str(k) for k in client.processing().get(victim, ())):
+        time.sleep(0.05)
+    time.sleep(settle)
+    t = time.perf_counter()
+    try:
+        client.run(os._exit, 1, workers=[victim])
+    except Exception:  # noqa: BLE001  (the worker dies before it answers)
+        pass
+    th.join(timeout=60)
+    assert not th.is_alive(), f"the {mode} training hung after a worker died"
+    assert time.perf_counter() - t < 30
+    return result
