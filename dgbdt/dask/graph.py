@@ -97,11 +97,12 @@ def make_unit(p, cuts, max_nodes: int, base, *units) -> WorkerUnit:
 
 
 def _gradients(unit: WorkerUnit, objective_name: str, nthread, *after):
+    """The first round's gradients; returns (None, maxima), shaped as a finish's result."""
     with _on(unit, nthread):
         t = time.perf_counter()
         out = unit.seam.compute_gradients(get_objective(objective_name))
         unit.timers["gradients"] += time.perf_counter() - t
-        return out
+        return None, out
 
 
 def _level(unit: WorkerUnit, nthread, start, after, *inputs):
@@ -111,7 +112,7 @@ def _level(unit: WorkerUnit, nthread, start, after, *inputs):
     with _on(unit, nthread):
         if start is not None:
             spec, k, n_rows = start
-            maxima = [i if isinstance(i[0], np.ndarray) else i[1] for i in inputs]
+            maxima = [i[1] for i in inputs]     # (tree or None, (max |g|, max h)) each
             max_g = max(float(m[0][k]) for m in maxima)
             max_h = max(float(m[1][k]) for m in maxima)
             unit.growth = spec.start(k, scale_for(max_g, n_rows), scale_for(max_h, n_rows))
@@ -145,9 +146,6 @@ def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs)
 
 def _tree_of(finished):
     return finished[0]
-
-
-
 
 
 def _unit_times(unit: WorkerUnit, *after) -> dict:
