@@ -14,6 +14,7 @@ have their own) all answer ``scores(booster, new_trees, objective, metrics) -> [
 from __future__ import annotations
 
 from .backend import array_module
+from .fixedpoint import ExactSum
 from .metric import auc_weight_scale
 from .objective import sigmoid, softmax
 
@@ -43,6 +44,8 @@ class EvalRows:
     def __init__(self, label, weight, scale: float | None):
         self.label, self.weight, self.scale = label, weight, scale
         self.n = int(label.shape[0])
+        # the ratio metrics' sum of weights: the same every round, computed once
+        self.weight_sum = None if weight is None or self.n == 0 else ExactSum.of(weight)
 
     @classmethod
     def whole(cls, label, weight) -> "EvalRows":
@@ -56,7 +59,8 @@ class EvalRows:
         if self.n == 0:
             return [m.empty() for m in metrics]
         pred = metric_input(objective, margin)
-        return [m.summary(self.label, pred, self.weight, self.scale) for m in metrics]
+        return [m.summary(self.label, pred, self.weight, self.scale, self.weight_sum)
+                for m in metrics]
 
 
 def merge(metrics, *parts) -> list:

@@ -109,9 +109,11 @@ class Metric:
     name: str = ""
     higher_is_better: bool = False
 
-    def summary(self, y, pred, w=None, weight_scale: float | None = None):
+    def summary(self, y, pred, w=None, weight_scale: float | None = None,
+                weight_sum: ExactSum | None = None):
         """The mergeable summary of these rows (on pred's device). Ratio metrics: the exact
-        sums ``[sum_i w_i loss_i, sum_i w_i]``; ``weight_scale`` is for auc only."""
+        sums ``[sum_i w_i loss_i, sum_i w_i]``, ``weight_sum`` the second when the caller keeps
+        it (it does not change between rounds); ``weight_scale`` is for auc only."""
         pred = _vector_pred(pred) if self._vector else _matrix_pred(pred)
         xp = _module(pred)
         y = _labels(xp, y, pred.shape[0])
@@ -119,7 +121,7 @@ class Metric:
         loss = self._row_loss(xp, y, pred)
         if w is None:
             return [ExactSum.of(loss), ExactSum(int(y.shape[0]) << ExactSum._SHIFT)]
-        return [ExactSum.of(w * loss), ExactSum.of(w)]
+        return [ExactSum.of(w * loss), weight_sum if weight_sum is not None else ExactSum.of(w)]
 
     @staticmethod
     def empty():
@@ -308,7 +310,7 @@ class AUC(Metric):
     name = "auc"
     higher_is_better = True
 
-    def summary(self, y, pred, w=None, weight_scale=None):
+    def summary(self, y, pred, w=None, weight_scale=None, weight_sum=None):
         xp = _module(pred)
         p = xp.asarray(pred, dtype=np.float64)
         multi = p.ndim == 2 and p.shape[1] > 1
