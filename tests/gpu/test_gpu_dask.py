@@ -14,11 +14,8 @@ da = pytest.importorskip("dask.array")
 
 
 @pytest.fixture(scope="module")
-def client():
-    from distributed import Client
-    with dask_cuda.LocalCUDACluster(n_workers=1, dashboard_address=":0") as cluster, \
-            Client(cluster) as c:
-        yield c
+def client(cuda_client):
+    return cuda_client
 
 
 def _data(n=6000, nf=6, seed=0):

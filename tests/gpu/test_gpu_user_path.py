@@ -22,11 +22,8 @@ dask_cuda = pytest.importorskip("dask_cuda")
 
 
 @pytest.fixture(scope="module")
-def client():
-    from distributed import Client
-    with dask_cuda.LocalCUDACluster(n_workers=1, dashboard_address=":0") as cluster, \
-            Client(cluster) as c:
-        yield c
+def client(cuda_client):
+    return cuda_client
 
 
 def _frame(n=5000, seed=0) -> pd.DataFrame:
