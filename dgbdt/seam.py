@@ -7,6 +7,7 @@ same in any order and the model does not depend on how rows are partitioned.
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Protocol, Sequence
 
@@ -17,7 +18,21 @@ from .backend import array_module
 from .data.page_stream import PageStream
 from .fixedpoint import scale_for
 from .shard import Shard
+from .tree import device_grower
 from .tree.grower import grow_tree
+
+GROWTH = ("auto", "host", "device")
+
+
+def growth_setting() -> str:
+    """DGBDT_GROWTH: where trees grow. "auto" (the default): on the device for GPU shards
+    (dgbdt.tree.device_grower) when the tree's levels fit, else on the host; "host": always
+    the host grower; "device": the fixed-shape grower also on the CPU (a check of it: the
+    model is the same in every setting)."""
+    value = os.environ.get("DGBDT_GROWTH", "auto") or "auto"
+    if value not in GROWTH:
+        raise ValueError(f"DGBDT_GROWTH must be one of {', '.join(GROWTH)}; got {value!r}")
+    return value
 
 
 class TrainingSeam(Protocol):
@@ -56,6 +71,20 @@ class LocalSeam:
         self.n_rows = sum(s.n_rows for s in self.shards)
         self.stream = (PageStream.for_backend(self.shards[0].be, slots)
                        if any(s.page.streamed for s in self.shards) else None)
+        self._tables = None      # (spec, DeviceTables) of the training, for device growth
+
+    def start_tree(self, spec, k: int, scale_g: float, scale_h: float):
+        """A new tree's growth state: on the device (no host wait inside the tree) for GPU
+        shards, on the host otherwise (see growth_setting)."""
+        be, setting = self.shards[0].be, growth_setting()
+        device = setting == "device" or (setting == "auto" and be.name == "cuda")
+        if not (device and device_grower.fits(spec.max_depth, int(spec.hist_ptrs[-1]),
+                                              len(self.shards))):
+            return spec.start(k, scale_g, scale_h)
+        if self._tables is None or self._tables[0] is not spec:
+            self._tables = (spec, device_grower.DeviceTables(spec.cuts, spec.hist_ptrs, be.xp))
+        return device_grower.DeviceGrowth(k, self._tables[1], spec.max_depth, spec.p,
+                                          scale_g, scale_h, be)
 
     def _visit(self):
         return self.shards if self.stream is None else self.stream.visit(self.shards)
@@ -70,8 +99,8 @@ class LocalSeam:
         t = time.perf_counter()
         max_g, max_h = self.compute_gradients(objective)
         timers["gradients"] += time.perf_counter() - t
-        return [grow_tree(self, spec.start(k, scale_for(max_g[k], self.n_rows),
-                                           scale_for(max_h[k], self.n_rows)), timers)
+        return [grow_tree(self, self.start_tree(spec, k, scale_for(max_g[k], self.n_rows),
+                                                scale_for(max_h[k], self.n_rows)), timers)
                 for k in range(K)]
 
     def level(self, request):

@@ -124,6 +124,14 @@ class CudaBackend:
         self._ring_events[i] = ev
         return out
 
+    def on_device(self, a, dtype):
+        """``a`` as a contiguous device array of ``dtype``: device arrays (a device-grown
+        tree's requests, dgbdt.tree.device_grower) stay where they are, with no wait; host
+        arrays go up through ``upload``."""
+        if hasattr(a, "__cuda_array_interface__"):
+            return self.xp.ascontiguousarray(a, dtype=dtype)
+        return self.upload(np.asarray(a, dtype=dtype))
+
     def _hist_ptrs(self, hist_ptrs: np.ndarray):
         key = hist_ptrs.tobytes()
         if key not in self._hp_cache:
@@ -211,7 +219,7 @@ class CudaBackend:
         if m == 0 or shard.n_rows == 0:
             return out
         p = shard.page
-        nodes_d = self.upload(np.asarray(nodes, dtype=np.int64))
+        nodes_d = self.on_device(nodes, np.int64)
         if st["shared"]:
             tile_ptr = self._tile_ptr(shard, nodes_d, m, HIST_TILE)
             G = st["n_groups"]
@@ -242,7 +250,7 @@ class CudaBackend:
             width = S * 2
             kernel("tree", "subtract_siblings")(
                 (_grid(m * width, cap=self.n_sm * 32),), (BLOCK,),
-                (shard.level_hist, self.upload(np.asarray(req.parent_slot, dtype=np.int64)),
+                (shard.level_hist, self.on_device(req.parent_slot, np.int64),
                  _i32(m), _i64(width), out))
         return out
 
@@ -253,9 +261,13 @@ class CudaBackend:
             return
         if shard.scratch_l is None:
             shard.scratch_l = cp.empty(max(shard.n_rows, 1), dtype=cp.int32)
-        split = self.upload(np.stack([s.node, s.feature, s.split_bin,
-                                      np.asarray(s.default_left, dtype=np.int64), s.left,
-                                      s.right]).astype(np.int64))
+        if hasattr(s.node, "__cuda_array_interface__"):
+            split = cp.stack([s.node, s.feature, s.split_bin, s.default_left.astype(cp.int64),
+                              s.left, s.right]).astype(cp.int64)
+        else:
+            split = self.upload(np.stack([s.node, s.feature, s.split_bin,
+                                          np.asarray(s.default_left, dtype=np.int64), s.left,
+                                          s.right]).astype(np.int64))
         counts = cp.zeros((m, 2), dtype=cp.uint64)
         p = shard.page
         per = max(1, math.ceil(self.n_sm * 8 / m))
@@ -271,12 +283,11 @@ class CudaBackend:
             (shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), counts))
 
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
-        cp = self.xp
         m = len(nodes)
         if m == 0 or shard.n_rows == 0:
             return
-        nodes_d = self.upload(np.asarray(nodes, dtype=np.int64))
-        values_d = self.upload(np.asarray(values, dtype=np.float64))
+        nodes_d = self.on_device(nodes, np.int64)
+        values_d = self.on_device(values, np.float64)
         tile_ptr = self._tile_ptr(shard, nodes_d, m, LEAF_TILE)
         kernel("tree", "add_leaf_values")(
             (self.n_sm * 8,), (BLOCK,),
@@ -285,6 +296,21 @@ class CudaBackend:
 
     def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """Best split per node of device histograms [m, S, 2]; results as numpy (one copy)."""
+        r = self.xp.asnumpy(self._evaluate(hist, totals, hist_ptrs, inv_sg, inv_sh, p))
+        gain = r[:, 0].astype(np.uint32).view(np.float32)
+        return (gain, r[:, 1].astype(np.int32), r[:, 2].astype(np.int32),
+                r[:, 3].astype(np.bool_), np.ascontiguousarray(r[:, 4:6]))
+
+    def evaluate_splits_device(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
+        """The same, as device arrays (queued: no wait for the GPU)."""
+        cp = self.xp
+        r = self._evaluate(hist, totals, hist_ptrs, inv_sg, inv_sh, p)
+        gain = r[:, 0].astype(cp.uint32).view(cp.float32)
+        return (gain, r[:, 1].astype(cp.int32), r[:, 2].astype(cp.int32),
+                r[:, 3].astype(cp.bool_), cp.ascontiguousarray(r[:, 4:6]))
+
+    def _evaluate(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
+        """[m, 6] int64 device rows: gain bits, feature, bin, default left, left (G, H)."""
         cp = self.xp
         hist = cp.ascontiguousarray(hist)
         m, S = hist.shape[0], hist.shape[1]
@@ -292,7 +318,7 @@ class CudaBackend:
         nf = hp.shape[0] - 1
         nb_max = int((np.diff(hp) - 1).max()) if nf else 1
         hp_d = self._hist_ptrs(hp)
-        tot_d = self.upload(np.ascontiguousarray(totals, dtype=np.int64))
+        tot_d = self.on_device(totals, np.int64)
         best = cp.zeros(m, dtype=cp.uint64)
         out = cp.empty((m, 6), dtype=cp.int64)
         if m and nf:
@@ -305,10 +331,7 @@ class CudaBackend:
             kernel("split", "finish_splits")(
                 (_grid(m),), (BLOCK,),
                 (hist, _i32(S), hp_d, tot_d, _i32(max(nb_max, 1)), _i32(m), best, out))
-        r = cp.asnumpy(out)
-        gain = r[:, 0].astype(np.uint32).view(np.float32)
-        return (gain, r[:, 1].astype(np.int32), r[:, 2].astype(np.int32),
-                r[:, 3].astype(np.bool_), np.ascontiguousarray(r[:, 4:6]))
+        return out
 
     def predict_raw(self, X, cat, ptrs, classes, out, leaves) -> None:
         cp = self.xp

@@ -164,24 +164,38 @@ class Growth:
 
     def _leaf_values(self):
         n = self.n_nodes
-        tot = self.totals[:n]
-        g, h = tot[:, 0] / self.scale_g, tot[:, 1] / self.scale_h
-        weight = (leaf_weights(g, h, self.p) * self.p.eta).astype(np.float32)
+        weight = node_weights(self.totals[:n], self.scale_g, self.scale_h, self.p)
         leaves = np.flatnonzero(self.left[:n] == -1).astype(np.int64)
         return leaves, weight
 
     def tree(self) -> Tree:
         n = self.n_nodes
-        leaves, weight = self._leaf_values()
-        threshold = self.threshold[:n].astype(np.float32)
-        threshold[leaves] = weight[leaves]
-        return Tree(
-            left=self.left[:n].astype(np.int32), right=self.right[:n].astype(np.int32),
-            parent=self.parent[:n].astype(np.int32),
-            feature=self.feature[:n].astype(np.int32), threshold=threshold,
-            default_left=self.default_left[:n].copy(), base_weight=weight,
-            loss_change=self.loss_change[:n].astype(np.float32),
-            sum_hessian=(self.totals[:n, 1] / self.scale_h).astype(np.float32))
+        return make_tree(self.left[:n], self.right[:n], self.parent[:n], self.feature[:n],
+                         self.threshold[:n], self.default_left[:n], self.loss_change[:n],
+                         self.totals[:n], self.scale_g, self.scale_h, self.p)
+
+
+def node_weights(totals, scale_g: float, scale_h: float, p: SplitParams):
+    """eta * w* of every node from its fixed-point sums [n, 2], as float32 (numpy or cupy:
+    one elementwise operation at a time, so the same float64 roundings on either)."""
+    g, h = totals[:, 0] / scale_g, totals[:, 1] / scale_h
+    return (leaf_weights(g, h, p) * p.eta).astype(np.float32)
+
+
+def make_tree(left, right, parent, feature, threshold, default_left, loss_change, totals,
+              scale_g: float, scale_h: float, p: SplitParams) -> Tree:
+    """The Tree of a grown node table (host arrays of its n nodes): leaves hold their value
+    in ``threshold`` (XGBoost's split_conditions)."""
+    weight = node_weights(totals, scale_g, scale_h, p)
+    leaves = np.flatnonzero(left == -1)
+    threshold = threshold.astype(np.float32)
+    threshold[leaves] = weight[leaves]
+    return Tree(
+        left=left.astype(np.int32), right=right.astype(np.int32),
+        parent=parent.astype(np.int32), feature=feature.astype(np.int32), threshold=threshold,
+        default_left=default_left.astype(np.bool_), base_weight=weight,
+        loss_change=loss_change.astype(np.float32),
+        sum_hessian=(totals[:, 1] / scale_h).astype(np.float32))
 
 
 def grow_tree(seam, growth: Growth, timers: dict) -> Tree:
@@ -190,4 +204,8 @@ def grow_tree(seam, growth: Growth, timers: dict) -> Tree:
         growth.advance(seam.level(growth.request))
     seam.finish(growth.finish_request())
     timers["split_evaluation"] += growth.eval_seconds
-    return growth.tree()
+    t = time.perf_counter()
+    tree = growth.tree()
+    # a device-grown tree is where the host first waits for the tree's GPU work
+    timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
+    return tree

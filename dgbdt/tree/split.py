@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import backend_of
+from ..backend import array_module, backend_of
 
 MIN_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than this
 
@@ -63,8 +63,16 @@ class SplitCandidates:
 
     def splittable(self, p: SplitParams) -> np.ndarray:
         """Mask of nodes worth splitting (gain above 1e-6 and gamma, both children nonempty)."""
-        return ((self.feature >= 0) & (self.gain > MIN_GAIN) & (self.gain >= p.gamma)
-                & (self.left[:, 1] != 0) & (self.right[:, 1] != 0))
+        return splittable(self.gain, self.feature, self.left, self.right, p)
+
+
+def splittable(gain, feature, left, right, p: SplitParams):
+    """Whether each candidate splits its node (numpy or cupy arrays): the float32 gain is
+    compared with 1e-6 and gamma rounded to float32, as numpy 2 compares a float32 array
+    with a Python float."""
+    f32 = np.float32
+    return ((feature >= 0) & (gain > f32(MIN_GAIN)) & (gain >= f32(p.gamma))
+            & (left[:, 1] != 0) & (right[:, 1] != 0))
 
 
 def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_g: float,
@@ -79,15 +87,17 @@ def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_
     return SplitCandidates(gain, feat, sbin, dleft, left, totals - left)
 
 
-def leaf_weights(g: np.ndarray, h: np.ndarray, p: SplitParams) -> np.ndarray:
+def leaf_weights(g, h, p: SplitParams):
     """w* for each (G, H) pair (before eta), float64: the vectorized form of
-    kernels.cpu_split.leaf_weight (the same float64 operations, so the same values)."""
-    g = np.asarray(g, dtype=np.float64)
-    h = np.asarray(h, dtype=np.float64)
-    t = np.where(g > p.alpha, g - p.alpha, np.where(g < -p.alpha, g + p.alpha, 0.0))
+    kernels.cpu_split.leaf_weight (the same float64 operations, so the same values), on numpy
+    or cupy arrays."""
+    xp = array_module(g)
+    g = xp.asarray(g, dtype=np.float64)
+    h = xp.asarray(h, dtype=np.float64)
+    t = xp.where(g > p.alpha, g - p.alpha, xp.where(g < -p.alpha, g + p.alpha, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         w = -t / (h + p.lam)
     if p.max_delta_step != 0.0:
-        w = np.where(np.abs(w) > p.max_delta_step,
-                     np.where(w > 0, p.max_delta_step, -p.max_delta_step), w)
-    return np.where((h < p.min_child_weight) | (h <= 0.0), 0.0, w)
+        w = xp.where(xp.abs(w) > p.max_delta_step,
+                     xp.where(w > 0, p.max_delta_step, -p.max_delta_step), w)
+    return xp.where((h < p.min_child_weight) | (h <= 0.0), 0.0, w)

@@ -1,0 +1,173 @@
+"""Device-resident tree growth: the twin of ``Growth`` whose every step stays where the
+histograms are, so a GPU runs a whole tree without the host waiting on it.
+
+``Growth`` (dgbdt.tree.grower) learns each level's split decisions on the host: the shapes of
+its next request (how many nodes split) depend on them, so the host must wait for the GPU at
+every level. ``DeviceGrowth`` gives every level a *fixed shape* instead. Depth d has
+W = 2^d histogram rows ("slots"), one per node the level could have; a slot whose node does
+not exist holds the sentinel node ``cap - 1`` (``cap = 2^(max_depth + 1)`` node ids; real
+nodes number at most ``cap - 1``, ids ``0 .. cap - 2``). Shards keep the sentinel's row
+segment empty, so its histograms are zero, its partitions move no row and its leaf values
+touch no margin; the kernels need no mask. Everything else is array arithmetic of fixed
+shape (numpy or cupy: the same code), so on a GPU the host only enqueues work, and the tree
+comes back with one copy when it is done.
+
+The decisions are the host grower's, bit for bit:
+
+* a slot's node splits iff it exists and ``splittable`` says so (the same float32
+  comparisons);
+* children are numbered left then right, in the order of the level's nodes in a
+  breadth-first walk (XGBoost's order): every slot carries its node's *natural* position
+  p in 0..2^d - 1 (its children's are 2p and 2p + 1); a node's children get
+  ``n_nodes + 2 * rank``, where rank counts the splitting nodes at smaller positions;
+* the level's smaller child (by hessian sum; the left one on a tie) is built from rows and
+  its sibling is parent - smaller. Depth d + 1 has a pair per slot s of depth d: slot s's
+  smaller child is slot s, its larger one slot W + s, and its parent's histogram is row s of
+  the previous level (``parent_slot`` is the identity).
+
+The price is work for absent nodes: levels are as wide as a full tree's (histogram memory
+2^d x slots x 16 bytes per shard at depth d, which ``fits`` bounds), though the kernels skip
+their empty segments. Trees whose levels would not fit grow on the host, with the same bytes.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..backend import to_host
+from ..shard import SplitBatch
+from .grower import FinishRequest, LevelRequest, make_tree, node_weights
+from .model import Tree
+from .split import SplitParams, splittable
+
+#: at most this many bytes of histograms a level may hold on one shard (the level's own and
+#: the kept parent level) for device growth; deeper trees grow on the host (same model)
+LEVEL_BYTES = 512 * 2 ** 20
+
+
+def fits(max_depth: int, n_slots: int, n_shards: int) -> bool:
+    """Whether fixed-shape levels of a depth-``max_depth`` tree fit ``LEVEL_BYTES`` per shard
+    (the deepest level with histograms, 2^(max_depth - 1) rows, plus its parent level)."""
+    rows = 2 ** max(max_depth - 1, 0) + 2 ** max(max_depth - 2, 0)
+    return max_depth <= 16 and rows * n_slots * 16 * max(n_shards, 1) <= LEVEL_BYTES * 4
+
+
+class DeviceTables:
+    """What every device-grown tree of a training reads: cut values and histogram layout as
+    arrays of the training's array module (uploaded once)."""
+
+    def __init__(self, cuts, hist_ptrs: np.ndarray, xp):
+        self.xp = xp
+        self.values = xp.asarray(cuts.values, dtype=np.float32)
+        self.ptrs = xp.asarray(cuts.ptrs, dtype=np.int64)
+        self.min_values = xp.asarray(cuts.min_values, dtype=np.float32)
+        self.hist_ptrs = np.asarray(hist_ptrs, dtype=np.int64)
+
+
+class DeviceGrowth:
+    """One tree in growth on the device (see the module docstring); the interface of Growth:
+    ``request``, ``advance(merged)``, ``done``, ``finish_request()``, ``tree()``."""
+
+    def __init__(self, k: int, tables: DeviceTables, max_depth: int, p: SplitParams,
+                 scale_g: float, scale_h: float, backend):
+        xp = self.xp = tables.xp
+        self.k, self.tables, self.max_depth, self.p = k, tables, max_depth, p
+        self.scale_g, self.scale_h, self.be = scale_g, scale_h, backend
+        cap = self.cap = 2 ** (max_depth + 1)
+        self.sentinel = cap - 1
+        self.left = xp.full(cap, -1, dtype=np.int64)
+        self.right = xp.full(cap, -1, dtype=np.int64)
+        self.parent = xp.full(cap, -1, dtype=np.int64)
+        self.feature = xp.zeros(cap, dtype=np.int64)
+        self.default_left = xp.zeros(cap, dtype=np.bool_)
+        self.threshold = xp.zeros(cap, dtype=np.float32)
+        self.loss_change = xp.zeros(cap, dtype=np.float32)
+        self.totals = xp.zeros((cap, 2), dtype=np.int64)
+        self.n_nodes = xp.ones(1, dtype=np.int64)
+        self.depth = 0
+        self.slots = xp.zeros(1, dtype=np.int64)     # node of each histogram row
+        self.natural = xp.zeros(1, dtype=np.int64)   # its breadth-first position
+        self.pending: SplitBatch | None = None
+        self.done = False
+        empty = xp.zeros(0, dtype=np.int64)
+        self.request = LevelRequest(None, self.slots, empty, empty, keep=max_depth > 1,
+                                    start=(k, scale_g, scale_h))
+        self.eval_seconds = 0.0
+
+    def advance(self, merged) -> None:
+        """Consume the level's merged histograms [2^depth, S, 2]; enqueue the next request."""
+        t = time.perf_counter()
+        xp, p, sentinel = self.xp, self.p, self.sentinel
+        hp = self.tables.hist_ptrs
+        if self.depth == 0:   # the root's sums: all slots of feature 0 (any feature)
+            self.totals[0] = merged[0, hp[0]:hp[1]].sum(axis=0)
+        slots = self.slots
+        valid = slots != sentinel
+        totals = xp.where(valid[:, None], self.totals[slots], 0)
+        gain, feature, split_bin, dleft, left = self.be.evaluate_splits_device(
+            merged, totals, hp, 1.0 / self.scale_g, 1.0 / self.scale_h, p)
+        right = totals - left
+        ok = valid & splittable(gain, feature, left, right, p)
+        # children numbered in breadth-first order: ranks of the splitting nodes by position
+        width = 2 ** self.depth
+        position = xp.where(valid, self.natural, width)          # absent: a spare position
+        flags = xp.zeros(width + 1, dtype=np.int64)
+        flags[position] = ok.astype(np.int64)
+        before = xp.cumsum(flags) - flags
+        lefts = xp.where(ok, self.n_nodes + 2 * before[position], sentinel)
+        rights = xp.where(ok, lefts + 1, sentinel)
+        self.n_nodes = self.n_nodes + 2 * flags[:width].sum()
+        # the node table: absent or unsplit slots write to the sentinel's row, never read
+        nodes = xp.where(ok, slots, sentinel)
+        f = xp.where(ok, feature, 0).astype(np.int64)
+        b = xp.where(ok, split_bin, 0).astype(np.int64)
+        dl = dleft & ok
+        tb = self.tables
+        self.feature[nodes] = f
+        self.default_left[nodes] = dl
+        self.loss_change[nodes] = gain
+        self.threshold[nodes] = xp.where(b >= 0, tb.values[tb.ptrs[f] + xp.maximum(b, 0)],
+                                         tb.min_values[f])
+        self.left[nodes], self.right[nodes] = lefts, rights
+        self.parent[lefts], self.parent[rights] = nodes, nodes
+        self.totals[lefts], self.totals[rights] = left, right
+        self.pending = SplitBatch(node=nodes, feature=f, split_bin=b, default_left=dl,
+                                  left=lefts, right=rights)
+        self.depth += 1
+        if self.depth == self.max_depth:       # children are leaves: no histograms needed
+            self.done = True
+        else:
+            smaller_left = left[:, 1] <= right[:, 1]
+            small = xp.where(smaller_left, lefts, rights)
+            large = xp.where(smaller_left, rights, lefts)
+            at = xp.where(ok, 2 * self.natural, 2 * width)
+            self.slots = xp.concatenate([small, large])
+            self.natural = xp.concatenate([xp.where(smaller_left, at, at + 1),
+                                           xp.where(smaller_left, at + 1, at)])
+            self.request = LevelRequest(
+                splits=self.pending, small=small, large=large,
+                parent_slot=xp.arange(small.shape[0], dtype=np.int64),
+                keep=self.depth + 1 < self.max_depth)
+            self.pending = None
+        self.eval_seconds += time.perf_counter() - t
+
+    def finish_request(self) -> FinishRequest:
+        """The last splits and every leaf's value (non-leaves: the sentinel, value 0)."""
+        xp = self.xp
+        ids = xp.arange(self.cap, dtype=np.int64)
+        leaf = (ids < self.n_nodes) & (self.left == -1)
+        weight = node_weights(self.totals, self.scale_g, self.scale_h, self.p)
+        return FinishRequest(self.k, self.pending, xp.where(leaf, ids, self.sentinel),
+                             xp.where(leaf, weight.astype(np.float64), 0.0))
+
+    def tree(self) -> Tree:
+        """The grown tree on the host: one wait for the device, then small copies."""
+        n = int(to_host(self.n_nodes)[0])
+        host = [to_host(a[:n]) for a in (self.left, self.right, self.parent, self.feature,
+                                          self.threshold, self.default_left,
+                                          self.loss_change, self.totals)]
+        return make_tree(*host, self.scale_g, self.scale_h, self.p)
+
+
+__all__ = ["DeviceGrowth", "DeviceTables", "fits"]

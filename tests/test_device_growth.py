@@ -1,0 +1,137 @@
+"""Device-resident growth (dgbdt.tree.device_grower): the fixed-shape grower a GPU runs without
+host waits gives the host grower's model, byte for byte. Here it runs on the CPU backend
+(DGBDT_GROWTH=device: the same array code on numpy); tests/gpu runs it on cupy."""
+import numpy as np
+import pytest
+
+import dgbdt
+from dgbdt import seam as seam_module
+from dgbdt.tree import device_grower
+from dgbdt.tree.grower import Growth
+
+from test_collective import make as make_ranks_data, reference, run_ranks
+
+
+def make(n=4000, seed=0, missing=0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 7)).astype(np.float32)
+    X[:, 4] = np.round(X[:, 4] * 2)          # few distinct values: ties between candidates
+    X[rng.random(X.shape) < missing] = np.nan
+    Z = np.nan_to_num(X)
+    y = (Z[:, 0] * Z[:, 1] + np.sin(2 * Z[:, 2]) - 0.5 * Z[:, 4]
+         + 0.3 * rng.standard_normal(n) > 0).astype(np.float64)
+    return X, y, rng.uniform(0.5, 2.0, n)
+
+
+CASES = [
+    {"objective": "binary:logistic", "max_depth": 5, "eval_metric": ["logloss", "auc"]},
+    {"objective": "reg:squarederror", "max_depth": 7, "gamma": 0.3, "min_child_weight": 4},
+    {"objective": "reg:squarederror", "max_depth": 1, "alpha": 0.5, "lambda": 3.0},
+    {"objective": "multi:softprob", "num_class": 3, "max_depth": 4, "max_delta_step": 0.6},
+    {"objective": "binary:logistic", "max_depth": 10, "min_child_weight": 40},  # stops early
+]
+
+
+def train(monkeypatch, growth, params, X, y, w=None, rounds=6, page_rows=None, evals=True):
+    monkeypatch.setenv("DGBDT_GROWTH", growth)
+    if params["objective"].startswith("multi"):
+        y = np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5]).astype(np.float64)
+    elif params["objective"].startswith("reg"):
+        y = y + np.nan_to_num(X[:, 3])
+    d = dgbdt.Dataset(X, label=y, weight=w, page_rows=page_rows)
+    dv = dgbdt.Dataset(X[:900] * 1.1, label=y[:900])
+    hist = {}
+    b = dgbdt.train(params, d, rounds, evals=[(dv, "valid")] if evals else None,
+                    evals_result=hist, verbose_eval=False)
+    return b.save_raw(), hist
+
+
+@pytest.mark.parametrize("params", CASES, ids=lambda p: f"{p['objective']}-d{p['max_depth']}")
+def test_device_growth_gives_the_host_model(monkeypatch, params):
+    X, y, w = make()
+    host = train(monkeypatch, "host", params, X, y, w)
+    assert train(monkeypatch, "device", params, X, y, w) == host
+    # pages of several shards (each keeps its own partials), unweighted
+    assert train(monkeypatch, "device", params, X, y, page_rows=1300) == \
+        train(monkeypatch, "host", params, X, y)
+
+
+def test_device_growth_is_used_and_falls_back_when_levels_do_not_fit(monkeypatch):
+    X, y, _ = make(n=600)
+    calls = []
+    real = device_grower.DeviceGrowth
+
+    def spy(*a, **kw):
+        calls.append(a[0])
+        return real(*a, **kw)
+    monkeypatch.setattr(device_grower, "DeviceGrowth", spy)
+    params = {"objective": "binary:logistic", "max_depth": 3}
+    train(monkeypatch, "device", params, X, y, rounds=2, evals=False)
+    assert calls == [0, 0]                       # one device tree per round
+    train(monkeypatch, "auto", params, X, y, rounds=2, evals=False)
+    assert calls == [0, 0]                       # auto: the host grower on the CPU
+    # a level too wide for LEVEL_BYTES grows on the host, with the same model
+    monkeypatch.setattr(device_grower, "LEVEL_BYTES", 1024)
+    assert not device_grower.fits(3, 7 * 257, 1)
+    assert train(monkeypatch, "device", params, X, y, rounds=2) == \
+        train(monkeypatch, "host", params, X, y, rounds=2)
+    assert calls == [0, 0]
+
+
+def test_growth_setting_rejects_unknown_values(monkeypatch):
+    monkeypatch.setenv("DGBDT_GROWTH", "gpu")
+    with pytest.raises(ValueError, match="DGBDT_GROWTH must be one of auto, host, device"):
+        seam_module.growth_setting()
+    monkeypatch.setenv("DGBDT_GROWTH", "")
+    assert seam_module.growth_setting() == "auto"
+
+
+def test_a_tree_with_no_split_is_a_root_leaf(monkeypatch):
+    """Constant labels: no node splits at any level; every fixed-shape level runs empty."""
+    X, _, _ = make(n=500)
+    y = np.ones(500)
+    params = {"objective": "reg:squarederror", "max_depth": 4}
+    raw, _ = train(monkeypatch, "device", params, X, y - np.nan_to_num(X[:, 3]), rounds=2,
+                   evals=False)
+    assert raw == train(monkeypatch, "host", params, X, y - np.nan_to_num(X[:, 3]), rounds=2,
+                        evals=False)[0]
+    import json
+    b = dgbdt.Booster.from_dict(json.loads(raw))
+    assert [t.n_nodes for t in b.trees] == [1, 1]
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["logloss", "auc"]},
+    {"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
+])
+def test_device_growth_on_collective_ranks(monkeypatch, params):
+    """Each rank grows the tree from the all-reduced histograms on its own device arrays
+    (the collective seam's level keeps the parents' merged histograms per slot)."""
+    X, y, w = make_ranks_data()
+    if params["objective"].startswith("multi"):
+        y = np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5]).astype(np.float64)
+    ref, ref_hist = reference(params, X, y, w, 4)
+    monkeypatch.setenv("DGBDT_GROWTH", "device")
+    results, errors = run_ranks(params, X, y, w, [[(0, 700), (700, 1000)], [(1000, 2400)]], 4,
+                                as_shards=True)
+    assert errors == [None, None]
+    for booster, _ in results:
+        assert booster.save_raw() == ref.save_raw()
+
+
+def test_host_growth_type_is_unchanged_for_cpu_auto(monkeypatch):
+    from dgbdt.kernels.cpu import CPU
+    from dgbdt.shard import Shard
+    from dgbdt.tree.grower import GrowthSpec
+    from dgbdt.tree.split import SplitParams
+    X, y, _ = make(n=300)
+    d = dgbdt.Dataset(X, label=y)
+    cuts = d.cuts(16)
+    page = d.pages(cuts, 16)[0]
+    s = Shard(page, cuts.n_bins(), y, None, np.zeros((300, 1)), 2 ** 4, CPU)
+    seam = seam_module.LocalSeam([s], cuts.hist_ptrs())
+    spec = GrowthSpec(cuts, cuts.hist_ptrs(), 3, SplitParams(0.3, 1.0, 0.0, 0.0, 1.0, 0.0))
+    monkeypatch.setenv("DGBDT_GROWTH", "auto")
+    assert isinstance(seam.start_tree(spec, 0, 1.0, 1.0), Growth)
+    monkeypatch.setenv("DGBDT_GROWTH", "device")
+    assert isinstance(seam.start_tree(spec, 0, 1.0, 1.0), device_grower.DeviceGrowth)
