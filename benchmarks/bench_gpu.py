@@ -4,8 +4,9 @@
     python benchmarks/bench_gpu.py --rows 1000000 --rounds 50 --skip dask,xgboost_dask
     python benchmarks/bench_gpu.py --out result.json    # also write the line to a file
 
-Legs: dgbdt (in-process), dask (dgbdt.dask on a one-worker LocalCUDACluster), xgboost
-(QuantileDMatrix + train) and xgboost_dask. Data are bench_cpu.py's Higgs-shaped formula, made
+Legs: dgbdt (in-process), dgbdt_host (the same with DGBDT_GROWTH=host: the host-driven level
+loop of 0.6, for the gain of device-resident growth), dask (dgbdt.dask on a one-worker
+LocalCUDACluster), xgboost (QuantileDMatrix + train) and xgboost_dask. Data are bench_cpu.py's Higgs-shaped formula, made
 on the GPU with cupy (a different random stream than numpy's): the training set as --parts
 partitions, each from its own seed, so the Dask worker regenerates exactly the same rows on its
 GPU; the held-out test set (10 % of --rows) comes from another seed. Times start after a device
@@ -32,7 +33,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_cpu import auc  # noqa: E402  (same metric as the CPU benchmarks)
 
-LEGS = ("dgbdt", "dask", "xgboost", "xgboost_dask")
+LEGS = ("dgbdt", "dgbdt_host", "dask", "xgboost", "xgboost_dask")
 WARM_ROWS = 20_000
 TRAIN_SEED, TEST_SEED, WARM_SEED = 0, 10_000, 20_000
 
@@ -205,7 +206,7 @@ def main() -> None:
            "python": platform.python_version(), "cupy": cp.__version__,
            "dgbdt": dgbdt.__version__, "xgboost": xgb.__version__ if xgb else None,
            "skipped": sorted(skip)}
-    for leg in ("dgbdt", "dgbdt_dask", "xgboost", "xgboost_dask"):
+    for leg in ("dgbdt", "dgbdt_host", "dgbdt_dask", "xgboost", "xgboost_dask"):
         out[f"{leg}_s"] = out[f"{leg}_auc"] = None
     peak = out["peak_mib"] = {}
 
@@ -231,6 +232,16 @@ def main() -> None:
             gpu, dgbdt.Dataset(Xtr, label=ytr), a.rounds, verbose_eval=False))
         return {"dgbdt_s": round(s, 3), "dgbdt_auc": score(booster.predict(Xte)),
                 "dgbdt_stages_s": stages(booster)}
+
+    def leg_dgbdt_host():
+        os.environ["DGBDT_GROWTH"] = "host"
+        try:
+            booster, s, peak["dgbdt_host"] = timed(cp, lambda: dgbdt.train(
+                gpu, dgbdt.Dataset(Xtr, label=ytr), a.rounds, verbose_eval=False))
+        finally:
+            os.environ.pop("DGBDT_GROWTH", None)
+        return {"dgbdt_host_s": round(s, 3), "dgbdt_host_auc": score(booster.predict(Xte)),
+                "dgbdt_host_stages_s": stages(booster)}
 
     def leg_hist():
         try:
@@ -269,6 +280,8 @@ def main() -> None:
     # in-process legs
     if "dgbdt" not in skip:
         run_leg(out, "dgbdt", leg_dgbdt, free_gpu_pool)
+        if "dgbdt_host" not in skip:
+            run_leg(out, "dgbdt_host", leg_dgbdt_host, free_gpu_pool)
         run_leg(out, "hist", leg_hist, free_gpu_pool)
         if a.profile_rounds > 0:
             run_leg(out, "dgbdt_profile", leg_profile, free_gpu_pool)
@@ -331,6 +344,7 @@ def main() -> None:
         return round(n / d, 3) if n is not None and d else None
 
     out["ratio_dgbdt_over_xgboost"] = ratio("dgbdt_s", "xgboost_s")
+    out["ratio_host_growth_over_xgboost"] = ratio("dgbdt_host_s", "xgboost_s")
     out["ratio_dask_over_xgboost"] = ratio("dgbdt_dask_s", "xgboost_s")   # the target metric
     out["ratio_dask_over_xgboost_dask"] = ratio("dgbdt_dask_s", "xgboost_dask_s")
     out["auc_diff"] = (round(out["dgbdt_auc"] - out["xgboost_auc"], 5)

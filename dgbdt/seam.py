@@ -56,6 +56,10 @@ class TrainingSeam(Protocol):
     def drain(self) -> None:
         """Wait until the work queued so far (on a GPU) is done."""
 
+    def settle(self) -> None:
+        """Watch what the seam queued without waiting (collectives) before the host waits for
+        the device: a dead peer then stops the training with an error instead of a hang."""
+
 
 class LocalSeam:
     """The seam over shards in this process (one per page of an in-process Dataset).
@@ -113,6 +117,10 @@ class LocalSeam:
     def finish(self, request):
         for s in self._visit():
             s.finish(request)
+
+    def settle(self):
+        """Before the host waits for a tree's device work: nothing to watch in-process (the
+        collective seam watches its queued all-reduces here)."""
 
     def drain(self):
         be = self.shards[0].be

@@ -31,6 +31,7 @@ class SplitBatch:
     default_left: np.ndarray  # bool [m]: where missing values go
     left: np.ndarray          # int32 [m] left child ids
     right: np.ndarray         # int32 [m] right child ids
+    packed: object = None     # optional int64 [6, m] of the six rows (a device-grown level's)
 
 
 class Shard:

@@ -108,10 +108,24 @@ class Communicator:
         self.calls += 1
         return out
 
-    def allreduce(self, x, op: str = "sum"):
-        """x (contiguous, on this rank's device) becomes the element-wise sum/max over ranks."""
-        self._timed(self._allreduce, x, op)
+    def allreduce(self, x, op: str = "sum", wait: bool = True):
+        """x (contiguous, on this rank's device) becomes the element-wise sum/max over ranks.
+
+        ``wait=False`` (NCCL: stream-ordered) only enqueues it: work queued after it on the
+        device sees the sums, and the host must ``settle()`` (the watched wait, with its
+        abort checks and timeout) before it next waits for the device itself."""
+        if wait:
+            self._timed(self._allreduce, x, op)
+        else:
+            self._enqueue(x, op)
         return x
+
+    def _enqueue(self, x, op: str) -> None:
+        """A collective the host does not wait for (here: one it does; see NcclComm)."""
+        self._timed(self._allreduce, x, op)
+
+    def settle(self) -> None:
+        """Wait (watched) for the collectives enqueued with wait=False."""
 
     def allreduce_host(self, a: np.ndarray, op: str = "sum") -> np.ndarray:
         """The all-reduce of a small host array, returned on the host."""
@@ -194,6 +208,7 @@ class NcclComm(Communicator):
         # blocks (holding the GIL) until every rank has joined; callers meet first (a barrier)
         self._comm = nccl.NcclCommunicator(self.n_ranks, uid, self.rank)
         self._live = True
+        self._pending: list = []      # (began, ended, bytes) of enqueued all-reduces
 
     def _aborted(self):
         try:
@@ -206,6 +221,32 @@ class NcclComm(Communicator):
         import cupy
         self._began = cupy.cuda.Event()
         self._began.record()
+
+    def _enqueue(self, x, op):
+        """Enqueue the all-reduce with its timing events; settle() waits for it."""
+        import cupy
+        stream = self.xp.cuda.get_current_stream().ptr
+        began, ended = cupy.cuda.Event(), cupy.cuda.Event()
+        began.record()
+        self._comm.allReduce(x.data.ptr, x.data.ptr, x.size, self._type(x), self._ops[op],
+                             stream)
+        ended.record()
+        self._pending.append((began, ended, x.nbytes))
+
+    def settle(self):
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        last = pending[-1][1]
+        t = time.perf_counter()
+        wait_for(lambda: last.done, self.timeout, self._aborted,
+                 f"rank {self.rank}: {len(pending)} queued all-reduces")
+        self.seconds += time.perf_counter() - t
+        import cupy
+        for began, ended, nbytes in pending:
+            self.comm_seconds += cupy.cuda.get_elapsed_time(began, ended) / 1e3
+            self.n_bytes += nbytes
+            self.calls += 1
 
     def _watch(self, what: str) -> None:
         import cupy

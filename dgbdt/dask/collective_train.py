@@ -66,8 +66,12 @@ class CollectiveSeam(LocalSeam):
         as summing every rank's own sibling."""
         local = super().level(request)
         m = len(request.small)
-        # a copy: the shards keep their own partials (they derive siblings from them)
-        small = self.comm.allreduce(local[:m].copy(), "sum")
+        # a copy: the shards keep their own partials (they derive siblings from them). A
+        # device-grown tree (its requests are device arrays) does not wait for the sums: the
+        # next level's kernels follow them on the stream, and settle() watches them at the
+        # tree's end; the host grower reads them at once, so it waits here (watched)
+        device = hasattr(request.small, "__cuda_array_interface__")
+        small = self.comm.allreduce(local[:m].copy(), "sum", wait=not device)
         if len(request.large):
             xp = array_module(small)
             parent = self._parents[xp.asarray(request.parent_slot)]
@@ -76,6 +80,10 @@ class CollectiveSeam(LocalSeam):
             merged = small
         self._parents = merged if request.keep else None
         return merged
+
+    def settle(self):
+        """Watch the all-reduces a device-grown tree enqueued (before the host waits on it)."""
+        self.comm.settle()
 
 
 def rank_rows(comm, label, weight) -> EvalRows:

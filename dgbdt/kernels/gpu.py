@@ -261,7 +261,9 @@ class CudaBackend:
             return
         if shard.scratch_l is None:
             shard.scratch_l = cp.empty(max(shard.n_rows, 1), dtype=cp.int32)
-        if hasattr(s.node, "__cuda_array_interface__"):
+        if s.packed is not None:
+            split = s.packed
+        elif hasattr(s.node, "__cuda_array_interface__"):
             split = cp.stack([s.node, s.feature, s.split_bin, s.default_left.astype(cp.int64),
                               s.left, s.right]).astype(cp.int64)
         else:
@@ -296,7 +298,7 @@ class CudaBackend:
 
     def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """Best split per node of device histograms [m, S, 2]; results as numpy (one copy)."""
-        r = self.xp.asnumpy(self._evaluate(hist, totals, hist_ptrs, inv_sg, inv_sh, p))
+        r = self.xp.asnumpy(self.evaluate_splits_raw(hist, totals, hist_ptrs, inv_sg, inv_sh, p))
         gain = r[:, 0].astype(np.uint32).view(np.float32)
         return (gain, r[:, 1].astype(np.int32), r[:, 2].astype(np.int32),
                 r[:, 3].astype(np.bool_), np.ascontiguousarray(r[:, 4:6]))
@@ -304,12 +306,12 @@ class CudaBackend:
     def evaluate_splits_device(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """The same, as device arrays (queued: no wait for the GPU)."""
         cp = self.xp
-        r = self._evaluate(hist, totals, hist_ptrs, inv_sg, inv_sh, p)
+        r = self.evaluate_splits_raw(hist, totals, hist_ptrs, inv_sg, inv_sh, p)
         gain = r[:, 0].astype(cp.uint32).view(cp.float32)
         return (gain, r[:, 1].astype(cp.int32), r[:, 2].astype(cp.int32),
                 r[:, 3].astype(cp.bool_), cp.ascontiguousarray(r[:, 4:6]))
 
-    def _evaluate(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
+    def evaluate_splits_raw(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """[m, 6] int64 device rows: gain bits, feature, bin, default left, left (G, H)."""
         cp = self.xp
         hist = cp.ascontiguousarray(hist)
@@ -332,6 +334,34 @@ class CudaBackend:
                 (_grid(m),), (BLOCK,),
                 (hist, _i32(S), hp_d, tot_d, _i32(max(nb_max, 1)), _i32(m), best, out))
         return out
+
+    # -- device-resident growth (dgbdt.tree.device_grower; kernels in cuda/grow.cu) ----------
+    fused_growth = True
+
+    def advance_level(self, cand, totals, slots, natural, width: int, sentinel: int,
+                      min_gain: float, gamma: float, cuts, table, flags, batch, nxt) -> None:
+        """One level's decisions, node table and split batch, and the next level's slots
+        (``nxt``: (slots, natural, totals), or None after the last level): one launch."""
+        W = int(slots.shape[0])
+        dummy = batch if nxt is None else None
+        ns, nn, nt = nxt if nxt is not None else (dummy, dummy, dummy)
+        kernel("grow", "advance_level")(
+            (1,), (1024,),
+            (cand, totals, slots, natural, _i32(W), _i32(width), _i64(sentinel),
+             np.float32(min_gain), np.float32(gamma), cuts.values, cuts.ptrs, cuts.min_values,
+             table.n_nodes, table.left, table.right, table.parent, table.feature,
+             table.default_left, table.threshold, table.loss_change, table.totals, flags, batch,
+             _i32(nxt is not None), ns, nn, nt))
+
+    def leaf_values(self, table, cap: int, sentinel: int, scale_g: float, scale_h: float, p,
+                    nodes, values) -> None:
+        """Every leaf of a grown tree (others: the sentinel) and its value eta * w*."""
+        kernel("grow", "leaf_values")(
+            (_grid(cap),), (BLOCK,),
+            (table.n_nodes, table.left, table.totals, _i32(cap), _i64(sentinel),
+             np.float64(scale_g), np.float64(scale_h), np.float64(p.eta), np.float64(p.lam),
+             np.float64(p.alpha), np.float64(p.max_delta_step),
+             np.float64(p.min_child_weight), nodes, values))
 
     def predict_raw(self, X, cat, ptrs, classes, out, leaves) -> None:
         cp = self.xp

@@ -39,18 +39,19 @@ from ..backend import to_host
 from ..shard import SplitBatch
 from .grower import FinishRequest, LevelRequest, make_tree, node_weights
 from .model import Tree
-from .split import SplitParams, splittable
+from .split import MIN_GAIN, SplitParams, splittable
 
-#: at most this many bytes of histograms a level may hold on one shard (the level's own and
-#: the kept parent level) for device growth; deeper trees grow on the host (same model)
-LEVEL_BYTES = 512 * 2 ** 20
+#: at most this many bytes of histograms the shards of a training may hold at the deepest
+#: level for device growth (its own and its kept parent level, on every shard); deeper trees
+#: and many streamed pages grow on the host (the same model)
+LEVEL_BYTES = 2 ** 30
 
 
 def fits(max_depth: int, n_slots: int, n_shards: int) -> bool:
-    """Whether fixed-shape levels of a depth-``max_depth`` tree fit ``LEVEL_BYTES`` per shard
-    (the deepest level with histograms, 2^(max_depth - 1) rows, plus its parent level)."""
+    """Whether fixed-shape levels of a depth-``max_depth`` tree fit ``LEVEL_BYTES``: the
+    deepest level with histograms has 2^(max_depth - 1) rows, its parent half as many."""
     rows = 2 ** max(max_depth - 1, 0) + 2 ** max(max_depth - 2, 0)
-    return max_depth <= 16 and rows * n_slots * 16 * max(n_shards, 1) <= LEVEL_BYTES * 4
+    return max_depth <= 16 and rows * n_slots * 16 * max(n_shards, 1) <= LEVEL_BYTES
 
 
 class DeviceTables:
@@ -67,13 +68,20 @@ class DeviceTables:
 
 class DeviceGrowth:
     """One tree in growth on the device (see the module docstring); the interface of Growth:
-    ``request``, ``advance(merged)``, ``done``, ``finish_request()``, ``tree()``."""
+    ``request``, ``advance(merged)``, ``done``, ``finish_request()``, ``tree()``.
+
+    The node table (``left`` .. ``totals``, ``n_nodes``) lives in arrays of the backend's
+    module. Between evaluation and the next request, a backend with ``fused_growth`` (CUDA:
+    cuda/grow.cu) runs one kernel per level; otherwise (or with ``fused=False``) the same
+    steps run as array operations (``_advance_arrays``), the kernels' specification.
+    """
 
     def __init__(self, k: int, tables: DeviceTables, max_depth: int, p: SplitParams,
-                 scale_g: float, scale_h: float, backend):
+                 scale_g: float, scale_h: float, backend, fused: bool | None = None):
         xp = self.xp = tables.xp
         self.k, self.tables, self.max_depth, self.p = k, tables, max_depth, p
         self.scale_g, self.scale_h, self.be = scale_g, scale_h, backend
+        self.fused = getattr(backend, "fused_growth", False) if fused is None else fused
         cap = self.cap = 2 ** (max_depth + 1)
         self.sentinel = cap - 1
         self.left = xp.full(cap, -1, dtype=np.int64)
@@ -86,8 +94,9 @@ class DeviceGrowth:
         self.totals = xp.zeros((cap, 2), dtype=np.int64)
         self.n_nodes = xp.ones(1, dtype=np.int64)
         self.depth = 0
-        self.slots = xp.zeros(1, dtype=np.int64)     # node of each histogram row
-        self.natural = xp.zeros(1, dtype=np.int64)   # its breadth-first position
+        self.slots = xp.zeros(1, dtype=np.int64)         # node of each histogram row
+        self.natural = xp.zeros(1, dtype=np.int64)       # its breadth-first position
+        self.level_totals = xp.zeros((1, 2), dtype=np.int64)   # its sums (0: absent)
         self.pending: SplitBatch | None = None
         self.done = False
         empty = xp.zeros(0, dtype=np.int64)
@@ -98,15 +107,32 @@ class DeviceGrowth:
     def advance(self, merged) -> None:
         """Consume the level's merged histograms [2^depth, S, 2]; enqueue the next request."""
         t = time.perf_counter()
-        xp, p, sentinel = self.xp, self.p, self.sentinel
         hp = self.tables.hist_ptrs
         if self.depth == 0:   # the root's sums: all slots of feature 0 (any feature)
             self.totals[0] = merged[0, hp[0]:hp[1]].sum(axis=0)
-        slots = self.slots
+            self.level_totals = self.totals[:1].copy()
+        batch, small, large = (self._advance_fused if self.fused else
+                               self._advance_arrays)(merged)
+        self.pending = batch
+        self.depth += 1
+        if self.depth == self.max_depth:       # children are leaves: no histograms needed
+            self.done = True
+        else:
+            self.request = LevelRequest(
+                splits=batch, small=small, large=large,
+                parent_slot=self.xp.arange(small.shape[0], dtype=np.int64),
+                keep=self.depth + 1 < self.max_depth)
+            self.pending = None
+        self.eval_seconds += time.perf_counter() - t
+
+    def _advance_arrays(self, merged):
+        """The level's decisions as array operations (the specification of cuda/grow.cu's
+        advance_level); returns the split batch and the next level's smaller/larger slots."""
+        xp, p, sentinel = self.xp, self.p, self.sentinel
+        slots, totals = self.slots, self.level_totals
         valid = slots != sentinel
-        totals = xp.where(valid[:, None], self.totals[slots], 0)
         gain, feature, split_bin, dleft, left = self.be.evaluate_splits_device(
-            merged, totals, hp, 1.0 / self.scale_g, 1.0 / self.scale_h, p)
+            merged, totals, self.tables.hist_ptrs, 1.0 / self.scale_g, 1.0 / self.scale_h, p)
         right = totals - left
         ok = valid & splittable(gain, feature, left, right, p)
         # children numbered in breadth-first order: ranks of the splitting nodes by position
@@ -132,29 +158,56 @@ class DeviceGrowth:
         self.left[nodes], self.right[nodes] = lefts, rights
         self.parent[lefts], self.parent[rights] = nodes, nodes
         self.totals[lefts], self.totals[rights] = left, right
-        self.pending = SplitBatch(node=nodes, feature=f, split_bin=b, default_left=dl,
-                                  left=lefts, right=rights)
-        self.depth += 1
-        if self.depth == self.max_depth:       # children are leaves: no histograms needed
-            self.done = True
-        else:
-            smaller_left = left[:, 1] <= right[:, 1]
-            small = xp.where(smaller_left, lefts, rights)
-            large = xp.where(smaller_left, rights, lefts)
-            at = xp.where(ok, 2 * self.natural, 2 * width)
-            self.slots = xp.concatenate([small, large])
-            self.natural = xp.concatenate([xp.where(smaller_left, at, at + 1),
-                                           xp.where(smaller_left, at + 1, at)])
-            self.request = LevelRequest(
-                splits=self.pending, small=small, large=large,
-                parent_slot=xp.arange(small.shape[0], dtype=np.int64),
-                keep=self.depth + 1 < self.max_depth)
-            self.pending = None
-        self.eval_seconds += time.perf_counter() - t
+        batch = SplitBatch(node=nodes, feature=f, split_bin=b, default_left=dl, left=lefts,
+                           right=rights)
+        if self.depth + 1 == self.max_depth:
+            return batch, None, None
+        smaller_left = left[:, 1] <= right[:, 1]
+        small = xp.where(smaller_left, lefts, rights)
+        large = xp.where(smaller_left, rights, lefts)
+        at = xp.where(ok, 2 * self.natural, 2 * width)
+        zero = xp.zeros_like(left)
+        okc = ok[:, None]
+        self.slots = xp.concatenate([small, large])
+        self.natural = xp.concatenate([xp.where(smaller_left, at, at + 1),
+                                       xp.where(smaller_left, at + 1, at)])
+        self.level_totals = xp.concatenate([
+            xp.where(okc, xp.where(smaller_left[:, None], left, right), zero),
+            xp.where(okc, xp.where(smaller_left[:, None], right, left), zero)])
+        return batch, small, large
+
+    def _advance_fused(self, merged):
+        """The same in one kernel (cuda/grow.cu: advance_level) after the evaluation."""
+        xp, W = self.xp, int(self.slots.shape[0])
+        cand = self.be.evaluate_splits_raw(merged, self.level_totals, self.tables.hist_ptrs,
+                                           1.0 / self.scale_g, 1.0 / self.scale_h, self.p)
+        if getattr(self, "_flags", None) is None:
+            self._flags = xp.empty(2 ** self.max_depth + 1, dtype=np.int64)
+        packed = xp.empty((6, W), dtype=np.int64)
+        last = self.depth + 1 == self.max_depth
+        nxt = None if last else (xp.empty(2 * W, dtype=np.int64),
+                                 xp.empty(2 * W, dtype=np.int64),
+                                 xp.empty((2 * W, 2), dtype=np.int64))
+        self.be.advance_level(cand, self.level_totals, self.slots, self.natural,
+                              2 ** self.depth, self.sentinel, MIN_GAIN, self.p.gamma,
+                              self.tables, self, self._flags, packed, nxt)
+        batch = SplitBatch(node=packed[0], feature=packed[1], split_bin=packed[2],
+                           default_left=packed[3].astype(np.bool_), left=packed[4],
+                           right=packed[5], packed=packed)
+        if last:
+            return batch, None, None
+        self.slots, self.natural, self.level_totals = nxt
+        return batch, self.slots[:W], self.slots[W:]
 
     def finish_request(self) -> FinishRequest:
         """The last splits and every leaf's value (non-leaves: the sentinel, value 0)."""
         xp = self.xp
+        if self.fused:
+            nodes = xp.empty(self.cap, dtype=np.int64)
+            values = xp.empty(self.cap, dtype=np.float64)
+            self.be.leaf_values(self, self.cap, self.sentinel, self.scale_g, self.scale_h,
+                                self.p, nodes, values)
+            return FinishRequest(self.k, self.pending, nodes, values)
         ids = xp.arange(self.cap, dtype=np.int64)
         leaf = (ids < self.n_nodes) & (self.left == -1)
         weight = node_weights(self.totals, self.scale_g, self.scale_h, self.p)

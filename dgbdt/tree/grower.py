@@ -205,6 +205,7 @@ def grow_tree(seam, growth: Growth, timers: dict) -> Tree:
     seam.finish(growth.finish_request())
     timers["split_evaluation"] += growth.eval_seconds
     t = time.perf_counter()
+    seam.settle()
     tree = growth.tree()
     # a device-grown tree is where the host first waits for the tree's GPU work
     timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
