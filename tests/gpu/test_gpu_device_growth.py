@@ -84,7 +84,7 @@ def test_the_host_enqueues_a_tree_without_waiting(monkeypatch):
     p = {"objective": "binary:logistic", "max_depth": 6}
     dgbdt.train(p, d, 1, verbose_eval=False)                       # compile, warm up
     spin = cp.RawKernel(SPIN, "spin")
-    rate = cp.cuda.Device().attributes["ClockRate"] * 1e3              # cycles per second
+    rate = cp.cuda.Device().attributes.get("ClockRate", 2_000_000) * 1e3   # cycles per second
     spans, real_init, real_tree = [], device_grower.DeviceGrowth.__init__, \
         device_grower.DeviceGrowth.tree
 
