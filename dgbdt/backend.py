@@ -81,8 +81,73 @@ def get_backend(device: str):
 
 
 def device_scope(backend):
-    """A context that makes the backend's GPU current (nothing for the CPU backend)."""
-    return backend.device if backend.name == "cuda" else contextlib.nullcontext()
+    """A context that makes the backend's GPU current, with CuPy allocating from a pool
+    (``pooled_allocations``); nothing for the CPU backend."""
+    if backend.name != "cuda":
+        return contextlib.nullcontext()
+    return _gpu_scope(backend)
+
+
+@contextlib.contextmanager
+def _gpu_scope(backend):
+    with backend.device, pooled_allocations():
+        yield
+
+
+#: RMM memory resources that allocate without synchronizing (pools, stream-ordered)
+_RMM_POOLED = {"PoolMemoryResource", "ArenaMemoryResource", "CudaAsyncMemoryResource",
+               "BinningMemoryResource", "FixedSizeMemoryResource"}
+_pooled_used = False
+
+
+def _allocation_syncs() -> bool:
+    """Whether CuPy's current allocator is RMM's over a resource that calls cudaMalloc and
+    cudaFree per allocation (RMM's default: importing cuDF makes RMM CuPy's allocator, and
+    dask-cuda workers without rmm_pool_size keep that default). cudaFree waits for the whole
+    device, so every temporary array freed would stop the GPU pipeline."""
+    import cupy
+    allocator = cupy.cuda.get_allocator()
+    if not str(getattr(allocator, "__module__", None) or "").startswith("rmm"):
+        return False
+    try:
+        import rmm
+        mr = rmm.mr.get_current_device_resource()
+    except Exception:                    # an RMM we do not know: leave the user's choice
+        return False
+    for _ in range(8):                   # adaptors (statistics, limits, ...) wrap a resource
+        name = type(mr).__name__
+        if name in _RMM_POOLED:
+            return False
+        upstream = getattr(mr, "upstream_mr", None)
+        if upstream is None:
+            return name in ("CudaMemoryResource", "ManagedMemoryResource",
+                            "SystemMemoryResource")
+        mr = upstream
+    return False
+
+
+@contextlib.contextmanager
+def pooled_allocations():
+    """CuPy allocates from its own memory pool in this thread for the context, where the
+    current allocator would synchronize the device (``_allocation_syncs``); otherwise (CuPy's
+    pool, an RMM pool, RMM's async resource) nothing changes. Memory the pool caches is given
+    back by ``release_pooled`` at the end of a training."""
+    global _pooled_used
+    import cupy
+    if not _allocation_syncs():
+        yield
+        return
+    _pooled_used = True
+    with cupy.cuda.using_allocator(cupy.get_default_memory_pool().malloc):
+        yield
+
+
+def release_pooled() -> None:
+    """Give the blocks CuPy's pool cached for dgbdt (``pooled_allocations``) back to the
+    device, where the user's allocator is RMM's, so cuDF can use them again."""
+    if _pooled_used:
+        import cupy
+        cupy.get_default_memory_pool().free_all_blocks()
 
 
 def backend_of(a):

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .backend import device_scope, get_backend, resolve_device, to_host
+from .backend import device_scope, get_backend, release_pooled, resolve_device, to_host
 from .booster import Booster
 from .callback import EarlyStopping, emit, format_eval_line
 from .data.dataset import Dataset
@@ -79,6 +79,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     finally:
         import numba
         numba.set_num_threads(previous_threads)
+        release_pooled()
 
 
 def _check_evals(evals, dtrain) -> list[tuple[Dataset, str]]:

@@ -22,6 +22,8 @@ import contextlib
 import ctypes
 import os
 
+from ..backend import release_pooled
+
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _GLIBC_MMAP_DEFAULT = 128 * 1024
 _KEEP = 1 << 30
@@ -97,3 +99,5 @@ def training_task(nthread, whole_training: bool = True):
             yield
     finally:
         numba.set_num_threads(previous)
+        if whole_training:      # CuPy's pool, where dgbdt used it in place of RMM's default
+            release_pooled()

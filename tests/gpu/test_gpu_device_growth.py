@@ -74,10 +74,32 @@ SPIN = r"""extern "C" __global__ void spin(long long cycles) {
 }"""
 
 
-def test_the_host_enqueues_a_tree_without_waiting(monkeypatch):
+@pytest.fixture
+def rmm_default():
+    """CuPy allocating through RMM's default resource (cudaMalloc/cudaFree), as importing
+    cuDF leaves it; restored after."""
+    rmm = pytest.importorskip("rmm")
+    from rmm.allocators.cupy import rmm_cupy_allocator
+    before_alloc, before_mr = cp.cuda.get_allocator(), rmm.mr.get_current_device_resource()
+    rmm.mr.set_current_device_resource(rmm.mr.CudaMemoryResource())
+    cp.cuda.set_allocator(rmm_cupy_allocator)
+    yield rmm
+    cp.cuda.set_allocator(before_alloc)
+    rmm.mr.set_current_device_resource(before_mr)
+
+
+@pytest.mark.parametrize("allocator", ["cupy", "rmm_default"])
+def test_the_host_enqueues_a_tree_without_waiting(monkeypatch, request, allocator):
     """Each tree starts behind a kernel that keeps the GPU busy for ~0.5 s: the host
     enqueues every level of the tree and its leaf values while it spins (no wait inside the
-    tree), and first waits in tree()."""
+    tree), and first waits in tree(). Also under RMM's default resource (the RAPIDS user's
+    process: cudaFree would wait for the device), which dgbdt replaces by CuPy's pool."""
+    if allocator == "rmm_default":
+        request.getfixturevalue("rmm_default")
+    else:
+        before = cp.cuda.get_allocator()
+        cp.cuda.set_allocator(cp.get_default_memory_pool().malloc)
+        request.addfinalizer(lambda: cp.cuda.set_allocator(before))
     X, y = _data(n=3000)
     monkeypatch.setenv("DGBDT_GROWTH", "auto")
     d = dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y))
@@ -129,3 +151,36 @@ def test_one_rank_nccl_defers_its_all_reduces_and_gives_the_in_process_model(cud
     assert out["history"] == hist
     # 8 rounds x 5 levels of histograms, all settled and counted, plus the gradient maxima
     assert out["booster"].timings["communication_calls"] >= 8 * 6
+
+
+def test_rmm_allocators_pooled_or_kept(rmm_default):
+    """RMM's default resource syncs: training allocates from CuPy's pool in its thread (and
+    gives the cached blocks back after); an RMM pool is kept; the model is the same."""
+    from dgbdt import backend
+    from rmm.allocators.cupy import rmm_cupy_allocator
+    rmm = rmm_default
+    assert backend._allocation_syncs()
+    seen = []
+    real = device_grower.DeviceGrowth.tree
+
+    def tree(self):
+        seen.append(cp.cuda.get_allocator())
+        return real(self)
+    X, y = _data(n=2000, seed=9)
+    p = {"objective": "binary:logistic", "max_depth": 5}
+    d = dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y))
+    device_grower.DeviceGrowth.tree = tree
+    try:
+        a = dgbdt.train(p, d, 3, verbose_eval=False)
+        assert seen and all(f == cp.get_default_memory_pool().malloc for f in seen)
+        assert cp.get_default_memory_pool().total_bytes() == \
+            cp.get_default_memory_pool().used_bytes()          # cached blocks released
+        pool = rmm.mr.PoolMemoryResource(rmm.mr.CudaMemoryResource(), initial_pool_size=2 ** 28)
+        rmm.mr.set_current_device_resource(pool)
+        assert not backend._allocation_syncs()
+        seen.clear()
+        b = dgbdt.train(p, d, 3, verbose_eval=False)
+        assert seen and all(f is rmm_cupy_allocator for f in seen)
+    finally:
+        device_grower.DeviceGrowth.tree = real
+    assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
