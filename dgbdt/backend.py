@@ -1,4 +1,4 @@
-"""Where arrays live (numpy on the host, cupy on a GPU) and the kernel seam between them.
+"""The kernel seam: which backend computes on a device's arrays (dgbdt.arrays says where they live).
 
 Everything above the seam (the boosting loop, the grower, the Dask layer) is written once. A
 *backend* object carries the operations that touch rows — the kernels — for one kind of memory:
@@ -15,30 +15,12 @@ data lives (cupy/cuDF input trains on the GPU, host input on the CPU).
 from __future__ import annotations
 
 import contextlib
-import os
 
-import numpy as np
+from .arrays import array_module, is_device_array, sync_timers, to_host
 
-
-def is_device_array(a) -> bool:
-    """Whether ``a`` lives in GPU memory (cupy arrays, cuDF columns, numba device arrays)."""
-    return hasattr(a, "__cuda_array_interface__")
-
-
-def array_module(a):
-    """cupy for GPU arrays, numpy otherwise."""
-    if is_device_array(a):
-        import cupy
-        return cupy
-    return np
-
-
-def to_host(a) -> np.ndarray:
-    """A numpy copy (or view) of a host or device array."""
-    if is_device_array(a):
-        import cupy
-        return cupy.asnumpy(a)
-    return np.asarray(a)
+__all__ = ["array_module", "backend_of", "cuda_available", "device_ordinal", "device_scope",
+           "get_backend", "is_device_array", "pooled_allocations", "release_pooled",
+           "resolve_device", "sync_timers", "to_host"]
 
 
 def cuda_available() -> bool:
@@ -159,7 +141,3 @@ def backend_of(a):
     from .kernels.cpu import CPU
     return CPU
 
-
-def sync_timers() -> bool:
-    """DGBDT_SYNC_TIMERS=1: GPU stage timers synchronize, so they measure kernel time (slower)."""
-    return os.environ.get("DGBDT_SYNC_TIMERS", "") not in ("", "0")

@@ -6,7 +6,7 @@ import time
 import numba
 import numpy as np
 
-from ..backend import to_host
+from ..arrays import to_host
 from . import cpu_split, cpu_tree
 
 

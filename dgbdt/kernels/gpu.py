@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backend import sync_timers
+from ..arrays import sync_timers
 
 _DIR = Path(__file__).parent / "cuda"
 _OPTIONS = ("--std=c++17", "--fmad=false")
@@ -401,35 +401,3 @@ def hist_shared_budget(optin: int) -> int:
     env = os.environ.get("DGBDT_HIST_SMEM")
     return min(int(env), optin - 1024) if env else HIST_SMEM
 
-
-def histogram_bandwidth(X, max_bin: int = 256, repeats: int = 20) -> dict:
-    """Time the histogram kernel over every row of X (the root node of a tree) and report the
-    bytes it must read (packed page + row indices + int64 gradient pairs) per second."""
-    import cupy as cp
-
-    from ..data.dataset import Dataset
-    from ..shard import Shard
-
-    d = Dataset(X)
-    cuts = d.cuts(max_bin)
-    page = d.pages(cuts, max_bin)[0]
-    be = CudaBackend.for_ordinal(cp.cuda.runtime.getDevice())
-    n = page.n_rows
-    s = Shard(page, cuts.n_bins(), cp.zeros(n), None, cp.zeros((n, 1)), 4, be)
-    s.g = cp.random.standard_normal((n, 1))
-    s.h = cp.random.random((n, 1))
-    s.start_tree(0, 2.0 ** 30, 2.0 ** 30)
-    hp = cuts.hist_ptrs()
-    root = np.array([0])
-    s.histograms(root, hp)
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    for _ in range(repeats):
-        s.histograms(root, hp)
-    stop.record()
-    stop.synchronize()
-    seconds = cp.cuda.get_elapsed_time(start, stop) / 1e3 / repeats
-    nbytes = page.words.nbytes + 4 * n + 16 * n
-    return {"seconds": seconds, "bytes": int(nbytes), "gb_per_s": nbytes / seconds / 1e9,
-            "rows": n, "bits": page.bits, "groups": s._cuda_static["n_groups"],
-            "shared_bytes": s._cuda_static["smem"]}
