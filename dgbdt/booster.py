@@ -169,13 +169,28 @@ class Booster:
             "tree_class": list(self.tree_class),
         }
 
-    def save_raw(self) -> str:
-        """The model as a JSON string (deterministic: same model, same bytes)."""
-        return json.dumps(self.to_dict(), separators=(",", ":"))
+    def save_raw(self, format: str = "dgbdt") -> str:
+        """The model as a JSON string (deterministic: same model, same bytes).
 
-    def save_model(self, path: str | os.PathLike) -> None:
+        ``format="xgboost"``: XGBoost's JSON model format (dgbdt.xgboost_format), which
+        ``xgboost.Booster().load_model`` reads."""
+        return json.dumps(self._document(format), separators=(",", ":"))
+
+    def _document(self, format: str) -> dict:
+        if format == "dgbdt":
+            return self.to_dict()
+        if format == "xgboost":
+            from .xgboost_format import to_xgboost
+            return to_xgboost(self)
+        raise ValueError(f"format must be 'dgbdt' or 'xgboost'; got {format!r}")
+
+    def save_model(self, path: str | os.PathLike, format: str = "dgbdt") -> None:
+        """Write the model as JSON: dgbdt's format (the default), or XGBoost's with
+        ``format="xgboost"`` (for XGBoost, Triton FIL, treelite); dgbdt.load_model reads
+        both."""
+        text = self.save_raw(format)
         with open(path, "w", encoding="utf-8") as f:
-            f.write(self.save_raw())
+            f.write(text)
 
     @classmethod
     def from_dict(cls, d) -> "Booster":
@@ -200,22 +215,32 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
 
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:
-    """Load a model saved by Booster.save_model (a path, a JSON string/bytes, or a dict)."""
+    """Load a model: a path, a JSON string/bytes, or a parsed dict, in dgbdt's format
+    (Booster.save_model) or XGBoost's JSON format (a model saved by XGBoost with
+    ``save_model("model.json")``, see dgbdt.xgboost_format for what is read)."""
     if isinstance(source, dict):
-        return _from_dict(source)
+        return _from_document(source)
     if isinstance(source, (bytes, bytearray)):
-        text, where = bytes(source).decode("utf-8"), "model bytes"
+        raw, where = bytes(source), "model bytes"
     elif isinstance(source, str) and source.lstrip().startswith("{"):
-        text, where = source, "model string"
+        raw, where = source.encode("utf-8"), "model string"
     else:
-        with open(source, encoding="utf-8") as f:
-            text, where = f.read(), str(source)
+        with open(source, "rb") as f:
+            raw, where = f.read(), str(source)
+    if raw[:1] == b"{" and raw[1:2] in (b"L", b"i", b"U", b"l", b"$", b"#"):
+        raise ModelFormatError(f"{where} is XGBoost's binary UBJSON format; save it as JSON "
+                               "in XGBoost (booster.save_model('model.json')) and load that")
     try:
-        d = json.loads(text)
-    except json.JSONDecodeError as e:
+        d = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ModelFormatError(f"{where} is not valid JSON ({e}); the file may be truncated "
                                "or not a dgbdt model") from None
-    return _from_dict(d)
+    return _from_document(d)
+
+
+def _from_document(d) -> Booster:
+    from .xgboost_format import from_xgboost, is_xgboost_model
+    return from_xgboost(d) if is_xgboost_model(d) else _from_dict(d)
 
 
 def _require(d: dict, key: str, types, where: str):
@@ -241,7 +266,7 @@ def _from_dict(d) -> Booster:
         raise ModelFormatError(f"learner: unknown objective {obj!r}")
     num_class = ln.get("num_class")
     if num_class is not None and (not isinstance(num_class, int) or num_class < 2):
-        raise ModelFormatError(f"learner: num_class must be null or an integer >= 2")
+        raise ModelFormatError("learner: num_class must be null or an integer >= 2")
     n_features = _require(ln, "num_features", int, "learner")
     if n_features < 1:
         raise ModelFormatError("learner: num_features must be >= 1")

@@ -1,0 +1,209 @@
+"""XGBoost's JSON model format: export a dgbdt model that XGBoost (and what reads XGBoost
+models: Triton FIL, treelite) loads and predicts alike, and import XGBoost's tree models.
+
+The trees translate field for field: dgbdt keeps XGBoost's array layout (dgbdt.tree.model), and
+a split sends ``x < split_condition`` left and a missing value to the default side in both. What
+differs is around the trees:
+
+* XGBoost stores the intercept as ``base_score`` in the objective's prediction space (a
+  probability for the logistic objectives; margins for ``binary:logitraw`` and the multi-class
+  ones), one float32 per output, written as ``"[v0,v1,...]"`` (XGBoost 3.1+); dgbdt keeps the
+  margin in float64. The export writes the float32 nearest to the base score of dgbdt's margin,
+  so XGBoost's margins differ from dgbdt's by that rounding (about 1e-7) plus XGBoost's float32
+  sum over the trees.
+* The root's parent is ``2147483647`` in XGBoost, ``-1`` in dgbdt.
+
+Import reads gradient-boosted tree models (``gbtree``) of numerical splits with one tree per
+output per round and an objective dgbdt has; anything else (``gblinear``, ``dart``, categorical
+splits, random forests, multi-target trees, another objective) is refused by a
+``ModelFormatError`` that says what the model has and what dgbdt reads.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .params import OBJECTIVES
+from .tree.model import ModelFormatError, Tree
+
+#: the XGBoost version written into exported models (the format of XGBoost 3.2)
+XGBOOST_VERSION = [3, 2, 0]
+_ROOT_PARENT = 2147483647
+
+
+def is_xgboost_model(d) -> bool:
+    """Whether a parsed JSON document looks like an XGBoost model (not a dgbdt one)."""
+    return isinstance(d, dict) and "learner" in d and isinstance(d.get("version"), list) \
+        and d.get("format") is None
+
+
+def _num(x) -> str:
+    """A float32 in its shortest round-trip form (XGBoost parses parameters as float32)."""
+    return str(np.float32(x))
+
+
+def _base_score(objective, margin: np.ndarray) -> np.ndarray:
+    """XGBoost's base_score of dgbdt's intercept margins (the inverse of base_score_to_margin)."""
+    if objective.name in ("reg:logistic", "binary:logistic"):
+        return 1.0 / (1.0 + np.exp(-margin))
+    return np.asarray(margin, dtype=np.float64)
+
+
+def to_xgboost(booster) -> dict:
+    """The model as XGBoost's JSON document (a dict; json.dumps writes the file)."""
+    obj = booster.objective
+    K = booster.n_outputs
+    num_class = booster.num_class if obj.name.startswith("multi:") else 0
+    base = _base_score(obj, booster.base_margin)
+    if obj.name.startswith("multi:"):
+        objective = {"name": obj.name, "softmax_multiclass_param": {"num_class": str(num_class)}}
+    else:
+        objective = {"name": obj.name, "reg_loss_param": {"scale_pos_weight": "1"}}
+    trees = []
+    for i, t in enumerate(booster.trees):
+        n = t.n_nodes
+        parents = t.parent.astype(np.int64)
+        parents[parents < 0] = _ROOT_PARENT
+        trees.append({
+            "base_weights": t.base_weight.astype(np.float64).tolist(),
+            "categories": [], "categories_nodes": [], "categories_segments": [],
+            "categories_sizes": [],
+            "default_left": [int(v) for v in t.default_left],
+            "id": i,
+            "left_children": t.left.astype(np.int64).tolist(),
+            "loss_changes": t.loss_change.astype(np.float64).tolist(),
+            "parents": parents.tolist(),
+            "right_children": t.right.astype(np.int64).tolist(),
+            "split_conditions": t.threshold.astype(np.float64).tolist(),
+            "split_indices": t.feature.astype(np.int64).tolist(),
+            "split_type": [0] * n,
+            "sum_hessian": t.sum_hessian.astype(np.float64).tolist(),
+            "tree_param": {"num_deleted": "0", "num_feature": str(booster.n_features),
+                           "num_nodes": str(n), "size_leaf_vector": "1"},
+        })
+    rounds = booster.num_boosted_rounds()
+    attributes = {}
+    if booster.best_iteration is not None:
+        attributes["best_iteration"] = str(booster.best_iteration)
+    if booster.best_score is not None:
+        attributes["best_score"] = repr(float(booster.best_score))
+    return {
+        "learner": {
+            "attributes": attributes,
+            "feature_names": list(booster.feature_names or []),
+            "feature_types": ["float"] * booster.n_features if booster.feature_names else [],
+            "gradient_booster": {
+                "model": {
+                    "cats": {"enc": [], "feature_segments": [], "sorted_idx": []},
+                    "gbtree_model_param": {"num_parallel_tree": "1",
+                                           "num_trees": str(len(trees))},
+                    "iteration_indptr": [r * K for r in range(rounds + 1)],
+                    "tree_info": [int(k) for k in booster.tree_class],
+                    "trees": trees,
+                },
+                "name": "gbtree",
+            },
+            "learner_model_param": {
+                "base_score": "[" + ",".join(_num(v) for v in base) + "]",
+                "boost_from_average": "1", "num_class": str(num_class),
+                "num_feature": str(booster.n_features), "num_target": "1"},
+            "objective": objective,
+        },
+        "version": list(XGBOOST_VERSION),
+    }
+
+
+def _param(d: dict, key: str, where: str):
+    if not isinstance(d, dict) or key not in d:
+        raise ModelFormatError(f"XGBoost model: {where} has no '{key}'")
+    return d[key]
+
+
+def _parse_base_score(text: str, n: int) -> np.ndarray:
+    s = str(text).strip()
+    values = s[1:-1].split(",") if s.startswith("[") else [s]
+    try:
+        out = np.array([float(v) for v in values if v.strip()], dtype=np.float64)
+    except ValueError:
+        raise ModelFormatError(f"XGBoost model: base_score {text!r} is not a number list") \
+            from None
+    if out.size == 1 and n > 1:
+        out = np.full(n, out[0])
+    if out.size != n or not np.all(np.isfinite(out)):
+        raise ModelFormatError(f"XGBoost model: base_score {text!r} does not hold {n} finite "
+                               "numbers")
+    return out
+
+
+def from_xgboost(d: dict):
+    """A dgbdt Booster of an XGBoost JSON model (see the module docstring for what it reads)."""
+    from .booster import Booster
+    from .objective import get_objective
+
+    ln = _param(d, "learner", "the document")
+    gb = _param(ln, "gradient_booster", "learner")
+    name = gb.get("name") if isinstance(gb, dict) else None
+    if name != "gbtree":
+        raise ModelFormatError(f"XGBoost model: booster {name!r}; dgbdt reads gradient-boosted "
+                               "trees ('gbtree'), not gblinear or dart")
+    model = _param(gb, "model", "gradient_booster")
+    mp = _param(ln, "learner_model_param", "learner")
+    obj = _param(_param(ln, "objective", "learner"), "name", "objective")
+    if obj not in OBJECTIVES:
+        raise ModelFormatError(f"XGBoost model: objective {obj!r}; dgbdt has "
+                               f"{', '.join(OBJECTIVES)}")
+    num_class = int(mp.get("num_class", "0") or 0)
+    if int(mp.get("num_target", "1") or 1) != 1:
+        raise ModelFormatError("XGBoost model: a multi-target model; dgbdt reads one target")
+    param = _param(model, "gbtree_model_param", "model")
+    if int(param.get("num_parallel_tree", "1")) != 1:
+        raise ModelFormatError("XGBoost model: num_parallel_tree > 1 (a boosted random forest); "
+                               "dgbdt reads one tree per output per round")
+    n_features = int(_param(mp, "num_feature", "learner_model_param"))
+    objective = get_objective(obj)
+    num_class = num_class if obj.startswith("multi:") else None
+    if obj.startswith("multi:") and not num_class:
+        raise ModelFormatError(f"XGBoost model: objective {obj} without num_class")
+    K = objective.n_outputs(num_class)
+    base = _parse_base_score(_param(mp, "base_score", "learner_model_param"), K)
+    margin = np.concatenate([objective.base_score_to_margin(b, num_class)[:1] for b in base])
+    names = ln.get("feature_names") or None
+    types = ln.get("feature_types") or []
+    if any(t not in ("float", "q", "int", "i") for t in types):
+        raise ModelFormatError("XGBoost model: categorical features; dgbdt reads numerical "
+                               "splits only")
+    booster = Booster(obj, num_class, margin, n_features,
+                      [str(n) for n in names] if names else None)
+    trees = _param(model, "trees", "model")
+    info = _param(model, "tree_info", "model")
+    if len(info) != len(trees) or len(trees) % K:
+        raise ModelFormatError(f"XGBoost model: {len(trees)} trees and {len(info)} tree_info "
+                               f"entries for {K} outputs")
+    for i, (t, k) in enumerate(zip(trees, info)):
+        if int(k) != i % K:
+            raise ModelFormatError(f"XGBoost model: tree {i} is of class {k}, expected "
+                                   f"{i % K} (one tree per class per round)")
+        booster.trees.append(_tree(t, n_features, f"XGBoost tree {i}"))
+        booster.tree_class.append(int(k))
+    attrs = ln.get("attributes") or {}
+    if "best_iteration" in attrs:
+        booster.best_iteration = int(attrs["best_iteration"])
+    if "best_score" in attrs:
+        booster.best_score = float(attrs["best_score"])
+    return booster
+
+
+def _tree(t: dict, n_features: int, where: str) -> Tree:
+    if not isinstance(t, dict):
+        raise ModelFormatError(f"{where}: expected an object")
+    if any(int(v) != 0 for v in t.get("split_type", [])) or t.get("categories"):
+        raise ModelFormatError(f"{where}: categorical splits; dgbdt reads numerical splits")
+    tp = t.get("tree_param", {})
+    if int(tp.get("num_deleted", "0")) or int(tp.get("size_leaf_vector", "1")) > 1:
+        raise ModelFormatError(f"{where}: deleted nodes or vector leaves; dgbdt reads plain "
+                               "trees")
+    parents = [(-1 if int(p) == _ROOT_PARENT else int(p)) for p in _param(t, "parents", where)]
+    d = {k: t[k] for k in ("left_children", "right_children", "split_indices",
+                           "split_conditions", "default_left", "base_weights",
+                           "loss_changes", "sum_hessian") if k in t}
+    d["parents"] = parents
+    return Tree.from_dict(d, n_features, where)

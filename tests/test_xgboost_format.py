@@ -1,0 +1,124 @@
+"""XGBoost's JSON model format: dgbdt models that XGBoost loads and predicts alike, XGBoost
+models that dgbdt loads and predicts alike, and clear refusals of what dgbdt cannot read."""
+import json
+
+import numpy as np
+import pytest
+
+import dgbdt
+from dgbdt.tree.model import ModelFormatError
+
+xgb = pytest.importorskip("xgboost")
+
+OBJECTIVES = ["reg:squarederror", "reg:logistic", "binary:logistic", "binary:logitraw",
+              "multi:softprob", "multi:softmax"]
+
+
+def data(objective, n=2500, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 6)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    Z = np.nan_to_num(X)
+    if objective.startswith("multi"):
+        y = np.digitize(Z[:, 0] + 0.5 * Z[:, 3], [-0.5, 0.5]).astype(np.float64)
+    elif "log" in objective:
+        y = (Z[:, 0] + Z[:, 1] * Z[:, 2] + 0.3 * rng.standard_normal(n) > 0).astype(np.float64)
+    else:
+        y = Z[:, 0] * 2 + np.sin(Z[:, 2])
+    return X, y
+
+
+def params(objective, **kw):
+    return {"objective": objective, "max_depth": 4, **kw,
+            **({"num_class": 3} if objective.startswith("multi") else {})}
+
+
+def xgb_from(raw: str):
+    b = xgb.Booster()
+    b.load_model(bytearray(raw.encode()))
+    return b
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_xgboost_loads_the_export_and_predicts_alike(objective, tmp_path):
+    X, y = data(objective)
+    b = dgbdt.train(params(objective), dgbdt.Dataset(X, y), 25, verbose_eval=False)
+    path = tmp_path / "model.json"
+    b.save_model(path, format="xgboost")
+    xb = xgb.Booster()
+    xb.load_model(str(path))
+    dm = xgb.DMatrix(X, missing=np.nan)
+    # XGBoost sums float32 leaf values in float32 (dgbdt: float64) and reads the intercept as
+    # float32: margins agree to that rounding
+    np.testing.assert_allclose(xb.predict(dm, output_margin=True),
+                               b.predict(X, output_margin=True), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(xb.predict(dm), b.predict(X), rtol=0, atol=1e-5)
+    assert xb.num_boosted_rounds() == b.num_boosted_rounds() == 25
+    assert json.loads(xb.save_config())["learner"]["objective"]["name"] == objective
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_dgbdt_loads_xgboost_models_and_predicts_alike(objective):
+    X, y = data(objective, seed=1)
+    xb = xgb.train({**params(objective), "tree_method": "hist", "max_depth": 5},
+                   xgb.DMatrix(X, y), 15)
+    b = dgbdt.load_model(xb.save_raw("json").decode())
+    assert b.objective.name == objective and b.num_boosted_rounds() == 15
+    dm = xgb.DMatrix(X)
+    np.testing.assert_allclose(b.predict(X, output_margin=True),
+                               xb.predict(dm, output_margin=True), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(b.predict(X), xb.predict(dm), rtol=0, atol=1e-5)
+    # and back: the trees survive both conversions unchanged
+    again = dgbdt.load_model(b.save_raw("xgboost"))
+    assert [t.to_dict() for t in again.trees] == [t.to_dict() for t in b.trees]
+
+
+def test_feature_names_and_best_iteration_cross_over():
+    pd = pytest.importorskip("pandas")
+    X, y = data("binary:logistic", seed=2)
+    df = pd.DataFrame(X, columns=[f"col_{i}" for i in range(X.shape[1])])
+    d = dgbdt.Dataset(df, y)
+    dv = dgbdt.Dataset(df.iloc[:500] * 1.2, y[:500])
+    b = dgbdt.train({"objective": "binary:logistic", "max_depth": 6, "eta": 1.0}, d, 60,
+                    evals=[(dv, "v")], early_stopping_rounds=3, verbose_eval=False)
+    assert b.best_iteration is not None
+    xb = xgb_from(b.save_raw("xgboost"))
+    assert xb.feature_names == list(df.columns)
+    assert int(xb.attr("best_iteration")) == b.best_iteration
+    np.testing.assert_allclose(xb.predict(xgb.DMatrix(df)), b.predict(df), atol=1e-5)
+    back = dgbdt.load_model(b.save_raw("xgboost"))
+    assert back.feature_names == list(df.columns) and back.best_iteration == b.best_iteration
+
+
+def test_what_dgbdt_cannot_read_is_refused_clearly(tmp_path):
+    X, y = data("reg:squarederror", n=400)
+    dm = xgb.DMatrix(X, y)
+    linear = xgb.train({"booster": "gblinear"}, dm, 2)
+    with pytest.raises(ModelFormatError, match="booster 'gblinear'; dgbdt reads gradient-boos"):
+        dgbdt.load_model(linear.save_raw("json"))
+    forest = xgb.train({"num_parallel_tree": 3, "subsample": 0.8, "max_depth": 2}, dm, 2)
+    with pytest.raises(ModelFormatError, match="num_parallel_tree > 1"):
+        dgbdt.load_model(forest.save_raw("json"))
+    poisson = xgb.train({"objective": "count:poisson", "max_depth": 2},
+                        xgb.DMatrix(X, np.abs(y)), 2)
+    with pytest.raises(ModelFormatError, match="objective 'count:poisson'; dgbdt has"):
+        dgbdt.load_model(poisson.save_raw("json"))
+    path = tmp_path / "model.ubj"
+    poisson.save_model(str(path))
+    with pytest.raises(ModelFormatError, match="binary UBJSON format; save it as JSON"):
+        dgbdt.load_model(path)
+    b = dgbdt.train({"max_depth": 2}, dgbdt.Dataset(X, y), 2, verbose_eval=False)
+    with pytest.raises(ValueError, match="format must be 'dgbdt' or 'xgboost'"):
+        b.save_raw("ubj")
+
+
+def test_categorical_xgboost_models_are_refused():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.standard_normal(300),
+                       "c": pd.Categorical(rng.choice(["x", "y", "z"], 300))})
+    y = (df["a"] > 0).astype(float)
+    xb = xgb.train({"max_depth": 2, "tree_method": "hist"},
+                   xgb.DMatrix(df, y, enable_categorical=True), 2)
+    with pytest.raises(ModelFormatError, match="categorical"):
+        dgbdt.load_model(xb.save_raw("json"))
