@@ -130,6 +130,15 @@ class Booster:
             return xp.array(base_margin, dtype=np.float64, copy=True)
         return xp.tile(xp.asarray(self.base_margin, dtype=np.float64), (n, 1))
 
+    def snapshot(self) -> "Booster":
+        """A copy sharing this model's trees (Tree objects are not changed after training)
+        whose tree list later training does not append to."""
+        b = Booster(self.objective.name, self.num_class, self.base_margin, self.n_features,
+                    self.feature_names)
+        b.trees, b.tree_class = list(self.trees), list(self.tree_class)
+        b.best_iteration, b.best_score = self.best_iteration, self.best_score
+        return b
+
     # -- importance --------------------------------------------------------------------------
     def get_score(self, importance_type: str = "weight") -> dict[str, float]:
         """Feature importance over all split nodes, keyed by feature name (f0, f1, ... if none).
@@ -199,6 +208,32 @@ class Booster:
     def __repr__(self) -> str:
         return (f"Booster(objective={self.objective.name!r}, rounds={self.num_boosted_rounds()}, "
                 f"features={self.n_features})")
+
+
+class MarginStart:
+    """Where a training's margins start, for some rows X (and their base_margin, if given):
+    the intercept for a new model; for continued training (``xgb_model``), the prior model's
+    margins: the rows' base_margin or its intercept, plus its trees. ``len()`` is the number of
+    outputs. Sent to Dask workers with the training's tasks."""
+
+    def __init__(self, intercept, prior: Booster | None = None):
+        self.intercept = np.asarray(intercept, dtype=np.float64).ravel()
+        self.prior = prior.snapshot() if prior is not None else None
+
+    def __len__(self) -> int:
+        return int(self.intercept.shape[0])
+
+    def of(self, X, base_margin=None, xp=None):
+        """[n, K] float64 starting margins of the rows X, as arrays of ``xp`` (default: X's)."""
+        n = X.shape[0]
+        xs = array_module(X)
+        if base_margin is not None:
+            m = xs.array(base_margin, dtype=np.float64, copy=True).reshape(n, len(self))
+        else:
+            m = xs.tile(xs.asarray(self.intercept, dtype=np.float64), (n, 1))
+        if self.prior is not None and self.prior.trees and n:
+            self.prior.predict_margin_trees(X, list(range(len(self.prior.trees))), m)
+        return m if xp is None or xp is xs else xp.asarray(m)
 
 
 def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: np.ndarray,

@@ -83,6 +83,8 @@ class DatasetEval:
     def __init__(self, d, booster):
         self.d = d
         self.margin = booster.initial_margin(d.num_row, d.base_margin, like=d.data)
+        if booster.trees:      # continued training: the prior model's trees first
+            booster.predict_margin_trees(d.data, list(range(len(booster.trees))), self.margin)
         self.rows = EvalRows.whole(d.label, d.weight)
 
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:

@@ -121,7 +121,9 @@ class _GBDTModel(_Base):
         return out
 
     def _fit(self, X, y, params, sample_weight, base_margin, eval_set,
-             sample_weight_eval_set, verbose, base_margin_eval_set=None):
+             sample_weight_eval_set, verbose, base_margin_eval_set=None, xgb_model=None):
+        """``xgb_model``: a model to continue (a Booster, a fitted estimator, or a model file
+        of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after."""
         dtrain = Dataset(X, label=self._encode(y), weight=sample_weight, base_margin=base_margin)
         evals = [(Dataset(ex, label=self._encode(ey), weight=w, base_margin=m), name)
                  for ex, ey, w, m, name in self._eval_pairs(eval_set, sample_weight_eval_set,
@@ -129,7 +131,8 @@ class _GBDTModel(_Base):
         self.evals_result_: dict = {}
         self._Booster = train(params, dtrain, self.n_estimators, evals=evals,
                               early_stopping_rounds=self.early_stopping_rounds,
-                              evals_result=self.evals_result_, verbose_eval=verbose)
+                              evals_result=self.evals_result_, verbose_eval=verbose,
+                              xgb_model=_booster_of(xgb_model))
         self._set_fit_features(dtrain.num_col, None if isinstance(X, np.ndarray)
                                else dtrain.feature_names)
         return self
@@ -195,9 +198,9 @@ class GBDTRegressor(_RegressorMixin, _GBDTModel):
 
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int = False,
-            base_margin_eval_set=None) -> "GBDTRegressor":
+            base_margin_eval_set=None, xgb_model=None) -> "GBDTRegressor":
         return self._fit(X, y, _regression_params(self), sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, verbose, base_margin_eval_set)
+                         sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model)
 
     def predict(self, X, output_margin: bool = False, iteration_range=None) -> np.ndarray:
         return self._margin_or_prediction(X, output_margin, iteration_range)
@@ -245,11 +248,11 @@ class GBDTClassifier(_ClassifierBase):
 
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int = False,
-            base_margin_eval_set=None) -> "GBDTClassifier":
+            base_margin_eval_set=None, xgb_model=None) -> "GBDTClassifier":
         y = label_values(y)
         params = self._set_classes(distinct(y))
         return self._fit(X, y, params, sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, verbose, base_margin_eval_set)
+                         sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model)
 
     def _encode(self, y):
         return encode(label_values(y), self.classes_)
@@ -304,3 +307,10 @@ def _r2_score(y, pred, sample_weight) -> float:
 def _accuracy(y, pred, sample_weight) -> float:
     hit = (host_values(pred) == host_values(y)).astype(np.float64)
     return float(np.average(hit, weights=host_values(sample_weight)))
+
+
+def _booster_of(model):
+    """The Booster of a fitted estimator (XGBoost's sklearn API accepts one as xgb_model);
+    anything else as given (dgbdt.train resolves Boosters, paths and JSON)."""
+    get = getattr(model, "get_booster", None)
+    return get() if callable(get) else model

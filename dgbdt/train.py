@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from .backend import device_scope, get_backend, release_pooled, resolve_device, to_host
-from .booster import Booster
+from .booster import Booster, MarginStart, load_model
 from .callback import EarlyStopping, emit, format_eval_line
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
@@ -42,7 +42,7 @@ def _set_threads(nthread: int | None) -> int:
 def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
           evals: Sequence[tuple[Dataset, str]] | None = None,
           early_stopping_rounds: int | None = None, evals_result: dict | None = None,
-          verbose_eval: bool | int = True) -> Booster:
+          verbose_eval: bool | int = True, xgb_model=None) -> Booster:
     """Train a boosted tree model (XGBoost's ``xgboost.train`` signature and semantics).
 
     evals: (Dataset, name) pairs scored after each round with every eval_metric; the last
@@ -51,7 +51,15 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     trained rounds are kept, as in XGBoost; predict with iteration_range to use the best).
     evals_result: a dict filled with {name: {metric: [value per round]}}.
     verbose_eval: True prints every round, an int n every n rounds, False nothing.
+    xgb_model: continue training a model (a Booster, or a path / JSON of a dgbdt or XGBoost
+    model): its trees come first, ``num_boost_round`` new rounds follow, and the rows start
+    from its margins. Training 10 rounds and continuing for 10 gives the model of 20 rounds,
+    byte for byte. The objective is the model's (params may repeat it, not change it).
     """
+    prior = resolve_prior(xgb_model, params)
+    if prior is not None:
+        params = {**(params or {}), "objective": prior.objective.name,
+                  **({"num_class": prior.num_class} if prior.num_class else {})}
     p = normalize_params(params)
     if not isinstance(dtrain, Dataset):
         raise TypeError(f"dtrain must be a dgbdt.Dataset; got {type(dtrain).__name__} "
@@ -67,6 +75,9 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     objective = get_objective(p["objective"])
     num_class = p["num_class"]
     objective.check_labels(to_host(dtrain.label), num_class)
+    if prior is not None and prior.n_features != dtrain.num_col:
+        raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
+                         f"{dtrain.num_col}")
     p["device"] = resolve_device(p["device"], dtrain.data)
     backend = get_backend(p["device"])
     K = objective.n_outputs(num_class)
@@ -75,11 +86,30 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     try:
         with device_scope(backend):
             return _train(p, dtrain, int(num_boost_round), evals, early_stopping_rounds,
-                          evals_result, verbose_eval, objective, num_class, K, metrics, backend)
+                          evals_result, verbose_eval, objective, num_class, K, metrics, backend,
+                          prior)
     finally:
         import numba
         numba.set_num_threads(previous_threads)
         release_pooled()
+
+
+def resolve_prior(xgb_model, params) -> Booster | None:
+    """The model to continue (``xgb_model``): a Booster, or what load_model reads. A params
+    objective (or num_class) other than the model's is an error: a model's trees and intercept
+    belong to its objective."""
+    if xgb_model is None:
+        return None
+    prior = xgb_model if isinstance(xgb_model, Booster) else load_model(xgb_model)
+    given = (params or {}).get("objective")
+    if given is not None and given != prior.objective.name:
+        raise ValueError(f"params objective {given!r} differs from xgb_model's "
+                         f"{prior.objective.name!r}; continued training keeps the model's "
+                         "objective (leave it out of params, or train a new model)")
+    nc = (params or {}).get("num_class")
+    if nc is not None and prior.num_class is not None and int(nc) != prior.num_class:
+        raise ValueError(f"params num_class={nc} differs from xgb_model's {prior.num_class}")
+    return prior
 
 
 def _check_evals(evals, dtrain) -> list[tuple[Dataset, str]]:
@@ -107,15 +137,20 @@ def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
 
 
 def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbose_eval,
-           objective, num_class, K, metrics, backend) -> Booster:
+           objective, num_class, K, metrics, backend, prior=None) -> Booster:
     t = time.perf_counter()
     max_bin = dtrain.resolve_max_bin(p["max_bin"])
     with gpu_memory_errors(p, "quantizing the training rows"):
         cuts = dtrain.cuts(max_bin, backend)
-        base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
-        booster = Booster(objective.name, num_class, base, dtrain.num_col,
-                          dtrain.feature_names)
-        shards, store = _shards(p, dtrain, cuts, max_bin, booster, K, backend)
+        if prior is None:
+            base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
+            booster = Booster(objective.name, num_class, base, dtrain.num_col,
+                              dtrain.feature_names)
+        else:       # continued training: the prior's intercept and trees, new trees after
+            booster = prior.snapshot()
+            booster.best_iteration = booster.best_score = None
+        start = MarginStart(booster.base_margin, prior)
+        shards, store = _shards(p, dtrain, cuts, max_bin, booster, start, K, backend)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
     sources = [(SeamEval(seam, d.label, d.weight) if d is dtrain else DatasetEval(d, booster),
@@ -128,7 +163,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
     return booster
 
 
-def _shards(p, dtrain, cuts, max_bin, booster, K, backend):
+def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
     """The training's shards, one per page, their pages placed by a PageStore (kept, spilled
     or streamed within device_memory_budget); and the store."""
     max_nodes = 2 ** (p["max_depth"] + 1)
@@ -141,9 +176,13 @@ def _shards(p, dtrain, cuts, max_bin, booster, K, backend):
     shards = []
     for (a, b), page in zip(ranges, pages):
         page = move_page(store.place(page), backend)
-        margin = booster.initial_margin(
-            b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
-            like=backend.xp.empty(0) if backend.name == "cuda" else None)
+        if start.prior is None:
+            margin = booster.initial_margin(
+                b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
+                like=backend.xp.empty(0) if backend.name == "cuda" else None)
+        else:       # continued training: the prior model's margins of these rows
+            margin = start.of(dtrain.data[a:b], None if dtrain.base_margin is None
+                              else dtrain.base_margin[a:b], backend.xp)
         shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
                             None if dtrain.weight is None else dtrain.weight[a:b],
                             margin, max_nodes, backend))
@@ -161,6 +200,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     """
     timers = dict.fromkeys(STAGES, 0.0)
     K = booster.n_outputs
+    prior_rounds = booster.num_boosted_rounds()
     hist_ptrs = cuts.hist_ptrs()
     sp = SplitParams.from_params(p)
     stopper = EarlyStopping(early_stopping_rounds, metrics[-1]) if early_stopping_rounds else None
@@ -214,8 +254,9 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
     if pending:                              # ran ahead past the stop: not part of the model
         del booster.trees[-K * len(pending):], booster.tree_class[-K * len(pending):]
-    if stopper is not None:
-        booster.best_iteration, booster.best_score = stopper.best_iteration, stopper.best_score
+    if stopper is not None:    # counted from the model's first round (continued training)
+        booster.best_iteration = prior_rounds + stopper.best_iteration
+        booster.best_score = stopper.best_score
     timers.update(seam.stage_times())
     booster.timings = timers
     return booster

@@ -36,7 +36,7 @@ from ..seam import LocalSeam
 from ..train import boost
 from .collective import (ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, SocketComm,
                          unique_id)
-from .shards import concat_parts, local_shards
+from .shards import concat_parts, local_shards, start_of
 from .worker import training_task
 
 __all__ = ["CollectiveSeam", "train_rank", "train_collective"]
@@ -162,9 +162,7 @@ class _EvalScores:
             self.margin = xp.zeros((0, n_outputs))
         else:
             self.X, label, weight = part.X, part.label, part.weight
-            self.margin = (xp.array(part.base_margin, dtype=np.float64)
-                           if part.base_margin is not None
-                           else xp.tile(xp.asarray(base, dtype=np.float64), (part.n_rows, 1)))
+            self.margin = start_of(base).of(part.X, part.base_margin, xp)
         self.rows = rank_rows(comm, label, weight)
 
     def scores(self, booster, new_trees, objective, metrics):

@@ -32,8 +32,6 @@ import functools
 import time
 import uuid
 
-import numpy as np
-
 from ..backend import array_module, device_scope
 from ..booster import add_tree_margins
 from ..evaluation import EvalRows, merge, values, weight_scale
@@ -194,12 +192,9 @@ class EvalPart:
     """An eval set's rows on one worker (its partitions joined) and their margins."""
 
     def __init__(self, parts, base):
-        from .shards import concat_parts
+        from .shards import concat_parts, start_of
         self.part = concat_parts(list(parts))
-        xp = array_module(self.part.X)
-        self.margin = (xp.array(self.part.base_margin, dtype=np.float64)
-                       if self.part.base_margin is not None
-                       else xp.tile(xp.asarray(base, dtype=np.float64), (self.part.n_rows, 1)))
+        self.margin = start_of(base).of(self.part.X, self.part.base_margin)
 
 
 def _eval_part(base, *parts):

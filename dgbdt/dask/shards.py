@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 
 from ..backend import array_module, device_scope, get_backend, is_device_array, to_host
+from ..booster import MarginStart
 from ..data.dataset import quantize_on_device
 from ..data.page_store import BudgetWarning, PageStore, budget_bytes, move_page, plan_pages
 from ..data.pages import pack
@@ -19,10 +19,11 @@ from ..shard import Shard
 from .data import Part
 
 
-def make_shard(part, cuts, max_nodes: int, base: np.ndarray, device: str = "cpu",
+def make_shard(part, cuts, max_nodes: int, base, device: str = "cpu",
                 budget=None) -> Shard:
     """The part's page and training state, on this worker's GPU for device "cuda"; the page
-    is placed within ``budget`` (device_memory_budget, dgbdt.data.page_store) on its own."""
+    is placed within ``budget`` (device_memory_budget, dgbdt.data.page_store) on its own.
+    ``base``: where the margins start (a MarginStart, or a new model's intercept [K])."""
     be = get_backend(device)
     with device_scope(be):
         store = PageStore(budget_bytes(budget, be, part.n_rows, len(base)), be)
@@ -47,12 +48,15 @@ def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Sha
     else:
         page = pack(quantize(to_host(X), cuts))
     page = move_page(store.place(page), be)
-    xp = be.xp
-    margin = (xp.array(part.base_margin[a:b], dtype=np.float64)
-              if part.base_margin is not None
-              else xp.tile(xp.asarray(base, dtype=np.float64), (b - a, 1)))
+    margin = start_of(base).of(X, None if part.base_margin is None else part.base_margin[a:b],
+                               be.xp)
     return Shard(page, cuts.n_bins(), part.label[a:b],
                  None if part.weight is None else part.weight[a:b], margin, max_nodes, be)
+
+
+def start_of(base) -> MarginStart:
+    """``base``: a MarginStart, or the intercept [K] of a new model."""
+    return base if isinstance(base, MarginStart) else MarginStart(base)
 
 
 def shards_of(part, cuts, max_nodes: int, base, device: str, budget):

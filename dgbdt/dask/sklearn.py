@@ -27,7 +27,7 @@ import numpy as np
 
 from ..data.device_input import is_cudf
 from ..data.labels import distinct, encode, host_values, label_values
-from ..sklearn import (_accuracy, _ClassifierBase, _GBDTModel, _labels_from_prediction,
+from ..sklearn import (_accuracy, _booster_of, _ClassifierBase, _GBDTModel, _labels_from_prediction,
                        _proba_columns, _r2_score, _RegressorMixin, _regression_params)
 from .data import DaskDataset, _is_dask_array
 from .predict import predict as _dask_predict
@@ -133,7 +133,9 @@ class _DaskGBDTModel(_GBDTModel):
         return state
 
     def _fit(self, X, y, params, sample_weight, base_margin, eval_set,
-             sample_weight_eval_set, verbose, base_margin_eval_set=None):
+             sample_weight_eval_set, verbose, base_margin_eval_set=None, xgb_model=None):
+        """``xgb_model``: a model to continue (a Booster, a fitted estimator, or a model file
+        of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after."""
         client = self.client
         dtrain = DaskDataset(client, X, self._encode(_label_column(y)), sample_weight,
                              base_margin)
@@ -147,7 +149,7 @@ class _DaskGBDTModel(_GBDTModel):
                               name))
         out = _dask_train(client, params, dtrain, self.n_estimators, evals=evals,
                           early_stopping_rounds=self.early_stopping_rounds,
-                          verbose_eval=verbose)
+                          verbose_eval=verbose, xgb_model=_booster_of(xgb_model))
         self._Booster = out["booster"]
         self.evals_result_ = out["history"]
         self._set_fit_features(dtrain.num_col,
@@ -183,9 +185,9 @@ class DaskGBDTRegressor(_RegressorMixin, _DaskGBDTModel):
 
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int = False,
-            base_margin_eval_set=None) -> "DaskGBDTRegressor":
+            base_margin_eval_set=None, xgb_model=None) -> "DaskGBDTRegressor":
         return self._fit(X, y, _regression_params(self), sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, verbose, base_margin_eval_set)
+                         sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model)
 
     def predict(self, X, output_margin: bool = False, iteration_range=None, *,
                 validate_features: bool = True, base_margin=None):
@@ -205,10 +207,10 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
 
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int = False,
-            base_margin_eval_set=None) -> "DaskGBDTClassifier":
+            base_margin_eval_set=None, xgb_model=None) -> "DaskGBDTClassifier":
         params = self._set_classes(_distinct_labels(self.client, _label_column(y)))
         return self._fit(X, y, params, sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, verbose, base_margin_eval_set)
+                         sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model)
 
     def _encode(self, y):
         """Labels -> class indices, per partition on the workers; unseen labels raise there."""

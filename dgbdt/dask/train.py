@@ -20,7 +20,7 @@ import time
 import uuid
 
 from ..backend import array_module, device_scope, to_host
-from ..booster import Booster
+from ..booster import Booster, MarginStart
 from ..callback import ClientLog, log_to_client
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
@@ -29,7 +29,7 @@ from ..objective import get_objective
 from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
 from ..seam import LocalSeam
-from ..train import boost
+from ..train import boost, resolve_prior
 from .data import DaskDataset, workers_of
 from .graph import DaskSeam, TrainEval, by_worker, make_unit
 from .graph import DatasetEval as GraphDatasetEval
@@ -141,7 +141,7 @@ def _nccl_everywhere(client, workers) -> bool:
 def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int = 10,
           evals=None, early_stopping_rounds: int | None = None, callbacks=None,
           verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto",
-          collective_timeout: float = 300.0) -> dict:
+          collective_timeout: float = 300.0, xgb_model=None) -> dict:
     """Train on a DaskDataset; returns {"booster": Booster, "history": {name: {metric: [...]}}}.
 
     Same parameters and semantics as dgbdt.train (and xgboost.dask.train). ``fan_in``: inputs
@@ -161,6 +161,9 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
       worker; on several workers "nccl" for GPU data when every worker has NCCL, "collective"
       for host data (TCP between CPU workers: 2-6x the graph's speed, measured), else "graph".
       The mode used is logged (logger "dgbdt.dask", INFO) and returned as ``out["mode"]``.
+
+    ``xgb_model``: continue training a model, as dgbdt.train (the workers start each
+    partition's rows from the model's margins).
     """
     from distributed import default_client
 
@@ -168,6 +171,10 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     if callbacks:
         raise NotImplementedError("callbacks are not supported yet; use early_stopping_rounds "
                                   "and evals for early stopping")
+    prior = resolve_prior(xgb_model, params)
+    if prior is not None:
+        params = {**(params or {}), "objective": prior.objective.name,
+                  **({"num_class": prior.num_class} if prior.num_class else {})}
     p = normalize_params(params)
     if not isinstance(dtrain, DaskDataset):
         raise TypeError(f"dtrain must be a dgbdt.dask.DaskDataset; got {type(dtrain).__name__}")
@@ -199,13 +206,24 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     t0 = time.perf_counter()
     cuts = dtrain.cuts(dtrain.resolve_max_bin(p["max_bin"]), fan_in)
-    if p["base_score"] is not None:
-        base = objective.base_score_to_margin(p["base_score"], num_class)
+    if prior is not None:
+        if prior.n_features != dtrain.num_col:
+            raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
+                             f"{dtrain.num_col}")
+        booster = prior.snapshot()
+        booster.best_iteration = booster.best_score = None
     else:
-        stats = [s for s in client.gather(dtrain.map_parts(_label_stats, objective.name,
-                                                           num_class)) if s is not None]
-        base = objective.base_margin_from_stats([sum(c) for c in zip(*stats)], num_class)
-    booster = Booster(objective.name, num_class, base, dtrain.num_col, dtrain.feature_names)
+        if p["base_score"] is not None:
+            intercept = objective.base_score_to_margin(p["base_score"], num_class)
+        else:
+            stats = [s for s in client.gather(dtrain.map_parts(_label_stats, objective.name,
+                                                               num_class)) if s is not None]
+            intercept = objective.base_margin_from_stats([sum(c) for c in zip(*stats)],
+                                                         num_class)
+        booster = Booster(objective.name, num_class, intercept, dtrain.num_col,
+                          dtrain.feature_names)
+    # where every partition's margins start: the intercept, or the prior model's margins
+    base = MarginStart(booster.base_margin, prior)
     max_nodes = 2 ** (p["max_depth"] + 1)
     if dtrain.persisted:
         units, shards = dtrain.parts, None
