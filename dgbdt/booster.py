@@ -22,7 +22,7 @@ import numpy as np
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors
 from .data.input import as_matrix
-from .backend import array_module, backend_of
+from .backend import array_module, backend_of, to_host
 from .objective import get_objective
 from .params import OBJECTIVES
 from .tree.model import ModelFormatError, Tree
@@ -92,18 +92,51 @@ class Booster:
                          out, leaves)
 
     def predict(self, data, output_margin: bool = False, pred_leaf: bool = False,
-                iteration_range: tuple[int, int] | None = None) -> np.ndarray:
+                iteration_range: tuple[int, int] | None = None,
+                pred_contribs: bool = False) -> np.ndarray:
         """Predictions for a Dataset, numpy array or pandas DataFrame.
 
         Returns the objective's transform of the margins ([n] or [n, num_class] for softprob),
-        the margins with ``output_margin`` ([n] or [n, K]), or the leaf index of each row in each
-        tree with ``pred_leaf`` (int32 [n, n_trees]).
+        the margins with ``output_margin`` ([n] or [n, K]), the leaf index of each row in each
+        tree with ``pred_leaf`` (int32 [n, n_trees]), or with ``pred_contribs`` each feature's
+        SHAP value (TreeSHAP, exact for the trees; dgbdt.kernels.cpu_shap) and the bias in the
+        last column: float64 [n, F + 1], or [n, K, F + 1] for several outputs; a row's values
+        sum to its margin. SHAP values are computed on the CPU (GPU rows are copied there).
         """
         shape = getattr(data, "shape", None)
         n = data.num_row if isinstance(data, Dataset) else shape[0] if shape else "the"
         with gpu_memory_errors({}, f"predicting {n} rows", PREDICT_FIX):
             X, bm = self._matrix(data)
+            if pred_contribs:
+                return self._contributions(X, bm, self._trees_in(iteration_range))
             return self._predict(X, bm, output_margin, pred_leaf, iteration_range)
+
+    def _contributions(self, X, bm, trees):
+        from .kernels import cpu_shap
+        xp = array_module(X)
+        Xh = np.ascontiguousarray(to_host(X), dtype=np.float32)
+        n, F, K = Xh.shape[0], self.n_features, self.n_outputs
+        out = np.zeros((n, K, F + 1))
+        sel = [self.trees[i] for i in trees]
+        classes = np.array([self.tree_class[i] for i in trees], dtype=np.int64)
+        if sel:
+            ptrs = np.zeros(len(sel) + 1, dtype=np.int64)
+            ptrs[1:] = np.cumsum([t.n_nodes for t in sel])
+            cat = {a: np.concatenate([getattr(t, a) for t in sel])
+                   for a in ("left", "right", "feature", "threshold", "default_left")}
+            cover = np.concatenate([t.sum_hessian for t in sel]).astype(np.float64)
+            thr = cat["threshold"].astype(np.float64)
+            depth = max(cpu_shap.tree_depth(t.left, t.right) for t in sel)
+            cpu_shap.contributions(Xh, cat["left"].astype(np.int64),
+                                   cat["right"].astype(np.int64),
+                                   cat["feature"].astype(np.int64), thr, cat["default_left"],
+                                   cover, ptrs, classes, depth, out)
+            means = cpu_shap.root_means(cat["left"].astype(np.int64),
+                                        cat["right"].astype(np.int64), thr, cover, ptrs)
+            out[:, :, F] += np.bincount(classes, weights=means, minlength=K)
+        out[:, :, F] += to_host(self.initial_margin(n, None if bm is None else to_host(bm)))
+        out = out[:, 0, :] if K == 1 else out
+        return xp.asarray(out) if xp is not np else out
 
     def _predict(self, X, bm, output_margin, pred_leaf, iteration_range):
         trees = self._trees_in(iteration_range)

@@ -15,23 +15,35 @@ def _cupy_like():
 
 
 def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool,
-                   iteration_range=None):
+                   iteration_range=None, pred_contribs: bool = False):
     if block.shape[0] == 0:
         return _empty_output(booster, output_margin, pred_leaf, iteration_range,
-                             like=_cupy_like() if is_cudf(block) else block)
+                             like=_cupy_like() if is_cudf(block) else block,
+                             pred_contribs=pred_contribs)
     return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf,
-                           iteration_range=iteration_range)
+                           iteration_range=iteration_range, pred_contribs=pred_contribs)
 
 
 def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool,
-                  iteration_range=None):
+                  iteration_range=None, pred_contribs: bool = False):
     if part.n_rows == 0:
-        return _empty_output(booster, output_margin, pred_leaf, iteration_range, like=part.X)
+        return _empty_output(booster, output_margin, pred_leaf, iteration_range, like=part.X,
+                             pred_contribs=pred_contribs)
     from ..data.dataset import Dataset
     d = Dataset.__new__(Dataset)  # already checked on the worker: no second validation pass
     d.data, d.feature_names, d.base_margin = part.X, None, part.base_margin
     return booster.predict(d, output_margin=output_margin, pred_leaf=pred_leaf,
-                           iteration_range=iteration_range)
+                           iteration_range=iteration_range, pred_contribs=pred_contribs)
+
+
+def _trailing(booster: Booster, output_margin: bool, pred_leaf: bool, iteration_range=None,
+              pred_contribs: bool = False) -> tuple:
+    """The output's shape after the row axis."""
+    if pred_contribs:
+        F = booster.n_features + 1
+        return (F,) if booster.n_outputs == 1 else (booster.n_outputs, F)
+    cols = _output_columns(booster, output_margin, pred_leaf, iteration_range)
+    return () if cols is None else (cols,)
 
 
 def _output_columns(booster: Booster, output_margin: bool, pred_leaf: bool,
@@ -46,28 +58,33 @@ def _output_columns(booster: Booster, output_margin: bool, pred_leaf: bool,
     return booster.n_outputs
 
 
-def _empty_output(booster, output_margin, pred_leaf, iteration_range=None, like=None):
+def _empty_output(booster, output_margin, pred_leaf, iteration_range=None, like=None,
+                  pred_contribs: bool = False):
     """A zero-row output, on the GPU when ``like`` (the input) is there."""
-    cols = _output_columns(booster, output_margin, pred_leaf, iteration_range)
+    tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs)
     dtype = np.int32 if pred_leaf else np.float64
     xp = array_module(like) if like is not None else np
-    return xp.zeros((0,) if cols is None else (0, cols), dtype=dtype)
+    return xp.zeros((0,) + tail, dtype=dtype)
 
 
 def predict(client, booster: Booster, data, output_margin: bool = False,
-            pred_leaf: bool = False, iteration_range: tuple[int, int] | None = None):
+            pred_leaf: bool = False, iteration_range: tuple[int, int] | None = None,
+            pred_contribs: bool = False):
     """Predictions of ``booster`` for a DaskDataset, dask array or dask DataFrame, lazily.
 
     Returns a dask Array for arrays and DaskDatasets (one chunk per partition), a dask Series
     (one output) or DataFrame (several) for DataFrames. Nothing is computed until asked for.
     ``iteration_range``: the (begin, end) boosting rounds to use, as in Booster.predict.
+    ``pred_contribs``: SHAP values as Booster.predict's ([n, F + 1] or [n, K, F + 1]; for a
+    DataFrame, columns named by the features and "bias", one output only).
     """
     import dask
     import dask.array as da
 
     if not isinstance(booster, Booster):
         raise TypeError(f"booster must be a dgbdt.Booster; got {type(booster).__name__}")
-    cols = _output_columns(booster, output_margin, pred_leaf, iteration_range)
+    tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs)
+    cols = tail[0] if len(tail) == 1 else None
     dtype = np.int32 if pred_leaf else np.float64
     if isinstance(data, DaskDataset):
         if data.num_col != booster.n_features:
@@ -78,15 +95,17 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
 
         bst = dask.delayed(booster, pure=True)
         tasks = [dask.delayed(_predict_part, pure=True)(f, bst, output_margin, pred_leaf,
-                                                        iteration_range) for f in data.parts]
+                                                        iteration_range, pred_contribs)
+                 for f in data.parts]
         # one block per partition, empty ones included (da.concatenate would drop those)
         name = "dgbdt-predict-" + tokenize(*(t.key for t in tasks))
-        tail = () if cols is None else (0,)
+        zeros = (0,) * len(tail)
         graph = HighLevelGraph.from_collections(
-            name, {(name, i) + tail: t.key for i, t in enumerate(tasks)}, dependencies=tasks)
-        chunks = (tuple(data.part_rows),) + (() if cols is None else ((cols,),))
+            name, {(name, i) + zeros: t.key for i, t in enumerate(tasks)}, dependencies=tasks)
+        chunks = (tuple(data.part_rows),) + tuple((c,) for c in tail)
         meta = _empty_output(booster, output_margin, pred_leaf, iteration_range,
-                             like=_cupy_like() if data.on_device else None)
+                             like=_cupy_like() if data.on_device else None,
+                             pred_contribs=pred_contribs)
         return da.Array(graph, name, chunks, dtype=dtype, meta=meta)
     if _is_dask_array(data):
         if data.ndim != 2 or data.shape[1] != booster.n_features:
@@ -95,35 +114,44 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         if len(data.chunks[1]) != 1:
             data = data.rechunk({1: -1})
         kw = dict(dtype=dtype, booster=booster, output_margin=output_margin, pred_leaf=pred_leaf,
-                  iteration_range=iteration_range)
-        if cols is None:
+                  iteration_range=iteration_range, pred_contribs=pred_contribs)
+        if not tail:
             return data.map_blocks(_predict_block, drop_axis=1, **kw)
-        return data.map_blocks(_predict_block, chunks=(data.chunks[0], (cols,)), **kw)
+        if len(tail) == 1:
+            return data.map_blocks(_predict_block, chunks=(data.chunks[0], (cols,)), **kw)
+        return data.map_blocks(_predict_block, new_axis=2,
+                               chunks=(data.chunks[0], (tail[0],), (tail[1],)), **kw)
     if _is_dask_frame(data):
         import pandas as pd
 
         if len(data.columns) != booster.n_features:
             raise ValueError(f"data has {len(data.columns)} features but the model was trained "
                              f"on {booster.n_features}")
+        if len(tail) > 1:
+            raise ValueError("pred_contribs of a model with several outputs is 3-D [n, K, F+1]: "
+                             "pass a dask array (ddf.to_dask_array(lengths=True)) or a "
+                             "DaskDataset instead of a DataFrame")
+        names = ([str(c) for c in data.columns] + ["bias"] if pred_contribs
+                 else [str(j) for j in range(cols or 0)])
 
-        def frame(df, booster, output_margin, pred_leaf, iteration_range):
-            out = _predict_block(df, booster, output_margin, pred_leaf, iteration_range)
+        def frame(df, booster, output_margin, pred_leaf, iteration_range, pred_contribs):
+            out = _predict_block(df, booster, output_margin, pred_leaf, iteration_range,
+                                 pred_contribs)
             if is_cudf(df):         # cuDF in, cuDF out
                 import cudf
                 if out.ndim == 1:
                     return cudf.Series(out, index=df.index, name="prediction")
-                return cudf.DataFrame(out, index=df.index,
-                                      columns=[str(j) for j in range(out.shape[1])])
+                return cudf.DataFrame(out, index=df.index, columns=names)
             if out.ndim == 1:
                 return pd.Series(out, index=df.index, name="prediction")
-            return pd.DataFrame(out, index=df.index, columns=[str(j) for j in range(out.shape[1])])
+            return pd.DataFrame(out, index=df.index, columns=names)
 
         meta = (pd.Series(np.zeros(0, dtype), name="prediction") if cols is None else
-                pd.DataFrame(np.zeros((0, cols), dtype), columns=[str(j) for j in range(cols)]))
+                pd.DataFrame(np.zeros((0, cols), dtype), columns=names))
         if is_cudf(data._meta):
             import cudf
             meta = cudf.from_pandas(meta)
         return data.map_partitions(frame, booster, output_margin, pred_leaf, iteration_range,
-                                   meta=meta)
+                                   pred_contribs, meta=meta)
     raise TypeError(f"data must be a DaskDataset, dask array or dask DataFrame; got "
                     f"{type(data).__name__} (use Booster.predict for in-memory data)")
