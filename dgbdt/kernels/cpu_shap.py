@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _extend(feat, zero, one, pw, at, depth, pz, po, pf):
     feat[at + depth] = pf
     zero[at + depth] = pz
@@ -34,7 +34,7 @@ def _extend(feat, zero, one, pw, at, depth, pz, po, pf):
         pw[at + i] = pz * pw[at + i] * (depth - i) / (depth + 1)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _unwind(feat, zero, one, pw, at, depth, k):
     o = one[at + k]
     z = zero[at + k]
@@ -52,7 +52,7 @@ def _unwind(feat, zero, one, pw, at, depth, k):
         one[at + i] = one[at + i + 1]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _unwound_sum(zero, one, pw, at, depth, k):
     o = one[at + k]
     z = zero[at + k]
@@ -68,7 +68,7 @@ def _unwound_sum(zero, one, pw, at, depth, k):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _tree_shap(x, left, right, feature, threshold, default_left, cover, base, phi,
                feat, zero, one, pw, st_node, st_depth, st_at, st_pz, st_po, st_pf):
     """phi[f] += the Shapley value of feature f in this tree (nodes from ``base``) for the
@@ -117,7 +117,7 @@ def _tree_shap(x, left, right, feature, threshold, default_left, cover, base, ph
         st_pz[top], st_po[top], st_pf[top] = cover[base + hot] / w * iz, io, f
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def contributions(X, left, right, feature, threshold, default_left, cover, tree_ptrs,
                   tree_class, max_depth, out):
     """out[r, tree_class[t], f] += tree t's Shapley value of feature f for row r, for every
@@ -147,7 +147,7 @@ def contributions(X, left, right, feature, threshold, default_left, cover, tree_
                 out[r, k, f] += phi[f]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def root_means(left, right, threshold, cover, tree_ptrs):
     """Each tree's expected output over its training cover: the cover-weighted mean of its
     leaf values, from the leaves up (children come after their parent)."""
