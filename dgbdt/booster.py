@@ -1,10 +1,13 @@
-"""Booster: the trained model. Prediction on raw features, feature importance, JSON model files.
+"""Booster: the trained model. Prediction on raw features, SHAP values, feature importance, JSON
+model files (dgbdt's, or XGBoost's through dgbdt.xgboost_format), and XGBoost's model API
+(slicing by rounds, attributes, dumps).
 
 A model file is JSON (never pickle)::
 
     {"format": "dgbdt-model", "version": 1,
      "learner": {"objective", "num_class", "base_margin": [K floats], "num_features",
-                 "feature_names", "best_iteration", "best_score"},
+                 "feature_names", "best_iteration", "best_score",
+                 "attributes": {str: str} (optional: absent before 0.7)},
      "trees": [tree, ...], "tree_class": [k of each tree]}
 
 with trees in XGBoost's array layout (dgbdt.tree.model). Loading validates every field and the
@@ -53,6 +56,8 @@ class Booster:
         self.best_score: float | None = None
         self.timings: dict[str, float] = {}   # seconds per training stage (not saved)
         self.memory: dict[str, int] = {}      # where the training's pages lived (not saved)
+        self._attributes: dict[str, str] = {}  # set_attr's strings (saved)
+        self.feature_types: list[str] | None = None   # XGBoost's; all features are numeric
 
     # -- structure ---------------------------------------------------------------------------
     def num_boosted_rounds(self) -> int:
@@ -93,7 +98,7 @@ class Booster:
 
     def predict(self, data, output_margin: bool = False, pred_leaf: bool = False,
                 iteration_range: tuple[int, int] | None = None,
-                pred_contribs: bool = False) -> np.ndarray:
+                pred_contribs: bool = False, strict_shape: bool = False) -> np.ndarray:
         """Predictions for a Dataset, numpy array or pandas DataFrame.
 
         Returns the objective's transform of the margins ([n] or [n, num_class] for softprob),
@@ -102,14 +107,39 @@ class Booster:
         SHAP value (TreeSHAP, exact for the trees; dgbdt.kernels.cpu_shap) and the bias in the
         last column: float64 [n, F + 1], or [n, K, F + 1] for several outputs; a row's values
         sum to its margin. SHAP values are computed on the CPU (GPU rows are copied there).
+        ``strict_shape``: XGBoost's fixed shapes whatever the objective: [n, K] for values and
+        margins (softmax: [n, 1]), [n, rounds, K, 1] for leaves, [n, K, F + 1] for SHAP values.
         """
         shape = getattr(data, "shape", None)
         n = data.num_row if isinstance(data, Dataset) else shape[0] if shape else "the"
         with gpu_memory_errors({}, f"predicting {n} rows", PREDICT_FIX):
             X, bm = self._matrix(data)
             if pred_contribs:
-                return self._contributions(X, bm, self._trees_in(iteration_range))
-            return self._predict(X, bm, output_margin, pred_leaf, iteration_range)
+                out = self._contributions(X, bm, self._trees_in(iteration_range))
+            else:
+                out = self._predict(X, bm, output_margin, pred_leaf, iteration_range)
+        if not strict_shape:
+            return out
+        rows, K = out.shape[0], self.n_outputs
+        if pred_leaf:
+            return out.reshape(rows, -1, K, 1)
+        if pred_contribs:
+            return out.reshape(rows, K, self.n_features + 1)
+        return out.reshape(rows, -1)
+
+    def inplace_predict(self, data, iteration_range=None, predict_type: str = "value",
+                        missing: float = np.nan, validate_features: bool = True,
+                        base_margin=None, strict_shape: bool = False):
+        """XGBoost's inplace_predict: predict on an array or frame as it is (here the same as
+        predict; ``missing`` must be NaN, the only missing value dgbdt reads)."""
+        if predict_type not in ("value", "margin"):
+            raise ValueError(f"predict_type must be 'value' or 'margin'; got {predict_type!r}")
+        if not (isinstance(missing, float) and np.isnan(missing)):
+            raise ValueError(f"missing={missing!r}: dgbdt reads NaN as missing; replace the "
+                             "sentinel by NaN first (e.g. X[X == missing] = np.nan)")
+        data = data if base_margin is None else Dataset(data, base_margin=base_margin)
+        return self.predict(data, output_margin=predict_type == "margin",
+                            iteration_range=iteration_range, strict_shape=strict_shape)
 
     def _contributions(self, X, bm, trees):
         from .kernels import cpu_shap
@@ -163,6 +193,63 @@ class Booster:
             return xp.array(base_margin, dtype=np.float64, copy=True)
         return xp.tile(xp.asarray(self.base_margin, dtype=np.float64), (n, 1))
 
+    def __getitem__(self, key) -> "Booster":
+        """The model of some boosting rounds: ``booster[a:b]`` (a step too) or ``booster[i]``
+        (one round), as XGBoost slices; the intercept and attributes are kept."""
+        rounds = self.num_boosted_rounds()
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            i = int(key) + (rounds if key < 0 else 0)
+            if not 0 <= i < rounds:
+                raise IndexError(f"round {key} is outside the model's {rounds} rounds")
+            key = slice(i, i + 1)
+        if not isinstance(key, slice):
+            raise TypeError(f"a Booster is sliced by rounds (an int or a slice); got "
+                            f"{type(key).__name__}")
+        picked = range(rounds)[key]
+        b = self.snapshot()
+        K = self.n_outputs
+        b.trees = [self.trees[r * K + k] for r in picked for k in range(K)]
+        b.tree_class = [self.tree_class[r * K + k] for r in picked for k in range(K)]
+        b.best_iteration = b.best_score = None
+        return b
+
+    def attr(self, key: str) -> str | None:
+        """A string attribute set by set_attr (None when absent)."""
+        return self._attributes.get(key)
+
+    def set_attr(self, **kwargs) -> None:
+        """Set string attributes (None deletes one); they are saved with the model."""
+        for k, v in kwargs.items():
+            if v is None:
+                self._attributes.pop(k, None)
+            elif not isinstance(v, str):
+                raise ValueError(f"attribute {k!r} must be a string; got {type(v).__name__}")
+            else:
+                self._attributes[k] = v
+
+    def attributes(self) -> dict[str, str]:
+        return dict(self._attributes)
+
+    def _names(self) -> list[str]:
+        return self.feature_names or [f"f{i}" for i in range(self.n_features)]
+
+    def get_dump(self, fmap: str = "", with_stats: bool = False,
+                 dump_format: str = "text") -> list[str]:
+        """One string per tree in XGBoost's dump format ("text" or "json"; dgbdt.tree.dump)."""
+        from .tree import dump
+        if fmap:
+            raise ValueError("fmap is not read: dgbdt names features from the model's "
+                             "feature_names (pass the names when training)")
+        if dump_format not in ("text", "json"):
+            raise ValueError(f"dump_format must be 'text' or 'json'; got {dump_format!r}")
+        fn = dump.text if dump_format == "text" else dump.as_json
+        return [fn(t, self._names(), with_stats) for t in self.trees]
+
+    def trees_to_dataframe(self):
+        """A pandas DataFrame with a row per node of every tree (XGBoost's columns)."""
+        from .tree import dump
+        return dump.dataframe(self.trees, self._names())
+
     def snapshot(self) -> "Booster":
         """A copy sharing this model's trees (Tree objects are not changed after training)
         whose tree list later training does not append to."""
@@ -170,6 +257,7 @@ class Booster:
                     self.feature_names)
         b.trees, b.tree_class = list(self.trees), list(self.tree_class)
         b.best_iteration, b.best_score = self.best_iteration, self.best_score
+        b._attributes, b.feature_types = dict(self._attributes), self.feature_types
         return b
 
     # -- importance --------------------------------------------------------------------------
@@ -206,7 +294,7 @@ class Booster:
                 "objective": self.objective.name, "num_class": self.num_class,
                 "base_margin": self.base_margin.tolist(), "num_features": self.n_features,
                 "feature_names": self.feature_names, "best_iteration": self.best_iteration,
-                "best_score": self.best_score},
+                "best_score": self.best_score, "attributes": dict(self._attributes)},
             "trees": [t.to_dict() for t in self.trees],
             "tree_class": list(self.tree_class),
         }
@@ -369,4 +457,9 @@ def _from_dict(d) -> Booster:
         raise ModelFormatError("learner: best_iteration out of range")
     b.best_iteration = bi
     b.best_score = ln.get("best_score")
+    attrs = ln.get("attributes", {})    # optional: models saved before 0.7 have none
+    if not isinstance(attrs, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in attrs.items()):
+        raise ModelFormatError("learner: attributes must map strings to strings")
+    b._attributes = dict(attrs)
     return b

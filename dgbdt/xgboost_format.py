@@ -81,7 +81,7 @@ def to_xgboost(booster) -> dict:
                            "num_nodes": str(n), "size_leaf_vector": "1"},
         })
     rounds = booster.num_boosted_rounds()
-    attributes = {}
+    attributes = booster.attributes()
     if booster.best_iteration is not None:
         attributes["best_iteration"] = str(booster.best_iteration)
     if booster.best_score is not None:
@@ -185,6 +185,8 @@ def from_xgboost(d: dict):
         booster.trees.append(_tree(t, n_features, f"XGBoost tree {i}"))
         booster.tree_class.append(int(k))
     attrs = ln.get("attributes") or {}
+    booster.set_attr(**{str(k): str(v) for k, v in attrs.items()
+                        if k not in ("best_iteration", "best_score")})
     if "best_iteration" in attrs:
         booster.best_iteration = int(attrs["best_iteration"])
     if "best_score" in attrs:

@@ -1,0 +1,97 @@
+"""Trees as text, JSON and a table, in XGBoost's dump formats (Booster.get_dump and
+Booster.trees_to_dataframe), so scripts that read XGBoost's dumps read dgbdt's.
+
+Text, one string per tree, nodes depth first (a node, then its "yes" subtree, then its "no"
+subtree), indented by a tab per level; numbers with 9 significant digits as XGBoost prints them::
+
+    0:[f0<0.104900114] yes=1,no=2,missing=2
+    \t1:leaf=-0.50247246
+    \t2:leaf=0.697056949
+
+``yes`` is the child of ``x < split``, ``missing`` the default child; ``with_stats`` adds the
+split's gain and every node's cover (hessian sum).
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .model import Tree
+
+
+def _g(v) -> str:
+    return f"{float(np.float32(v)):.9g}"
+
+
+def _order(tree: Tree) -> list[tuple[int, int]]:
+    """(node, depth) depth first: a node, its left (yes) subtree, its right (no) subtree."""
+    out, stack = [], [(0, 0)]
+    while stack:
+        n, d = stack.pop()
+        out.append((n, d))
+        if tree.left[n] != -1:
+            stack.append((int(tree.right[n]), d + 1))
+            stack.append((int(tree.left[n]), d + 1))
+    return out
+
+
+def _missing(tree: Tree, n: int) -> int:
+    return int(tree.left[n] if tree.default_left[n] else tree.right[n])
+
+
+def text(tree: Tree, names: list[str], with_stats: bool) -> str:
+    lines = []
+    for n, d in _order(tree):
+        pad = "\t" * d
+        if tree.left[n] == -1:
+            s = f"{pad}{n}:leaf={_g(tree.threshold[n])}"
+            if with_stats:
+                s += f",cover={_g(tree.sum_hessian[n])}"
+        else:
+            s = (f"{pad}{n}:[{names[tree.feature[n]]}<{_g(tree.threshold[n])}] "
+                 f"yes={int(tree.left[n])},no={int(tree.right[n])},missing={_missing(tree, n)}")
+            if with_stats:
+                s += f",gain={_g(tree.loss_change[n])},cover={_g(tree.sum_hessian[n])}"
+        lines.append(s)
+    return "\n".join(lines) + "\n"
+
+
+def as_json(tree: Tree, names: list[str], with_stats: bool) -> str:
+    def node(n: int, d: int) -> dict:
+        if tree.left[n] == -1:
+            out = {"nodeid": n, "leaf": float(np.float32(tree.threshold[n]))}
+            if with_stats:
+                out["cover"] = float(np.float32(tree.sum_hessian[n]))
+            return out
+        out = {"nodeid": n, "depth": d, "split": names[tree.feature[n]],
+               "split_condition": float(np.float32(tree.threshold[n])),
+               "yes": int(tree.left[n]), "no": int(tree.right[n]), "missing": _missing(tree, n)}
+        if with_stats:
+            out["gain"] = float(np.float32(tree.loss_change[n]))
+            out["cover"] = float(np.float32(tree.sum_hessian[n]))
+        out["children"] = [node(int(tree.left[n]), d + 1), node(int(tree.right[n]), d + 1)]
+        return out
+    return json.dumps(node(0, 0))
+
+
+def dataframe(trees: list[Tree], names: list[str]):
+    """XGBoost's trees_to_dataframe table: a row per node of every tree."""
+    import pandas as pd
+
+    rows = []
+    for t, tree in enumerate(trees):
+        for n in range(tree.n_nodes):
+            leaf = tree.left[n] == -1
+            rows.append({
+                "Tree": t, "Node": n, "ID": f"{t}-{n}",
+                "Feature": "Leaf" if leaf else names[tree.feature[n]],
+                "Split": np.nan if leaf else float(np.float32(tree.threshold[n])),
+                "Yes": np.nan if leaf else f"{t}-{int(tree.left[n])}",
+                "No": np.nan if leaf else f"{t}-{int(tree.right[n])}",
+                "Missing": np.nan if leaf else f"{t}-{_missing(tree, n)}",
+                "Gain": float(np.float32(tree.threshold[n] if leaf else tree.loss_change[n])),
+                "Cover": float(np.float32(tree.sum_hessian[n])),
+                "Category": np.nan})
+    return pd.DataFrame(rows, columns=["Tree", "Node", "ID", "Feature", "Split", "Yes", "No",
+                                       "Missing", "Gain", "Cover", "Category"])
