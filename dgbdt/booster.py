@@ -98,7 +98,8 @@ class Booster:
 
     def predict(self, data, output_margin: bool = False, pred_leaf: bool = False,
                 iteration_range: tuple[int, int] | None = None,
-                pred_contribs: bool = False, strict_shape: bool = False) -> np.ndarray:
+                pred_contribs: bool = False, strict_shape: bool = False,
+                pred_interactions: bool = False) -> np.ndarray:
         """Predictions for a Dataset, numpy array or pandas DataFrame.
 
         Returns the objective's transform of the margins ([n] or [n, num_class] for softprob),
@@ -106,7 +107,9 @@ class Booster:
         tree with ``pred_leaf`` (int32 [n, n_trees]), or with ``pred_contribs`` each feature's
         SHAP value (TreeSHAP, exact for the trees; dgbdt.kernels.cpu_shap) and the bias in the
         last column: float64 [n, F + 1], or [n, K, F + 1] for several outputs; a row's values
-        sum to its margin. SHAP values are computed on the CPU (GPU rows are copied there).
+        sum to its margin; with ``pred_interactions`` SHAP interaction values [n, F + 1, F + 1]
+        ([n, K, F + 1, F + 1]) whose rows sum to the SHAP values. Both are computed on the
+        CPU (GPU rows are copied there).
         ``strict_shape``: XGBoost's fixed shapes whatever the objective: [n, K] for values and
         margins (softmax: [n, 1]), [n, rounds, K, 1] for leaves, [n, K, F + 1] for SHAP values.
         """
@@ -114,8 +117,9 @@ class Booster:
         n = data.num_row if isinstance(data, Dataset) else shape[0] if shape else "the"
         with gpu_memory_errors({}, f"predicting {n} rows", PREDICT_FIX):
             X, bm = self._matrix(data)
-            if pred_contribs:
-                out = self._contributions(X, bm, self._trees_in(iteration_range))
+            if pred_contribs or pred_interactions:
+                out = self._contributions(X, bm, self._trees_in(iteration_range),
+                                          interactions=pred_interactions)
             else:
                 out = self._predict(X, bm, output_margin, pred_leaf, iteration_range)
         if not strict_shape:
@@ -123,6 +127,8 @@ class Booster:
         rows, K = out.shape[0], self.n_outputs
         if pred_leaf:
             return out.reshape(rows, -1, K, 1)
+        if pred_interactions:
+            return out.reshape(rows, K, self.n_features + 1, self.n_features + 1)
         if pred_contribs:
             return out.reshape(rows, K, self.n_features + 1)
         return out.reshape(rows, -1)
@@ -141,31 +147,36 @@ class Booster:
         return self.predict(data, output_margin=predict_type == "margin",
                             iteration_range=iteration_range, strict_shape=strict_shape)
 
-    def _contributions(self, X, bm, trees):
+    def _contributions(self, X, bm, trees, interactions: bool = False):
+        """SHAP values [n, K, F + 1] (or interaction values [n, K, F + 1, F + 1]) of the
+        listed trees; the bias (intercept or base_margin, plus each tree's expected value)
+        in the last column (the last diagonal entry). [n, ...] without K for one output."""
         from .kernels import cpu_shap
         xp = array_module(X)
         Xh = np.ascontiguousarray(to_host(X), dtype=np.float32)
         n, F, K = Xh.shape[0], self.n_features, self.n_outputs
-        out = np.zeros((n, K, F + 1))
+        out = np.zeros((n, K, F + 1, F + 1) if interactions else (n, K, F + 1))
+        bias = to_host(self.initial_margin(n, None if bm is None else to_host(bm)))
         sel = [self.trees[i] for i in trees]
-        classes = np.array([self.tree_class[i] for i in trees], dtype=np.int64)
         if sel:
             ptrs = np.zeros(len(sel) + 1, dtype=np.int64)
             ptrs[1:] = np.cumsum([t.n_nodes for t in sel])
-            cat = {a: np.concatenate([getattr(t, a) for t in sel])
-                   for a in ("left", "right", "feature", "threshold", "default_left")}
+            left = np.concatenate([t.left for t in sel]).astype(np.int64)
+            right = np.concatenate([t.right for t in sel]).astype(np.int64)
+            thr = np.concatenate([t.threshold for t in sel]).astype(np.float64)
             cover = np.concatenate([t.sum_hessian for t in sel]).astype(np.float64)
-            thr = cat["threshold"].astype(np.float64)
-            depth = max(cpu_shap.tree_depth(t.left, t.right) for t in sel)
-            cpu_shap.contributions(Xh, cat["left"].astype(np.int64),
-                                   cat["right"].astype(np.int64),
-                                   cat["feature"].astype(np.int64), thr, cat["default_left"],
-                                   cover, ptrs, classes, depth, out)
-            means = cpu_shap.root_means(cat["left"].astype(np.int64),
-                                        cat["right"].astype(np.int64), thr, cover, ptrs)
-            out[:, :, F] += np.bincount(classes, weights=means, minlength=K)
-        out[:, :, F] += to_host(self.initial_margin(n, None if bm is None else to_host(bm)))
-        out = out[:, 0, :] if K == 1 else out
+            classes = np.array([self.tree_class[i] for i in trees], dtype=np.int64)
+            args = (Xh, left, right, np.concatenate([t.feature for t in sel]).astype(np.int64),
+                    thr, np.concatenate([t.default_left for t in sel]), cover, ptrs, classes,
+                    max(cpu_shap.tree_depth(t.left, t.right) for t in sel), out)
+            (cpu_shap.interactions if interactions else cpu_shap.contributions)(*args)
+            bias = bias + np.bincount(classes, weights=cpu_shap.root_means(
+                left, right, thr, cover, ptrs), minlength=K)
+        if interactions:
+            out[:, :, F, F] += bias
+        else:
+            out[:, :, F] += bias
+        out = out[:, 0] if K == 1 else out
         return xp.asarray(out) if xp is not np else out
 
     def _predict(self, X, bm, output_margin, pred_leaf, iteration_range):

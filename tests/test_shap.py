@@ -97,3 +97,20 @@ def test_dask_contributions_match_in_process(client2):
     out = client2.compute(dgd.predict(client2, b, df, pred_contribs=True)).result()
     assert list(out.columns) == list("abcdef") + ["bias"]
     np.testing.assert_array_equal(out.to_numpy(), b.predict(X, pred_contribs=True))
+
+
+@pytest.mark.parametrize("objective, extra", CASES[::2], ids=[c[0] for c in CASES[::2]])
+def test_interaction_values_equal_xgboost_and_sum_to_the_contributions(objective, extra):
+    xgb = pytest.importorskip("xgboost")
+    X, y = data(objective, n=300, seed=6)
+    b = dgbdt.train({"objective": objective, "max_depth": 4, **extra}, dgbdt.Dataset(X, y), 6,
+                    verbose_eval=False)
+    inter = b.predict(X, pred_interactions=True)
+    np.testing.assert_allclose(inter.sum(axis=-1), b.predict(X, pred_contribs=True), atol=1e-9)
+    np.testing.assert_allclose(inter, np.swapaxes(inter, -1, -2), atol=1e-9)   # symmetric
+    xb = xgb.Booster()
+    xb.load_model(bytearray(b.save_raw("xgboost").encode()))
+    np.testing.assert_allclose(inter, xb.predict(xgb.DMatrix(X), pred_interactions=True),
+                               atol=2e-5)
+    assert b.predict(X, pred_interactions=True, strict_shape=True).shape == \
+        (len(X), b.n_outputs, 7, 7)

@@ -70,26 +70,35 @@ def _unwound_sum(zero, one, pw, at, depth, k):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _tree_shap(x, left, right, feature, threshold, default_left, cover, base, phi,
-               feat, zero, one, pw, st_node, st_depth, st_at, st_pz, st_po, st_pf):
+               feat, zero, one, pw, st_node, st_depth, st_at, st_pz, st_po, st_pf, st_cf,
+               cond, cond_feature):
     """phi[f] += the Shapley value of feature f in this tree (nodes from ``base``) for the
-    row x. A node's path segment starts at ``parent's + depth + 1`` (XGBoost's layout)."""
+    row x. A node's path segment starts at ``parent's + depth + 1`` (XGBoost's layout).
+
+    ``cond`` = +1 / -1: the values of the game where feature ``cond_feature`` is always known /
+    never known (its splits are not on the path; interaction values are the half difference);
+    0: the plain values. ``st_cf``: the fraction of the row that reaches a node under that
+    condition."""
     top = 0
     st_node[0], st_depth[0], st_at[0] = 0, 0, 0
-    st_pz[0], st_po[0], st_pf[0] = 1.0, 1.0, -1
+    st_pz[0], st_po[0], st_pf[0], st_cf[0] = 1.0, 1.0, -1, 1.0
     while top >= 0:
         node, depth, parent_at = st_node[top], st_depth[top], st_at[top]
-        pz, po, pf = st_pz[top], st_po[top], st_pf[top]
+        pz, po, pf, cf = st_pz[top], st_po[top], st_pf[top], st_cf[top]
         top -= 1
+        if cf == 0.0:
+            continue
         at = parent_at + depth + 1
         for i in range(depth + 1):
             feat[at + i] = feat[parent_at + i]
             zero[at + i] = zero[parent_at + i]
             one[at + i] = one[parent_at + i]
             pw[at + i] = pw[parent_at + i]
-        _extend(feat, zero, one, pw, at, depth, pz, po, pf)
+        if cond == 0 or pf != cond_feature:
+            _extend(feat, zero, one, pw, at, depth, pz, po, pf)
         n = base + node
         if left[n] == -1:
-            v = threshold[n]
+            v = threshold[n] * cf
             for i in range(1, depth + 1):
                 w = _unwound_sum(zero, one, pw, at, depth, i)
                 phi[feat[at + i]] += w * (one[at + i] - zero[at + i]) * v
@@ -100,6 +109,8 @@ def _tree_shap(x, left, right, feature, threshold, default_left, cover, base, ph
         hot = left[n] if go_left else right[n]
         cold = right[n] if go_left else left[n]
         w = cover[n]
+        hot_z = cover[base + hot] / w
+        cold_z = cover[base + cold] / w
         iz, io = 1.0, 1.0
         k = 0
         while k <= depth and feat[at + k] != f:
@@ -108,13 +119,21 @@ def _tree_shap(x, left, right, feature, threshold, default_left, cover, base, ph
             iz, io = zero[at + k], one[at + k]
             _unwind(feat, zero, one, pw, at, depth, k)
             depth -= 1
+        hot_cf, cold_cf = cf, cf
+        if cond != 0 and f == cond_feature:   # not on the path: the children do not extend
+            if cond > 0:
+                cold_cf = 0.0
+            else:
+                hot_cf *= hot_z
+                cold_cf *= cold_z
+            depth -= 1
         # the cold child first on the stack, so the hot one is walked first
         top += 1
         st_node[top], st_depth[top], st_at[top] = cold, depth + 1, at
-        st_pz[top], st_po[top], st_pf[top] = cover[base + cold] / w * iz, 0.0, f
+        st_pz[top], st_po[top], st_pf[top], st_cf[top] = cold_z * iz, 0.0, f, cold_cf
         top += 1
         st_node[top], st_depth[top], st_at[top] = hot, depth + 1, at
-        st_pz[top], st_po[top], st_pf[top] = cover[base + hot] / w * iz, io, f
+        st_pz[top], st_po[top], st_pf[top], st_cf[top] = hot_z * iz, io, f, hot_cf
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
@@ -122,29 +141,66 @@ def contributions(X, left, right, feature, threshold, default_left, cover, tree_
                   tree_class, max_depth, out):
     """out[r, tree_class[t], f] += tree t's Shapley value of feature f for row r, for every
     tree (node arrays concatenated, tree t owns nodes tree_ptrs[t]..tree_ptrs[t+1]-1)."""
-    n_rows = X.shape[0]
     size = (max_depth + 2) * (max_depth + 5) // 2 + 2
     stack = 2 * (max_depth + 2)
-    for r in prange(n_rows):
+    for r in prange(X.shape[0]):
         feat = np.empty(size, dtype=np.int64)
-        zero = np.empty(size)
-        one = np.empty(size)
-        pw = np.empty(size)
+        zero, one, pw = np.empty(size), np.empty(size), np.empty(size)
         st_node = np.empty(stack, dtype=np.int64)
         st_depth = np.empty(stack, dtype=np.int64)
         st_at = np.empty(stack, dtype=np.int64)
-        st_pz = np.empty(stack)
-        st_po = np.empty(stack)
+        st_pz, st_po, st_cf = np.empty(stack), np.empty(stack), np.empty(stack)
         st_pf = np.empty(stack, dtype=np.int64)
         phi = np.zeros(out.shape[2])
         for t in range(tree_ptrs.shape[0] - 1):
             phi[:] = 0.0
             _tree_shap(X[r], left, right, feature, threshold, default_left, cover,
                        tree_ptrs[t], phi, feat, zero, one, pw, st_node, st_depth, st_at,
-                       st_pz, st_po, st_pf)
+                       st_pz, st_po, st_pf, st_cf, 0, -1)
             k = tree_class[t]
             for f in range(out.shape[2]):
                 out[r, k, f] += phi[f]
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def interactions(X, left, right, feature, threshold, default_left, cover, tree_ptrs,
+                 tree_class, max_depth, out):
+    """out[r, k, i, j] += SHAP interaction values of every tree (XGBoost's definition): off
+    the diagonal half the change of j's value when i goes from never known to always known;
+    on it, i's value minus its interactions. Bias terms are left to the caller."""
+    size = (max_depth + 2) * (max_depth + 5) // 2 + 2
+    stack = 2 * (max_depth + 2)
+    F1 = out.shape[2]
+    for r in prange(X.shape[0]):
+        feat = np.empty(size, dtype=np.int64)
+        zero, one, pw = np.empty(size), np.empty(size), np.empty(size)
+        st_node = np.empty(stack, dtype=np.int64)
+        st_depth = np.empty(stack, dtype=np.int64)
+        st_at = np.empty(stack, dtype=np.int64)
+        st_pz, st_po, st_cf = np.empty(stack), np.empty(stack), np.empty(stack)
+        st_pf = np.empty(stack, dtype=np.int64)
+        diag, on, off = np.zeros(F1), np.zeros(F1), np.zeros(F1)
+        for t in range(tree_ptrs.shape[0] - 1):
+            k = tree_class[t]
+            diag[:] = 0.0
+            _tree_shap(X[r], left, right, feature, threshold, default_left, cover,
+                       tree_ptrs[t], diag, feat, zero, one, pw, st_node, st_depth, st_at,
+                       st_pz, st_po, st_pf, st_cf, 0, -1)
+            for i in range(F1):
+                on[:] = 0.0
+                off[:] = 0.0
+                _tree_shap(X[r], left, right, feature, threshold, default_left, cover,
+                           tree_ptrs[t], on, feat, zero, one, pw, st_node, st_depth, st_at,
+                           st_pz, st_po, st_pf, st_cf, 1, i)
+                _tree_shap(X[r], left, right, feature, threshold, default_left, cover,
+                           tree_ptrs[t], off, feat, zero, one, pw, st_node, st_depth, st_at,
+                           st_pz, st_po, st_pf, st_cf, -1, i)
+                out[r, k, i, i] += diag[i]
+                for j in range(F1):
+                    if j != i:
+                        v = (on[j] - off[j]) / 2.0
+                        out[r, k, i, j] += v
+                        out[r, k, i, i] -= v
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
