@@ -22,7 +22,7 @@ def __getattr__(name):
         return getattr(sklearn, name)
     raise AttributeError(f"module 'dgbdt' has no attribute {name!r}")
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 __all__ = ["Booster", "Dataset", "GBDTClassifier", "GBDTRegressor", "ModelFormatError",
            "ParameterError", "load_model", "train", "__version__"]
