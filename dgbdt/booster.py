@@ -224,6 +224,18 @@ class Booster:
         b.best_iteration = b.best_score = None
         return b
 
+    def set_param(self, key, value=None) -> None:
+        """Between rounds of a training (from a callback): the learning rate of the next
+        rounds (``"learning_rate"`` or ``"eta"``); nothing else may change mid-training."""
+        items = key.items() if isinstance(key, dict) else [(key, value)]
+        for k, v in items:
+            if k not in ("learning_rate", "eta"):
+                raise ValueError(f"set_param({k!r}): only the learning rate (eta) can change "
+                                 "between rounds; other parameters are fixed for a training")
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not v > 0:
+                raise ValueError(f"learning_rate must be a number > 0; got {v!r}")
+            self._next_eta = float(v)
+
     def attr(self, key: str) -> str | None:
         """A string attribute set by set_attr (None when absent)."""
         return self._attributes.get(key)
@@ -269,6 +281,7 @@ class Booster:
         b.trees, b.tree_class = list(self.trees), list(self.tree_class)
         b.best_iteration, b.best_score = self.best_iteration, self.best_score
         b._attributes, b.feature_types = dict(self._attributes), self.feature_types
+        b.timings, b.memory = dict(self.timings), dict(self.memory)
         return b
 
     # -- importance --------------------------------------------------------------------------

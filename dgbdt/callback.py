@@ -1,11 +1,151 @@
-"""Training callbacks: early stopping and the evaluation log line."""
+"""Training callbacks (XGBoost's protocol), early stopping and the evaluation log line.
+
+A callback is a ``TrainingCallback``: the boosting loop calls ``before_training(model)`` (which
+returns the model), then for each round ``before_iteration(model, epoch, evals_log)`` and, after
+the round's trees and scores, ``after_iteration(model, epoch, evals_log)``; either returning
+True stops the training; last ``after_training(model)`` returns the model ``train`` returns.
+``epoch`` counts from the model's first round (continued training included); ``evals_log`` is
+``{eval set name: {metric: [value per round]}}``. Callbacks run where the boosting loop runs:
+in this process for dgbdt.train and graph mode; inside the training on the workers for the task
+and collective modes (copies of the callbacks, on every rank: what they keep or write stays
+there, and their decisions must follow from the model and the log, which every rank shares).
+"""
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
+from typing import Callable, Sequence
 
 
-class EarlyStopping:
+class TrainingCallback:
+    """The base of training callbacks (XGBoost's ``xgboost.callback.TrainingCallback``)."""
+
+    def before_training(self, model):
+        return model
+
+    def after_training(self, model):
+        return model
+
+    def before_iteration(self, model, epoch: int, evals_log: dict) -> bool:
+        return False
+
+    def after_iteration(self, model, epoch: int, evals_log: dict) -> bool:
+        return False
+
+
+class EarlyStopping(TrainingCallback):
+    """Stop when a metric has not improved for ``rounds`` rounds (XGBoost's callback).
+
+    ``metric_name`` / ``data_name``: the metric and eval set watched (default: the last of
+    each); ``maximize``: default from the metric (auc, aucpr: higher is better);
+    ``min_delta``: an improvement must exceed it; ``save_best``: the trained model is cut to
+    its best round (``model[: best_iteration + 1]``). Sets ``best_iteration``/``best_score``.
+    """
+
+    def __init__(self, rounds: int, metric_name: str | None = None, data_name: str | None = None,
+                 maximize: bool | None = None, save_best: bool = False, min_delta: float = 0.0):
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+            raise ValueError(f"rounds must be a positive integer; got {rounds!r}")
+        if not min_delta >= 0:
+            raise ValueError(f"min_delta must be >= 0; got {min_delta!r}")
+        self.rounds, self.metric_name, self.data_name = rounds, metric_name, data_name
+        self.maximize, self.save_best, self.min_delta = maximize, save_best, float(min_delta)
+        self.best_score: float | None = None
+        self.best_iteration: int | None = None
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        if not evals_log:
+            raise ValueError("EarlyStopping needs at least one eval set (evals=...)")
+        data = self.data_name or list(evals_log)[-1]
+        if data not in evals_log:
+            raise ValueError(f"EarlyStopping: no eval set named {data!r}; the sets are "
+                             f"{list(evals_log)}")
+        metric = self.metric_name or list(evals_log[data])[-1]
+        if metric not in evals_log[data]:
+            raise ValueError(f"EarlyStopping: eval set {data!r} has no metric {metric!r}; it "
+                             f"has {list(evals_log[data])}")
+        maximize = self.maximize
+        if maximize is None:
+            from .metric import get_metric
+            maximize = get_metric(metric).higher_is_better
+        score = float(evals_log[data][metric][-1])
+        better = self.best_score is None or (
+            score - self.min_delta > self.best_score if maximize
+            else score + self.min_delta < self.best_score)
+        if better:
+            self.best_score, self.best_iteration = score, epoch
+        model.best_score, model.best_iteration = self.best_score, self.best_iteration
+        return epoch - self.best_iteration >= self.rounds
+
+    def after_training(self, model):
+        if self.save_best and self.best_iteration is not None:
+            best, score = self.best_iteration, self.best_score
+            model = model[: best + 1]
+            model.best_iteration, model.best_score = best, score
+        return model
+
+
+class LearningRateScheduler(TrainingCallback):
+    """Schedule the learning rate (eta): after round ``epoch``, ``learning_rates(epoch)`` (or
+    the list's entry) becomes the rate of the rounds that follow (as XGBoost's callback)."""
+
+    def __init__(self, learning_rates: Callable[[int], float] | Sequence[float]):
+        if not callable(learning_rates) and not isinstance(learning_rates, (list, tuple)):
+            raise TypeError(f"learning_rates must be a callable or a sequence; got "
+                            f"{type(learning_rates).__name__}")
+        self.rates = learning_rates
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        rate = self.rates(epoch) if callable(self.rates) else self.rates[epoch]
+        model.set_param("learning_rate", rate)
+        return False
+
+
+class EvaluationMonitor(TrainingCallback):
+    """Print the round's scores every ``period`` rounds (and the last), XGBoost's format."""
+
+    def __init__(self, period: int = 1):
+        self.period = max(int(period), 1)
+        self._last = None
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        scores = [(d, m, v[-1]) for d, ms in evals_log.items() for m, v in ms.items()]
+        if scores and epoch % self.period == 0:
+            emit(format_eval_line(epoch, scores))
+        self._last = (epoch, scores)
+        return False
+
+
+class TrainingCheckPoint(TrainingCallback):
+    """Save the model every ``interval`` rounds to ``directory/{name}_{epoch}.json`` (JSON, never
+    pickle)."""
+
+    def __init__(self, directory: str | os.PathLike, name: str = "model", as_pickle=False,
+                 interval: int = 100):
+        if as_pickle:
+            raise ValueError("as_pickle=True: dgbdt does not pickle models; checkpoints are "
+                             "JSON model files (dgbdt.load_model reads them)")
+        self.directory, self.name, self.interval = os.fspath(directory), name, max(interval, 1)
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        if (epoch + 1) % self.interval == 0:
+            os.makedirs(self.directory, exist_ok=True)
+            model.save_model(os.path.join(self.directory, f"{self.name}_{epoch}.json"))
+        return False
+
+
+def check_callbacks(callbacks) -> list:
+    """The callbacks as a list, each a TrainingCallback."""
+    out = list(callbacks or [])
+    for cb in out:
+        if not isinstance(cb, TrainingCallback):
+            raise TypeError(f"callbacks must be dgbdt.callback.TrainingCallback instances; got "
+                            f"{type(cb).__name__} (subclass TrainingCallback)")
+    return out
+
+
+class RoundStopper:
     """Stop when the watched metric has not improved for ``rounds`` rounds.
 
     Improvement is strict (XGBoost's rule): a larger value for metrics where higher is better

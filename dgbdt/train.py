@@ -8,6 +8,7 @@ the new trees only. Metrics are computed on the eval sets after every round.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Sequence
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from .backend import device_scope, get_backend, release_pooled, resolve_device, to_host
 from .booster import Booster, MarginStart, load_model
-from .callback import EarlyStopping, emit, format_eval_line
+from .callback import RoundStopper, check_callbacks, emit, format_eval_line
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
 from .evaluation import DatasetEval, SeamEval
@@ -42,7 +43,7 @@ def _set_threads(nthread: int | None) -> int:
 def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
           evals: Sequence[tuple[Dataset, str]] | None = None,
           early_stopping_rounds: int | None = None, evals_result: dict | None = None,
-          verbose_eval: bool | int = True, xgb_model=None) -> Booster:
+          verbose_eval: bool | int = True, xgb_model=None, callbacks=None) -> Booster:
     """Train a boosted tree model (XGBoost's ``xgboost.train`` signature and semantics).
 
     evals: (Dataset, name) pairs scored after each round with every eval_metric; the last
@@ -55,7 +56,10 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     model): its trees come first, ``num_boost_round`` new rounds follow, and the rows start
     from its margins. Training 10 rounds and continuing for 10 gives the model of 20 rounds,
     byte for byte. The objective is the model's (params may repeat it, not change it).
+    callbacks: dgbdt.callback.TrainingCallback instances (XGBoost's protocol: EarlyStopping,
+    LearningRateScheduler, EvaluationMonitor, TrainingCheckPoint or your own).
     """
+    callbacks = check_callbacks(callbacks)
     prior = resolve_prior(xgb_model, params)
     if prior is not None:
         params = {**(params or {}), "objective": prior.objective.name,
@@ -87,7 +91,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         with device_scope(backend):
             return _train(p, dtrain, int(num_boost_round), evals, early_stopping_rounds,
                           evals_result, verbose_eval, objective, num_class, K, metrics, backend,
-                          prior)
+                          prior, callbacks)
     finally:
         import numba
         numba.set_num_threads(previous_threads)
@@ -137,7 +141,7 @@ def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
 
 
 def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbose_eval,
-           objective, num_class, K, metrics, backend, prior=None) -> Booster:
+           objective, num_class, K, metrics, backend, prior=None, callbacks=None) -> Booster:
     t = time.perf_counter()
     max_bin = dtrain.resolve_max_bin(p["max_bin"])
     with gpu_memory_errors(p, "quantizing the training rows"):
@@ -156,8 +160,8 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
     sources = [(SeamEval(seam, d.label, d.weight) if d is dtrain else DatasetEval(d, booster),
                 name) for d, name in evals]
     with gpu_memory_errors(p, "training"):
-        boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-              early_stopping_rounds, evals_result, verbose_eval)
+        booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                        early_stopping_rounds, evals_result, verbose_eval, callbacks)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = {**store.stats(), **seam.stream_stats()}
     return booster
@@ -190,24 +194,29 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
 
 
 def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sources,
-          early_stopping_rounds, evals_result, verbose_eval) -> Booster:
+          early_stopping_rounds, evals_result, verbose_eval, callbacks=None) -> Booster:
     """The boosting loop over any seam; ``sources`` are (evaluation source, name) pairs.
+    Returns the model (``callbacks``' after_training may replace it).
 
     A seam that ``runs_ahead`` (Dask's graph mode: trees and scores are futures) gets round
     r + 1 submitted before round r's scores are awaited, so the wait for the metrics overlaps
     the next round's work; when round r stops the training, round r + 1's trees are dropped
-    (the model is the same as without running ahead).
+    (the model is the same as without running ahead). With callbacks it does not run ahead
+    and each round's trees are fetched, so callbacks see the model of every round.
     """
     timers = dict.fromkeys(STAGES, 0.0)
     K = booster.n_outputs
     prior_rounds = booster.num_boosted_rounds()
     hist_ptrs = cuts.hist_ptrs()
     sp = SplitParams.from_params(p)
-    stopper = EarlyStopping(early_stopping_rounds, metrics[-1]) if early_stopping_rounds else None
+    stopper = RoundStopper(early_stopping_rounds, metrics[-1]) if early_stopping_rounds else None
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp)
-    ahead = bool(getattr(seam, "runs_ahead", False))
+    callbacks = check_callbacks(callbacks)
+    for cb in callbacks:
+        booster = cb.before_training(booster)
+    ahead = bool(getattr(seam, "runs_ahead", False)) and not callbacks
     pending: list = []       # rounds whose scores are submitted, not yet recorded
     # running ahead, the client's wait for a round's scores overlaps the next round's work:
     # it is timed as "scores_wait", not as the evaluation's cost
@@ -223,15 +232,27 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         stop = stopper is not None and stopper.update(r, scores[-1][2])
         if verbose_eval and (verbose_eval is True or r % int(verbose_eval) == 0
                              or r == rounds - 1 or stop):
-            emit(format_eval_line(r, scores))
+            emit(format_eval_line(prior_rounds + r, scores))
         return stop
 
     stopped = False
     for r in range(rounds):
+        epoch = prior_rounds + r
+        if callbacks and any(cb.before_iteration(booster, epoch, history) for cb in callbacks):
+            break
+        eta = booster.__dict__.pop("_next_eta", None)     # set_param("learning_rate")
+        if eta is not None and eta != spec.p.eta:
+            spec = dataclasses.replace(spec, p=dataclasses.replace(spec.p, eta=eta))
         for k, tree in enumerate(seam.grow_round(objective, K, spec, timers)):
             booster.trees.append(tree)
             booster.tree_class.append(k)
+        if callbacks:        # Dask graph mode: the round's trees are futures until fetched
+            booster.trees[-K:] = [t.result() if hasattr(t, "result") else t
+                                  for t in booster.trees[-K:]]
         if not sources:
+            if callbacks and any(cb.after_iteration(booster, epoch, history)
+                                 for cb in callbacks):
+                break
             continue
         # the round's GPU work is queued, not done: wait for it here, so that "evaluation"
         # times the evaluation and "device_wait" the kernels no host timer saw finish
@@ -245,6 +266,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         if not (ahead and len(pending) < 2 and r < rounds - 1):
             stopped = record(*pending.pop(0))
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
+        if callbacks and any(cb.after_iteration(booster, epoch, history) for cb in callbacks):
+            stopped = True
         if stopped:
             break
     t = time.perf_counter()
@@ -259,6 +282,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         booster.best_score = stopper.best_score
     timers.update(seam.stage_times())
     booster.timings = timers
+    for cb in callbacks:
+        booster = cb.after_training(booster)
     return booster
 
 

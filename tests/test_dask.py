@@ -468,10 +468,10 @@ def test_verbose_eval_prints(client1, capsys, mode):
     assert [line.split("\t")[0] for line in lines] == ["[0]", "[2]", "[3]"]
 
 
-def test_callbacks_not_supported(client1):
+def test_callbacks_must_be_training_callbacks(client1):
     X, y, _ = make(n=300)
     d = dask_dataset(client1, X, y, None, 1)
-    with pytest.raises(NotImplementedError, match="callbacks"):
+    with pytest.raises(TypeError, match="callbacks must be dgbdt.callback.TrainingCallback"):
         dgd.train(client1, BINARY, d, 1, callbacks=[object()])
 
 

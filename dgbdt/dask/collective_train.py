@@ -173,7 +173,7 @@ class _EvalScores:
 
 
 def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_parts,
-               eval_sets, early_stopping_rounds, verbose_eval):
+               eval_sets, early_stopping_rounds, verbose_eval, callbacks=None):
     """One rank's training over ``comm`` (the body of a rank's task; the tests run it in
     threads). train_parts: this rank's Parts; eval_sets: (this rank's Parts of the set, or None
     for the training set itself, name). Returns (booster, history), the same on every rank."""
@@ -191,8 +191,9 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
                    for parts, name in eval_sets]
         history: dict = {}
         with gpu_memory_errors(p, f"training on rank {comm.rank}"):
-            boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                  early_stopping_rounds, history, verbose_eval if comm.rank == 0 else False)
+            booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                            early_stopping_rounds, history,
+                            verbose_eval if comm.rank == 0 else False, callbacks)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     booster.timings["collectives"] = comm.seconds
@@ -272,7 +273,8 @@ def _host(address: str) -> str:
 
 
 def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
-               train_parts, eval_sets, early_stopping_rounds, verbose_eval, log_topic):
+               train_parts, eval_sets, early_stopping_rounds, verbose_eval, log_topic,
+               callbacks=None):
     from distributed import get_worker
 
     from ..backend import get_backend
@@ -283,7 +285,7 @@ def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, round
                 log_to_client(log_topic if rank == 0 else None):
             comm = _connect(p, rank, n_ranks, uid, token, timeout, flag)
             out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
-                             eval_sets, early_stopping_rounds, verbose_eval)
+                             eval_sets, early_stopping_rounds, verbose_eval, callbacks)
         comm.close()
         return out if rank == 0 else None
     except BaseException as e:
@@ -317,7 +319,7 @@ def _by_rank(items, owners, n_ranks: int) -> list[list]:
 
 def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, workers, evals,
                      early_stopping_rounds, verbose_eval, timeout: float,
-                     log_topic: str | None = None):
+                     log_topic: str | None = None, callbacks=None):
     """Run the collective training over the workers holding dtrain's rows (see the module
     docstring); units: futures of dtrain's parts (or of its shards, when streamed) and the
     worker holding each; rank 0's eval lines go to ``log_topic`` (dgbdt.callback.ClientLog).
@@ -340,7 +342,7 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         _rank_task, r, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds,
         dtrain.num_row, train_by_rank[r],
         [(None if by is None else by[r], name) for by, name in evals_by_rank],
-        early_stopping_rounds, verbose_eval, log_topic, workers=[w],
+        early_stopping_rounds, verbose_eval, log_topic, callbacks, workers=[w],
         allow_other_workers=False, pure=False, key=f"{token}-rank{r}")
         for r, w in enumerate(ranks)]
     flag, why = Event(f"{token}-abort", client=client), Variable(f"{token}-abort-reason",

@@ -241,8 +241,8 @@ class DaskSeam:
     def wait(self, futures) -> None:
         """Wait for the futures, checking every WATCH seconds that every unit's worker is still
         in the cluster (a lost unit's pinned tasks would wait for ever)."""
-        from distributed import wait
-        futures = list(futures)
+        from distributed import Future, wait
+        futures = [f for f in futures if isinstance(f, Future)]   # resolved ones are done
         while True:
             with self.client.as_current():
                 try:

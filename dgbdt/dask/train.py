@@ -21,7 +21,7 @@ import uuid
 
 from ..backend import array_module, device_scope, to_host
 from ..booster import Booster, MarginStart
-from ..callback import ClientLog, log_to_client
+from ..callback import ClientLog, check_callbacks, log_to_client
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
 from ..metric import get_metric
@@ -62,14 +62,14 @@ def _concat_dataset(parts) -> Dataset:
 
 
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                   verbose_eval, log_topic):
+                   verbose_eval, log_topic, callbacks=None):
     with training_task(p["nthread"]), log_to_client(log_topic):
         return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
-                           early_stopping_rounds, verbose_eval)
+                           early_stopping_rounds, verbose_eval, callbacks)
 
 
 def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                verbose_eval):
+                verbose_eval, callbacks=None):
     objective = get_objective(p["objective"])
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     max_nodes = 2 ** (p["max_depth"] + 1)
@@ -91,8 +91,8 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
                    for parts, name in eval_sets]
         history: dict = {}
         with gpu_memory_errors(p, "training on this worker"):
-            boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                  early_stopping_rounds, history, verbose_eval)
+            booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                            early_stopping_rounds, history, verbose_eval, callbacks)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     return booster, history
@@ -163,14 +163,14 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
       The mode used is logged (logger "dgbdt.dask", INFO) and returned as ``out["mode"]``.
 
     ``xgb_model``: continue training a model, as dgbdt.train (the workers start each
-    partition's rows from the model's margins).
+    partition's rows from the model's margins). ``callbacks``: as dgbdt.train's; they run
+    where the boosting loop runs: here in graph mode, inside the training on the workers in the
+    task and collective modes (see dgbdt.callback).
     """
     from distributed import default_client
 
     client = client if client is not None else default_client()
-    if callbacks:
-        raise NotImplementedError("callbacks are not supported yet; use early_stopping_rounds "
-                                  "and evals for early stopping")
+    callbacks = check_callbacks(callbacks)
     prior = resolve_prior(xgb_model, params)
     if prior is not None:
         params = {**(params or {}), "objective": prior.objective.name,
@@ -251,7 +251,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             booster, history = train_collective(
                 client, p, cuts.result(), base, booster, int(num_boost_round), dtrain, units,
                 workers, evals, early_stopping_rounds, verbose_eval, float(collective_timeout),
-                log and log.topic)
+                log and log.topic, callbacks)
         return {"booster": booster, "history": history, "mode": mode}
     if mode == "task":
         if not one_worker:
@@ -260,7 +260,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         log = _client_log(client, evals and verbose_eval)
         fut = client.submit(_train_in_task, p, cuts, base, booster, int(num_boost_round),
                             units, eval_sets, early_stopping_rounds, verbose_eval,
-                            log and log.topic, workers=[workers[0]],
+                            log and log.topic, callbacks, workers=[workers[0]],
                             allow_other_workers=False, pure=False,
                             key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
         with _closing(log):
@@ -280,8 +280,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     sources = [(TrainEval(seam, d) if d is dtrain else GraphDatasetEval(seam, d, base, fan_in),
                 name) for d, name in evals]
     history: dict = {}
-    boost(p, seam, cuts.result(), booster, objective, metrics, int(num_boost_round), sources,
-          early_stopping_rounds, history, verbose_eval)
+    booster = boost(p, seam, cuts.result(), booster, objective, metrics, int(num_boost_round),
+                    sources, early_stopping_rounds, history, verbose_eval, callbacks)
     booster.trees = seam.result(booster.trees)       # futures until now (dgbdt.dask.graph)
     booster.timings["quantize"] = quantize_seconds
     return {"booster": booster, "history": history, "mode": mode}
