@@ -20,9 +20,13 @@ def __getattr__(name):
     if name in ("GBDTClassifier", "GBDTRegressor"):
         from . import sklearn
         return getattr(sklearn, name)
+    if name in ("plot_importance", "plot_metric", "plot_tree"):   # matplotlib on first use
+        from . import plotting
+        return getattr(plotting, name)
     raise AttributeError(f"module 'dgbdt' has no attribute {name!r}")
 
 __version__ = "0.7.0"
 
 __all__ = ["Booster", "Dataset", "GBDTClassifier", "GBDTRegressor", "ModelFormatError",
-           "ParameterError", "load_model", "train", "__version__"]
+           "ParameterError", "load_model", "plot_importance", "plot_metric", "plot_tree",
+           "train", "__version__"]
