@@ -77,6 +77,7 @@ class Booster:
 
     # -- prediction --------------------------------------------------------------------------
     def _matrix(self, data) -> tuple[np.ndarray, np.ndarray | None]:
+        data = getattr(data, "__dgbdt_dataset__", data)   # dgbdt.compat.xgboost.DMatrix
         if isinstance(data, Dataset):
             X, names, bm = data.data, data.feature_names, data.base_margin
         else:
@@ -113,6 +114,7 @@ class Booster:
         ``strict_shape``: XGBoost's fixed shapes whatever the objective: [n, K] for values and
         margins (softmax: [n, 1]), [n, rounds, K, 1] for leaves, [n, K, F + 1] for SHAP values.
         """
+        data = getattr(data, "__dgbdt_dataset__", data)
         shape = getattr(data, "shape", None)
         n = data.num_row if isinstance(data, Dataset) else shape[0] if shape else "the"
         with gpu_memory_errors({}, f"predicting {n} rows", PREDICT_FIX):

@@ -1,0 +1,1 @@
+"""Drop-in surfaces for code written against other libraries' APIs (dgbdt.compat.xgboost)."""

@@ -1,0 +1,206 @@
+"""XGBoost's Python names over dgbdt: ``import dgbdt.compat.xgboost as xgb`` and a script
+written for XGBoost's core and scikit-learn APIs runs on dgbdt, or stops with an error that names
+what dgbdt does not do and the nearest way that works (never a silent difference).
+
+Mapped: DMatrix / QuantileDMatrix (a dgbdt Dataset; ``ref=`` is accepted: dgbdt bins every set
+with the training set's cuts anyway), train (params, evals, early stopping, evals_result,
+verbose_eval, xgb_model, callbacks), Booster and load_model (dgbdt's Booster: predict,
+save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier /
+XGBRegressor (dgbdt's estimators), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
+DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
+Not mapped (an error says so): custom objectives and metrics (``obj=``, ``custom_metric=``,
+``feval=``), ``cv``, ranking (group / qid), categorical data, a missing value other than NaN,
+label bounds (survival), feature weights.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import callback  # noqa: F401  (xgb.callback.EarlyStopping, ...)
+from ..booster import Booster as _Booster, load_model as _load_model
+from ..data.dataset import Dataset
+from ..train import train as _train
+
+__version__ = "3.2.0+dgbdt"
+
+
+class Booster(_Booster):
+    """dgbdt's Booster under XGBoost's constructor: ``Booster()`` then ``load_model(path)``,
+    or ``Booster(model_file=path)``."""
+
+    def __init__(self, params=None, cache=None, model_file=None):
+        if params:
+            _unsupported("Booster(params=...)", "train with xgb.train(params, dtrain)")
+        self.trees, self.tree_class = [], []
+        if model_file is not None:
+            self.load_model(model_file)
+
+    def load_model(self, fname) -> None:
+        """Read a model file (dgbdt's or XGBoost's JSON) into this Booster."""
+        self.__dict__.update(_load_model(fname).__dict__)
+
+
+def _compat(booster) -> Booster:
+    booster.__class__ = Booster     # the same object, XGBoost's constructor and load_model
+    return booster
+
+
+def _unsupported(what: str, instead: str):
+    raise NotImplementedError(f"dgbdt.compat.xgboost: {what} is not supported by dgbdt; "
+                              f"{instead}")
+
+
+class DMatrix:
+    """XGBoost's DMatrix: data with labels, weights and base margins (a dgbdt Dataset)."""
+
+    def __init__(self, data, label=None, *, weight=None, base_margin=None, missing=None,
+                 silent=False, feature_names=None, feature_types=None, nthread=None,
+                 group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
+                 feature_weights=None, enable_categorical=False, **kwargs):
+        if isinstance(data, str):
+            _unsupported("a DMatrix from a file path", "load the file yourself (e.g. "
+                         "sklearn.datasets.load_svmlight_file or pandas.read_csv) and pass "
+                         "the arrays")
+        if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
+            _unsupported(f"missing={missing!r}", "replace that value by NaN in the data "
+                         "(X[X == missing] = np.nan); NaN is dgbdt's missing value")
+        if group is not None or qid is not None:
+            _unsupported("ranking data (group / qid)", "train a regression or classification "
+                         "objective; learning to rank is not built yet")
+        if label_lower_bound is not None or label_upper_bound is not None:
+            _unsupported("label bounds (survival:aft)", "use a regression objective")
+        if feature_weights is not None:
+            _unsupported("feature_weights", "leave them out (column sampling is not built)")
+        if enable_categorical or (feature_types and any(t == "c" for t in feature_types)):
+            _unsupported("categorical features", "encode them as numbers (e.g. ordinal or "
+                         "one-hot codes) first")
+        if hasattr(data, "tocsr") or hasattr(data, "tocoo"):
+            _unsupported("sparse input", "pass a dense array (X.toarray(), absent entries as "
+                         "NaN if they mean missing)")
+        self._kw = kwargs
+        self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
+                               feature_names=feature_names)
+        self.feature_types = feature_types
+
+    @property
+    def __dgbdt_dataset__(self) -> Dataset:
+        return self.dataset
+
+    # XGBoost's accessors
+    def num_row(self) -> int:
+        return self.dataset.num_row
+
+    def num_col(self) -> int:
+        return self.dataset.num_col
+
+    @property
+    def feature_names(self):
+        return self.dataset.feature_names
+
+    def get_label(self):
+        return None if self.dataset.label is None else np.asarray(self.dataset.label)
+
+    def get_weight(self):
+        w = self.dataset.weight
+        return np.zeros(0) if w is None else np.asarray(w)
+
+    def get_base_margin(self):
+        m = self.dataset.base_margin
+        return np.zeros(0) if m is None else np.asarray(m).ravel()
+
+    def _rebuild(self, **change):
+        d = self.dataset
+        fields = dict(label=d.label, weight=d.weight, base_margin=d.base_margin)
+        fields.update(change)
+        self.dataset = Dataset(d.data, feature_names=d.feature_names, **fields)
+
+    def set_label(self, label) -> None:
+        self._rebuild(label=label)
+
+    def set_weight(self, weight) -> None:
+        self._rebuild(weight=weight)
+
+    def set_base_margin(self, margin) -> None:
+        self._rebuild(base_margin=margin)
+
+    def get_data(self):
+        return self.dataset.data
+
+    def slice(self, rindex, allow_groups: bool = False) -> "DMatrix":
+        d = self.dataset
+        idx = np.asarray(rindex)
+        take = (lambda a: None if a is None else a[idx])
+        return DMatrix(d.data[idx], label=take(d.label), weight=take(d.weight),
+                       base_margin=take(d.base_margin), feature_names=d.feature_names)
+
+
+class QuantileDMatrix(DMatrix):
+    """XGBoost's QuantileDMatrix: the same as DMatrix here (dgbdt quantizes every training set
+    itself; ``ref=`` and ``max_bin=`` are accepted: evaluation sets are binned with the training
+    set's cuts, and max_bin is a training parameter)."""
+
+    def __init__(self, data, label=None, *, ref=None, max_bin=None, **kwargs):
+        super().__init__(data, label=label, **kwargs)
+        self.max_bin = max_bin
+
+
+def _dataset(d):
+    return d.dataset if isinstance(d, DMatrix) else d
+
+
+def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, feval=None,
+          maximize=None, early_stopping_rounds=None, evals_result=None,
+          verbose_eval=True, xgb_model=None, callbacks=None, custom_metric=None):
+    """xgboost.train on dgbdt (see the module docstring for what is refused)."""
+    if obj is not None:
+        _unsupported("a custom objective (obj=)", "use one of dgbdt's objectives "
+                     "(dgbdt.params.OBJECTIVES)")
+    if feval is not None or custom_metric is not None:
+        _unsupported("a custom metric (feval= / custom_metric=)", "use eval_metric with "
+                     "dgbdt's metrics (dgbdt.params.METRICS), or compute it from predict()")
+    if maximize is not None:
+        _unsupported("maximize=", "pass dgbdt.callback.EarlyStopping(rounds, maximize=...) "
+                     "in callbacks")
+    params = dict(params or {})
+    max_bin = getattr(dtrain, "max_bin", None)
+    if max_bin is not None:
+        params.setdefault("max_bin", max_bin)
+    params.pop("verbosity", None)
+    params.pop("silent", None)
+    method = params.pop("tree_method", None)
+    if method == "gpu_hist":                 # XGBoost < 2's spelling of device="cuda"
+        params.setdefault("device", "cuda")
+    elif method not in (None, "hist", "auto"):
+        _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
+                     "(tree_method='hist')")
+    return _compat(_train(params, _dataset(dtrain), num_boost_round,
+                          evals=[(_dataset(d), n) for d, n in (evals or [])],
+                          early_stopping_rounds=early_stopping_rounds,
+                          evals_result=evals_result, verbose_eval=verbose_eval,
+                          xgb_model=xgb_model, callbacks=callbacks))
+
+
+def cv(*args, **kwargs):
+    _unsupported("cv", "split the rows yourself (e.g. sklearn.model_selection.KFold) and "
+                 "train per fold")
+
+
+def load_model(fname) -> Booster:
+    return _compat(_load_model(fname))
+
+
+def __getattr__(name):
+    if name in ("XGBClassifier", "XGBRegressor", "XGBModel"):
+        from .. import sklearn
+        if name == "XGBModel":
+            return sklearn._GBDTModel
+        return getattr(sklearn, "GBDT" + name[3:])
+    if name == "dask":
+        from . import xgboost_dask
+        return xgboost_dask
+    if name in ("XGBRanker", "XGBRFClassifier", "XGBRFRegressor", "DataIter"):
+        _unsupported(name, "dgbdt has no ranking, random forests or data iterators yet")
+    raise AttributeError(f"module 'dgbdt.compat.xgboost' has no attribute {name!r}")
+
+
+__all__ = ["Booster", "DMatrix", "QuantileDMatrix", "callback", "cv", "load_model", "train"]

@@ -1,0 +1,84 @@
+"""``xgboost.dask``'s names over dgbdt.dask (reached as ``dgbdt.compat.xgboost.dask``)."""
+from __future__ import annotations
+
+from ..booster import Booster
+from ..dask.data import DaskDataset
+from ..dask.predict import predict as _predict
+from ..dask.train import train as _train
+from .xgboost import _compat, _unsupported
+
+
+class DaskDMatrix:
+    """xgboost.dask.DaskDMatrix: a dgbdt DaskDataset of dask collections."""
+
+    def __init__(self, client, data, label=None, *, weight=None, base_margin=None,
+                 missing=None, silent=False, feature_names=None, feature_types=None,
+                 group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
+                 feature_weights=None, enable_categorical=False, **kwargs):
+        if missing is not None and missing == missing:
+            _unsupported(f"missing={missing!r}", "replace that value by NaN in the data")
+        for what, v in (("ranking data (group / qid)", group if group is not None else qid),
+                        ("label bounds", label_lower_bound), ("feature_weights",
+                                                              feature_weights)):
+            if v is not None:
+                _unsupported(what, "leave it out")
+        if enable_categorical:
+            _unsupported("categorical features", "encode them as numbers first")
+        self.dataset = DaskDataset(client, data, label, weight, base_margin,
+                                   feature_names=feature_names)
+
+
+class DaskQuantileDMatrix(DaskDMatrix):
+    def __init__(self, client, data, label=None, *, ref=None, max_bin=None, **kwargs):
+        super().__init__(client, data, label, **kwargs)
+        self.max_bin = max_bin
+
+
+def _ds(d):
+    return d.dataset if isinstance(d, DaskDMatrix) else d
+
+
+def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None,
+          feval=None, early_stopping_rounds=None, xgb_model=None, verbose_eval=True,
+          callbacks=None, custom_metric=None, **kwargs):
+    """xgboost.dask.train: returns {"booster": Booster, "history": {...}}."""
+    if obj is not None or feval is not None or custom_metric is not None:
+        _unsupported("custom objectives and metrics", "use dgbdt's objectives and metrics")
+    params = dict(params or {})
+    for k in ("verbosity", "silent"):
+        params.pop(k, None)
+    method = params.pop("tree_method", None)
+    if method == "gpu_hist":
+        params.setdefault("device", "cuda")
+    elif method not in (None, "hist", "auto"):
+        _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees")
+    max_bin = getattr(dtrain, "max_bin", None)
+    if max_bin is not None:
+        params.setdefault("max_bin", max_bin)
+    out = _train(client, params, _ds(dtrain), num_boost_round,
+                 evals=[(_ds(d), n) for d, n in (evals or [])],
+                 early_stopping_rounds=early_stopping_rounds, verbose_eval=verbose_eval,
+                 xgb_model=xgb_model, callbacks=callbacks)
+    return {"booster": _compat(out["booster"]), "history": out["history"]}
+
+
+def predict(client, model, data, output_margin: bool = False, pred_leaf: bool = False,
+            pred_contribs: bool = False, iteration_range=None, **kwargs):
+    """xgboost.dask.predict: lazy predictions (model: a Booster or train's dict)."""
+    booster = model["booster"] if isinstance(model, dict) else model
+    if not isinstance(booster, Booster):
+        raise TypeError(f"model must be a Booster or the dict train returns; got "
+                        f"{type(model).__name__}")
+    return _predict(client, booster, _ds(data), output_margin=output_margin,
+                    pred_leaf=pred_leaf, iteration_range=iteration_range,
+                    pred_contribs=pred_contribs)
+
+
+inplace_predict = predict
+
+
+def __getattr__(name):
+    if name in ("DaskXGBClassifier", "DaskXGBRegressor"):
+        from ..dask import sklearn
+        return getattr(sklearn, "DaskGBDT" + name[7:])
+    raise AttributeError(f"module 'dgbdt.compat.xgboost.dask' has no attribute {name!r}")
