@@ -9,6 +9,7 @@ In-process API (XGBoost's names and semantics)::
     booster.predict(Xv)
 """
 from .booster import Booster, load_model
+from .cv import cv
 from .data.dataset import Dataset
 from .params import ParameterError
 from .train import train
@@ -28,5 +29,5 @@ def __getattr__(name):
 __version__ = "0.7.0"
 
 __all__ = ["Booster", "Dataset", "GBDTClassifier", "GBDTRegressor", "ModelFormatError",
-           "ParameterError", "load_model", "plot_importance", "plot_metric", "plot_tree",
+           "ParameterError", "cv", "load_model", "plot_importance", "plot_metric", "plot_tree",
            "train", "__version__"]

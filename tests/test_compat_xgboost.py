@@ -24,8 +24,10 @@ def test_refusals_name_the_feature():
     d = xgb.DMatrix(X, label=y)
     with pytest.raises(NotImplementedError, match=r"custom objective \(obj=\)"):
         xgb.train({}, d, 2, obj=lambda p, d: (p, p))
-    with pytest.raises(NotImplementedError, match="cv is not supported by dgbdt"):
-        xgb.cv({}, d)
+    with pytest.raises(NotImplementedError, match=r"cv\(obj=...\) is not supported"):
+        xgb.cv({}, d, obj=lambda p, d: (p, p))
+    res = xgb.cv({"objective": "binary:logistic", "tree_method": "hist"}, d, 3, nfold=2)
+    assert list(res.columns)[-2:] == ["test-logloss-mean", "test-logloss-std"]
     with pytest.raises(NotImplementedError, match="missing=-1.0 is not supported"):
         xgb.DMatrix(X, label=y, missing=-1.0)
     with pytest.raises(NotImplementedError, match="ranking data"):

@@ -8,8 +8,8 @@ verbose_eval, xgb_model, callbacks), Booster and load_model (dgbdt's Booster: pr
 save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier /
 XGBRegressor (dgbdt's estimators), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
-Not mapped (an error says so): custom objectives and metrics (``obj=``, ``custom_metric=``,
-``feval=``), ``cv``, ranking (group / qid), categorical data, a missing value other than NaN,
+``cv`` runs dgbdt.cv. Not mapped (an error says so): custom objectives and metrics (``obj=``,
+``custom_metric=``, ``feval=``), ranking (group / qid), categorical data, a missing value other than NaN,
 label bounds (survival), feature weights.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 from .. import callback  # noqa: F401  (xgb.callback.EarlyStopping, ...)
 from ..booster import Booster as _Booster, load_model as _load_model
 from ..data.dataset import Dataset
+from ..cv import cv as _cv
 from ..train import train as _train
 
 __version__ = "3.2.0+dgbdt"
@@ -180,9 +181,13 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, fe
                           xgb_model=xgb_model, callbacks=callbacks))
 
 
-def cv(*args, **kwargs):
-    _unsupported("cv", "split the rows yourself (e.g. sklearn.model_selection.KFold) and "
-                 "train per fold")
+def cv(params, dtrain, num_boost_round: int = 10, **kwargs):
+    """xgboost.cv on dgbdt.cv (a DataFrame of per-round means and deviations)."""
+    params = dict(params or {})
+    params.pop("verbosity", None)
+    if params.get("tree_method") in ("hist", "auto"):
+        params.pop("tree_method")
+    return _cv(params, _dataset(dtrain), num_boost_round, **kwargs)
 
 
 def load_model(fname) -> Booster:

@@ -1,0 +1,66 @@
+"""dgbdt.cv: per-round means and deviations over folds, equal to training each fold alone;
+early stopping on the test folds' mean ends the result at the best round (as xgboost.cv)."""
+import numpy as np
+import pytest
+
+import dgbdt
+from dgbdt.cv import _folds
+
+
+def data(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 5)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + 0.8 * rng.standard_normal(n) > 0).astype(np.float64)
+    return X, y
+
+
+def test_cv_is_the_folds_trained_alone():
+    pd = pytest.importorskip("pandas")
+    X, y = data()
+    p = {"objective": "binary:logistic", "max_depth": 3, "eval_metric": ["logloss", "auc"]}
+    res = dgbdt.cv(p, dgbdt.Dataset(X, y), 8, nfold=4, seed=3)
+    assert isinstance(res, pd.DataFrame) and len(res) == 8
+    assert list(res.columns) == ["train-logloss-mean", "train-logloss-std", "train-auc-mean",
+                                 "train-auc-std", "test-logloss-mean", "test-logloss-std",
+                                 "test-auc-mean", "test-auc-std"]
+    tests = _folds(len(y), 4, None, False, True, 3)
+    aucs = []
+    for t in tests:
+        tr = np.setdiff1d(np.arange(len(y)), t)
+        hist = {}
+        dgbdt.train(p, dgbdt.Dataset(X[tr], y[tr]), 8,
+                    evals=[(dgbdt.Dataset(X[t], y[t]), "test")], evals_result=hist,
+                    verbose_eval=False)
+        aucs.append(hist["test"]["auc"])
+    np.testing.assert_allclose(res["test-auc-mean"], np.mean(aucs, axis=0), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(res["test-auc-std"], np.std(aucs, axis=0), rtol=0, atol=1e-15)
+    assert sorted(np.concatenate(tests).tolist()) == list(range(len(y)))   # a partition
+
+
+def test_early_stopping_ends_at_the_best_round():
+    X, y = data(seed=1)
+    p = {"objective": "binary:logistic", "max_depth": 6, "eta": 0.8}
+    long = dgbdt.cv(p, dgbdt.Dataset(X, y), 60, nfold=3, as_pandas=False)
+    stopped = dgbdt.cv(p, dgbdt.Dataset(X, y), 60, nfold=3, early_stopping_rounds=4,
+                       as_pandas=False)
+    mean = long["test-logloss-mean"]
+    best = next(r for r in range(len(mean)) if all(mean[r] <= m for m in mean[:r + 5])
+                and (r + 4 >= len(mean) or all(mean[r] < m for m in mean[r + 1:r + 5])))
+    assert len(stopped["test-logloss-mean"]) == best + 1 < 60
+    assert stopped["test-logloss-mean"] == mean[:best + 1]     # the same rounds, same values
+
+
+def test_stratified_and_given_folds(capsys):
+    X, y = data(n=900, seed=2)
+    y[:90] = 2
+    folds = _folds(len(y), 3, y, True, True, 0)
+    for f in folds:                    # every fold holds its share of every class
+        assert abs(np.sum(y[f] == 2) - 30) <= 1
+    sk = pytest.importorskip("sklearn.model_selection")
+    res = dgbdt.cv({"objective": "multi:softprob", "num_class": 3, "max_depth": 3},
+                   dgbdt.Dataset(X, y), 3, folds=sk.StratifiedKFold(3), verbose_eval=True,
+                   as_pandas=False)
+    assert len(res["test-mlogloss-mean"]) == 3
+    assert capsys.readouterr().out.startswith("[0]\ttrain-mlogloss:")
+    with pytest.raises(ValueError, match="nfold must be an integer"):
+        dgbdt.cv({}, dgbdt.Dataset(X, y), 2, nfold=1)
