@@ -43,7 +43,8 @@ def _set_threads(nthread: int | None) -> int:
 def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
           evals: Sequence[tuple[Dataset, str]] | None = None,
           early_stopping_rounds: int | None = None, evals_result: dict | None = None,
-          verbose_eval: bool | int = True, xgb_model=None, callbacks=None) -> Booster:
+          verbose_eval: bool | int = True, xgb_model=None, callbacks=None,
+          obj=None) -> Booster:
     """Train a boosted tree model (XGBoost's ``xgboost.train`` signature and semantics).
 
     evals: (Dataset, name) pairs scored after each round with every eval_metric; the last
@@ -58,6 +59,9 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     byte for byte. The objective is the model's (params may repeat it, not change it).
     callbacks: dgbdt.callback.TrainingCallback instances (XGBoost's protocol: EarlyStopping,
     LearningRateScheduler, EvaluationMonitor, TrainingCheckPoint or your own).
+    obj: a custom objective ``obj(preds, dtrain) -> (grad, hess)`` (dgbdt.custom): raw margins
+    in, gradients out; the configured objective keeps the intercept (base_score 0.5 unless
+    given, as XGBoost) and the prediction transform.
     """
     callbacks = check_callbacks(callbacks)
     prior = resolve_prior(xgb_model, params)
@@ -78,7 +82,13 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     objective = get_objective(p["objective"])
     num_class = p["num_class"]
-    objective.check_labels(to_host(dtrain.label), num_class)
+    if obj is not None:
+        from .custom import CustomObjective
+        objective = CustomObjective(objective, obj, dtrain)
+        if p["base_score"] is None:        # XGBoost's intercept with a custom objective
+            p["base_score"] = 0.5
+    else:
+        objective.check_labels(to_host(dtrain.label), num_class)
     if prior is not None and prior.n_features != dtrain.num_col:
         raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
                          f"{dtrain.num_col}")

@@ -22,8 +22,15 @@ def test_refusals_name_the_feature():
     X = np.random.default_rng(0).standard_normal((50, 3))
     y = (X[:, 0] > 0).astype(float)
     d = xgb.DMatrix(X, label=y)
-    with pytest.raises(NotImplementedError, match=r"custom objective \(obj=\)"):
-        xgb.train({}, d, 2, obj=lambda p, d: (p, p))
+    with pytest.raises(NotImplementedError, match=r"custom metric \(feval= / custom_metric=\)"):
+        xgb.train({}, d, 2, custom_metric=lambda p, d: ("m", 0.0))
+    # a custom objective gets XGBoost's DMatrix (num_row() is a method there)
+    seen = []
+
+    def se(preds, dmat):
+        seen.append(dmat.num_row())
+        return preds - dmat.get_label(), np.ones_like(preds)
+    assert xgb.train({}, d, 2, obj=se).num_boosted_rounds() == 2 and seen == [50, 50]
     with pytest.raises(NotImplementedError, match=r"cv\(obj=...\) is not supported"):
         xgb.cv({}, d, obj=lambda p, d: (p, p))
     res = xgb.cv({"objective": "binary:logistic", "tree_method": "hist"}, d, 3, nfold=2)

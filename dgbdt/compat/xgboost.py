@@ -8,9 +8,10 @@ verbose_eval, xgb_model, callbacks), Booster and load_model (dgbdt's Booster: pr
 save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier /
 XGBRegressor (dgbdt's estimators), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
-``cv`` runs dgbdt.cv. Not mapped (an error says so): custom objectives and metrics (``obj=``,
-``custom_metric=``, ``feval=``), ranking (group / qid), categorical data, a missing value other than NaN,
-label bounds (survival), feature weights.
+``cv`` runs dgbdt.cv; ``obj=`` a custom objective (dgbdt.custom). Not mapped (an error says
+so): custom metrics (``custom_metric=``, ``feval=``), custom objectives on Dask, ranking
+(group / qid), categorical data, a missing value other than NaN, label bounds (survival),
+feature weights.
 """
 from __future__ import annotations
 
@@ -153,9 +154,6 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, fe
           maximize=None, early_stopping_rounds=None, evals_result=None,
           verbose_eval=True, xgb_model=None, callbacks=None, custom_metric=None):
     """xgboost.train on dgbdt (see the module docstring for what is refused)."""
-    if obj is not None:
-        _unsupported("a custom objective (obj=)", "use one of dgbdt's objectives "
-                     "(dgbdt.params.OBJECTIVES)")
     if feval is not None or custom_metric is not None:
         _unsupported("a custom metric (feval= / custom_metric=)", "use eval_metric with "
                      "dgbdt's metrics (dgbdt.params.METRICS), or compute it from predict()")
@@ -174,7 +172,8 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, fe
     elif method not in (None, "hist", "auto"):
         _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
                      "(tree_method='hist')")
-    return _compat(_train(params, _dataset(dtrain), num_boost_round,
+    fn = None if obj is None else (lambda preds, _d: obj(preds, dtrain))  # the user's DMatrix
+    return _compat(_train(params, _dataset(dtrain), num_boost_round, obj=fn,
                           evals=[(_dataset(d), n) for d, n in (evals or [])],
                           early_stopping_rounds=early_stopping_rounds,
                           evals_result=evals_result, verbose_eval=verbose_eval,

@@ -87,6 +87,14 @@ class Dataset:
     def num_col(self) -> int:
         return int(self.data.shape[1])
 
+    def get_label(self):
+        """The labels (XGBoost's DMatrix.get_label, for custom objectives)."""
+        return self.label
+
+    def get_weight(self):
+        """The sample weights, or an empty array without them (as XGBoost)."""
+        return self.weight if self.weight is not None else np.zeros(0)
+
     def row_ranges(self) -> list[tuple[int, int]]:
         """The (start, stop) row range of each page."""
         n, step = self.num_row, self.page_rows

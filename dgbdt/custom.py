@@ -1,0 +1,59 @@
+"""Custom objectives (XGBoost's ``obj=``): the user's function gives the gradients.
+
+``obj(preds, dtrain) -> (grad, hess)``: ``preds`` are the current margins of every training
+row (raw, before the objective's transform: ``[n]``, or ``[n, K]`` with several outputs), as an
+array of the training data's device (numpy, or cupy on a GPU), in the Dataset's row order;
+``dtrain`` is the training Dataset (``get_label()``, ``get_weight()``). ``grad`` and ``hess``
+have the shape of ``preds`` (numpy or cupy); sample weights are the function's to apply, as in
+XGBoost. The configured objective still gives the intercept (``base_score``, 0.5 unless set:
+XGBoost's default with a custom objective) and the prediction transform.
+
+The gradients enter the same fixed-point quantization as built-in ones (dgbdt.fixedpoint), so a
+custom function that computes a built-in objective's gradients gives that objective's model.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .arrays import array_module, to_host
+
+
+class CustomObjective:
+    """The configured objective with the user's gradient function (see the module docstring).
+    Everything but the gradients is the configured objective's."""
+
+    def __init__(self, base, fn, dtrain):
+        if not callable(fn):
+            raise TypeError(f"obj must be a callable (preds, dtrain) -> (grad, hess); got "
+                            f"{type(fn).__name__}")
+        self.base, self.fn, self.dtrain = base, fn, dtrain
+
+    def __getattr__(self, name):
+        return getattr(self.base, name)
+
+    def seam_gradients(self, seam):
+        """Every shard's gradients from one call of the function on all rows; returns the
+        (max |g|, max h) per output that set the fixed-point scale."""
+        margins = seam.margins()
+        n, K = margins.shape
+        preds = margins[:, 0] if K == 1 else margins
+        out = self.fn(preds.copy(), self.dtrain)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError("obj must return a pair (grad, hess)")
+        xp = array_module(margins)
+        g, h = (xp.ascontiguousarray(xp.asarray(a, dtype=np.float64)) for a in out)
+        for what, a in (("grad", g), ("hess", h)):
+            if a.size != n * K:
+                raise ValueError(f"obj returned {what} of {a.size} values; expected {n * K} "
+                                 f"(the shape of preds: {tuple(preds.shape)})")
+            if not bool(xp.isfinite(a).all()):
+                raise ValueError(f"obj returned a non-finite {what} (NaN or inf)")
+        g, h = g.reshape(n, K), h.reshape(n, K)
+        a = 0
+        for s in seam.shards:
+            b = a + s.n_rows
+            s.g, s.h = xp.ascontiguousarray(g[a:b]), xp.ascontiguousarray(h[a:b])
+            a = b
+        if n == 0:
+            return np.zeros(K), np.zeros(K)
+        return to_host(xp.abs(g).max(axis=0)), to_host(h.max(axis=0))
