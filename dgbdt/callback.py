@@ -152,11 +152,11 @@ class RoundStopper:
     (auc), a smaller one otherwise. ``best_iteration`` is the 0-based round of the best score.
     """
 
-    def __init__(self, rounds: int, metric):
+    def __init__(self, rounds: int, metric, maximize: bool | None = None):
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise ValueError(f"early_stopping_rounds must be a positive integer; got {rounds!r}")
         self.rounds = rounds
-        self.maximize = metric.higher_is_better
+        self.maximize = metric.higher_is_better if maximize is None else bool(maximize)
         self.best_score: float | None = None
         self.best_iteration: int | None = None
 

@@ -91,18 +91,27 @@ class DatasetEval:
         booster.predict_margin_trees(self.d.data, new_trees, self.margin)
         return values(metrics, self.rows.summaries(objective, metrics, self.margin))
 
+    def custom_margins(self):
+        """The margins and the Dataset, for a custom metric."""
+        return self.margin, self.d
+
 
 class SeamEval:
     """The training set itself: its margins are the seam's shards' (no traversal)."""
 
-    def __init__(self, seam, label, weight):
+    def __init__(self, seam, label, weight, dataset=None):
         xp = array_module(seam.shards[0].margin)
-        self.seam = seam
+        self.seam, self.dataset = seam, dataset
         self.rows = EvalRows.whole(xp.asarray(label), None if weight is None
                                    else xp.asarray(weight))
 
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:
         return values(metrics, self.rows.summaries(objective, metrics, self.seam.margins()))
+
+    def custom_margins(self):
+        if self.dataset is None:
+            return None
+        return self.seam.margins(), self.dataset
 
 
 __all__ = ["DatasetEval", "EvalRows", "SeamEval", "merge", "metric_input", "values",

@@ -44,7 +44,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
           evals: Sequence[tuple[Dataset, str]] | None = None,
           early_stopping_rounds: int | None = None, evals_result: dict | None = None,
           verbose_eval: bool | int = True, xgb_model=None, callbacks=None,
-          obj=None) -> Booster:
+          obj=None, custom_metric=None, maximize: bool | None = None) -> Booster:
     """Train a boosted tree model (XGBoost's ``xgboost.train`` signature and semantics).
 
     evals: (Dataset, name) pairs scored after each round with every eval_metric; the last
@@ -62,6 +62,10 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     obj: a custom objective ``obj(preds, dtrain) -> (grad, hess)`` (dgbdt.custom): raw margins
     in, gradients out; the configured objective keeps the intercept (base_score 0.5 unless
     given, as XGBoost) and the prediction transform.
+    custom_metric: ``custom_metric(preds, dataset) -> (name, value)`` (or a list of pairs),
+    scored on every eval set after the built-in metrics, on the objective's predictions (raw
+    margins with a custom ``obj``); early stopping then watches it, larger being better with
+    ``maximize=True``.
     """
     callbacks = check_callbacks(callbacks)
     prior = resolve_prior(xgb_model, params)
@@ -101,7 +105,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         with device_scope(backend):
             return _train(p, dtrain, int(num_boost_round), evals, early_stopping_rounds,
                           evals_result, verbose_eval, objective, num_class, K, metrics, backend,
-                          prior, callbacks)
+                          prior, callbacks, custom_metric, maximize)
     finally:
         import numba
         numba.set_num_threads(previous_threads)
@@ -151,7 +155,8 @@ def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
 
 
 def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbose_eval,
-           objective, num_class, K, metrics, backend, prior=None, callbacks=None) -> Booster:
+           objective, num_class, K, metrics, backend, prior=None, callbacks=None,
+           custom_metric=None, maximize=None) -> Booster:
     t = time.perf_counter()
     max_bin = dtrain.resolve_max_bin(p["max_bin"])
     with gpu_memory_errors(p, "quantizing the training rows"):
@@ -167,11 +172,13 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
         shards, store = _shards(p, dtrain, cuts, max_bin, booster, start, K, backend)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
-    sources = [(SeamEval(seam, d.label, d.weight) if d is dtrain else DatasetEval(d, booster),
+    sources = [(SeamEval(seam, d.label, d.weight, d) if d is dtrain
+                else DatasetEval(d, booster),
                 name) for d, name in evals]
     with gpu_memory_errors(p, "training"):
         booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                        early_stopping_rounds, evals_result, verbose_eval, callbacks)
+                        early_stopping_rounds, evals_result, verbose_eval, callbacks,
+                        custom_metric, maximize)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = {**store.stats(), **seam.stream_stats()}
     return booster
@@ -204,7 +211,8 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
 
 
 def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sources,
-          early_stopping_rounds, evals_result, verbose_eval, callbacks=None) -> Booster:
+          early_stopping_rounds, evals_result, verbose_eval, callbacks=None,
+          custom_metric=None, maximize=None) -> Booster:
     """The boosting loop over any seam; ``sources`` are (evaluation source, name) pairs.
     Returns the model (``callbacks``' after_training may replace it).
 
@@ -219,7 +227,9 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     prior_rounds = booster.num_boosted_rounds()
     hist_ptrs = cuts.hist_ptrs()
     sp = SplitParams.from_params(p)
-    stopper = RoundStopper(early_stopping_rounds, metrics[-1]) if early_stopping_rounds else None
+    stopper = (RoundStopper(early_stopping_rounds, metrics[-1],
+                            bool(maximize) if custom_metric is not None else None)
+               if early_stopping_rounds else None)
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp)
@@ -235,10 +245,11 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     def record(r, handles) -> bool:
         """Round r's scores into the history and the log; whether training stops there."""
         scores = []
-        for name, handle in handles:
-            for m, value in zip(metrics, handle.result()):
-                history.setdefault(name, {}).setdefault(m.name, []).append(value)
-                scores.append((name, m.name, value))
+        for name, handle, extra in handles:
+            pairs = [(m.name, v) for m, v in zip(metrics, handle.result())] + extra
+            for metric_name, value in pairs:
+                history.setdefault(name, {}).setdefault(metric_name, []).append(value)
+                scores.append((name, metric_name, value))
         stop = stopper is not None and stopper.update(r, scores[-1][2])
         if verbose_eval and (verbose_eval is True or r % int(verbose_eval) == 0
                              or r == rounds - 1 or stop):
@@ -271,7 +282,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         timers["device_wait"] += time.perf_counter() - t
         t = time.perf_counter()
         new = list(range(len(booster.trees) - K, len(booster.trees)))
-        pending.append((r, [(name, _submit_scores(source, booster, new, objective, metrics))
+        pending.append((r, [(name, _submit_scores(source, booster, new, objective, metrics),
+                             _custom_scores(source, custom_metric, objective))
                             for source, name in sources]))
         if not (ahead and len(pending) < 2 and r < rounds - 1):
             stopped = record(*pending.pop(0))
@@ -295,6 +307,25 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     for cb in callbacks:
         booster = cb.after_training(booster)
     return booster
+
+
+def _custom_scores(source, fn, objective) -> list:
+    """(name, value) pairs of the user's metric on the source's rows (XGBoost's custom_metric:
+    transformed predictions, raw margins with a custom objective)."""
+    if fn is None:
+        return []
+    margins = getattr(source, "custom_margins", None)
+    if margins is None:
+        raise NotImplementedError("custom_metric runs on in-process eval sets only (not yet "
+                                  "on Dask)")
+    m, d = margins()
+    preds = (m[:, 0] if m.shape[1] == 1 else m) if hasattr(objective, "seam_gradients") \
+        else objective.transform(m)
+    out = fn(preds, d)
+    pairs = out if isinstance(out, list) else [out]
+    if not all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) for x in pairs):
+        raise TypeError("custom_metric must return (name, value) or a list of such pairs")
+    return [(name, float(value)) for name, value in pairs]
 
 
 class _Ready:

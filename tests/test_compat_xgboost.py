@@ -22,8 +22,8 @@ def test_refusals_name_the_feature():
     X = np.random.default_rng(0).standard_normal((50, 3))
     y = (X[:, 0] > 0).astype(float)
     d = xgb.DMatrix(X, label=y)
-    with pytest.raises(NotImplementedError, match=r"custom metric \(feval= / custom_metric=\)"):
-        xgb.train({}, d, 2, custom_metric=lambda p, d: ("m", 0.0))
+    with pytest.raises(NotImplementedError, match="feval= .deprecated in XGBoost."):
+        xgb.train({}, d, 2, feval=lambda p, d: ("m", 0.0))
     # a custom objective gets XGBoost's DMatrix (num_row() is a method there)
     seen = []
 

@@ -84,3 +84,28 @@ def test_bad_returns_are_clear():
         dgbdt.train({}, d, 1, obj=lambda p, d: (p, p * np.nan), verbose_eval=False)
     with pytest.raises(TypeError, match="obj must be a callable"):
         dgbdt.train({}, d, 1, obj="squared", verbose_eval=False)
+
+
+def test_custom_metric_is_scored_and_drives_early_stopping():
+    X, y = data(seed=4)
+    yb = (y > 0).astype(np.float64)
+    d, dv = dgbdt.Dataset(X[:1500], yb[:1500]), dgbdt.Dataset(X[1500:], yb[1500:])
+    seen = []
+
+    def error_rate(preds, dataset):          # probabilities (binary:logistic's transform)
+        seen.append(float(preds.min()) >= 0.0 and float(preds.max()) <= 1.0)
+        return "my-error", float(np.mean((preds > 0.5) != dataset.get_label()))
+    hist = {}
+    p = {"objective": "binary:logistic", "max_depth": 6, "eta": 1.0}
+    b = dgbdt.train(p, d, 60, evals=[(d, "train"), (dv, "valid")], evals_result=hist,
+                    custom_metric=error_rate, early_stopping_rounds=3, verbose_eval=False)
+    assert list(hist["valid"]) == ["logloss", "my-error"] and all(seen)
+    errs = hist["valid"]["my-error"]
+    ref = [float(np.mean((b[:r + 1].predict(dv) > 0.5) != yb[1500:]))
+           for r in range(b.num_boosted_rounds())]
+    assert errs == ref                                   # the metric of each round's model
+    assert b.best_iteration == int(np.argmin(errs))      # minimized (maximize=False)
+    assert b.num_boosted_rounds() == b.best_iteration + 4
+    with pytest.raises(TypeError, match="custom_metric must return"):
+        dgbdt.train(p, d, 1, evals=[(dv, "v")], custom_metric=lambda p, d: 0.5,
+                    verbose_eval=False)

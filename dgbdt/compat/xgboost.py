@@ -8,8 +8,8 @@ verbose_eval, xgb_model, callbacks), Booster and load_model (dgbdt's Booster: pr
 save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier /
 XGBRegressor (dgbdt's estimators), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
-``cv`` runs dgbdt.cv; ``obj=`` a custom objective (dgbdt.custom). Not mapped (an error says
-so): custom metrics (``custom_metric=``, ``feval=``), custom objectives on Dask, ranking
+``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an error says
+so): ``feval=`` (use custom_metric=), custom objectives and metrics on Dask, ranking
 (group / qid), categorical data, a missing value other than NaN, label bounds (survival),
 feature weights.
 """
@@ -154,12 +154,8 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, fe
           maximize=None, early_stopping_rounds=None, evals_result=None,
           verbose_eval=True, xgb_model=None, callbacks=None, custom_metric=None):
     """xgboost.train on dgbdt (see the module docstring for what is refused)."""
-    if feval is not None or custom_metric is not None:
-        _unsupported("a custom metric (feval= / custom_metric=)", "use eval_metric with "
-                     "dgbdt's metrics (dgbdt.params.METRICS), or compute it from predict()")
-    if maximize is not None:
-        _unsupported("maximize=", "pass dgbdt.callback.EarlyStopping(rounds, maximize=...) "
-                     "in callbacks")
+    if feval is not None:
+        _unsupported("feval= (deprecated in XGBoost)", "pass the function as custom_metric=")
     params = dict(params or {})
     max_bin = getattr(dtrain, "max_bin", None)
     if max_bin is not None:
@@ -173,7 +169,11 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, fe
         _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
                      "(tree_method='hist')")
     fn = None if obj is None else (lambda preds, _d: obj(preds, dtrain))  # the user's DMatrix
+    metric = None if custom_metric is None else (
+        lambda preds, d: custom_metric(preds, {id(_dataset(e)): e for e, _ in evals or []}
+                                       .get(id(d), dtrain)))
     return _compat(_train(params, _dataset(dtrain), num_boost_round, obj=fn,
+                          custom_metric=metric, maximize=maximize,
                           evals=[(_dataset(d), n) for d, n in (evals or [])],
                           early_stopping_rounds=early_stopping_rounds,
                           evals_result=evals_result, verbose_eval=verbose_eval,
