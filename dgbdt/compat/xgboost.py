@@ -11,7 +11,8 @@ DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an error says
 so): ``feval=`` (use custom_metric=), custom objectives and metrics on Dask, ranking
 (group / qid), categorical data, a missing value other than NaN, label bounds (survival),
-feature weights.
+feature weights, DMatrix binary files. Sparse input and ``"file?format=libsvm|csv"`` paths are
+read (densified: dgbdt.data.input.densify).
 """
 from __future__ import annotations
 
@@ -59,10 +60,6 @@ class DMatrix:
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
-        if isinstance(data, str):
-            _unsupported("a DMatrix from a file path", "load the file yourself (e.g. "
-                         "sklearn.datasets.load_svmlight_file or pandas.read_csv) and pass "
-                         "the arrays")
         if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
             _unsupported(f"missing={missing!r}", "replace that value by NaN in the data "
                          "(X[X == missing] = np.nan); NaN is dgbdt's missing value")
@@ -76,9 +73,6 @@ class DMatrix:
         if enable_categorical or (feature_types and any(t == "c" for t in feature_types)):
             _unsupported("categorical features", "encode them as numbers (e.g. ordinal or "
                          "one-hot codes) first")
-        if hasattr(data, "tocsr") or hasattr(data, "tocoo"):
-            _unsupported("sparse input", "pass a dense array (X.toarray(), absent entries as "
-                         "NaN if they mean missing)")
         self._kw = kwargs
         self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
                                feature_names=feature_names)

@@ -7,6 +7,8 @@ row range of ``page_rows`` rows: the in-process analogue of Dask partitions.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..backend import array_module, backend_of, is_device_array
@@ -31,10 +33,22 @@ class Dataset:
     feature_names : names of the columns (default: a DataFrame's columns, else none).
     max_bin : bins per feature for quantization; None = the training parameter max_bin (256).
     page_rows : rows per page (default: one page). Results never depend on it.
+    label_column : with a file path as data (``"train.txt?format=libsvm"``,
+        ``"train.csv?format=csv&label_column=0"``, ``"train.parquet"``; dgbdt.data.files),
+        the label's column (a position for CSV, a name for parquet).
+
+    Sparse matrices (scipy.sparse, cupyx) are read with absent entries as missing values, into
+    dense pages (memory of the dense matrix; compact sparse pages are not built yet).
     """
 
     def __init__(self, data, label=None, weight=None, base_margin=None, feature_names=None,
-                 max_bin: int | None = None, *, page_rows: int | None = None):
+                 max_bin: int | None = None, *, page_rows: int | None = None,
+                 label_column=None):
+        if isinstance(data, (str, os.PathLike)):     # a file (dgbdt.data.files)
+            from .files import read_uri
+            data, file_label, _ = read_uri(os.fspath(data), label_column)
+            if label is None:
+                label = file_label
         self.data, names = as_matrix(data, feature_names)
         n = self.data.shape[0]
         dev = self.on_device

@@ -49,6 +49,8 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
     ``allow_empty``: accept zero rows (a Dask partition may be empty; a dataset may not).
     """
     names = None
+    if _is_sparse(data):
+        data = densify(data)
     on_device = is_cudf(data) or hasattr(data, "__cuda_array_interface__")
     if on_device:
         X, names = device_matrix(data)
@@ -86,6 +88,29 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"feature names must be unique; repeated: {dup}")
     return X, names
+
+
+def _is_sparse(data) -> bool:
+    """scipy.sparse and cupyx.scipy.sparse matrices and arrays."""
+    return hasattr(data, "tocoo") and hasattr(data, "nnz") and hasattr(data, "shape")
+
+
+def densify(data):
+    """A sparse matrix as a dense float32 one whose absent entries are NaN (missing values, as
+    XGBoost reads sparse input); stored entries, explicit zeros included, keep their value.
+
+    Dense pages: memory is n x F x 4 bytes here and the packed page after, not proportional
+    to the non-zeros (compact sparse pages are not built yet). cupyx matrices stay on the GPU.
+    """
+    coo = data.tocoo()
+    on_gpu = type(data).__module__.startswith("cupyx")
+    if on_gpu:
+        import cupy as xp
+    else:
+        xp = np
+    out = xp.full(coo.shape, np.nan, dtype=np.float32)
+    out[coo.row, coo.col] = coo.data.astype(np.float32)
+    return out
 
 
 def _first_inf(X):
