@@ -422,7 +422,7 @@ def load_model(source: str | os.PathLike | bytes | dict) -> Booster:
 
 def _from_document(d) -> Booster:
     from .xgboost_format import from_xgboost, is_xgboost_model
-    return from_xgboost(d) if is_xgboost_model(d) else _from_dict(d)
+    return from_xgboost(d, Booster) if is_xgboost_model(d) else _from_dict(d)
 
 
 def _require(d: dict, key: str, types, where: str):

@@ -134,9 +134,9 @@ def _parse_base_score(text: str, n: int) -> np.ndarray:
     return out
 
 
-def from_xgboost(d: dict):
-    """A dgbdt Booster of an XGBoost JSON model (see the module docstring for what it reads)."""
-    from .booster import Booster
+def from_xgboost(d: dict, booster_class):
+    """A dgbdt Booster (of ``booster_class``, dgbdt.booster.Booster) of an XGBoost JSON model
+    (see the module docstring for what it reads)."""
     from .objective import get_objective
 
     ln = _param(d, "learner", "the document")
@@ -171,8 +171,8 @@ def from_xgboost(d: dict):
     if any(t not in ("float", "q", "int", "i") for t in types):
         raise ModelFormatError("XGBoost model: categorical features; dgbdt reads numerical "
                                "splits only")
-    booster = Booster(obj, num_class, margin, n_features,
-                      [str(n) for n in names] if names else None)
+    booster = booster_class(obj, num_class, margin, n_features,
+                            [str(n) for n in names] if names else None)
     trees = _param(model, "trees", "model")
     info = _param(model, "tree_info", "model")
     if len(info) != len(trees) or len(trees) % K:

@@ -19,38 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import callback  # noqa: F401  (xgb.callback.EarlyStopping, ...)
-from ..booster import Booster as _Booster, load_model as _load_model
+from ..booster import load_model as _load_model
 from ..data.dataset import Dataset
 from ..cv import cv as _cv
 from ..train import train as _train
+from ._common import Booster, _compat, _unsupported, xgb_params
 
 __version__ = "3.2.0+dgbdt"
-
-
-class Booster(_Booster):
-    """dgbdt's Booster under XGBoost's constructor: ``Booster()`` then ``load_model(path)``,
-    or ``Booster(model_file=path)``."""
-
-    def __init__(self, params=None, cache=None, model_file=None):
-        if params:
-            _unsupported("Booster(params=...)", "train with xgb.train(params, dtrain)")
-        self.trees, self.tree_class = [], []
-        if model_file is not None:
-            self.load_model(model_file)
-
-    def load_model(self, fname) -> None:
-        """Read a model file (dgbdt's or XGBoost's JSON) into this Booster."""
-        self.__dict__.update(_load_model(fname).__dict__)
-
-
-def _compat(booster) -> Booster:
-    booster.__class__ = Booster     # the same object, XGBoost's constructor and load_model
-    return booster
-
-
-def _unsupported(what: str, instead: str):
-    raise NotImplementedError(f"dgbdt.compat.xgboost: {what} is not supported by dgbdt; "
-                              f"{instead}")
 
 
 class DMatrix:
@@ -150,18 +125,7 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, fe
     """xgboost.train on dgbdt (see the module docstring for what is refused)."""
     if feval is not None:
         _unsupported("feval= (deprecated in XGBoost)", "pass the function as custom_metric=")
-    params = dict(params or {})
-    max_bin = getattr(dtrain, "max_bin", None)
-    if max_bin is not None:
-        params.setdefault("max_bin", max_bin)
-    params.pop("verbosity", None)
-    params.pop("silent", None)
-    method = params.pop("tree_method", None)
-    if method == "gpu_hist":                 # XGBoost < 2's spelling of device="cuda"
-        params.setdefault("device", "cuda")
-    elif method not in (None, "hist", "auto"):
-        _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
-                     "(tree_method='hist')")
+    params = xgb_params(params, dtrain)
     fn = None if obj is None else (lambda preds, _d: obj(preds, dtrain))  # the user's DMatrix
     metric = None if custom_metric is None else (
         lambda preds, d: custom_metric(preds, {id(_dataset(e)): e for e, _ in evals or []}
@@ -176,11 +140,7 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, fe
 
 def cv(params, dtrain, num_boost_round: int = 10, **kwargs):
     """xgboost.cv on dgbdt.cv (a DataFrame of per-round means and deviations)."""
-    params = dict(params or {})
-    params.pop("verbosity", None)
-    if params.get("tree_method") in ("hist", "auto"):
-        params.pop("tree_method")
-    return _cv(params, _dataset(dtrain), num_boost_round, **kwargs)
+    return _cv(xgb_params(params, dtrain), _dataset(dtrain), num_boost_round, **kwargs)
 
 
 def load_model(fname) -> Booster:

@@ -5,7 +5,7 @@ from ..booster import Booster
 from ..dask.data import DaskDataset
 from ..dask.predict import predict as _predict
 from ..dask.train import train as _train
-from .xgboost import _compat, _unsupported
+from ._common import _compat, _unsupported, xgb_params
 
 
 class DaskDMatrix:
@@ -44,17 +44,7 @@ def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=
     """xgboost.dask.train: returns {"booster": Booster, "history": {...}}."""
     if obj is not None or feval is not None or custom_metric is not None:
         _unsupported("custom objectives and metrics", "use dgbdt's objectives and metrics")
-    params = dict(params or {})
-    for k in ("verbosity", "silent"):
-        params.pop(k, None)
-    method = params.pop("tree_method", None)
-    if method == "gpu_hist":
-        params.setdefault("device", "cuda")
-    elif method not in (None, "hist", "auto"):
-        _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees")
-    max_bin = getattr(dtrain, "max_bin", None)
-    if max_bin is not None:
-        params.setdefault("max_bin", max_bin)
+    params = xgb_params(params, dtrain)
     out = _train(client, params, _ds(dtrain), num_boost_round,
                  evals=[(_ds(d), n) for d, n in (evals or [])],
                  early_stopping_rounds=early_stopping_rounds, verbose_eval=verbose_eval,

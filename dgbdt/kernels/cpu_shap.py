@@ -136,21 +136,26 @@ def _tree_shap(x, left, right, feature, threshold, default_left, cover, base, ph
         st_pz[top], st_po[top], st_pf[top], st_cf[top] = hot_z * iz, io, f, hot_cf
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _scratch(max_depth):
+    """One row's path segments (XGBoost's layout: a node's segment after its parent's) and
+    the walk's stack, for trees of depth at most ``max_depth``."""
+    size = (max_depth + 2) * (max_depth + 5) // 2 + 2
+    stack = 2 * (max_depth + 2)
+    return (np.empty(size, dtype=np.int64), np.empty(size), np.empty(size), np.empty(size),
+            np.empty(stack, dtype=np.int64), np.empty(stack, dtype=np.int64),
+            np.empty(stack, dtype=np.int64), np.empty(stack), np.empty(stack),
+            np.empty(stack, dtype=np.int64), np.empty(stack))
+
+
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def contributions(X, left, right, feature, threshold, default_left, cover, tree_ptrs,
                   tree_class, max_depth, out):
     """out[r, tree_class[t], f] += tree t's Shapley value of feature f for row r, for every
     tree (node arrays concatenated, tree t owns nodes tree_ptrs[t]..tree_ptrs[t+1]-1)."""
-    size = (max_depth + 2) * (max_depth + 5) // 2 + 2
-    stack = 2 * (max_depth + 2)
     for r in prange(X.shape[0]):
-        feat = np.empty(size, dtype=np.int64)
-        zero, one, pw = np.empty(size), np.empty(size), np.empty(size)
-        st_node = np.empty(stack, dtype=np.int64)
-        st_depth = np.empty(stack, dtype=np.int64)
-        st_at = np.empty(stack, dtype=np.int64)
-        st_pz, st_po, st_cf = np.empty(stack), np.empty(stack), np.empty(stack)
-        st_pf = np.empty(stack, dtype=np.int64)
+        (feat, zero, one, pw, st_node, st_depth, st_at, st_pz, st_po, st_pf,
+         st_cf) = _scratch(max_depth)
         phi = np.zeros(out.shape[2])
         for t in range(tree_ptrs.shape[0] - 1):
             phi[:] = 0.0
@@ -168,17 +173,10 @@ def interactions(X, left, right, feature, threshold, default_left, cover, tree_p
     """out[r, k, i, j] += SHAP interaction values of every tree (XGBoost's definition): off
     the diagonal half the change of j's value when i goes from never known to always known;
     on it, i's value minus its interactions. Bias terms are left to the caller."""
-    size = (max_depth + 2) * (max_depth + 5) // 2 + 2
-    stack = 2 * (max_depth + 2)
     F1 = out.shape[2]
     for r in prange(X.shape[0]):
-        feat = np.empty(size, dtype=np.int64)
-        zero, one, pw = np.empty(size), np.empty(size), np.empty(size)
-        st_node = np.empty(stack, dtype=np.int64)
-        st_depth = np.empty(stack, dtype=np.int64)
-        st_at = np.empty(stack, dtype=np.int64)
-        st_pz, st_po, st_cf = np.empty(stack), np.empty(stack), np.empty(stack)
-        st_pf = np.empty(stack, dtype=np.int64)
+        (feat, zero, one, pw, st_node, st_depth, st_at, st_pz, st_po, st_pf,
+         st_cf) = _scratch(max_depth)
         diag, on, off = np.zeros(F1), np.zeros(F1), np.zeros(F1)
         for t in range(tree_ptrs.shape[0] - 1):
             k = tree_class[t]

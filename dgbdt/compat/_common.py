@@ -1,0 +1,48 @@
+"""What the XGBoost-compatible modules share (dgbdt.compat.xgboost and its dask twin)."""
+from __future__ import annotations
+
+from ..booster import Booster as _Booster, load_model as _load_model
+
+
+class Booster(_Booster):
+    """dgbdt's Booster under XGBoost's constructor: ``Booster()`` then ``load_model(path)``,
+    or ``Booster(model_file=path)``."""
+
+    def __init__(self, params=None, cache=None, model_file=None):
+        if params:
+            _unsupported("Booster(params=...)", "train with xgb.train(params, dtrain)")
+        self.trees, self.tree_class = [], []
+        if model_file is not None:
+            self.load_model(model_file)
+
+    def load_model(self, fname) -> None:
+        """Read a model file (dgbdt's or XGBoost's JSON) into this Booster."""
+        self.__dict__.update(_load_model(fname).__dict__)
+
+
+def _compat(booster) -> Booster:
+    booster.__class__ = Booster     # the same object, XGBoost's constructor and load_model
+    return booster
+
+
+def _unsupported(what: str, instead: str):
+    raise NotImplementedError(f"dgbdt.compat.xgboost: {what} is not supported by dgbdt; "
+                              f"{instead}")
+
+
+def xgb_params(params, dtrain=None) -> dict:
+    """XGBoost's parameters as dgbdt's: verbosity dropped, tree_method hist (gpu_hist: device
+    cuda), a QuantileDMatrix's max_bin as the parameter."""
+    params = dict(params or {})
+    max_bin = getattr(dtrain, "max_bin", None)
+    if max_bin is not None:
+        params.setdefault("max_bin", max_bin)
+    for key in ("verbosity", "silent"):
+        params.pop(key, None)
+    method = params.pop("tree_method", None)
+    if method == "gpu_hist":                 # XGBoost < 2's spelling of device="cuda"
+        params.setdefault("device", "cuda")
+    elif method not in (None, "hist", "auto"):
+        _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
+                     "(tree_method='hist')")
+    return params
