@@ -10,12 +10,45 @@ XGBoost's default with a custom objective) and the prediction transform.
 
 The gradients enter the same fixed-point quantization as built-in ones (dgbdt.fixedpoint), so a
 custom function that computes a built-in objective's gradients gives that objective's model.
+
+On Dask (dgbdt.dask.train(..., obj=)) the function runs on each worker over the rows that
+worker holds (``preds`` and ``dtrain``: ``LocalRows``, that worker's labels and weights), as
+xgboost.dask runs it per worker; an elementwise gradient gives the same model as in-process.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .arrays import array_module, to_host
+
+
+class LocalRows:
+    """The training rows a worker holds (its shards'), as a custom objective's ``dtrain`` on
+    Dask: ``get_label()``, ``get_weight()``, ``num_row``, in the order of the shards' margins."""
+
+    def __init__(self, shards):
+        xp = array_module(shards[0].label)
+        self.label = xp.concatenate([s.label for s in shards])
+        self.weight = None if shards[0].weight is None else \
+            xp.concatenate([s.weight for s in shards])
+
+    @property
+    def num_row(self) -> int:
+        return int(self.label.shape[0])
+
+    def get_label(self):
+        return self.label
+
+    def get_weight(self):
+        return self.weight if self.weight is not None else np.zeros(0)
+
+
+def objective_on(name: str, fn, shards):
+    """The objective a worker trains with: the named one, or with the user's gradient
+    function ``fn`` over the worker's own rows (dgbdt.dask with obj=)."""
+    from .objective import get_objective
+    base = get_objective(name)
+    return base if fn is None else CustomObjective(base, fn, LocalRows(shards))
 
 
 class CustomObjective:

@@ -109,3 +109,21 @@ def test_custom_metric_is_scored_and_drives_early_stopping():
     with pytest.raises(TypeError, match="custom_metric must return"):
         dgbdt.train(p, d, 1, evals=[(dv, "v")], custom_metric=lambda p, d: 0.5,
                     verbose_eval=False)
+
+
+@pytest.mark.parametrize("mode, workers", [("task", 1), ("collective", 2), ("graph", 2)])
+def test_custom_objective_on_dask_is_the_in_process_model(request, mode, workers):
+    """An elementwise gradient computed per worker over its rows gives the in-process model."""
+    da = pytest.importorskip("dask.array")
+    import dgbdt.dask as dgd
+    client = request.getfixturevalue(f"client{workers}")
+    X, y = data(seed=5)
+
+    def se(preds, dtrain):           # dtrain: the worker's rows (LocalRows)
+        assert preds.shape == (dtrain.num_row,)
+        return preds - dtrain.get_label(), np.ones_like(preds)
+    d = dgd.DaskDataset(client, da.from_array(X, chunks=(500, 5)), da.from_array(y, chunks=500))
+    out = dgd.train(client, {"max_depth": 4}, d, 6, mode=mode, obj=se, verbose_eval=False)
+    ref = dgbdt.train({"max_depth": 4}, dgbdt.Dataset(X, y), 6, verbose_eval=False,
+                      obj=squared_error)
+    assert out["booster"].save_raw() == ref.save_raw()

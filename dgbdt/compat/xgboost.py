@@ -9,7 +9,7 @@ save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier
 XGBRegressor (dgbdt's estimators), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an error says
-so): ``feval=`` (use custom_metric=), custom objectives and metrics on Dask, ranking
+so): ``feval=`` (use custom_metric=), custom metrics on Dask, ranking
 (group / qid), categorical data, a missing value other than NaN, label bounds (survival),
 feature weights, DMatrix binary files. Sparse input and ``"file?format=libsvm|csv"`` paths are
 read (densified: dgbdt.data.input.densify).

@@ -42,13 +42,13 @@ def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=
           feval=None, early_stopping_rounds=None, xgb_model=None, verbose_eval=True,
           callbacks=None, custom_metric=None, **kwargs):
     """xgboost.dask.train: returns {"booster": Booster, "history": {...}}."""
-    if obj is not None or feval is not None or custom_metric is not None:
-        _unsupported("custom objectives and metrics", "use dgbdt's objectives and metrics")
+    if feval is not None or custom_metric is not None:
+        _unsupported("custom metrics on Dask", "use dgbdt's metrics (eval_metric)")
     params = xgb_params(params, dtrain)
     out = _train(client, params, _ds(dtrain), num_boost_round,
                  evals=[(_ds(d), n) for d, n in (evals or [])],
                  early_stopping_rounds=early_stopping_rounds, verbose_eval=verbose_eval,
-                 xgb_model=xgb_model, callbacks=callbacks)
+                 xgb_model=xgb_model, callbacks=callbacks, obj=obj)
     return {"booster": _compat(out["booster"]), "history": out["history"]}
 
 

@@ -36,6 +36,7 @@ from ..seam import LocalSeam
 from ..train import boost
 from .collective import (ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, SocketComm,
                          unique_id)
+from ..custom import objective_on
 from .shards import concat_parts, local_shards, start_of
 from .worker import training_task
 
@@ -173,7 +174,7 @@ class _EvalScores:
 
 
 def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_parts,
-               eval_sets, early_stopping_rounds, verbose_eval, callbacks=None):
+               eval_sets, early_stopping_rounds, verbose_eval, callbacks=None, obj=None):
     """One rank's training over ``comm`` (the body of a rank's task; the tests run it in
     threads). train_parts: this rank's Parts; eval_sets: (this rank's Parts of the set, or None
     for the training set itself, name). Returns (booster, history), the same on every rank."""
@@ -182,6 +183,7 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     t = time.perf_counter()
     with gpu_memory_errors(p, f"building rank {comm.rank}'s pages"):
         shards, slots = local_shards(train_parts, cuts, 2 ** (p["max_depth"] + 1), base, p)
+    objective = objective_on(p["objective"], obj, shards)
     quantize_seconds = time.perf_counter() - t
     with device_scope(shards[0].be):
         seam = CollectiveSeam(shards, cuts.hist_ptrs(), comm, n_rows, slots)
@@ -274,7 +276,7 @@ def _host(address: str) -> str:
 
 def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
                train_parts, eval_sets, early_stopping_rounds, verbose_eval, log_topic,
-               callbacks=None):
+               callbacks=None, obj=None):
     from distributed import get_worker
 
     from ..backend import get_backend
@@ -285,7 +287,7 @@ def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, round
                 log_to_client(log_topic if rank == 0 else None):
             comm = _connect(p, rank, n_ranks, uid, token, timeout, flag)
             out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
-                             eval_sets, early_stopping_rounds, verbose_eval, callbacks)
+                             eval_sets, early_stopping_rounds, verbose_eval, callbacks, obj)
         comm.close()
         return out if rank == 0 else None
     except BaseException as e:
@@ -319,7 +321,7 @@ def _by_rank(items, owners, n_ranks: int) -> list[list]:
 
 def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, workers, evals,
                      early_stopping_rounds, verbose_eval, timeout: float,
-                     log_topic: str | None = None, callbacks=None):
+                     log_topic: str | None = None, callbacks=None, obj=None):
     """Run the collective training over the workers holding dtrain's rows (see the module
     docstring); units: futures of dtrain's parts (or of its shards, when streamed) and the
     worker holding each; rank 0's eval lines go to ``log_topic`` (dgbdt.callback.ClientLog).
@@ -342,7 +344,7 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         _rank_task, r, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds,
         dtrain.num_row, train_by_rank[r],
         [(None if by is None else by[r], name) for by, name in evals_by_rank],
-        early_stopping_rounds, verbose_eval, log_topic, callbacks, workers=[w],
+        early_stopping_rounds, verbose_eval, log_topic, callbacks, obj, workers=[w],
         allow_other_workers=False, pure=False, key=f"{token}-rank{r}")
         for r, w in enumerate(ranks)]
     flag, why = Event(f"{token}-abort", client=client), Variable(f"{token}-abort-reason",

@@ -37,6 +37,7 @@ from ..booster import add_tree_margins
 from ..evaluation import EvalRows, merge, values, weight_scale
 from ..fixedpoint import scale_for
 from ..metric import get_metric
+from ..custom import objective_on
 from ..objective import get_objective
 from ..seam import LocalSeam
 from .data import DaskDataset
@@ -94,11 +95,17 @@ def make_unit(p, cuts, max_nodes: int, base, *units) -> WorkerUnit:
         return WorkerUnit(LocalSeam(shards, cuts.hist_ptrs(), slots))
 
 
-def _gradients(unit: WorkerUnit, objective_name: str, nthread, *after):
+def _objective(unit: WorkerUnit, spec):
+    """The objective of a spec: its name, or (name, the user's gradient function)."""
+    name, fn = spec if isinstance(spec, tuple) else (spec, None)
+    return objective_on(name, fn, unit.seam.shards)
+
+
+def _gradients(unit: WorkerUnit, objective_spec, nthread, *after):
     """The first round's gradients; returns (None, maxima), shaped as a finish's result."""
     with _on(unit, nthread):
         t = time.perf_counter()
-        out = unit.seam.compute_gradients(get_objective(objective_name))
+        out = unit.seam.compute_gradients(_objective(unit, objective_spec))
         unit.timers["gradients"] += time.perf_counter() - t
         return None, out
 
@@ -137,7 +144,7 @@ def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs)
         grads = None
         if next_gradients is not None:
             t = time.perf_counter()
-            grads = unit.seam.compute_gradients(get_objective(next_gradients))
+            grads = unit.seam.compute_gradients(_objective(unit, next_gradients))
             unit.timers["gradients"] += time.perf_counter() - t
         return (g.tree() if want_tree else None), grads
 
@@ -220,6 +227,13 @@ def by_worker(items, workers) -> dict:
 
 
 # -- on the client -----------------------------------------------------------------------------
+def _spec(objective):
+    """What the units need to rebuild the objective: its name, with a custom objective's
+    function (dgbdt.custom)."""
+    fn = getattr(objective, "fn", None)
+    return objective.name if fn is None else (objective.name, fn)
+
+
 class DaskSeam:
     """The graph-mode seam (see the module docstring): ``grow_round`` submits a round and
     returns the futures of its trees; the boosting loop may run a round ahead."""
@@ -276,7 +290,7 @@ class DaskSeam:
     def grow_round(self, objective, K: int, spec, timers) -> list:
         r, W, nt = self.n_rounds, range(len(self.units)), self.nthread
         if self.grads is None:       # the first round; later ones come with the last finish
-            self.grads = [self.on_unit(i, _gradients, objective.name, nt, self.last[i],
+            self.grads = [self.on_unit(i, _gradients, _spec(objective), nt, self.last[i],
                                        key=f"dgbdt-grad-r{r}-w{i}") for i in W]
         grads = self.grads
         trees, after = [], list(self.last)   # the unit's last task (a finish, or its eval)
@@ -288,7 +302,7 @@ class DaskSeam:
                 parts = [self.on_unit(i, _level, nt, None, None, *parts,
                                       key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
             last = k == K - 1
-            after = [self.on_unit(i, _finish, nt, i == 0, objective.name if last else None,
+            after = [self.on_unit(i, _finish, nt, i == 0, _spec(objective) if last else None,
                                   *parts, key=f"dgbdt-finish-t{t}-w{i}") for i in W]
             trees.append(self.client.submit(_tree_of, after[0], pure=False,
                                             key=f"dgbdt-tree-t{t}-{self.token}"))

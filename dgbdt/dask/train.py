@@ -22,6 +22,7 @@ import uuid
 from ..backend import array_module, device_scope, to_host
 from ..booster import Booster, MarginStart
 from ..callback import ClientLog, check_callbacks, log_to_client
+from ..custom import CustomObjective, objective_on
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
 from ..metric import get_metric
@@ -62,16 +63,16 @@ def _concat_dataset(parts) -> Dataset:
 
 
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                   verbose_eval, log_topic, callbacks=None):
+                   verbose_eval, log_topic, callbacks=None, obj=None):
     with training_task(p["nthread"]), log_to_client(log_topic):
         return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
-                           early_stopping_rounds, verbose_eval, callbacks)
+                           early_stopping_rounds, verbose_eval, callbacks, obj)
 
 
 def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                verbose_eval, callbacks=None):
-    objective = get_objective(p["objective"])
-    metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+                verbose_eval, callbacks=None, obj=None):
+    metrics = [get_metric(m) for m in
+               (p["eval_metric"] or [get_objective(p["objective"]).default_metric])]
     max_nodes = 2 ** (p["max_depth"] + 1)
     t = time.perf_counter()
     # one shard of all the worker's rows: per level one launch of each kernel instead of one
@@ -79,6 +80,7 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
     # arrives as shards already
     with gpu_memory_errors(p, "building this worker's pages"):
         shards, slots = local_shards(train_parts, cuts, max_nodes, base, p)
+    objective = objective_on(p["objective"], obj, shards)
     quantize_seconds = time.perf_counter() - t
     be = shards[0].be
     with device_scope(be):
@@ -141,7 +143,7 @@ def _nccl_everywhere(client, workers) -> bool:
 def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int = 10,
           evals=None, early_stopping_rounds: int | None = None, callbacks=None,
           verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto",
-          collective_timeout: float = 300.0, xgb_model=None) -> dict:
+          collective_timeout: float = 300.0, xgb_model=None, obj=None) -> dict:
     """Train on a DaskDataset; returns {"booster": Booster, "history": {name: {metric: [...]}}}.
 
     Same parameters and semantics as dgbdt.train (and xgboost.dask.train). ``fan_in``: inputs
@@ -165,7 +167,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     ``xgb_model``: continue training a model, as dgbdt.train (the workers start each
     partition's rows from the model's margins). ``callbacks``: as dgbdt.train's; they run
     where the boosting loop runs: here in graph mode, inside the training on the workers in the
-    task and collective modes (see dgbdt.callback).
+    task and collective modes (see dgbdt.callback). ``obj``: a custom objective
+    (dgbdt.custom), run on each worker over the rows it holds.
     """
     from distributed import default_client
 
@@ -204,6 +207,13 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     objective = get_objective(p["objective"])
     num_class = p["num_class"]
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+    if obj is not None:
+        if not callable(obj):
+            raise TypeError(f"obj must be a callable (preds, dtrain) -> (grad, hess); got "
+                            f"{type(obj).__name__}")
+        objective = CustomObjective(objective, obj, None)   # the workers' rows, per worker
+        if p["base_score"] is None:        # XGBoost's intercept with a custom objective
+            p["base_score"] = 0.5
     t0 = time.perf_counter()
     cuts = dtrain.cuts(dtrain.resolve_max_bin(p["max_bin"]), fan_in)
     if prior is not None:
@@ -251,7 +261,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             booster, history = train_collective(
                 client, p, cuts.result(), base, booster, int(num_boost_round), dtrain, units,
                 workers, evals, early_stopping_rounds, verbose_eval, float(collective_timeout),
-                log and log.topic, callbacks)
+                log and log.topic, callbacks, obj)
         return {"booster": booster, "history": history, "mode": mode}
     if mode == "task":
         if not one_worker:
@@ -260,7 +270,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         log = _client_log(client, evals and verbose_eval)
         fut = client.submit(_train_in_task, p, cuts, base, booster, int(num_boost_round),
                             units, eval_sets, early_stopping_rounds, verbose_eval,
-                            log and log.topic, callbacks, workers=[workers[0]],
+                            log and log.topic, callbacks, obj, workers=[workers[0]],
                             allow_other_workers=False, pure=False,
                             key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
         with _closing(log):
