@@ -8,11 +8,11 @@ verbose_eval, xgb_model, callbacks), Booster and load_model (dgbdt's Booster: pr
 save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier /
 XGBRegressor (dgbdt's estimators), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
-``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an error says
-so): ``feval=`` (use custom_metric=), custom metrics on Dask, ranking
-(group / qid), categorical data, a missing value other than NaN, label bounds (survival),
-feature weights, DMatrix binary files. Sparse input and ``"file?format=libsvm|csv"`` paths are
-read (densified: dgbdt.data.input.densify).
+``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
+error says so): ``feval=`` (use custom_metric=), custom metrics on Dask, ranking (group / qid),
+categorical data, a missing value other than NaN, label bounds (survival), feature weights,
+XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input and
+``"file?format=libsvm|csv"`` paths are read (densified: dgbdt.data.input.densify).
 """
 from __future__ import annotations
 
@@ -49,8 +49,11 @@ class DMatrix:
             _unsupported("categorical features", "encode them as numbers (e.g. ordinal or "
                          "one-hot codes) first")
         self._kw = kwargs
-        self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
-                               feature_names=feature_names)
+        if isinstance(data, str) and "?" not in data and data.endswith((".buffer", ".dgbdt")):
+            self.dataset = Dataset.load_binary(data)      # saved by save_binary
+        else:
+            self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
+                                   feature_names=feature_names)
         self.feature_types = feature_types
 
     @property
@@ -93,6 +96,10 @@ class DMatrix:
 
     def set_base_margin(self, margin) -> None:
         self._rebuild(base_margin=margin)
+
+    def save_binary(self, fname, silent: bool = True) -> None:
+        """Save the rows and their quantization (dgbdt's format; DMatrix("x.buffer") reads it)."""
+        self.dataset.save_binary(fname)
 
     def get_data(self):
         return self.dataset.data

@@ -109,6 +109,18 @@ class Dataset:
         """The sample weights, or an empty array without them (as XGBoost)."""
         return self.weight if self.weight is not None else np.zeros(0)
 
+    def save_binary(self, path) -> None:
+        """Save the rows with the quantization built so far (cuts, host pages): loading it
+        with ``Dataset.load_binary`` skips the sketch and the packing (dgbdt.data.binary)."""
+        from .binary import save
+        save(self, path)
+
+    @classmethod
+    def load_binary(cls, path) -> "Dataset":
+        """A Dataset saved by ``save_binary``, with its quantization."""
+        from .binary import load
+        return load(path)
+
     def row_ranges(self) -> list[tuple[int, int]]:
         """The (start, stop) row range of each page."""
         n, step = self.num_row, self.page_rows
