@@ -12,6 +12,7 @@ import inspect
 
 import numpy as np
 
+from .arrays import to_host
 from .backend import array_module
 from .booster import Booster, load_model
 from .data.dataset import Dataset
@@ -97,7 +98,7 @@ class _GBDTModel(_Base):
             if n in _NOT_PARAMS:
                 continue
             v = getattr(self, n)
-            if v is not None:
+            if v is not None and not callable(v):    # callables: obj= / custom_metric=
                 out[_RENAMED.get(n, n)] = v
         out.update(self.kwargs)
         return out
@@ -129,10 +130,12 @@ class _GBDTModel(_Base):
                  for ex, ey, w, m, name in self._eval_pairs(eval_set, sample_weight_eval_set,
                                                             base_margin_eval_set)]
         self.evals_result_: dict = {}
+        obj, metric, maximize = _callables(self.objective, self.eval_metric)
         self._Booster = train(params, dtrain, self.n_estimators, evals=evals,
                               early_stopping_rounds=self.early_stopping_rounds,
                               evals_result=self.evals_result_, verbose_eval=verbose,
-                              xgb_model=_booster_of(xgb_model))
+                              xgb_model=_booster_of(xgb_model), obj=obj,
+                              custom_metric=metric, maximize=maximize)
         self._set_fit_features(dtrain.num_col, None if isinstance(X, np.ndarray)
                                else dtrain.feature_names)
         return self
@@ -314,3 +317,24 @@ def _booster_of(model):
     anything else as given (dgbdt.train resolves Boosters, paths and JSON)."""
     get = getattr(model, "get_booster", None)
     return get() if callable(get) else model
+
+
+_MAXIMIZED = ("auc", "aucpr", "pre", "map", "ndcg", "accuracy", "r2", "f1", "precision",
+              "recall", "roc_auc")
+
+
+def _callables(objective, eval_metric):
+    """XGBoost's scikit-learn callables as train's: ``objective(y_true, y_pred) -> (grad,
+    hess)`` (raw margins in) and ``eval_metric(y_true, y_pred) -> float`` (predictions in,
+    scikit-learn's metric interface; named after the function, maximized when the name says
+    so, e.g. accuracy or auc); returns (obj, custom_metric, maximize)."""
+    obj = metric = maximize = None
+    if callable(objective):
+        obj = (lambda preds, d: objective(to_host(d.get_label()), preds))
+    if callable(eval_metric):
+        name = getattr(eval_metric, "__name__", "custom")
+        metric = (lambda preds, d: (name, float(eval_metric(to_host(d.get_label()),
+                                                            to_host(preds)))))
+        maximize = name.lower().startswith(_MAXIMIZED) or \
+            name.lower().endswith(("accuracy", "auc", "score"))
+    return obj, metric, maximize

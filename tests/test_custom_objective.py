@@ -127,3 +127,41 @@ def test_custom_objective_on_dask_is_the_in_process_model(request, mode, workers
     ref = dgbdt.train({"max_depth": 4}, dgbdt.Dataset(X, y), 6, verbose_eval=False,
                       obj=squared_error)
     assert out["booster"].save_raw() == ref.save_raw()
+
+
+def test_estimators_take_callables_as_xgboost_does(client2):
+    """objective(y_true, y_pred) -> (grad, hess) and eval_metric(y_true, y_pred) -> float, as
+    XGBoost's scikit-learn API takes them; a classifier keeps its probabilities."""
+    from dgbdt.sklearn import GBDTClassifier, GBDTRegressor
+    X, y = data(seed=6)
+
+    def se(y_true, y_pred):
+        return y_pred - y_true, np.ones_like(y_pred)
+    ref = GBDTRegressor(n_estimators=5, max_depth=3, base_score=0.5).fit(X, y)
+    got = GBDTRegressor(n_estimators=5, max_depth=3, objective=se).fit(X, y)
+    assert got.get_booster().save_raw() == ref.get_booster().save_raw()
+    yb = (y > 0).astype(int)
+
+    def logistic(y_true, y_pred):
+        p = 1.0 / (1.0 + np.exp(-y_pred))
+        return p - y_true, np.maximum(p * (1.0 - p), 1e-16)
+
+    def accuracy(y_true, y_pred):
+        return float(np.mean((y_pred > 0.5) == y_true))
+    clf = GBDTClassifier(n_estimators=40, max_depth=4, learning_rate=1.0, objective=logistic,
+                         eval_metric=accuracy, early_stopping_rounds=3)
+    clf.fit(X[:1500], yb[:1500], eval_set=[(X[1500:], yb[1500:])])
+    acc = clf.evals_result_["validation_0"]["accuracy"]
+    assert clf.best_iteration == int(np.argmax(acc))          # accuracy is maximized
+    proba = clf.predict_proba(X[1500:])
+    assert proba.shape == (500, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    da = pytest.importorskip("dask.array")
+    from dgbdt.dask import DaskGBDTRegressor
+    est = DaskGBDTRegressor(n_estimators=5, max_depth=3, objective=se)
+    est.client = client2
+    est.fit(da.from_array(X, chunks=(700, 5)), da.from_array(y, chunks=700))
+    assert est.get_booster().save_raw() == ref.get_booster().save_raw()
+    est = DaskGBDTRegressor(n_estimators=5, eval_metric=accuracy)
+    est.client = client2
+    with pytest.raises(NotImplementedError, match="callable eval_metric is not supported on Dask"):
+        est.fit(da.from_array(X, chunks=(700, 5)), da.from_array(y, chunks=700))

@@ -27,8 +27,9 @@ import numpy as np
 
 from ..data.device_input import is_cudf
 from ..data.labels import distinct, encode, host_values, label_values
-from ..sklearn import (_accuracy, _booster_of, _ClassifierBase, _GBDTModel, _labels_from_prediction,
-                       _proba_columns, _r2_score, _RegressorMixin, _regression_params)
+from ..sklearn import (_accuracy, _booster_of, _callables, _ClassifierBase, _GBDTModel,
+                       _labels_from_prediction, _proba_columns, _r2_score, _RegressorMixin,
+                       _regression_params)
 from .data import DaskDataset, _is_dask_array
 from .predict import predict as _dask_predict
 from .train import train as _dask_train
@@ -147,9 +148,13 @@ class _DaskGBDTModel(_GBDTModel):
             else:
                 evals.append((DaskDataset(client, ex, self._encode(_label_column(ey)), w, m),
                               name))
+        obj, metric, _ = _callables(self.objective, self.eval_metric)
+        if metric is not None:
+            raise NotImplementedError("a callable eval_metric is not supported on Dask yet; "
+                                      "use dgbdt's metrics (e.g. eval_metric='auc')")
         out = _dask_train(client, params, dtrain, self.n_estimators, evals=evals,
                           early_stopping_rounds=self.early_stopping_rounds,
-                          verbose_eval=verbose, xgb_model=_booster_of(xgb_model))
+                          verbose_eval=verbose, xgb_model=_booster_of(xgb_model), obj=obj)
         self._Booster = out["booster"]
         self.evals_result_ = out["history"]
         self._set_fit_features(dtrain.num_col,

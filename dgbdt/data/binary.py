@@ -46,8 +46,8 @@ def save(d, path) -> None:
         np.savez(f, **arrays)
 
 
-def load(path):
-    from .dataset import Dataset
+def load(path, dataset_class):
+    """The Dataset (of ``dataset_class``, dgbdt.data.dataset.Dataset) saved at ``path``."""
     from .pages import Page
     from .quantize import Cuts
     if not os.path.exists(path):
@@ -64,7 +64,7 @@ def load(path):
         raise DatasetFormatError(f"Dataset file version {header.get('version')!r}; this dgbdt "
                                  f"reads version {VERSION}")
     get = (lambda k: z[k] if k in z.files else None)
-    d = Dataset(z["data"], label=get("label"), weight=get("weight"),
+    d = dataset_class(z["data"], label=get("label"), weight=get("weight"),
                 base_margin=get("base_margin"), feature_names=header["feature_names"],
                 max_bin=header["max_bin"], page_rows=header["page_rows"])
     for max_bin in header["cuts"]:

@@ -119,7 +119,7 @@ class Dataset:
     def load_binary(cls, path) -> "Dataset":
         """A Dataset saved by ``save_binary``, with its quantization."""
         from .binary import load
-        return load(path)
+        return load(path, cls)
 
     def row_ranges(self) -> list[tuple[int, int]]:
         """The (start, stop) row range of each page."""
