@@ -363,9 +363,11 @@ class MarginStart:
     margins: the rows' base_margin or its intercept, plus its trees. ``len()`` is the number of
     outputs. Sent to Dask workers with the training's tasks."""
 
-    def __init__(self, intercept, prior: Booster | None = None):
+    def __init__(self, intercept, prior: Booster | None = None, row_offsets=None):
         self.intercept = np.asarray(intercept, dtype=np.float64).ravel()
         self.prior = prior.snapshot() if prior is not None else None
+        # the dataset-order index of each partition's first row (row sampling's draws)
+        self.row_offsets = None if row_offsets is None else [int(o) for o in row_offsets]
 
     def __len__(self) -> int:
         return int(self.intercept.shape[0])

@@ -43,8 +43,9 @@ class TrainingSeam(Protocol):
     def compute_gradients(self, objective) -> tuple[np.ndarray, np.ndarray]:
         """Gradients on every shard; returns global (max |g|, max h) per output class."""
 
-    def grow_round(self, objective, K: int, spec, timers: dict) -> list:
-        """One boosting round: gradients, then K trees (one per output class) grown from
+    def grow_round(self, objective, K: int, spec, timers: dict, epoch: int = 0) -> list:
+        """One boosting round (``epoch``: its index from the model's first round, which the
+        sampling draws use): gradients, then K trees (one per output class) grown from
         ``spec`` (dgbdt.tree.grower.GrowthSpec); returns the trees (a Dask seam: futures)."""
 
     def level(self, request) -> np.ndarray:
@@ -77,18 +78,19 @@ class LocalSeam:
                        if any(s.page.streamed for s in self.shards) else None)
         self._tables = None      # (spec, DeviceTables) of the training, for device growth
 
-    def start_tree(self, spec, k: int, scale_g: float, scale_h: float):
+    def start_tree(self, spec, k: int, scale_g: float, scale_h: float, epoch: int = 0):
         """A new tree's growth state: on the device (no host wait inside the tree) for GPU
         shards, on the host otherwise (see growth_setting)."""
         be, setting = self.shards[0].be, growth_setting()
         device = setting == "device" or (setting == "auto" and be.name == "cuda")
         if not (device and device_grower.fits(spec.max_depth, int(spec.hist_ptrs[-1]),
                                               len(self.shards))):
-            return spec.start(k, scale_g, scale_h)
-        if self._tables is None or self._tables[0] is not spec:
-            self._tables = (spec, device_grower.DeviceTables(spec.cuts, spec.hist_ptrs, be.xp))
+            return spec.start(k, scale_g, scale_h, epoch)
+        if self._tables is None or self._tables[0] is not spec.cuts:
+            self._tables = (spec.cuts,
+                            device_grower.DeviceTables(spec.cuts, spec.hist_ptrs, be.xp))
         return device_grower.DeviceGrowth(k, self._tables[1], spec.max_depth, spec.p,
-                                          scale_g, scale_h, be)
+                                          scale_g, scale_h, be, columns=spec.columns(k, epoch))
 
     def _visit(self):
         return self.shards if self.stream is None else self.stream.visit(self.shards)
@@ -100,14 +102,19 @@ class LocalSeam:
         parts = [s.compute_gradients(objective) for s in self.shards]
         return (np.max([p[0] for p in parts], axis=0), np.max([p[1] for p in parts], axis=0))
 
-    def grow_round(self, objective, K, spec, timers):
-        """Gradients, one fixed-point scale per class from the global maxima and the row count
-        (dgbdt.fixedpoint), then the class trees in turn."""
+    def grow_round(self, objective, K, spec, timers, epoch: int = 0):
+        """Gradients (those of rows outside round ``epoch``'s sample zeroed), one fixed-point
+        scale per class from the global maxima and the row count (dgbdt.fixedpoint), then the
+        class trees in turn."""
         t = time.perf_counter()
         max_g, max_h = self.compute_gradients(objective)
+        if spec.sampling is not None:
+            for s in self.shards:
+                spec.sampling.apply_rows(s, epoch)
         timers["gradients"] += time.perf_counter() - t
         return [grow_tree(self, self.start_tree(spec, k, scale_for(max_g[k], self.n_rows),
-                                                scale_for(max_h[k], self.n_rows)), timers)
+                                                scale_for(max_h[k], self.n_rows), epoch),
+                          timers)
                 for k in range(K)]
 
     def level(self, request):

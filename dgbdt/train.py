@@ -23,6 +23,7 @@ from .evaluation import DatasetEval, SeamEval
 from .metric import get_metric
 from .objective import get_objective
 from .params import normalize_params
+from .sampling import Sampling
 from .seam import LocalSeam
 from .shard import Shard
 from .tree.grower import GrowthSpec
@@ -204,9 +205,11 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
         else:       # continued training: the prior model's margins of these rows
             margin = start.of(dtrain.data[a:b], None if dtrain.base_margin is None
                               else dtrain.base_margin[a:b], backend.xp)
-        shards.append(Shard(page, cuts.n_bins(), dtrain.label[a:b],
-                            None if dtrain.weight is None else dtrain.weight[a:b],
-                            margin, max_nodes, backend))
+        shard = Shard(page, cuts.n_bins(), dtrain.label[a:b],
+                      None if dtrain.weight is None else dtrain.weight[a:b],
+                      margin, max_nodes, backend)
+        shard.id_pieces = [(a, b - a)]        # the rows' dataset order (row sampling)
+        shards.append(shard)
     return shards, store
 
 
@@ -232,7 +235,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
                if early_stopping_rounds else None)
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
-    spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp)
+    spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p))
     callbacks = check_callbacks(callbacks)
     for cb in callbacks:
         booster = cb.before_training(booster)
@@ -264,7 +267,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         eta = booster.__dict__.pop("_next_eta", None)     # set_param("learning_rate")
         if eta is not None and eta != spec.p.eta:
             spec = dataclasses.replace(spec, p=dataclasses.replace(spec.p, eta=eta))
-        for k, tree in enumerate(seam.grow_round(objective, K, spec, timers)):
+        for k, tree in enumerate(seam.grow_round(objective, K, spec, timers, epoch)):
             booster.trees.append(tree)
             booster.tree_class.append(k)
         if callbacks:        # Dask graph mode: the round's trees are futures until fetched

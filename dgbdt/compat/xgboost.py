@@ -44,7 +44,8 @@ class DMatrix:
         if label_lower_bound is not None or label_upper_bound is not None:
             _unsupported("label bounds (survival:aft)", "use a regression objective")
         if feature_weights is not None:
-            _unsupported("feature_weights", "leave them out (column sampling is not built)")
+            _unsupported("feature_weights", "leave them out (colsample_* samples features "
+                         "uniformly)")
         if enable_categorical or (feature_types and any(t == "c" for t in feature_types)):
             _unsupported("categorical features", "encode them as numbers (e.g. ordinal or "
                          "one-hot codes) first")

@@ -30,6 +30,9 @@ class Part:
     label: np.ndarray | None        # float64 [n]
     weight: np.ndarray | None       # float64 [n]
     base_margin: np.ndarray | None  # float64 [n, K]
+    # (partition index, rows) of the partitions whose rows these are, in order: where the rows
+    # sit in the dataset's order (row sampling draws by that global index)
+    pieces: tuple = ()
 
     @property
     def n_rows(self) -> int:
@@ -80,7 +83,7 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int) -> Par
                 raise ValueError(f"base_margin must be finite with {n} rows")
     except (ValueError, TypeError) as e:
         raise type(e)(f"partition {index}: {e}") from None
-    return Part(X, y, w, bm)
+    return Part(X, y, w, bm, ((int(index), int(n)),))
 
 
 def part_stats(part: Part) -> tuple[int, float]:

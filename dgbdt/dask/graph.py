@@ -101,26 +101,38 @@ def _objective(unit: WorkerUnit, spec):
     return objective_on(name, fn, unit.seam.shards)
 
 
-def _gradients(unit: WorkerUnit, objective_spec, nthread, *after):
+def _round_gradients(unit: WorkerUnit, grads):
+    """The round's gradients on the unit: ``grads`` = (objective spec, sampling, epoch);
+    rows outside the round's sample get zero gradients. Returns the maxima."""
+    objective_spec, sampling, epoch = grads
+    out = unit.seam.compute_gradients(_objective(unit, objective_spec))
+    if sampling is not None:
+        for s in unit.seam.shards:
+            sampling.apply_rows(s, epoch)
+    return out
+
+
+def _gradients(unit: WorkerUnit, grads, nthread, *after):
     """The first round's gradients; returns (None, maxima), shaped as a finish's result."""
     with _on(unit, nthread):
         t = time.perf_counter()
-        out = unit.seam.compute_gradients(_objective(unit, objective_spec))
+        out = _round_gradients(unit, grads)
         unit.timers["gradients"] += time.perf_counter() - t
         return None, out
 
 
 def _level(unit: WorkerUnit, nthread, start, after, *inputs):
-    """One level on this worker. ``start`` = (spec, k, n_rows) at the root: ``inputs`` are then
-    every worker's gradient maxima; else they are every worker's partials of the last level.
-    ``after``: this worker's previous tree's finish (a root after the first), for order."""
+    """One level on this worker. ``start`` = (spec, k, n_rows, epoch) at the root: ``inputs``
+    are then every worker's gradient maxima; else they are every worker's partials of the last
+    level. ``after``: this worker's previous tree's finish (a root after the first), for order."""
     with _on(unit, nthread):
         if start is not None:
-            spec, k, n_rows = start
+            spec, k, n_rows, epoch = start
             maxima = [i[1] for i in inputs]     # (tree or None, (max |g|, max h)) each
             max_g = max(float(m[0][k]) for m in maxima)
             max_h = max(float(m[1][k]) for m in maxima)
-            unit.growth = spec.start(k, scale_for(max_g, n_rows), scale_for(max_h, n_rows))
+            unit.growth = spec.start(k, scale_for(max_g, n_rows), scale_for(max_h, n_rows),
+                                     epoch)
         else:
             if unit.growth.done:
                 return None
@@ -132,7 +144,8 @@ def _level(unit: WorkerUnit, nthread, start, after, *inputs):
 
 def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs):
     """The tree's last split evaluation and leaf values; returns (the tree on worker 0, else
-    None; with ``next_gradients`` (an objective name, after a round's last tree) the next
+    None; with ``next_gradients`` ((objective spec, sampling, epoch), after a round's last
+    tree) the next
     round's gradient maxima, computed here: one task hop less per round)."""
     with _on(unit, nthread):
         g = unit.growth
@@ -144,7 +157,7 @@ def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs)
         grads = None
         if next_gradients is not None:
             t = time.perf_counter()
-            grads = unit.seam.compute_gradients(_objective(unit, next_gradients))
+            grads = _round_gradients(unit, next_gradients)
             unit.timers["gradients"] += time.perf_counter() - t
         return (g.tree() if want_tree else None), grads
 
@@ -287,22 +300,24 @@ class DaskSeam:
                                   allow_other_workers=False, pure=False,
                                   key=f"{key}-{self.token}")
 
-    def grow_round(self, objective, K: int, spec, timers) -> list:
+    def grow_round(self, objective, K: int, spec, timers, epoch: int = 0) -> list:
         r, W, nt = self.n_rounds, range(len(self.units)), self.nthread
         if self.grads is None:       # the first round; later ones come with the last finish
-            self.grads = [self.on_unit(i, _gradients, _spec(objective), nt, self.last[i],
-                                       key=f"dgbdt-grad-r{r}-w{i}") for i in W]
+            self.grads = [self.on_unit(i, _gradients, (_spec(objective), spec.sampling, epoch),
+                                       nt, self.last[i], key=f"dgbdt-grad-r{r}-w{i}")
+                          for i in W]
         grads = self.grads
         trees, after = [], list(self.last)   # the unit's last task (a finish, or its eval)
         for k in range(K):
             t = self.n_trees
-            parts = [self.on_unit(i, _level, nt, (spec, k, self.n_rows), after[i], *grads,
-                                  key=f"dgbdt-hist-t{t}-L0-w{i}") for i in W]
+            parts = [self.on_unit(i, _level, nt, (spec, k, self.n_rows, epoch), after[i],
+                                  *grads, key=f"dgbdt-hist-t{t}-L0-w{i}") for i in W]
             for level in range(1, self.max_depth):
                 parts = [self.on_unit(i, _level, nt, None, None, *parts,
                                       key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
             last = k == K - 1
-            after = [self.on_unit(i, _finish, nt, i == 0, _spec(objective) if last else None,
+            following = (_spec(objective), spec.sampling, epoch + 1) if last else None
+            after = [self.on_unit(i, _finish, nt, i == 0, following,
                                   *parts, key=f"dgbdt-finish-t{t}-w{i}") for i in W]
             trees.append(self.client.submit(_tree_of, after[0], pure=False,
                                             key=f"dgbdt-tree-t{t}-{self.token}"))

@@ -48,10 +48,25 @@ def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Sha
     else:
         page = pack(quantize(to_host(X), cuts))
     page = move_page(store.place(page), be)
-    margin = start_of(base).of(X, None if part.base_margin is None else part.base_margin[a:b],
-                               be.xp)
-    return Shard(page, cuts.n_bins(), part.label[a:b],
-                 None if part.weight is None else part.weight[a:b], margin, max_nodes, be)
+    start = start_of(base)
+    margin = start.of(X, None if part.base_margin is None else part.base_margin[a:b], be.xp)
+    shard = Shard(page, cuts.n_bins(), part.label[a:b],
+                  None if part.weight is None else part.weight[a:b], margin, max_nodes, be)
+    shard.id_pieces = row_pieces(part.pieces, start.row_offsets, a, b)
+    return shard
+
+
+def row_pieces(pieces, offsets, a: int, b: int) -> list[tuple[int, int]]:
+    """(global start, rows) runs of rows [a, b) of a part made of ``pieces`` (partition index,
+    rows), with ``offsets`` the global index of each partition's first row."""
+    out, pos = [], 0
+    for index, n in pieces:
+        lo, hi = max(a, pos), min(b, pos + n)
+        if lo < hi:
+            base = offsets[index] if offsets is not None else pos
+            out.append((int(base + lo - pos), int(hi - lo)))
+        pos += n
+    return out or [(0, b - a)]
 
 
 def start_of(base) -> MarginStart:
@@ -79,7 +94,8 @@ def concat_parts(parts) -> Part:
     xp = array_module(nonempty[0].X)
     cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
     return Part(xp.concatenate([p.X for p in nonempty]), cat([p.label for p in nonempty]),
-                cat([p.weight for p in nonempty]), cat([p.base_margin for p in nonempty]))
+                cat([p.weight for p in nonempty]), cat([p.base_margin for p in nonempty]),
+                tuple(piece for p in nonempty for piece in p.pieces))
 
 
 def local_shards(units, cuts, max_nodes: int, base, p):

@@ -19,6 +19,8 @@ import logging
 import time
 import uuid
 
+import numpy as np
+
 from ..backend import array_module, device_scope, to_host
 from ..booster import Booster, MarginStart
 from ..callback import ClientLog, check_callbacks, log_to_client
@@ -233,7 +235,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         booster = Booster(objective.name, num_class, intercept, dtrain.num_col,
                           dtrain.feature_names)
     # where every partition's margins start: the intercept, or the prior model's margins
-    base = MarginStart(booster.base_margin, prior)
+    base = MarginStart(booster.base_margin, prior,
+                       np.concatenate([[0], np.cumsum(dtrain.part_rows)[:-1]]))
     max_nodes = 2 ** (p["max_depth"] + 1)
     if dtrain.persisted:
         units, shards = dtrain.parts, None

@@ -77,11 +77,13 @@ class DeviceGrowth:
     """
 
     def __init__(self, k: int, tables: DeviceTables, max_depth: int, p: SplitParams,
-                 scale_g: float, scale_h: float, backend, fused: bool | None = None):
+                 scale_g: float, scale_h: float, backend, fused: bool | None = None,
+                 columns=None):
         xp = self.xp = tables.xp
         self.k, self.tables, self.max_depth, self.p = k, tables, max_depth, p
         self.scale_g, self.scale_h, self.be = scale_g, scale_h, backend
         self.fused = getattr(backend, "fused_growth", False) if fused is None else fused
+        self.columns = columns              # dgbdt.sampling.ColumnMask, or None
         cap = self.cap = 2 ** (max_depth + 1)
         self.sentinel = cap - 1
         self.left = xp.full(cap, -1, dtype=np.int64)
@@ -111,6 +113,8 @@ class DeviceGrowth:
         if self.depth == 0:   # the root's sums: all slots of feature 0 (any feature)
             self.totals[0] = merged[0, hp[0]:hp[1]].sum(axis=0)
             self.level_totals = self.totals[:1].copy()
+        if self.columns is not None:        # features outside the sample: slots zeroed (a copy)
+            merged = self.columns.apply(merged, self.depth, self.slots)
         batch, small, large = (self._advance_fused if self.fused else
                                self._advance_arrays)(merged)
         self.pending = batch

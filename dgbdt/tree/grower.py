@@ -66,10 +66,19 @@ class GrowthSpec:
     hist_ptrs: np.ndarray
     max_depth: int
     p: SplitParams
+    sampling: object = None     # dgbdt.sampling.Sampling, or None
 
-    def start(self, k: int, scale_g: float, scale_h: float) -> "Growth":
+    def columns(self, k: int, epoch: int):
+        """The column sample of round ``epoch``'s tree of class k (None: every feature)."""
+        if self.sampling is None or not self.sampling.columns:
+            return None
+        from ..sampling import ColumnMask
+        return ColumnMask(self.sampling, self.hist_ptrs, epoch, k)
+
+    def start(self, k: int, scale_g: float, scale_h: float, epoch: int = 0) -> "Growth":
         """A new tree of output class k with this round's fixed-point scales."""
-        return Growth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g, scale_h)
+        return Growth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g, scale_h,
+                      self.columns(k, epoch))
 
 
 class Growth:
@@ -81,8 +90,9 @@ class Growth:
     """
 
     def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, p: SplitParams,
-                 scale_g: float, scale_h: float):
+                 scale_g: float, scale_h: float, columns=None):
         self.k, self.cuts, self.hist_ptrs = k, cuts, hist_ptrs
+        self.columns = columns
         self.max_depth, self.p = max_depth, p
         self.scale_g, self.scale_h = scale_g, scale_h
         cap = 2 ** (max_depth + 1)
@@ -117,6 +127,8 @@ class Growth:
         order = np.array([slot[n] for n in self.level_nodes.tolist()], dtype=np.int64)
         hist = merged if np.array_equal(order, np.arange(len(order))) else \
             merged[backend_of(merged).upload(order)]
+        if self.columns is not None:       # features outside the sample: slots zeroed (a copy)
+            hist = self.columns.apply(hist, self.depth, self.level_nodes)
         cand = evaluate(hist, self.totals[self.level_nodes], self.hist_ptrs, self.scale_g,
                         self.scale_h, self.p)
         ok = np.flatnonzero(cand.splittable(self.p))
