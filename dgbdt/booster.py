@@ -199,12 +199,7 @@ class Booster:
         """[n, K] starting margins: the data's base_margin if given, else the model's; on the
         GPU when ``like`` is a GPU array."""
         xp = array_module(like) if like is not None else array_module(base_margin)
-        if base_margin is not None:
-            if base_margin.shape[1] != self.n_outputs:
-                raise ValueError(f"base_margin has {base_margin.shape[1]} columns; the "
-                                 f"objective has {self.n_outputs} outputs")
-            return xp.array(base_margin, dtype=np.float64, copy=True)
-        return xp.tile(xp.asarray(self.base_margin, dtype=np.float64), (n, 1))
+        return initial_margins(self.base_margin, n, base_margin, xp)
 
     def __getitem__(self, key) -> "Booster":
         """The model of some boosting rounds: ``booster[a:b]`` (a step too) or ``booster[i]``
@@ -357,6 +352,20 @@ class Booster:
                 f"features={self.n_features})")
 
 
+def initial_margins(intercept, n: int, base_margin, xp):
+    """[n, K] float64 margins before any tree, arrays of ``xp``: a copy of the rows'
+    base_margin ([n] or [n, K]) if given, else the intercept [K] on every row."""
+    K = len(intercept)
+    if base_margin is None:
+        return xp.tile(xp.asarray(intercept, dtype=np.float64), (n, 1))
+    m = xp.array(base_margin, dtype=np.float64, copy=True)
+    m = m.reshape(n, -1) if m.ndim == 1 else m
+    if m.shape[1] != K:
+        raise ValueError(f"base_margin has {m.shape[1]} columns; the objective has {K} "
+                         "outputs")
+    return m
+
+
 class MarginStart:
     """Where a training's margins start, for some rows X (and their base_margin, if given):
     the intercept for a new model; for continued training (``xgb_model``), the prior model's
@@ -376,10 +385,7 @@ class MarginStart:
         """[n, K] float64 starting margins of the rows X, as arrays of ``xp`` (default: X's)."""
         n = X.shape[0]
         xs = array_module(X)
-        if base_margin is not None:
-            m = xs.array(base_margin, dtype=np.float64, copy=True).reshape(n, len(self))
-        else:
-            m = xs.tile(xs.asarray(self.intercept, dtype=np.float64), (n, 1))
+        m = initial_margins(self.intercept, n, base_margin, xs)
         if self.prior is not None and self.prior.trees and n:
             self.prior.predict_margin_trees(X, list(range(len(self.prior.trees))), m)
         return m if xp is None or xp is xs else xp.asarray(m)

@@ -37,12 +37,6 @@ def _folds(n: int, nfold: int, labels, stratified: bool, shuffle: bool, seed: in
     return [np.sort(np.asarray(f, dtype=np.int64)) for f in out]
 
 
-def _subset(d: Dataset, rows: np.ndarray) -> Dataset:
-    take = (lambda a: None if a is None else a[rows])
-    return Dataset(d.data[rows], label=take(d.label), weight=take(d.weight),
-                   base_margin=take(d.base_margin), feature_names=d.feature_names)
-
-
 def cv(params: dict | None, dtrain: Dataset, num_boost_round: int = 10, nfold: int = 3,
        stratified: bool = False, folds=None, metrics=(), early_stopping_rounds=None,
        as_pandas: bool = True, verbose_eval=None, show_stdv: bool = True, seed: int = 0,
@@ -78,7 +72,7 @@ def cv(params: dict | None, dtrain: Dataset, num_boost_round: int = 10, nfold: i
                  for a, b in folds.split(to_host(dtrain.data), to_host(dtrain.label))]
     else:
         pairs = [(np.asarray(a), np.asarray(b)) for a, b in folds]
-    sets = [(_subset(dtrain, a), _subset(dtrain, b)) for a, b in pairs]
+    sets = [(dtrain.slice(a), dtrain.slice(b)) for a, b in pairs]
     chunk = int(early_stopping_rounds) if early_stopping_rounds else int(num_boost_round)
     chunk = max(chunk, 1)
     models: list = [None] * len(sets)

@@ -81,10 +81,10 @@ class DatasetEval:
     """An in-memory evaluation set: margins advanced by traversing each new tree."""
 
     def __init__(self, d, booster):
+        from .booster import MarginStart
         self.d = d
-        self.margin = booster.initial_margin(d.num_row, d.base_margin, like=d.data)
-        if booster.trees:      # continued training: the prior model's trees first
-            booster.predict_margin_trees(d.data, list(range(len(booster.trees))), self.margin)
+        # the model's margins so far (continued training: the prior model's trees first)
+        self.margin = MarginStart(booster.base_margin, booster).of(d.data, d.base_margin)
         self.rows = EvalRows.whole(d.label, d.weight)
 
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:

@@ -1,6 +1,8 @@
 """What the XGBoost-compatible modules share (dgbdt.compat.xgboost and its dask twin)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..booster import Booster as _Booster, load_model as _load_model
 
 
@@ -46,3 +48,23 @@ def xgb_params(params, dtrain=None) -> dict:
         _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
                      "(tree_method='hist')")
     return params
+
+
+def refuse_unsupported(*, missing=None, group=None, qid=None, label_lower_bound=None,
+                       label_upper_bound=None, feature_weights=None, enable_categorical=False,
+                       feature_types=None) -> None:
+    """A DMatrix's (or DaskDMatrix's) arguments that dgbdt does not read, refused by name."""
+    if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
+        _unsupported(f"missing={missing!r}", "replace that value by NaN in the data "
+                     "(X[X == missing] = np.nan); NaN is dgbdt's missing value")
+    if group is not None or qid is not None:
+        _unsupported("ranking data (group / qid)", "train a regression or classification "
+                     "objective; learning to rank is not built yet")
+    if label_lower_bound is not None or label_upper_bound is not None:
+        _unsupported("label bounds (survival:aft)", "use a regression objective")
+    if feature_weights is not None:
+        _unsupported("feature_weights", "leave them out (colsample_* samples features "
+                     "uniformly)")
+    if enable_categorical or (feature_types and any(t == "c" for t in feature_types)):
+        _unsupported("categorical features", "encode them as numbers (e.g. ordinal or "
+                     "one-hot codes) first")

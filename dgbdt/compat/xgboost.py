@@ -23,7 +23,7 @@ from ..booster import load_model as _load_model
 from ..data.dataset import Dataset
 from ..cv import cv as _cv
 from ..train import train as _train
-from ._common import Booster, _compat, _unsupported, xgb_params
+from ._common import Booster, _compat, _unsupported, refuse_unsupported, xgb_params
 
 __version__ = "3.2.0+dgbdt"
 
@@ -35,20 +35,11 @@ class DMatrix:
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
-        if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
-            _unsupported(f"missing={missing!r}", "replace that value by NaN in the data "
-                         "(X[X == missing] = np.nan); NaN is dgbdt's missing value")
-        if group is not None or qid is not None:
-            _unsupported("ranking data (group / qid)", "train a regression or classification "
-                         "objective; learning to rank is not built yet")
-        if label_lower_bound is not None or label_upper_bound is not None:
-            _unsupported("label bounds (survival:aft)", "use a regression objective")
-        if feature_weights is not None:
-            _unsupported("feature_weights", "leave them out (colsample_* samples features "
-                         "uniformly)")
-        if enable_categorical or (feature_types and any(t == "c" for t in feature_types)):
-            _unsupported("categorical features", "encode them as numbers (e.g. ordinal or "
-                         "one-hot codes) first")
+        refuse_unsupported(missing=missing, group=group, qid=qid,
+                           label_lower_bound=label_lower_bound,
+                           label_upper_bound=label_upper_bound,
+                           feature_weights=feature_weights,
+                           enable_categorical=enable_categorical, feature_types=feature_types)
         self._kw = kwargs
         if isinstance(data, str) and "?" not in data and data.endswith((".buffer", ".dgbdt")):
             self.dataset = Dataset.load_binary(data)      # saved by save_binary
@@ -106,11 +97,10 @@ class DMatrix:
         return self.dataset.data
 
     def slice(self, rindex, allow_groups: bool = False) -> "DMatrix":
-        d = self.dataset
-        idx = np.asarray(rindex)
-        take = (lambda a: None if a is None else a[idx])
-        return DMatrix(d.data[idx], label=take(d.label), weight=take(d.weight),
-                       base_margin=take(d.base_margin), feature_names=d.feature_names)
+        out = DMatrix.__new__(DMatrix)
+        out._kw, out.feature_types = self._kw, self.feature_types
+        out.dataset = self.dataset.slice(np.asarray(rindex))
+        return out
 
 
 class QuantileDMatrix(DMatrix):

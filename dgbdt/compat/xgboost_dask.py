@@ -5,7 +5,7 @@ from ..booster import Booster
 from ..dask.data import DaskDataset
 from ..dask.predict import predict as _predict
 from ..dask.train import train as _train
-from ._common import _compat, _unsupported, xgb_params
+from ._common import _compat, _unsupported, refuse_unsupported, xgb_params
 
 
 class DaskDMatrix:
@@ -15,15 +15,11 @@ class DaskDMatrix:
                  missing=None, silent=False, feature_names=None, feature_types=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
-        if missing is not None and missing == missing:
-            _unsupported(f"missing={missing!r}", "replace that value by NaN in the data")
-        for what, v in (("ranking data (group / qid)", group if group is not None else qid),
-                        ("label bounds", label_lower_bound), ("feature_weights",
-                                                              feature_weights)):
-            if v is not None:
-                _unsupported(what, "leave it out")
-        if enable_categorical:
-            _unsupported("categorical features", "encode them as numbers first")
+        refuse_unsupported(missing=missing, group=group, qid=qid,
+                           label_lower_bound=label_lower_bound,
+                           label_upper_bound=label_upper_bound,
+                           feature_weights=feature_weights,
+                           enable_categorical=enable_categorical, feature_types=feature_types)
         self.dataset = DaskDataset(client, data, label, weight, base_margin,
                                    feature_names=feature_names)
 

@@ -109,6 +109,13 @@ class Dataset:
         """The sample weights, or an empty array without them (as XGBoost)."""
         return self.weight if self.weight is not None else np.zeros(0)
 
+    def slice(self, rows) -> "Dataset":
+        """A Dataset of some rows (an index array or mask): features, labels, weights and base
+        margins taken alike."""
+        take = (lambda a: None if a is None else a[rows])
+        return type(self)(self.data[rows], label=take(self.label), weight=take(self.weight),
+                          base_margin=take(self.base_margin), feature_names=self.feature_names)
+
     def save_binary(self, path) -> None:
         """Save the rows with the quantization built so far (cuts, host pages): loading it
         with ``Dataset.load_binary`` skips the sketch and the packing (dgbdt.data.binary)."""
