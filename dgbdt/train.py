@@ -23,6 +23,7 @@ from .evaluation import DatasetEval, SeamEval
 from .metric import get_metric
 from .objective import get_objective
 from .params import normalize_params
+from .progress import Progress, replay
 from .sampling import Sampling
 from .seam import LocalSeam
 from .shard import Shard
@@ -215,7 +216,7 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
 
 def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sources,
           early_stopping_rounds, evals_result, verbose_eval, callbacks=None,
-          custom_metric=None, maximize=None) -> Booster:
+          custom_metric=None, maximize=None, progress: Progress | None = None) -> Booster:
     """The boosting loop over any seam; ``sources`` are (evaluation source, name) pairs.
     Returns the model (``callbacks``' after_training may replace it).
 
@@ -224,10 +225,17 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     the next round's work; when round r stops the training, round r + 1's trees are dropped
     (the model is the same as without running ahead). With callbacks it does not run ahead
     and each round's trees are fetched, so callbacks see the model of every round.
+
+    ``progress`` (dgbdt.progress.Progress) is kept up to date after every completed round; one
+    that has started resumes the training it describes: ``booster`` is then its model, the
+    loop starts at round ``progress.rounds`` with its history, callbacks and learning rate.
     """
     timers = dict.fromkeys(STAGES, 0.0)
     K = booster.n_outputs
-    prior_rounds = booster.num_boosted_rounds()
+    progress = progress if progress is not None else Progress()
+    resumed = progress.started
+    start = progress.rounds if resumed else 0
+    prior_rounds = booster.num_boosted_rounds() - start
     hist_ptrs = cuts.hist_ptrs()
     sp = SplitParams.from_params(p)
     stopper = (RoundStopper(early_stopping_rounds, metrics[-1],
@@ -236,9 +244,17 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p))
+    if resumed:
+        history.update(progress.resume_history())
+        replay(stopper, history, start)
+        callbacks = progress.callbacks if progress.callbacks is not None else callbacks
+        if progress.eta is not None:
+            spec = dataclasses.replace(spec, p=dataclasses.replace(spec.p, eta=progress.eta))
     callbacks = check_callbacks(callbacks)
-    for cb in callbacks:
-        booster = cb.before_training(booster)
+    if not resumed:
+        for cb in callbacks:
+            booster = cb.before_training(booster)
+        progress.record(0, booster, history, callbacks, spec.p.eta)
     ahead = bool(getattr(seam, "runs_ahead", False)) and not callbacks
     pending: list = []       # rounds whose scores are submitted, not yet recorded
     # running ahead, the client's wait for a round's scores overlaps the next round's work:
@@ -260,7 +276,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         return stop
 
     stopped = False
-    for r in range(rounds):
+    for r in range(start, rounds):
         epoch = prior_rounds + r
         if callbacks and any(cb.before_iteration(booster, epoch, history) for cb in callbacks):
             break
@@ -274,8 +290,10 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             booster.trees[-K:] = [t.result() if hasattr(t, "result") else t
                                   for t in booster.trees[-K:]]
         if not sources:
-            if callbacks and any(cb.after_iteration(booster, epoch, history)
-                                 for cb in callbacks):
+            stopped = bool(callbacks) and any(cb.after_iteration(booster, epoch, history)
+                                              for cb in callbacks)
+            progress.record(r + 1, booster, history, callbacks, spec.p.eta)
+            if stopped:
                 break
             continue
         # the round's GPU work is queued, not done: wait for it here, so that "evaluation"
@@ -293,11 +311,17 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
         if callbacks and any(cb.after_iteration(booster, epoch, history) for cb in callbacks):
             stopped = True
+        if not pending:      # round r's scores are recorded (running ahead: round r - 1's)
+            progress.record(r + 1, booster, history, callbacks, spec.p.eta)
+        elif r > start:
+            progress.record(r, booster, history, callbacks, spec.p.eta)
         if stopped:
             break
     t = time.perf_counter()
     while pending and not stopped:           # the last round, when running ahead
+        r_last = pending[0][0]
         stopped = record(*pending.pop(0))
+        progress.record(r_last + 1, booster, history, callbacks, spec.p.eta)
     if sources:
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
     if pending:                              # ran ahead past the stop: not part of the model

@@ -361,7 +361,7 @@ def test_evals_history(dask_client):
     params = dict(BINARY, eval_metric=["logloss", "error"])
     out = dgd.train(dask_client, params, d, ROUNDS, evals=[(d, "train"), (dv, "valid")],
                     verbose_eval=False)
-    assert set(out) == {"booster", "history", "mode"}
+    assert set(out) == {"booster", "history", "mode", "restarts"} and out["restarts"] == 0
     assert out["mode"] == ("task" if len(set(d.workers_of_parts())) == 1 else "collective")
     assert isinstance(out["booster"], dgbdt.Booster)
     hist = out["history"]

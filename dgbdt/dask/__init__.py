@@ -12,6 +12,7 @@ from .collective import CollectiveError
 from .data import DaskDataset
 from .graph import GraphModeError
 from .predict import predict
+from .recovery import RecoveryError, WorkerLostError
 from .train import train
 
 
@@ -23,4 +24,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'dgbdt.dask' has no attribute {name!r}")
 
 __all__ = ["Booster", "CollectiveError", "DaskDataset", "DaskGBDTClassifier", "DaskGBDTRegressor",
-           "GraphModeError", "predict", "train"]
+           "GraphModeError", "RecoveryError", "WorkerLostError", "predict", "train"]

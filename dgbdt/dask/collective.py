@@ -33,9 +33,9 @@ from ..fixedpoint import ExactSum
 ABORT_POLL = 0.25   # seconds between checks of the abort flag once a wait is that long
 SPIN = 0.005        # seconds of pure spinning before a wait starts to sleep between polls
 
-RECOVERY_HINT = ("Retry: the partitions lost with a worker are recomputed from lineage, in "
-                 "any mode (mode='graph' needs no connections between workers, but it also "
-                 "stops when a worker dies mid-training)")
+RECOVERY_HINT = ("The cluster is usable: fix the cause and train again (mode='graph' needs "
+                 "no connections between workers; a lost worker is recovered from by itself, "
+                 "see dgbdt.dask.train's max_restarts)")
 
 
 class CollectiveError(RuntimeError):

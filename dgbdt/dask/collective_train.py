@@ -37,6 +37,7 @@ from ..train import boost
 from .collective import (ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, SocketComm,
                          unique_id)
 from ..custom import objective_on
+from .recovery import WorkerLostError, alive_workers, later, outcome
 from .shards import concat_parts, local_shards, start_of
 from .worker import training_task
 
@@ -174,10 +175,12 @@ class _EvalScores:
 
 
 def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_parts,
-               eval_sets, early_stopping_rounds, verbose_eval, callbacks=None, obj=None):
+               eval_sets, early_stopping_rounds, verbose_eval, callbacks=None, obj=None,
+               progress=None):
     """One rank's training over ``comm`` (the body of a rank's task; the tests run it in
     threads). train_parts: this rank's Parts; eval_sets: (this rank's Parts of the set, or None
-    for the training set itself, name). Returns (booster, history), the same on every rank."""
+    for the training set itself, name). Returns (booster, history), the same on every rank.
+    ``progress`` (dgbdt.progress.Progress) is kept up to date, and resumed when started."""
     objective = get_objective(p["objective"])
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
@@ -195,7 +198,8 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
         with gpu_memory_errors(p, f"training on rank {comm.rank}"):
             booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
                             early_stopping_rounds, history,
-                            verbose_eval if comm.rank == 0 else False, callbacks)
+                            verbose_eval if comm.rank == 0 else False, callbacks,
+                            progress=progress)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     booster.timings["collectives"] = comm.seconds
@@ -274,22 +278,41 @@ def _host(address: str) -> str:
     return rest.rsplit(":", 1)[0].strip("[]")
 
 
+class Interrupted:
+    """What a rank stopped by another's failure returns: why, and its progress (cut to the
+    completed rounds, which every rank shares), from which the training can resume."""
+
+    def __init__(self, reason: str, progress):
+        self.reason, self.progress = reason, progress
+
+
 def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
                train_parts, eval_sets, early_stopping_rounds, verbose_eval, log_topic,
-               callbacks=None, obj=None):
+               callbacks=None, obj=None, progress=None):
     from distributed import get_worker
 
     from ..backend import get_backend
+    from ..progress import Progress
     flag = _Flag(f"{token}-abort")
     comm = None
+    progress = progress if progress is not None else Progress()
+    prior_rounds = booster.num_boosted_rounds() - (progress.rounds if progress.started else 0)
     try:
         with training_task(p["nthread"]), device_scope(get_backend(p["device"])), \
                 log_to_client(log_topic if rank == 0 else None):
             comm = _connect(p, rank, n_ranks, uid, token, timeout, flag)
             out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
-                             eval_sets, early_stopping_rounds, verbose_eval, callbacks, obj)
+                             eval_sets, early_stopping_rounds, verbose_eval, callbacks, obj,
+                             progress)
         comm.close()
         return out if rank == 0 else None
+    except CollectiveError as e:
+        # stopped by another rank's failure, a lost peer or the client: the rounds completed
+        # so far are every rank's, and the client may resume from them
+        flag.set(f"rank {rank} on {get_worker().address} stopped: {e}")
+        if comm is not None:
+            comm.abort()
+        return Interrupted(str(e), progress.frozen(prior_rounds) if progress.started else None)
     except BaseException as e:
         flag.set(f"rank {rank} on {get_worker().address} failed: {type(e).__name__}: {e}")
         if comm is not None:
@@ -321,11 +344,12 @@ def _by_rank(items, owners, n_ranks: int) -> list[list]:
 
 def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, workers, evals,
                      early_stopping_rounds, verbose_eval, timeout: float,
-                     log_topic: str | None = None, callbacks=None, obj=None):
+                     log_topic: str | None = None, callbacks=None, obj=None, progress=None):
     """Run the collective training over the workers holding dtrain's rows (see the module
     docstring); units: futures of dtrain's parts (or of its shards, when streamed) and the
-    worker holding each; rank 0's eval lines go to ``log_topic`` (dgbdt.callback.ClientLog).
-    Returns (booster, history)."""
+    worker holding each; rank 0's eval lines go to ``log_topic`` (dgbdt.callback.ClientLog);
+    ``progress``: where to resume (dgbdt.progress). Returns (booster, history); raises
+    WorkerLostError with the survivors' progress when a rank's worker leaves."""
     from distributed import Event, Variable
 
     # empty partitions add nothing (and a streamed one is a shard that should not travel)
@@ -344,7 +368,7 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         _rank_task, r, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds,
         dtrain.num_row, train_by_rank[r],
         [(None if by is None else by[r], name) for by, name in evals_by_rank],
-        early_stopping_rounds, verbose_eval, log_topic, callbacks, obj, workers=[w],
+        early_stopping_rounds, verbose_eval, log_topic, callbacks, obj, progress, workers=[w],
         allow_other_workers=False, pure=False, key=f"{token}-rank{r}")
         for r, w in enumerate(ranks)]
     flag, why = Event(f"{token}-abort", client=client), Variable(f"{token}-abort-reason",
@@ -366,15 +390,20 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
 
 
 def _watch(client, futures, ranks, flag, why, timeout):
-    """Wait for the ranks; on the first failure stop them all and raise a clear error."""
+    """Wait for the ranks; on the first failure stop them all and raise a clear error:
+    WorkerLostError with the survivors' progress when a rank's worker left the cluster (the
+    training can resume from it), the rank's own error when one failed."""
     while True:
         pending = [f for f in futures if f.status == "pending"]
         if pending:
             _wait(client, pending, ABORT_POLL, "FIRST_COMPLETED")
         if all(f.status == "finished" for f in futures):
-            return futures[0].result()
-        failed = [r for r, f in enumerate(futures) if f.status in ("error", "cancelled")]
-        alive = set(client.run_on_scheduler(_worker_addresses))
+            out = outcome(futures[0])
+            if out is not None and not isinstance(out, Interrupted):
+                return out
+        failed = [r for r, f in enumerate(futures) if f.status in ("error", "cancelled", "lost")
+                  or (f.status == "finished" and isinstance(outcome(f), Interrupted))]
+        alive = alive_workers(client)
         gone = [r for r, w in enumerate(ranks) if w not in alive]
         if failed or gone:
             break
@@ -388,31 +417,41 @@ def _watch(client, futures, ranks, flag, why, timeout):
     _wait(client, [f for r, f in enumerate(futures) if r not in gone],
           min(timeout, 10.0) + 2.0, "ALL_COMPLETED")
     if not gone:      # a dead peer is often first seen by a rank, as an NCCL error
-        alive = set(client.run_on_scheduler(_worker_addresses))
+        alive = alive_workers(client)
         gone = [r for r, w in enumerate(ranks) if w not in alive]
         if gone:
             reason = f"the worker of rank {gone[0]} ({ranks[gone[0]]}) left the cluster"
     for f in futures:     # the first real error, not a rank that stopped because of it
         if f.status == "error" and not isinstance(f.exception(), CollectiveError):
             f.result()
+    outs = [outcome(f) for f in futures]
+    if outs[0] is not None and not isinstance(outs[0], Interrupted):
+        return outs[0]       # rank 0 had finished the training before the loss
     if gone:
-        raise CollectiveError(f"collective training stopped: {reason}; every other rank "
-                              f"was stopped. {RECOVERY_HINT}")
+        progress = None
+        for out in outs:
+            if isinstance(out, Interrupted):
+                progress = later(progress, out.progress)
+        raise LostRankError(f"collective training stopped: {reason}; every other rank "
+                            f"was stopped", ranks[gone[0]], progress)
     for f in futures:
         if f.status == "error":
             raise CollectiveError(f"collective training stopped: {f.exception()}. "
                                   f"{RECOVERY_HINT}") from f.exception()
-    raise CollectiveError(f"collective training stopped: {reason}. {RECOVERY_HINT}")
+    stopped = [o.reason for o in outs if isinstance(o, Interrupted)]
+    raise CollectiveError(f"collective training stopped: {stopped[0] if stopped else reason}. "
+                          f"{RECOVERY_HINT}")
+
+
+class LostRankError(WorkerLostError, CollectiveError):
+    """A rank's worker left the cluster (a CollectiveError that the training recovers from)."""
 
 
 def _wait(client, futures, seconds: float, return_when: str) -> None:
     from distributed import wait
+    from distributed.client import FuturesCancelledError
     with client.as_current():
         try:
             wait(futures, timeout=seconds, return_when=return_when)
-        except TimeoutError:
+        except (TimeoutError, FuturesCancelledError):  # a cancelled rank: the caller looks
             pass
-
-
-def _worker_addresses(dask_scheduler=None):
-    return list(dask_scheduler.workers)

@@ -22,8 +22,10 @@ metrics early stopping needs (reduced by a tree-reduce of summaries over the wor
 
 Units are mutated in place by their tasks (pinned to their worker), as shards were before. A
 worker that leaves takes its unit's state with it and its pinned tasks could never run: every
-wait of the client is watched, and the training stops with ``GraphModeError`` naming the worker
-within ``WATCH`` seconds (recovery from lineage is the resilience issue's work).
+wait of the client is watched, and the attempt stops with ``GraphModeError`` naming the worker
+within ``WATCH`` seconds. Every unit keeps the trees it finished (every unit grows the same
+trees), so the error carries the survivors' model of the completed rounds and
+dgbdt.dask.train resumes from it (dgbdt.dask.recovery).
 """
 from __future__ import annotations
 
@@ -41,20 +43,14 @@ from ..custom import objective_on
 from ..objective import get_objective
 from ..seam import LocalSeam
 from .data import DaskDataset
+from .recovery import WATCH, WorkerLostError, alive_workers
 from .reduce import tree_reduce
 from .shards import local_shards
 from .worker import training_task
 
 
-WATCH = 0.5      # seconds between the client's checks that the units' workers are alive
-
-
-class GraphModeError(RuntimeError):
+class GraphModeError(WorkerLostError):
     """Graph-mode training could not go on: a worker holding a unit left the cluster."""
-
-
-def _worker_addresses(dask_scheduler=None):
-    return list(dask_scheduler.workers)
 
 
 class WorkerUnit:
@@ -63,6 +59,7 @@ class WorkerUnit:
     def __init__(self, seam: LocalSeam):
         self.seam = seam
         self.growth = None
+        self.trees: list = []       # the trees finished here, in order (the same on every unit)
         self.timers = {"gradients": 0.0, "split_evaluation": 0.0}
 
     @property
@@ -154,16 +151,22 @@ def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs)
         unit.seam.finish(g.finish_request())
         unit.timers["split_evaluation"] += g.eval_seconds
         unit.growth = None
+        tree = g.tree()
+        unit.trees.append(tree)
         grads = None
         if next_gradients is not None:
             t = time.perf_counter()
             grads = _round_gradients(unit, next_gradients)
             unit.timers["gradients"] += time.perf_counter() - t
-        return (g.tree() if want_tree else None), grads
+        return (tree if want_tree else None), grads
 
 
 def _tree_of(finished):
     return finished[0]
+
+
+def _unit_trees(unit: WorkerUnit) -> list:
+    return list(unit.trees)
 
 
 def _unit_times(unit: WorkerUnit, *after) -> dict:
@@ -258,6 +261,7 @@ class DaskSeam:
         self.client, self.fan_in, self.nthread = client, fan_in, nthread
         self.workers = list(units)
         self.units = [units[w] for w in self.workers]
+        self.watched = set(self.workers)  # workers whose loss stops the training (eval sets')
         self.n_rows, self.max_depth = int(n_rows), int(max_depth)
         self.last = list(self.units)      # each unit's latest task: keeps per-unit order
         self.token = uuid.uuid4().hex[:8]
@@ -277,17 +281,40 @@ class DaskSeam:
                     return
                 except TimeoutError:
                     pass
-            alive = set(self.client.run_on_scheduler(_worker_addresses))
-            gone = [(i, w) for i, w in enumerate(self.workers) if w not in alive]
+            alive = alive_workers(self.client)
+            gone = sorted(w for w in self.watched if w not in alive)
             if gone:
                 # no cancel: the tasks go when their futures are released, and cancelling the
                 # units also cancelled the recomputation of lost partitions (seen in the fault test)
-                i, w = gone[0]
+                w = gone[0]
+                what = (f"the worker of unit {self.workers.index(w)} ({w})"
+                        if w in self.workers else f"the worker {w} holding eval rows")
                 raise GraphModeError(
-                    f"graph-mode training stopped: the worker of unit {i} ({w}) left the "
-                    "cluster, and its rows' training state with it (recovery from lineage is "
-                    "not built yet). Retry: the partitions lost with a worker are recomputed "
-                    "from lineage, so the same DaskDataset trains again in any mode")
+                    f"graph-mode training stopped: {what} left the cluster, and its training "
+                    "state with it", w)
+
+    def survivors_trees(self) -> list | None:
+        """The trees finished so far, from a unit whose worker is still here (None if none
+        is): every unit grows the same trees, so any survivor has the whole model."""
+        from distributed import wait
+        alive = alive_workers(self.client)
+        for i, w in enumerate(self.workers):
+            if w not in alive:
+                continue
+            fut = self.client.submit(_unit_trees, self.units[i], workers=[w],
+                                     allow_other_workers=False, pure=False)
+            with self.client.as_current():
+                try:
+                    wait([fut], timeout=10 * WATCH)
+                except TimeoutError:
+                    continue
+            if fut.status == "finished":
+                return fut.result()
+        return None
+
+    def release(self) -> None:
+        """Drop every future of the training (the units' memory goes with them)."""
+        self.units, self.last, self.grads = [], [], None
 
     def result(self, futures):
         """The futures' results (a list for a list), waited for under watch."""
@@ -383,6 +410,7 @@ class DatasetEval:
         self.scale = weight_scale(d.max_weight, d.num_row)
         groups = by_worker(d.persisted_parts(), d.workers_of_parts())
         self.workers = list(groups)
+        seam.watched.update(self.workers)     # its tasks are pinned there too
         self.parts = [client.submit(_eval_part, base, *groups[w], workers=[w],
                                     allow_other_workers=False, pure=False)
                       for w in self.workers]

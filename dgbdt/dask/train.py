@@ -15,6 +15,7 @@ model, byte for byte, for any number of workers or partitions.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 import uuid
@@ -31,11 +32,14 @@ from ..metric import get_metric
 from ..objective import get_objective
 from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
+from ..progress import Progress
 from ..seam import LocalSeam
 from ..train import boost, resolve_prior
 from .data import DaskDataset, workers_of
-from .graph import DaskSeam, TrainEval, by_worker, make_unit
+from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
 from .graph import DatasetEval as GraphDatasetEval
+from .recovery import (RecoveryError, WorkerLostError, later, wait_for_partitions,
+                       watched_result)
 from .shards import local_shards, make_shard
 from .worker import training_task
 
@@ -65,14 +69,14 @@ def _concat_dataset(parts) -> Dataset:
 
 
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                   verbose_eval, log_topic, callbacks=None, obj=None):
+                   verbose_eval, log_topic, callbacks=None, obj=None, progress=None):
     with training_task(p["nthread"]), log_to_client(log_topic):
         return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
-                           early_stopping_rounds, verbose_eval, callbacks, obj)
+                           early_stopping_rounds, verbose_eval, callbacks, obj, progress)
 
 
 def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                verbose_eval, callbacks=None, obj=None):
+                verbose_eval, callbacks=None, obj=None, progress=None):
     metrics = [get_metric(m) for m in
                (p["eval_metric"] or [get_objective(p["objective"]).default_metric])]
     max_nodes = 2 ** (p["max_depth"] + 1)
@@ -96,7 +100,8 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
         history: dict = {}
         with gpu_memory_errors(p, "training on this worker"):
             booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                            early_stopping_rounds, history, verbose_eval, callbacks)
+                            early_stopping_rounds, history, verbose_eval, callbacks,
+                            progress=progress)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     return booster, history
@@ -145,20 +150,19 @@ def _nccl_everywhere(client, workers) -> bool:
 def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int = 10,
           evals=None, early_stopping_rounds: int | None = None, callbacks=None,
           verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto",
-          collective_timeout: float = 300.0, xgb_model=None, obj=None) -> dict:
+          collective_timeout: float = 300.0, xgb_model=None, obj=None, max_restarts: int = 3,
+          recovery_timeout: float = 300.0) -> dict:
     """Train on a DaskDataset; returns {"booster": Booster, "history": {name: {metric: [...]}}}.
 
     Same parameters and semantics as dgbdt.train (and xgboost.dask.train). ``fan_in``: inputs
     per merge task of the histogram tree-reduce. ``mode`` says how the workers' histograms meet;
     every mode gives the same model, byte for byte:
 
-    * "graph": a tree-reduce over the task graph, a few task hops per level; runs anywhere
-      (a worker lost mid-training still stops it with Dask's error; its partitions are
-      recomputed from lineage for the next training);
+    * "graph": a tree-reduce over the task graph, one task hop per level; runs anywhere;
     * "task": the whole training in one task, when every partition lives on one worker;
     * "nccl": one long task per GPU worker, histograms all-reduced with NCCL
-      (dgbdt.dask.collective_train); the fastest on several GPUs, but a lost worker ends the
-      training with an error (within ``collective_timeout`` seconds at most) instead of a hang;
+      (dgbdt.dask.collective_train); the fastest on several GPUs (a rank that fails or hangs
+      stops every rank within ``collective_timeout`` seconds at most, never a hang);
     * "collective": the same on any workers: NCCL between GPU workers, TCP (a star through
       the first worker) between CPU workers;
     * "auto": the fastest mode that works here: "task" when all partitions live on one
@@ -171,6 +175,14 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     where the boosting loop runs: here in graph mode, inside the training on the workers in the
     task and collective modes (see dgbdt.callback). ``obj``: a custom objective
     (dgbdt.custom), run on each worker over the rows it holds.
+
+    A worker lost during the training costs a restart, not the training
+    (dgbdt.dask.recovery): the lost partitions are recomputed from lineage and the training
+    resumes, on the workers left or a replacement, from the last round the survivors completed
+    (the one-task mode: from its start), up to ``max_restarts`` times; the model is the one an
+    undisturbed training gives, byte for byte. ``recovery_timeout``: the seconds to wait for
+    the lost partitions' recomputation. The restarts made are returned as ``out["restarts"]``
+    and logged (WARNING). RecoveryError ends a training that cannot be resumed.
     """
     from distributed import default_client
 
@@ -190,10 +202,12 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         else "cuda"
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
-    if isinstance(collective_timeout, bool) or not isinstance(
-            collective_timeout, (int, float)) or not collective_timeout > 0:
-        raise ValueError(f"collective_timeout must be a number of seconds > 0; got "
-                         f"{collective_timeout!r}")
+    for name, value in (("collective_timeout", collective_timeout),
+                        ("recovery_timeout", recovery_timeout)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"{name} must be a number of seconds > 0; got {value!r}")
+    if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
+        raise ValueError(f"max_restarts must be an integer >= 0; got {max_restarts!r}")
     evals = list(evals or [])
     for item in evals:
         if not (isinstance(item, (tuple, list)) and len(item) == 2
@@ -234,9 +248,45 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                                          num_class)
         booster = Booster(objective.name, num_class, intercept, dtrain.num_col,
                           dtrain.feature_names)
+    progress = Progress()
+    restarts = 0
+    offsets = np.concatenate([[0], np.cumsum(dtrain.part_rows)[:-1]])
+    while True:
+        try:
+            # a copy: the attempt's own loop updates it (in graph mode its trees are futures)
+            out = _attempt(client, p, cuts, booster, prior, offsets, objective, metrics,
+                           int(num_boost_round), dtrain, evals, early_stopping_rounds,
+                           callbacks, verbose_eval, fan_in, mode, float(collective_timeout),
+                           obj, dataclasses.replace(progress), t0, recovering=restarts > 0)
+            out["restarts"] = restarts
+            return out
+        except WorkerLostError as e:
+            lost, why = e.progress, str(e)
+        restarts += 1
+        if restarts > max_restarts:
+            raise RecoveryError(f"{why}; gave up after {max_restarts} restart"
+                                f"{'' if max_restarts == 1 else 's'} (max_restarts="
+                                f"{max_restarts})") from None
+        progress = later(progress, lost)
+        logger.warning("dgbdt.dask.train: %s; restart %d of at most %d, from round %d",
+                       why, restarts, max_restarts, progress.rounds if progress.started else 0)
+        wait_for_partitions(client, [dtrain] + [d for d, _ in evals], float(recovery_timeout))
+
+
+def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_boost_round,
+             dtrain, evals, early_stopping_rounds, callbacks, verbose_eval, fan_in, mode,
+             collective_timeout, obj, progress, t0, recovering: bool) -> dict:
+    """One attempt at the training, resuming from ``progress`` when it has started (a worker
+    was lost before: dgbdt.dask.recovery). Raises WorkerLostError when one is lost now."""
+    if progress.started:           # resume: the model so far is the start of every margin
+        booster = progress.booster.snapshot()
+        if "_next_eta" in progress.booster.__dict__:
+            booster._next_eta = progress.booster._next_eta
+        prior = booster
+    else:       # graph mode appends to the booster's trees: an attempt's own list
+        booster = booster.snapshot()
     # where every partition's margins start: the intercept, or the prior model's margins
-    base = MarginStart(booster.base_margin, prior,
-                       np.concatenate([[0], np.cumsum(dtrain.part_rows)[:-1]]))
+    base = MarginStart(booster.base_margin, prior, offsets)
     max_nodes = 2 ** (p["max_depth"] + 1)
     if dtrain.persisted:
         units, shards = dtrain.parts, None
@@ -264,20 +314,21 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             booster, history = train_collective(
                 client, p, cuts.result(), base, booster, int(num_boost_round), dtrain, units,
                 workers, evals, early_stopping_rounds, verbose_eval, float(collective_timeout),
-                log and log.topic, callbacks, obj)
+                log and log.topic, callbacks, obj, progress)
         return {"booster": booster, "history": history, "mode": mode}
     if mode == "task":
-        if not one_worker:
+        if not one_worker and not recovering:   # after a loss, Dask moves the parts there
             raise ValueError("mode='task' needs every partition on one worker")
         eval_sets = [(None if d is dtrain else d.persisted_parts(), name) for d, name in evals]
         log = _client_log(client, evals and verbose_eval)
         fut = client.submit(_train_in_task, p, cuts, base, booster, int(num_boost_round),
                             units, eval_sets, early_stopping_rounds, verbose_eval,
-                            log and log.topic, callbacks, obj, workers=[workers[0]],
+                            log and log.topic, callbacks, obj, progress, workers=[workers[0]],
                             allow_other_workers=False, pure=False,
                             key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
         with _closing(log):
-            booster, history = fut.result()
+            # the progress lives on that worker: its loss restarts from ``progress``
+            booster, history = watched_result(client, fut, workers[0], "the one-task training")
         return {"booster": booster, "history": history, "mode": mode}
     # graph mode: one unit per worker holding training rows (its partitions joined into one
     # shard, or its streamed shards), built there; empty partitions add nothing
@@ -293,8 +344,21 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     sources = [(TrainEval(seam, d) if d is dtrain else GraphDatasetEval(seam, d, base, fan_in),
                 name) for d, name in evals]
     history: dict = {}
-    booster = boost(p, seam, cuts.result(), booster, objective, metrics, int(num_boost_round),
-                    sources, early_stopping_rounds, history, verbose_eval, callbacks)
-    booster.trees = seam.result(booster.trees)       # futures until now (dgbdt.dask.graph)
+    prior_rounds = booster.num_boosted_rounds() - (progress.rounds if progress.started else 0)
+    n_prior = prior_rounds * booster.n_outputs
+    try:
+        booster = boost(p, seam, cuts.result(), booster, objective, metrics,
+                        int(num_boost_round), sources, early_stopping_rounds, history,
+                        verbose_eval, callbacks, progress=progress)
+        booster.trees = seam.result(booster.trees)       # futures until now (dgbdt.dask.graph)
+    except GraphModeError as e:
+        # every unit grew the same trees: a survivor's are the model so far
+        lost = None
+        if progress.started:
+            trees = seam.survivors_trees()
+            if trees is not None:
+                lost = progress.frozen(prior_rounds, progress.booster.trees[:n_prior] + trees)
+        seam.release()
+        raise GraphModeError(str(e), e.worker, lost) from None
     booster.timings["quantize"] = quantize_seconds
     return {"booster": booster, "history": history, "mode": mode}
