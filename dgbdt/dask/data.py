@@ -221,8 +221,13 @@ class DaskDataset:
         # the parts' graph, computed again (read, checked) where a pass needs them and released
         self.parts = self.client.compute(parts) if persist else parts
         futs = self.map_parts(part_stats)
-        # in partition order, so a bad input reports its first bad partition every time
-        stats = [f.result() for f in futs]
+        try:
+            # in partition order, so a bad input reports its first bad partition every time
+            stats = [f.result() for f in futs]
+        except BaseException:
+            # the other partitions' work would go on in the background: stop it
+            self.client.cancel(list(futs) + (list(self.parts) if persist else []))
+            raise
         self.part_rows = [s[0] for s in stats]
         self.num_row = int(sum(self.part_rows))
         if self.num_row == 0:

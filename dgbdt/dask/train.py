@@ -242,8 +242,12 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if p["base_score"] is not None:
             intercept = objective.base_score_to_margin(p["base_score"], num_class)
         else:
-            stats = [s for s in client.gather(dtrain.map_parts(_label_stats, objective.name,
-                                                               num_class)) if s is not None]
+            futs = dtrain.map_parts(_label_stats, objective.name, num_class)
+            try:
+                stats = [s for s in client.gather(futs) if s is not None]
+            except BaseException:
+                client.cancel(futs)       # a bad label: the other partitions' checks stop
+                raise
             intercept = objective.base_margin_from_stats([sum(c) for c in zip(*stats)],
                                                          num_class)
         booster = Booster(objective.name, num_class, intercept, dtrain.num_col,
