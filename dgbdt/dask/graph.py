@@ -43,7 +43,7 @@ from ..custom import objective_on
 from ..objective import get_objective
 from ..seam import LocalSeam
 from .data import DaskDataset
-from .recovery import WATCH, WorkerLostError, alive_workers
+from .recovery import WATCH, WorkerLostError, alive_workers, watched_wait
 from .reduce import tree_reduce
 from .shards import local_shards
 from .worker import training_task
@@ -270,28 +270,18 @@ class DaskSeam:
         self.grads = None                 # futures holding each unit's gradient maxima
 
     def wait(self, futures) -> None:
-        """Wait for the futures, checking every WATCH seconds that every unit's worker is still
-        in the cluster (a lost unit's pinned tasks would wait for ever)."""
-        from distributed import Future, wait
+        """Wait for the futures, checking every WATCH seconds that every unit's worker (and
+        eval part's) is still in the cluster (a lost unit's pinned tasks would wait for ever).
+        No cancel on a loss: the tasks go when their futures are released, and cancelling the
+        units also cancelled the recomputation of lost partitions (seen in the fault test)."""
+        from distributed import Future
         futures = [f for f in futures if isinstance(f, Future)]   # resolved ones are done
-        while True:
-            with self.client.as_current():
-                try:
-                    wait(futures, timeout=WATCH)
-                    return
-                except TimeoutError:
-                    pass
-            alive = alive_workers(self.client)
-            gone = sorted(w for w in self.watched if w not in alive)
-            if gone:
-                # no cancel: the tasks go when their futures are released, and cancelling the
-                # units also cancelled the recomputation of lost partitions (seen in the fault test)
-                w = gone[0]
-                what = (f"the worker of unit {self.workers.index(w)} ({w})"
-                        if w in self.workers else f"the worker {w} holding eval rows")
-                raise GraphModeError(
-                    f"graph-mode training stopped: {what} left the cluster, and its training "
-                    "state with it", w)
+        w = watched_wait(self.client, futures, self.watched)
+        if w is not None:
+            what = (f"the worker of unit {self.workers.index(w)} ({w})"
+                    if w in self.workers else f"the worker {w} holding eval rows")
+            raise GraphModeError(f"graph-mode training stopped: {what} left the cluster, and "
+                                 "its training state with it", w)
 
     def survivors_trees(self) -> list | None:
         """The trees finished so far, from a unit whose worker is still here (None if none

@@ -53,19 +53,29 @@ def _worker_addresses(dask_scheduler=None):
     return list(dask_scheduler.workers)
 
 
-def watched_result(client, future, worker: str, what: str):
-    """The future's result, checking every WATCH seconds that ``worker`` (where it must run)
-    is still in the cluster: a task pinned to a lost worker would wait for ever."""
+def watched_wait(client, futures, workers) -> str | None:
+    """Wait for the futures, checking every WATCH seconds that the ``workers`` (where their
+    tasks must run) are still in the cluster: a task pinned to a lost worker would wait for
+    ever. Returns None when the futures are done, else the first worker found gone."""
     from distributed import wait
     while True:
         with client.as_current():
             try:
-                wait([future], timeout=WATCH)
-                return future.result()
+                wait(futures, timeout=WATCH)
+                return None
             except TimeoutError:
                 pass
-        if worker not in alive_workers(client):
-            raise WorkerLostError(f"{what}: its worker {worker} left the cluster", worker)
+        alive = alive_workers(client)
+        gone = sorted(w for w in workers if w not in alive)
+        if gone:
+            return gone[0]
+
+
+def watched_result(client, future, worker: str, what: str):
+    """The future's result, waited for under watch of its ``worker`` (watched_wait)."""
+    if watched_wait(client, [future], [worker]) is not None:
+        raise WorkerLostError(f"{what}: its worker {worker} left the cluster", worker)
+    return future.result()
 
 
 def outcome(future):
