@@ -24,7 +24,9 @@ from ..arrays import sync_timers
 _DIR = Path(__file__).parent / "cuda"
 _OPTIONS = ("--std=c++17", "--fmad=false")
 BLOCK = 256
-HIST_BLOCK = 512
+HIST_BLOCK = 1024    # build_histograms (measured: 1.08 ms vs 1.26 ms at 512 on 10M x 28)
+GLOBAL_HIST_BLOCK = 512
+HIST_SLOT_BYTES = 24  # six 32-bit words per histogram slot (three pieces of g and of h)
 RING = 64            # pinned staging slots for small host-to-device copies
 RING_SLOT = 64 * 1024
 HIST_SMEM = 48 * 1024
@@ -74,6 +76,8 @@ class CudaBackend:
         self.n_sm = int(attrs["MultiProcessorCount"])
         self.smem_optin = int(attrs.get("MaxSharedMemoryPerBlockOptin",
                                         attrs["MaxSharedMemoryPerBlock"]))
+        self.smem_per_sm = int(attrs.get("MaxSharedMemoryPerMultiprocessor", self.smem_optin))
+        self.threads_per_sm = int(attrs.get("MaxThreadsPerMultiProcessor", 2048))
         self._ring = None
         self._ring_pos = 0
         self._ring_events: list = [None] * RING
@@ -147,7 +151,7 @@ class CudaBackend:
         hp = np.asarray(hist_ptrs, dtype=np.int64)
         slots = np.diff(hp)
         budget = hist_shared_budget(self.smem_optin)
-        cap = budget // 16
+        cap = budget // HIST_SLOT_BYTES
         groups, use_shared = [0], True
         if slots.size and slots.max() > cap:
             use_shared = False       # a feature's bins exceed shared memory: global atomics
@@ -162,10 +166,13 @@ class CudaBackend:
         g = np.asarray(groups, dtype=np.int32)
         gslots = [int(hp[b] - hp[a]) for a, b in zip(g[:-1], g[1:])]
         nfg = int(np.diff(g).max()) if g.size > 1 else 0
-        smem = 16 * max(gslots, default=0) + 4 * (nfg + 1)
+        smem = HIST_SLOT_BYTES * max(gslots, default=0) + 4 * (nfg + 1)
+        # one wave of resident blocks: as many per SM as threads and shared memory allow
+        per_sm = max(1, min(self.threads_per_sm // HIST_BLOCK,
+                            self.smem_per_sm // (smem + 1024)))
         st = {"key": hist_ptrs.tobytes(), "hist_ptrs": cp.asarray(hp), "groups": cp.asarray(g),
               "n_groups": len(g) - 1, "smem": smem, "shared": use_shared,
-              "n_slots": int(hp[-1])}
+              "n_slots": int(hp[-1]), "blocks": self.n_sm * per_sm}
         if use_shared and smem > 48 * 1024:
             kernel("tree", "build_histograms").max_dynamic_shared_size_bytes = smem
         shard._cuda_static = st
@@ -191,12 +198,19 @@ class CudaBackend:
         return mx[0], mx[1]
 
     def start_tree(self, shard, k: int, scale_g: float, scale_h: float) -> None:
+        """Fixed-point gradients of class k, rows in order, and the tree's largest |q| (which
+        sets the histogram kernel's pieces, cuda/tree.cu), all without a host wait."""
         n = shard.n_rows
+        qmax = getattr(shard, "_qmax", None)
+        if qmax is None:
+            qmax = shard._qmax = self.xp.zeros(1, dtype=self.xp.uint64)
+        else:
+            qmax.data.memset_async(0, 8)
         if n:
             kernel("tree", "start_tree")(
                 (_grid(n, cap=self.n_sm * 16),), (BLOCK,),
                 (shard.g, shard.h, _i32(shard.g.shape[1]), _i32(k), np.float64(scale_g),
-                 np.float64(scale_h), _i64(n), shard.grad, shard.rows))
+                 np.float64(scale_h), _i64(n), shard.grad, shard.rows, qmax))
         shard.begin[0] = 0
         shard.end[0] = n
 
@@ -224,15 +238,15 @@ class CudaBackend:
             tile_ptr = self._tile_ptr(shard, nodes_d, m, HIST_TILE)
             G = st["n_groups"]
             kernel("tree", "build_histograms")(
-                (max(1, math.ceil(self.n_sm * 4 / G)), 1, G), (HIST_BLOCK,),
+                (max(1, math.ceil(st["blocks"] / G)), 1, G), (HIST_BLOCK,),
                 (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), st["hist_ptrs"],
                  shard.rows, shard.grad, shard.begin, shard.end, nodes_d, tile_ptr, _i32(m),
-                 _i32(HIST_TILE), st["groups"], _i32(st["n_slots"]), out),
+                 _i32(HIST_TILE), st["groups"], _i32(st["n_slots"]), shard._qmax, out),
                 shared_mem=st["smem"])
         else:
             bpn = max(1, math.ceil(self.n_sm * 4 / m))
             kernel("tree", "build_histograms_global")(
-                (bpn, m), (HIST_BLOCK,),
+                (bpn, m), (GLOBAL_HIST_BLOCK,),
                 (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), st["hist_ptrs"],
                  shard.rows, shard.grad, shard.begin, shard.end, nodes_d, _i32(st["n_slots"]),
                  out))
@@ -395,9 +409,11 @@ class CudaBackend:
 
 
 def hist_shared_budget(optin: int) -> int:
-    """Shared memory a histogram block may use (DGBDT_HIST_SMEM overrides): 48 KiB measured
-    faster than one whole-histogram block per SM (115 KB for 28 x 257 slots) on an H100: more
-    resident blocks hide the latency of the atomics better than fewer passes over the rows."""
+    """Shared memory a histogram block may use (DGBDT_HIST_SMEM overrides). 48 KiB (four groups
+    of 28 x 257 slots at 24 bytes) measured faster on an H100 than 100 KiB (two groups) or one
+    whole-histogram block of 173 KB per SM, at the root and at deep levels alike
+    (benchmarks/lab/hist_lab.py): two resident 1024-thread blocks per SM hide the atomics'
+    latency better than fewer passes over the rows save."""
     env = os.environ.get("DGBDT_HIST_SMEM")
     return min(int(env), optin - 1024) if env else HIST_SMEM
 

@@ -70,7 +70,7 @@ def test_quantize_pack_equals_cpu(n, nf, max_bin):
     np.testing.assert_array_equal(unpack(host).astype(np.int64), sym.astype(np.int64))
 
 
-def _shards(X, max_bin, seed=0):
+def _shards(X, max_bin, seed=0, scale=2.0 ** 40, zero=False):
     cuts = cuts_from_summaries(summarize(X, None, 4096), max_bin)
     page = pack(quantize(X, cuts))
     n = X.shape[0]
@@ -83,9 +83,11 @@ def _shards(X, max_bin, seed=0):
         out.append(Shard(pg, cuts.n_bins(), y, None, np.zeros((n, 1)), 64, be))
     g = rng.standard_normal((n, 1))
     h = rng.random((n, 1)) + 0.1
+    if zero:
+        g, h = g * 0, h * 0
     for s in out:
         s.g, s.h = s.be.asarray(g), s.be.asarray(h)
-        s.start_tree(0, 2.0 ** 40, 2.0 ** 40)
+        s.start_tree(0, scale, scale)
     return cuts, out
 
 
@@ -129,6 +131,28 @@ def test_histogram_ten_million_rows():
     hp = cuts.hist_ptrs()
     np.testing.assert_array_equal(c.histograms(np.array([0]), hp),
                                   cp.asnumpy(g.histograms(np.array([0]), hp)))
+
+
+@pytest.mark.parametrize("scale,zero", [(2.0 ** 59, False), (2.0 ** 50, False),
+                                        (2.0 ** 20, False), (1.0, True)])
+def test_histogram_pieces_at_every_magnitude(scale, zero):
+    """build_histograms cuts each int64 summand into three pieces whose 32-bit sums are flushed
+    before they can overflow (cuda/tree.cu): at 2**59 (|q| near 2**61, a flush every 2048-row
+    tile), 2**50, 2**20 and all-zero gradients the sums equal the CPU kernel's exactly, at the
+    root (one node of 50k rows: many flushes inside a node) and after a split."""
+    X = _data(50_000, 6, seed=11)
+    cuts, (c, g) = _shards(X, 256, seed=5, scale=scale, zero=zero)
+    qmax = int(cp.asnumpy(g._qmax)[0])
+    assert qmax == int(np.abs(c.grad).max())
+    hp = cuts.hist_ptrs()
+    np.testing.assert_array_equal(c.histograms(np.array([0]), hp),
+                                  cp.asnumpy(g.histograms(np.array([0]), hp)))
+    split = SplitBatch(node=np.array([0]), feature=np.array([2]), split_bin=np.array([100]),
+                       default_left=np.array([False]), left=np.array([1]), right=np.array([2]))
+    for s in (c, g):
+        s.apply_splits(split)
+    kids = np.array([1, 2])
+    np.testing.assert_array_equal(c.histograms(kids, hp), cp.asnumpy(g.histograms(kids, hp)))
 
 
 @pytest.mark.parametrize("seed", range(6))
