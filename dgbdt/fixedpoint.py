@@ -67,28 +67,35 @@ class ExactSum:
         """The exact sum of a host (numpy) or device (cupy) array's values; a device array is
         reduced on its GPU and only 2 x 2100 per-exponent partial sums come back."""
         xp = _module(x)
-        x = xp.asarray(x, dtype=xp.float64).reshape(-1)
+        x = xp.ascontiguousarray(xp.asarray(x, dtype=xp.float64).reshape(-1))
         total = 0
         for a in range(0, x.shape[0], cls._CHUNK):
-            c = x[a:a + cls._CHUNK]
-            m, e = xp.frexp(c)
-            finite = xp.isfinite(c)
-            m = xp.where(finite, m, 0.0)
-            mant = xp.abs(xp.ldexp(m, 53)).astype(xp.int64)
-            sign = xp.where(m < 0, -1.0, 1.0)
-            idx = (e + cls._EXP_OFFSET).astype(xp.int64) * finite
-            hi = xp.bincount(idx, weights=sign * (mant >> 26), minlength=cls._N_EXP)
-            lo = xp.bincount(idx, weights=sign * (mant & ((1 << 26) - 1)), minlength=cls._N_EXP)
-            bad = (~finite).any().astype(xp.float64)[None]
-            got = xp.concatenate([hi, lo, bad])          # one copy back from a GPU
-            got = got.get() if hasattr(got, "get") else got
-            if got[-1]:
+            hi, lo, bad = cls._bins(x[a:a + cls._CHUNK], xp)
+            if bad:
                 raise ValueError("cannot sum non-finite values exactly")
-            hi, lo = got[:cls._N_EXP], got[cls._N_EXP:2 * cls._N_EXP]
             for j in np.flatnonzero((hi != 0) | (lo != 0)):
                 units = (int(hi[j]) << 26) + int(lo[j])
                 total += units << (int(j) - cls._EXP_OFFSET - 53 + cls._SHIFT)
         return cls(total)
+
+    @classmethod
+    def _bins(cls, c, xp):
+        """(hi, lo, bad): per-exponent sums of the high and low 26 mantissa bits of chunk c (at
+        most _CHUNK values, so every sum is an integer below 2**52, exact in any order) and
+        whether a value was not finite; host arrays. A GPU chunk is reduced by one kernel
+        (dgbdt.kernels.gpu.exact_sum_bins) that sends 2 x 2100 int64 back."""
+        if xp is not np:
+            from .kernels.gpu import exact_sum_bins
+            return exact_sum_bins(c)
+        m, e = np.frexp(c)
+        finite = np.isfinite(c)
+        m = np.where(finite, m, 0.0)
+        mant = np.abs(np.ldexp(m, 53)).astype(np.int64)
+        sign = np.where(m < 0, -1.0, 1.0)
+        idx = (e + cls._EXP_OFFSET).astype(np.int64) * finite
+        hi = np.bincount(idx, weights=sign * (mant >> 26), minlength=cls._N_EXP)
+        lo = np.bincount(idx, weights=sign * (mant & ((1 << 26) - 1)), minlength=cls._N_EXP)
+        return hi, lo, bool((~finite).any())
 
     def __add__(self, other: "ExactSum") -> "ExactSum":
         if isinstance(other, int) and other == 0:  # sum()'s start value

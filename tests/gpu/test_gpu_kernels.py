@@ -192,3 +192,31 @@ def test_sketch_device_in_feature_chunks(monkeypatch):
     X = _data(3000, 9, seed=11)
     monkeypatch.setattr(sd, "CHUNK_VALUES", 3000 * 2)
     assert summarize(X, None, 64).equals(summarize_device(cp.asarray(X), None, 64))
+
+
+@pytest.mark.parametrize("kind", ["labels", "mixed", "tiny", "signed_big"])
+def test_exact_sum_device_equals_host(kind):
+    """ExactSum.of on a GPU (one kernel, cuda/data.cu: exact_sum_bins) is the host's sum, unit
+    for unit: 0/1 labels (two exponents, no atomics per element), values over many exponents
+    with zeros and negatives, subnormals, and huge values of both signs."""
+    from dgbdt.fixedpoint import ExactSum
+    rng = np.random.default_rng(7)
+    n = 3_000_001
+    x = {"labels": (rng.random(n) < 0.3).astype(np.float64),
+         "mixed": rng.standard_normal(n) * np.exp2(rng.integers(-60, 60, n)),
+         "tiny": rng.standard_normal(n) * 5e-324 * rng.integers(0, 1000, n),
+         "signed_big": rng.standard_normal(n) * 1e300}[kind]
+    x[::17] = 0.0
+    assert ExactSum.of(cp.asarray(x)) == ExactSum.of(x)
+    assert ExactSum.of(cp.asarray(x[:5])) == ExactSum.of(x[:5])
+    assert ExactSum.of(cp.zeros(0)) == ExactSum.of(np.zeros(0))
+    bad = cp.asarray(x)
+    bad[12345] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        ExactSum.of(bad)
+
+
+@pytest.mark.parametrize("shape", [(1, 9_000_000), (28, 300_001), (3, 1), (70_000, 3), (0, 5)])
+def test_count_rows_equals_numpy(shape):
+    m = np.random.default_rng(1).random(shape) < 0.1
+    np.testing.assert_array_equal(cp.asnumpy(gpu.count_rows(cp.asarray(m))), m.sum(axis=1))
