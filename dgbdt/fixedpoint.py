@@ -83,10 +83,17 @@ class ExactSum:
         """(hi, lo, bad): per-exponent sums of the high and low 26 mantissa bits of chunk c (at
         most _CHUNK values, so every sum is an integer below 2**52, exact in any order) and
         whether a value was not finite; host arrays. A GPU chunk is reduced by one kernel
-        (dgbdt.kernels.gpu.exact_sum_bins) that sends 2 x 2100 int64 back."""
+        (dgbdt.kernels.gpu.exact_sum_bins) that sends 2 x 2100 int64 back, a host chunk by a
+        numba loop (dgbdt.kernels.cpu_sum); ``_bins_numpy`` is their specification."""
         if xp is not np:
             from .kernels.gpu import exact_sum_bins
             return exact_sum_bins(c)
+        from .kernels.cpu_sum import exact_sum_bins
+        return exact_sum_bins(c)
+
+    @classmethod
+    def _bins_numpy(cls, c):
+        """``_bins`` in numpy operations (the kernels' specification, used by the tests)."""
         m, e = np.frexp(c)
         finite = np.isfinite(c)
         m = np.where(finite, m, 0.0)
