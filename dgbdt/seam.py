@@ -18,7 +18,7 @@ from .backend import array_module
 from .data.page_stream import PageStream
 from .fixedpoint import scale_for
 from .shard import Shard
-from .tree import device_grower
+from .tree import device_grower, tree_graph
 from .tree.grower import grow_tree
 
 GROWTH = ("auto", "host", "device")
@@ -77,6 +77,7 @@ class LocalSeam:
         self.stream = (PageStream.for_backend(self.shards[0].be, slots)
                        if any(s.page.streamed for s in self.shards) else None)
         self._tables = None      # (spec, DeviceTables) of the training, for device growth
+        self._graphs = None      # dgbdt.tree.tree_graph.TreeGraphs, made at the first round
 
     def start_tree(self, spec, k: int, scale_g: float, scale_h: float, epoch: int = 0):
         """A new tree's growth state: on the device (no host wait inside the tree) for GPU
@@ -112,10 +113,27 @@ class LocalSeam:
             for s in self.shards:
                 spec.sampling.apply_rows(s, epoch)
         timers["gradients"] += time.perf_counter() - t
-        return [grow_tree(self, self.start_tree(spec, k, scale_for(max_g[k], self.n_rows),
-                                                scale_for(max_h[k], self.n_rows), epoch),
-                          timers)
-                for k in range(K)]
+        graphs = self._tree_graphs()
+        trees = []
+        for k in range(K):
+            sg, sh = scale_for(max_g[k], self.n_rows), scale_for(max_h[k], self.n_rows)
+            if graphs is not None:
+                trees.append(graphs.grow(spec, k, sg, sh, epoch, timers))
+            else:
+                trees.append(grow_tree(self, self.start_tree(spec, k, sg, sh, epoch), timers))
+        return trees
+
+    #: whether trees may be replayed as CUDA graphs here (dgbdt.tree.tree_graph); seams whose
+    #: levels do more than run the shards' kernels (collective all-reduces) say no
+    graph_trees = True
+
+    def _tree_graphs(self):
+        """The training's TreeGraphs when its trees may be CUDA graphs: GPU shards, in core."""
+        if self._graphs is None:
+            ok = (self.graph_trees and self.shards[0].be.name == "cuda" and self.stream is None
+                  and tree_graph.enabled())
+            self._graphs = tree_graph.TreeGraphs(self) if ok else False
+        return self._graphs or None
 
     def level(self, request):
         total = None

@@ -75,9 +75,10 @@ class Shard:
             self.g, self.h = self.be.xp.empty_like(self.margin), self.be.xp.empty_like(self.margin)
         return self.be.gradients(objective, self.margin, self.label, self.weight, self.g, self.h)
 
-    def start_tree(self, k: int, scale_g: float, scale_h: float) -> None:
-        """Fixed-point gradients of class k; every row back in the root's segment."""
-        self.be.start_tree(self, k, scale_g, scale_h)
+    def start_tree(self, k: int, scale_g: float, scale_h: float, consts=None) -> None:
+        """Fixed-point gradients of class k; every row back in the root's segment
+        (``consts``: the tree's constants on the device, dgbdt.kernels.gpu.tree_consts)."""
+        self.be.start_tree(self, k, scale_g, scale_h, consts)
 
     def level_step(self, req, hist_ptrs: np.ndarray):
         """One level of a tree (dgbdt.tree.grower.LevelRequest) on this shard.

@@ -50,6 +50,8 @@ class CollectiveSeam(LocalSeam):
     ``n_rows`` is the global row count (it sets the fixed-point scale, as in every mode).
     """
 
+    graph_trees = False     # each level's all-reduce is watched from the host (abort, timeout)
+
     def __init__(self, shards, hist_ptrs, comm, n_rows: int, slots: int = 2):
         super().__init__(shards, hist_ptrs, slots)
         self.comm, self.n_rows = comm, int(n_rows)

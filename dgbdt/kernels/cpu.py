@@ -35,7 +35,7 @@ class CpuBackend:
             return np.zeros(margin.shape[1]), np.zeros(margin.shape[1])
         return np.abs(g).max(axis=0), np.abs(h).max(axis=0)
 
-    def start_tree(self, shard, k: int, scale_g: float, scale_h: float) -> None:
+    def start_tree(self, shard, k: int, scale_g: float, scale_h: float, consts=None) -> None:
         cpu_tree.quantize_gradients(shard.g, shard.h, k, scale_g, scale_h, shard.grad)
         shard.rows[:] = np.arange(shard.n_rows, dtype=np.int32)
         shard.begin[0] = 0

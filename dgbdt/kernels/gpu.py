@@ -49,6 +49,14 @@ def kernel(module: str, name: str):
     return cupy.RawKernel(source(module), name, options=_OPTIONS)
 
 
+def tree_consts(scale_g: float, scale_h: float, eta: float = 0.0) -> np.ndarray:
+    """A tree's constants as the kernels read them from device memory (start_tree,
+    evaluate_splits, leaf_values): scale_g, scale_h, 1 / scale_g, 1 / scale_h, eta. In device
+    memory rather than kernel arguments so that a tree captured as a CUDA graph
+    (dgbdt.tree.tree_graph) replays with the next tree's values."""
+    return np.array([scale_g, scale_h, 1.0 / scale_g, 1.0 / scale_h, eta], dtype=np.float64)
+
+
 def _grid(n: int, block: int = BLOCK, cap: int = 65535) -> int:
     return max(1, min(cap, (int(n) + block - 1) // block))
 
@@ -102,15 +110,26 @@ class CudaBackend:
     def to_host(self, a) -> np.ndarray:
         return self.xp.asnumpy(a)
 
-    def upload(self, a):
+    tree_consts = staticmethod(tree_consts)
+
+    def upload(self, a, out=None):
         """A small host array on the device without a synchronization: copied into a slot of
         a pinned staging ring, then copied asynchronously on the current stream (a plain copy
         from pageable memory would wait for all queued GPU work). A slot is reused only after
-        its previous copy has completed (its event)."""
+        its previous copy has completed (its event). ``out``: a device array of the same size
+        to copy into (else a new one)."""
         import ctypes
         cp = self.xp
+        if cp.cuda.get_current_stream().is_capturing():
+            raise RuntimeError("a host upload inside a CUDA graph capture (its host buffer "
+                               "would be read again at every replay)")
         a = np.ascontiguousarray(a)
+        if out is not None:
+            assert out.nbytes == a.nbytes and out.flags.c_contiguous
         if a.nbytes == 0 or a.nbytes > RING_SLOT:
+            if out is not None:
+                out.set(a.reshape(out.shape))
+                return out
             return cp.asarray(a)
         if self._ring is None:
             self._mem = cp.cuda.alloc_pinned_memory(RING * RING_SLOT)
@@ -121,7 +140,8 @@ class CudaBackend:
             self._ring_events[i].synchronize()
         buf = self._ring[i * RING_SLOT:i * RING_SLOT + a.nbytes]
         buf[:] = a.view(np.uint8).ravel()
-        out = cp.empty(a.shape, a.dtype)
+        if out is None:
+            out = cp.empty(a.shape, a.dtype)
         out.data.copy_from_host_async(ctypes.c_void_p(buf.ctypes.data), a.nbytes)
         ev = cp.cuda.Event(block=False, disable_timing=True)
         ev.record()
@@ -197,10 +217,13 @@ class CudaBackend:
         mx = cp.asnumpy(mx).view(np.float64)   # one small copy (and wait) per round
         return mx[0], mx[1]
 
-    def start_tree(self, shard, k: int, scale_g: float, scale_h: float) -> None:
+    def start_tree(self, shard, k: int, scale_g: float, scale_h: float, consts=None) -> None:
         """Fixed-point gradients of class k, rows in order, and the tree's largest |q| (which
-        sets the histogram kernel's pieces, cuda/tree.cu), all without a host wait."""
+        sets the histogram kernel's pieces, cuda/tree.cu), all without a host wait. ``consts``:
+        the tree's constants on the device (tree_consts), else uploaded here."""
         n = shard.n_rows
+        if consts is None:
+            consts = self.upload(tree_consts(scale_g, scale_h))
         qmax = getattr(shard, "_qmax", None)
         if qmax is None:
             qmax = shard._qmax = self.xp.zeros(1, dtype=self.xp.uint64)
@@ -209,8 +232,8 @@ class CudaBackend:
         if n:
             kernel("tree", "start_tree")(
                 (_grid(n, cap=self.n_sm * 16),), (BLOCK,),
-                (shard.g, shard.h, _i32(shard.g.shape[1]), _i32(k), np.float64(scale_g),
-                 np.float64(scale_h), _i64(n), shard.grad, shard.rows, qmax))
+                (shard.g, shard.h, _i32(shard.g.shape[1]), _i32(k), consts, _i64(n),
+                 shard.grad, shard.rows, qmax))
         shard.begin[0] = 0
         shard.end[0] = n
 
@@ -325,9 +348,12 @@ class CudaBackend:
         return (gain, r[:, 1].astype(cp.int32), r[:, 2].astype(cp.int32),
                 r[:, 3].astype(cp.bool_), cp.ascontiguousarray(r[:, 4:6]))
 
-    def evaluate_splits_raw(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
-        """[m, 6] int64 device rows: gain bits, feature, bin, default left, left (G, H)."""
+    def evaluate_splits_raw(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p, consts=None):
+        """[m, 6] int64 device rows: gain bits, feature, bin, default left, left (G, H).
+        ``consts`` (device tree_consts) replaces inv_sg, inv_sh when given."""
         cp = self.xp
+        if consts is None:
+            consts = self.upload(np.array([0.0, 0.0, inv_sg, inv_sh, 0.0]))
         hist = cp.ascontiguousarray(hist)
         m, S = hist.shape[0], hist.shape[1]
         hp = np.asarray(hist_ptrs, dtype=np.int64)
@@ -340,9 +366,9 @@ class CudaBackend:
         if m and nf:
             kernel("split", "evaluate_splits")(
                 (nf, m), (BLOCK,),
-                (hist, _i32(S), hp_d, tot_d, np.float64(inv_sg), np.float64(inv_sh),
-                 np.float64(p.lam), np.float64(p.alpha), np.float64(p.max_delta_step),
-                 np.float64(p.min_child_weight), _i32(max(nb_max, 1)), best))
+                (hist, _i32(S), hp_d, tot_d, consts, np.float64(p.lam), np.float64(p.alpha),
+                 np.float64(p.max_delta_step), np.float64(p.min_child_weight),
+                 _i32(max(nb_max, 1)), best))
         if m:
             kernel("split", "finish_splits")(
                 (_grid(m),), (BLOCK,),
@@ -368,13 +394,14 @@ class CudaBackend:
              _i32(nxt is not None), ns, nn, nt))
 
     def leaf_values(self, table, cap: int, sentinel: int, scale_g: float, scale_h: float, p,
-                    nodes, values) -> None:
+                    nodes, values, consts=None) -> None:
         """Every leaf of a grown tree (others: the sentinel) and its value eta * w*."""
+        if consts is None:
+            consts = self.upload(tree_consts(scale_g, scale_h, p.eta))
         kernel("grow", "leaf_values")(
             (_grid(cap),), (BLOCK,),
-            (table.n_nodes, table.left, table.totals, _i32(cap), _i64(sentinel),
-             np.float64(scale_g), np.float64(scale_h), np.float64(p.eta), np.float64(p.lam),
-             np.float64(p.alpha), np.float64(p.max_delta_step),
+            (table.n_nodes, table.left, table.totals, _i32(cap), _i64(sentinel), consts,
+             np.float64(p.lam), np.float64(p.alpha), np.float64(p.max_delta_step),
              np.float64(p.min_child_weight), nodes, values))
 
     def predict_raw(self, X, cat, ptrs, classes, out, leaves) -> None:

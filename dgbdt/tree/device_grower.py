@@ -86,15 +86,20 @@ class DeviceGrowth:
         self.columns = columns              # dgbdt.sampling.ColumnMask, or None
         cap = self.cap = 2 ** (max_depth + 1)
         self.sentinel = cap - 1
-        self.left = xp.full(cap, -1, dtype=np.int64)
-        self.right = xp.full(cap, -1, dtype=np.int64)
-        self.parent = xp.full(cap, -1, dtype=np.int64)
-        self.feature = xp.zeros(cap, dtype=np.int64)
-        self.default_left = xp.zeros(cap, dtype=np.bool_)
-        self.threshold = xp.zeros(cap, dtype=np.float32)
-        self.loss_change = xp.zeros(cap, dtype=np.float32)
-        self.totals = xp.zeros((cap, 2), dtype=np.int64)
-        self.n_nodes = xp.ones(1, dtype=np.int64)
+        self.left = xp.empty(cap, dtype=np.int64)
+        self.right = xp.empty(cap, dtype=np.int64)
+        self.parent = xp.empty(cap, dtype=np.int64)
+        self.feature = xp.empty(cap, dtype=np.int64)
+        self.default_left = xp.empty(cap, dtype=np.bool_)
+        self.threshold = xp.empty(cap, dtype=np.float32)
+        self.loss_change = xp.empty(cap, dtype=np.float32)
+        self.totals = xp.empty((cap, 2), dtype=np.int64)
+        self.n_nodes = xp.empty(1, dtype=np.int64)
+        self.reset_table()
+        # the tree's constants on the device (dgbdt.kernels.gpu.tree_consts) for the fused
+        # kernels; a tree replayed as a CUDA graph (dgbdt.tree.tree_graph) gets new values here
+        self.consts = (backend.upload(backend.tree_consts(scale_g, scale_h, p.eta))
+                       if self.fused else None)
         self.depth = 0
         self.slots = xp.zeros(1, dtype=np.int64)         # node of each histogram row
         self.natural = xp.zeros(1, dtype=np.int64)       # its breadth-first position
@@ -103,8 +108,18 @@ class DeviceGrowth:
         self.done = False
         empty = xp.zeros(0, dtype=np.int64)
         self.request = LevelRequest(None, self.slots, empty, empty, keep=max_depth > 1,
-                                    start=(k, scale_g, scale_h))
+                                    start=(k, scale_g, scale_h, self.consts))
         self.eval_seconds = 0.0
+
+    def reset_table(self) -> None:
+        """The empty node table: the root only (in place, so that a captured tree resets the
+        same arrays on every replay)."""
+        for a in (self.left, self.right, self.parent):
+            a.fill(-1)
+        for a in (self.feature, self.default_left, self.threshold, self.loss_change,
+                  self.totals):
+            a.fill(0)
+        self.n_nodes.fill(1)
 
     def advance(self, merged) -> None:
         """Consume the level's merged histograms [2^depth, S, 2]; enqueue the next request."""
@@ -184,7 +199,8 @@ class DeviceGrowth:
         """The same in one kernel (cuda/grow.cu: advance_level) after the evaluation."""
         xp, W = self.xp, int(self.slots.shape[0])
         cand = self.be.evaluate_splits_raw(merged, self.level_totals, self.tables.hist_ptrs,
-                                           1.0 / self.scale_g, 1.0 / self.scale_h, self.p)
+                                           1.0 / self.scale_g, 1.0 / self.scale_h, self.p,
+                                           consts=self.consts)
         if getattr(self, "_flags", None) is None:
             self._flags = xp.empty(2 ** self.max_depth + 1, dtype=np.int64)
         packed = xp.empty((6, W), dtype=np.int64)
@@ -210,7 +226,7 @@ class DeviceGrowth:
             nodes = xp.empty(self.cap, dtype=np.int64)
             values = xp.empty(self.cap, dtype=np.float64)
             self.be.leaf_values(self, self.cap, self.sentinel, self.scale_g, self.scale_h,
-                                self.p, nodes, values)
+                                self.p, nodes, values, consts=self.consts)
             return FinishRequest(self.k, self.pending, nodes, values)
         ids = xp.arange(self.cap, dtype=np.int64)
         leaf = (ids < self.n_nodes) & (self.left == -1)

@@ -94,7 +94,9 @@ def test_the_host_enqueues_a_tree_without_waiting(monkeypatch, request, allocato
     """Each tree starts behind a kernel that keeps the GPU busy for ~0.5 s: the host
     enqueues every level of the tree and its leaf values while it spins (no wait inside the
     tree), and first waits in tree(). Also under RMM's default resource (the RAPIDS user's
-    process: cudaFree would wait for the device), which dgbdt replaces by CuPy's pool."""
+    process: cudaFree would wait for the device), which dgbdt replaces by CuPy's pool. Trees
+    grown eagerly (DGBDT_CUDA_GRAPHS=0): a tree replayed as a CUDA graph is one launch."""
+    monkeypatch.setenv("DGBDT_CUDA_GRAPHS", "0")
     if allocator == "rmm_default":
         request.getfixturevalue("rmm_default")
     else:

@@ -109,13 +109,16 @@ extern "C" __global__ void __launch_bounds__(1024) advance_level(
 // The leaves of a grown tree and their values: nodes [cap] = i for a leaf i < n_nodes, else
 // the sentinel; values [cap] = eta * w* of (G, H) = (totals / scale_g, totals / scale_h) as
 // float32, then float64 (dgbdt.tree.split.leaf_weights: the same operations), else 0.
+// consts: the tree's constants (scale_g, scale_h, 1 / scale_g, 1 / scale_h, eta), in device
+// memory so that a captured tree (a CUDA graph) replays with the next tree's values.
 extern "C" __global__ void leaf_values(
         const i64* __restrict__ n_nodes, const i64* __restrict__ left,
-        const i64* __restrict__ totals, int cap, i64 sentinel, double scale_g, double scale_h,
-        double eta, double lam, double alpha, double max_delta_step, double min_child_weight,
-        i64* __restrict__ nodes, double* __restrict__ values) {
+        const i64* __restrict__ totals, int cap, i64 sentinel,
+        const double* __restrict__ consts, double lam, double alpha, double max_delta_step,
+        double min_child_weight, i64* __restrict__ nodes, double* __restrict__ values) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= cap) return;
+    const double scale_g = consts[0], scale_h = consts[1], eta = consts[4];
     const bool leaf = i < n_nodes[0] && left[i] == -1;
     double w = 0.0;
     if (leaf) {

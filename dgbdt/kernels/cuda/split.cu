@@ -41,11 +41,11 @@ __device__ double node_gain(double g, double h, const GainParams& p) {
 // prefix sum of the int64 pairs, carried between chunks).
 extern "C" __global__ void evaluate_splits(
         const i64* __restrict__ hist, int n_slots, const i64* __restrict__ hist_ptrs,
-        const i64* __restrict__ totals, double inv_sg, double inv_sh, double lam,
+        const i64* __restrict__ totals, const double* __restrict__ consts, double lam,
         double alpha, double max_delta_step, double min_child_weight, int nb_max,
         u64* __restrict__ best) {
-    GainParams p;
-    p.inv_sg = inv_sg; p.inv_sh = inv_sh; p.lam = lam; p.alpha = alpha;
+    GainParams p;    // consts: the tree's constants (TREE_CONSTS in dgbdt/kernels/gpu.py)
+    p.inv_sg = consts[2]; p.inv_sh = consts[3]; p.lam = lam; p.alpha = alpha;
     p.max_delta_step = max_delta_step; p.min_child_weight = min_child_weight;
     __shared__ i64 wg[32], wh[32];
     __shared__ i64 carry_g, carry_h;

@@ -308,12 +308,14 @@ extern "C" __global__ void add_leaf_values(
 
 // out[r] = (rint(g[r, k] * scale_g), rint(h[r, k] * scale_h)) as int64 (round half to even,
 // as numpy's rint); rows[r] = r (every row back in the root's segment); *qmax (zeroed by the
-// caller) = the largest |out| of the tree, which sets build_histograms' pieces.
+// caller) = the largest |out| of the tree, which sets build_histograms' pieces. The scales are
+// consts[0], consts[1] (the tree's constants in device memory, as leaf_values).
 extern "C" __global__ void start_tree(
         const double* __restrict__ g, const double* __restrict__ h, int K, int k,
-        double scale_g, double scale_h, i64 n, i64* __restrict__ out, int* __restrict__ rows,
-        u64* __restrict__ qmax) {
+        const double* __restrict__ consts, i64 n, i64* __restrict__ out,
+        int* __restrict__ rows, u64* __restrict__ qmax) {
     __shared__ u64 wmax[32];
+    const double scale_g = consts[0], scale_h = consts[1];
     const i64 stride = (i64)gridDim.x * blockDim.x;
     u64 mx = 0;
     for (i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += stride) {

@@ -1,0 +1,135 @@
+"""Whole trees as CUDA graphs: one launch per tree instead of ~15 per level.
+
+A device-grown tree (dgbdt.tree.device_grower) has a fixed shape: for a given depth, class and
+set of shards, its kernels, their launch sizes and their buffers are the same for every tree;
+only its constants (the fixed-point scales and the learning rate, kept in device memory:
+dgbdt.kernels.gpu.tree_consts) and the data in the buffers change. So the host's per-level
+Python (the grower's bookkeeping, about 0.3 ms a level, and a dozen launches of the shard's
+partition and histogram kernels) can run once: the second tree of a class is *captured*
+(CUDA stream capture records every launch instead of running it), and every later tree of that
+class is the recorded graph launched again after its constants are copied in. The model is
+the same bytes: the graph runs exactly the launches the eager tree runs, in the same order.
+
+What it needs, and where it is not used (the tree grows eagerly, as before):
+
+* One process, in-core shards on one GPU (``LocalSeam``, not the collective seams: their
+  all-reduces are watched from the host), no column sampling (its masks are drawn per tree
+  on the host), no ``DGBDT_SYNC_TIMERS`` (it synchronizes inside a tree), and
+  ``DGBDT_CUDA_GRAPHS`` not set to ``0``.
+* Memory allocated while capturing comes from a pool of its own (``MemoryPool``) that only
+  captures use: a replay writes to those addresses again, so nothing else may be handed them.
+  The trees of a training's classes run one after another, so their graphs share the pool.
+* A capture that fails (an operation that cannot be captured) turns graphs off for the
+  training, logged at DEBUG, and the tree grows eagerly: never a wrong model.
+
+Stage timers: a replayed tree's time (launch and wait) is charged to ``device_wait``; the
+per-stage host times of the shards then cover only the eager and captured trees.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import time
+
+from .device_grower import DeviceGrowth
+from .grower import grow_tree
+
+logger = logging.getLogger("dgbdt")
+
+
+def enabled() -> bool:
+    """DGBDT_CUDA_GRAPHS=0 turns tree graphs off (the same model, more host time)."""
+    from ..arrays import sync_timers
+    return os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0" and not sync_timers()
+
+
+@dataclasses.dataclass
+class _Entry:
+    graph: object            # cupy.cuda.Graph
+    growth: DeviceGrowth     # the captured tree's growth state (its node table and constants)
+    keep: list               # device arrays from before the capture that the graph reads
+
+
+class TreeGraphs:
+    """The tree graphs of one training on one seam, one per (class, parameters)."""
+
+    def __init__(self, seam):
+        self.seam = seam
+        self.be = seam.shards[0].be
+        self.entries: dict = {}
+        self.seen: set = set()      # keys grown eagerly once (kernels compiled, caches filled)
+        self.pool = None
+        self.failed = False
+
+    @staticmethod
+    def _key(spec, k: int):
+        return (k, spec.max_depth, dataclasses.replace(spec.p, eta=0.0), id(spec.cuts))
+
+    def grow(self, spec, k: int, scale_g: float, scale_h: float, epoch: int, timers: dict):
+        """The tree of class k: replayed, captured and run, or grown eagerly."""
+        key = self._key(spec, k)
+        entry = self.entries.get(key)
+        if entry is not None:
+            return self._replay(entry, spec, scale_g, scale_h, timers)
+        growth = self.seam.start_tree(spec, k, scale_g, scale_h, epoch)
+        usable = (not self.failed and isinstance(growth, DeviceGrowth) and growth.fused
+                  and growth.columns is None)
+        if not usable or key not in self.seen:
+            self.seen.add(key)
+            return grow_tree(self.seam, growth, timers)
+        entry = self._capture(growth, timers)
+        if entry is None:        # not capturable: this tree again, eagerly, from the start
+            return grow_tree(self.seam, self.seam.start_tree(spec, k, scale_g, scale_h, epoch),
+                             timers)
+        self.entries[key] = entry
+        return self._run(entry, timers)
+
+    def _capture(self, growth: DeviceGrowth, timers: dict):
+        cp = self.be.xp
+        if self.pool is None:
+            self.pool = cp.cuda.MemoryPool()
+        stream = cp.cuda.Stream(non_blocking=True)
+        relaxed = getattr(cp.cuda.runtime, "streamCaptureModeRelaxed", None)
+        t = time.perf_counter()
+        # The graph reads every array the tree's first level reads, at the addresses they had
+        # when captured: the growth's initial slots and request, the backend's cached tables.
+        # The eager code drops some of them during the tree; the entry keeps them alive.
+        keep = [dict(vars(growth)), growth.request, dict(getattr(self.be, "_hp_cache", {})),
+                [getattr(s, "_cuda_static", None) for s in self.seam.shards],
+                self.seam._tables]
+        graph = None
+        try:
+            with cp.cuda.using_allocator(self.pool.malloc), stream:
+                stream.begin_capture(mode=relaxed)
+                try:
+                    growth.reset_table()
+                    while not growth.done:
+                        growth.advance(self.seam.level(growth.request))
+                    self.seam.finish(growth.finish_request())
+                finally:
+                    graph = stream.end_capture()
+        except Exception as e:      # noqa: BLE001 - any failure: eager trees from now on
+            self.failed = True
+            logger.debug("dgbdt: a tree could not be captured as a CUDA graph (%s: %s); "
+                         "trees grow without graphs", type(e).__name__, e)
+            return None
+        timers["split_evaluation"] += growth.eval_seconds
+        timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
+        return _Entry(graph, growth, keep)
+
+    def _replay(self, entry: _Entry, spec, scale_g: float, scale_h: float, timers: dict):
+        g = entry.growth
+        g.scale_g, g.scale_h, g.p = scale_g, scale_h, spec.p
+        self.be.upload(self.be.tree_consts(scale_g, scale_h, spec.p.eta), out=g.consts)
+        return self._run(entry, timers)
+
+    def _run(self, entry: _Entry, timers: dict):
+        t = time.perf_counter()
+        entry.graph.launch(stream=self.be.xp.cuda.get_current_stream())
+        tree = entry.growth.tree()          # the host's one wait for the tree
+        timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
+        return tree
+
+
+__all__ = ["TreeGraphs", "enabled"]

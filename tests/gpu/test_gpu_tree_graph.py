@@ -1,0 +1,66 @@
+"""Trees replayed as CUDA graphs (dgbdt/tree/tree_graph.py) give the eagerly grown model, byte
+for byte, and are really replayed."""
+import numpy as np
+import pytest
+
+import cupy as cp
+
+import dgbdt
+from dgbdt.callback import LearningRateScheduler
+from dgbdt.tree import tree_graph
+
+
+def _data(n=20_000, nf=8, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, nf)).astype(np.float32)
+    X[rng.random((n, nf)) < 0.05] = np.nan
+    s = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) * np.nan_to_num(X[:, 2])
+    y = np.digitize(s, np.quantile(s, np.linspace(0, 1, classes + 1)[1:-1])).astype(np.float32)
+    return cp.asarray(X), cp.asarray(y)
+
+
+CASES = {
+    "binary": ({"objective": "binary:logistic", "max_depth": 6}, 2, {}),
+    "regression deep": ({"objective": "reg:squarederror", "max_depth": 9}, 2, {}),
+    "multiclass": ({"objective": "multi:softprob", "num_class": 3, "max_depth": 5}, 3, {}),
+    "subsample": ({"objective": "binary:logistic", "max_depth": 4, "subsample": 0.7,
+                   "seed": 3}, 2, {}),
+    "eta schedule": ({"objective": "binary:logistic", "max_depth": 4}, 2,
+                     {"callbacks": [LearningRateScheduler(lambda r: 0.3 / (1 + r))]}),
+    "colsample (no graphs)": ({"objective": "binary:logistic", "max_depth": 4,
+                               "colsample_bytree": 0.5, "seed": 1}, 2, {}),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_graph_trees_equal_eager_trees(name, monkeypatch):
+    params, classes, extra = CASES[name]
+    X, y = _data(classes=classes)
+    Xv, yv = _data(n=3000, seed=1, classes=classes)
+    replays = []
+    real = tree_graph.TreeGraphs._replay
+
+    def counting(self, *a, **k):
+        replays.append(1)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(tree_graph.TreeGraphs, "_replay", counting)
+
+    def fit():
+        res = {}
+        b = dgbdt.train({**params, "device": "cuda"}, dgbdt.Dataset(X, label=y), 12,
+                        evals=[(dgbdt.Dataset(Xv, label=yv), "v")], evals_result=res,
+                        verbose_eval=False, early_stopping_rounds=50, **extra)
+        return b.save_raw(), res
+
+    monkeypatch.setenv("DGBDT_CUDA_GRAPHS", "0")
+    eager, hist_e = fit()
+    assert not replays
+    monkeypatch.setenv("DGBDT_CUDA_GRAPHS", "1")
+    graphed, hist_g = fit()
+    assert graphed == eager
+    assert hist_g == hist_e
+    if "no graphs" in name:
+        assert not replays
+    else:   # the first tree of a class is eager, the second captured, the rest replayed
+        assert len(replays) == (12 - 2) * (classes if classes > 2 else 1)
