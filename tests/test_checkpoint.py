@@ -180,7 +180,7 @@ def test_early_stopping_callback_and_save_best_resume(data, tmp_path):
                       early_stopping_rounds=None, checkpoint_interval=2)
     raw, history = train(None)
     with pytest.raises(Killed):
-        train(tmp_path, kill=9)
+        train(tmp_path, kill=12)     # after the best round (9), before the stop (13)
     booster, resumed = train(tmp_path)
     assert booster.save_raw() == raw.save_raw() and resumed == history
     assert booster.best_iteration == raw.best_iteration
