@@ -28,12 +28,15 @@ stray ``dgbdt-checkpoint.json.tmp-*`` at most, which ``discard`` removes).
 Resuming is refused with a ``CheckpointError`` — never a silent fresh start, never a silent
 overwrite — when the file is unreadable, of another format version, or was written by another
 training: other model parameters, num_boost_round or early stopping, other data (row and
-feature counts, feature names, weights, the feature quantiles, the intercept from the labels),
-other eval sets (names, rows) or metrics, another xgb_model. The message says what differs.
-To start afresh, delete the file (``dgbdt.checkpoint.discard(checkpoint_dir)``) or use another
-directory. Not compared: nthread, device, verbosity and device_memory_budget (they do not
-change the model: a checkpoint of a CPU run resumes on GPUs, of 8 workers on 2, of a Dask
-training in-process); callables only by name (obj, custom_metric), callbacks not at all.
+feature counts, feature names, weights or base margins given or not, the feature quantiles,
+the intercept from the labels), other eval sets (names, rows) or metrics, another xgb_model.
+The message says what differs. To start afresh, delete the file
+(``dgbdt.checkpoint.discard(checkpoint_dir)``) or use another directory. Not compared:
+nthread, device, verbosity and device_memory_budget (they do not change the model: a
+checkpoint of a CPU run resumes on GPUs, of 8 workers on 2, of a Dask training in-process);
+callables only by name (obj, custom_metric), callbacks not at all; the rows' values are not
+hashed (that would cost a pass over the data), so other data with the same shape, quantiles
+and intercept (e.g. the labels of a few rows changed) goes unnoticed.
 
 Callbacks are code with state, so they are not saved. A resumed training runs the callbacks
 of the call that resumes it: ``before_training`` again, then ``after_iteration`` for the
@@ -55,6 +58,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import logging
 import os
 import socket
 import uuid
@@ -69,6 +73,7 @@ FORMAT = "dgbdt-checkpoint"
 VERSION = 1
 FILE = "dgbdt-checkpoint.json"
 DEFAULT_INTERVAL = 10
+logger = logging.getLogger("dgbdt.checkpoint")
 
 # parameters that do not change the model: not compared on resume
 _NOT_MODEL = ("device", "device_memory_budget", "nthread", "verbosity", "validate_parameters")
@@ -136,8 +141,9 @@ def cuts_digest(cuts) -> str:
 
 
 def fingerprint(p: dict, num_boost_round: int, early_stopping_rounds, maximize, *, rows: int,
-                features: int, feature_names, weighted: bool, cuts, intercept, evals,
-                metrics, prior: Booster | None, obj=None, custom_metric=None) -> dict:
+                features: int, feature_names, weighted: bool, base_margin: bool, cuts,
+                intercept, evals, metrics, prior: Booster | None, obj=None,
+                custom_metric=None) -> dict:
     """What must match for a checkpoint to resume a training: a JSON-safe dict. ``p``: the
     normalized parameters; ``evals``: (name, rows) per eval set; ``metrics``: their names."""
     fp = {
@@ -148,7 +154,8 @@ def fingerprint(p: dict, num_boost_round: int, early_stopping_rounds, maximize, 
         "obj": _name(obj), "custom_metric": _name(custom_metric),
         "data": {"rows": int(rows), "features": int(features),
                  "feature_names": None if feature_names is None else list(feature_names),
-                 "weighted": bool(weighted), "cuts": cuts_digest(cuts),
+                 "weighted": bool(weighted), "base_margin": bool(base_margin),
+                 "cuts": cuts_digest(cuts),
                  "intercept": [float(v) for v in np.asarray(intercept).ravel()]},
         "evals": [[name, int(n)] for name, n in evals],
         "metrics": list(metrics),
@@ -292,6 +299,8 @@ class Checkpointer:
         if d is None:
             return None
         self.last = (d["rounds"], d["finished"])
+        logger.info("dgbdt: resuming from checkpoint %s: %d rounds done%s", self.path,
+                    d["rounds"], " (finished)" if d["finished"] else "")
         return Progress(d["rounds"], True, d["model"], d["history"], None, d["next_eta"],
                         sink=self, finished=d["finished"])
 

@@ -190,7 +190,9 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
                 p, rounds, early_stopping_rounds,
                 None if custom_metric is None else bool(maximize), rows=dtrain.num_row,
                 features=dtrain.num_col, feature_names=dtrain.feature_names,
-                weighted=dtrain.weight is not None, cuts=cuts, intercept=booster.base_margin,
+                weighted=dtrain.weight is not None,
+                base_margin=dtrain.base_margin is not None, cuts=cuts,
+                intercept=booster.base_margin,
                 evals=[(name, d.num_row) for d, name in evals],
                 metrics=[m.name for m in metrics], prior=prior, obj=obj,
                 custom_metric=custom_metric), booster.num_boosted_rounds())

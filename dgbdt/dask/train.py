@@ -274,7 +274,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         sink = Checkpointer(checkpoint_dir, checkpoint_interval, fingerprint(
             p, num_boost_round, early_stopping_rounds, None, rows=dtrain.num_row,
             features=dtrain.num_col, feature_names=dtrain.feature_names,
-            weighted=dtrain.has_weight, cuts=cuts.result(), intercept=booster.base_margin,
+            weighted=dtrain.has_weight, base_margin=dtrain.has_base_margin,
+            cuts=cuts.result(), intercept=booster.base_margin,
             evals=[(name, d.num_row) for d, name in evals], metrics=[m.name for m in metrics],
             prior=prior, obj=obj), booster.num_boosted_rounds())
         progress = sink.resume() or progress
