@@ -41,6 +41,7 @@ class EarlyStopping(TrainingCallback):
     each); ``maximize``: default from the metric (auc, aucpr: higher is better);
     ``min_delta``: an improvement must exceed it; ``save_best``: the trained model is cut to
     its best round (``model[: best_iteration + 1]``). Sets ``best_iteration``/``best_score``.
+    A training resumed from a checkpoint rebuilds its state from the history (``resume``).
     """
 
     def __init__(self, rounds: int, metric_name: str | None = None, data_name: str | None = None,
@@ -54,7 +55,8 @@ class EarlyStopping(TrainingCallback):
         self.best_score: float | None = None
         self.best_iteration: int | None = None
 
-    def after_iteration(self, model, epoch, evals_log) -> bool:
+    def _watched(self, evals_log) -> tuple[list, bool]:
+        """The values of the watched metric, and whether larger is better."""
         if not evals_log:
             raise ValueError("EarlyStopping needs at least one eval set (evals=...)")
         data = self.data_name or list(evals_log)[-1]
@@ -69,7 +71,22 @@ class EarlyStopping(TrainingCallback):
         if maximize is None:
             from .metric import get_metric
             maximize = get_metric(metric).higher_is_better
-        score = float(evals_log[data][metric][-1])
+        return evals_log[data][metric], maximize
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        values, maximize = self._watched(evals_log)
+        return self._update(model, epoch, float(values[-1]), maximize)
+
+    def resume(self, model, epoch, evals_log) -> None:
+        """A training resumed from a checkpoint (dgbdt.checkpoint): replay the rounds before
+        ``epoch`` from their recorded scores, as if this callback had watched them."""
+        if not evals_log:
+            return
+        values, maximize = self._watched(evals_log)
+        for i, v in enumerate(values):
+            self._update(model, epoch - len(values) + i, float(v), maximize)
+
+    def _update(self, model, epoch: int, score: float, maximize: bool) -> bool:
         better = self.best_score is None or (
             score - self.min_delta > self.best_score if maximize
             else score + self.min_delta < self.best_score)
@@ -119,7 +136,9 @@ class EvaluationMonitor(TrainingCallback):
 
 class TrainingCheckPoint(TrainingCallback):
     """Save the model every ``interval`` rounds to ``directory/{name}_{epoch}.json`` (JSON, never
-    pickle)."""
+    pickle), as XGBoost's callback: models to keep or to continue with ``xgb_model=``. To resume
+    a killed training to the same model, history and early stopping, pass train's
+    ``checkpoint_dir=`` instead (dgbdt.checkpoint)."""
 
     def __init__(self, directory: str | os.PathLike, name: str = "model", as_pickle=False,
                  interval: int = 100):

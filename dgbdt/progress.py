@@ -13,6 +13,9 @@ attempt, which resumes at round ``rounds`` as continued training from ``booster`
 * early stopping's state is replayed from the history (``replay``), the callbacks carry their
   own state, and the learning rate is the one the next round would have used.
 
+A Progress may have a ``sink`` (dgbdt.checkpoint.Checkpointer) told of every record: it writes
+the checkpoints that let a training killed with its process resume the same way.
+
 So the resumed model is the uninterrupted model, byte for byte: the same guarantee as for any
 worker count and partitioning, which is what lets the next attempt use fewer workers.
 """
@@ -31,12 +34,19 @@ class Progress:
     booster: object = None          # the model (its trees may run ahead of ``rounds``)
     history: dict = field(default_factory=dict)     # {eval set: {metric: [value per round]}}
     callbacks: list | None = None   # the callbacks, as they stand after ``rounds`` rounds
+    #                                 (None once started: the caller's, new: a checkpoint's)
     eta: float | None = None        # the learning rate of round ``rounds``
+    sink: object = None             # told of every record (dgbdt.checkpoint.Checkpointer)
+    finished: bool = False          # the training has ended (its last round, or a stop)
 
-    def record(self, rounds: int, booster, history: dict, callbacks, eta: float) -> None:
-        """The loop has completed ``rounds`` rounds."""
+    def record(self, rounds: int, booster, history: dict, callbacks, eta: float,
+               finished: bool = False) -> None:
+        """The loop has completed ``rounds`` rounds (``finished``: and ended there)."""
         self.rounds, self.booster, self.history = rounds, booster, history
         self.callbacks, self.eta, self.started = callbacks, eta, True
+        self.finished = finished
+        if self.sink is not None:
+            self.sink.recorded(self)
 
     def frozen(self, prior_rounds: int, trees=None) -> "Progress":
         """A copy that later training does not change, cut to the completed rounds.
@@ -74,3 +84,13 @@ def replay(stopper, history: dict, rounds: int) -> None:
     values = last[list(last)[-1]]
     for r in range(rounds):
         stopper.update(r, values[r])
+
+
+def resume_callbacks(callbacks, booster, history: dict, epoch: int) -> None:
+    """A training resumed from a checkpoint runs the caller's callbacks, new: each one with a
+    ``resume(model, epoch, evals_log)`` method rebuilds its state there from the history of
+    the rounds before ``epoch`` (EarlyStopping replays its best score and round)."""
+    for cb in callbacks:
+        fn = getattr(cb, "resume", None)
+        if callable(fn):
+            fn(booster, epoch, copy.deepcopy(history))

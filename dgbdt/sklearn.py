@@ -3,8 +3,10 @@
 They follow scikit-learn's conventions (constructor arguments stored as given, get_params /
 set_params, fit returns self, learned attributes end in ``_``) and xgboost.sklearn's habits
 (XGBoost parameter names, extra keyword parameters passed through to training, eval_set,
-evals_result(), get_booster()). scikit-learn is optional: when installed, the estimators
-derive from its BaseEstimator and mixins, so clone, pipelines and cross_val_score work.
+evals_result(), get_booster()). ``checkpoint_dir`` / ``checkpoint_interval`` are train's: a
+fit killed with its process resumes when run again (dgbdt.checkpoint). scikit-learn is
+optional: when installed, the estimators derive from its BaseEstimator and mixins, so clone,
+pipelines and cross_val_score work.
 """
 from __future__ import annotations
 
@@ -36,7 +38,8 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
 # estimator argument -> training parameter name
 _RENAMED = {"learning_rate": "eta", "reg_lambda": "lambda", "reg_alpha": "alpha",
             "random_state": "seed", "n_jobs": "nthread"}
-_NOT_PARAMS = {"n_estimators", "early_stopping_rounds", "importance_type", "kwargs"}
+_NOT_PARAMS = {"n_estimators", "early_stopping_rounds", "importance_type", "kwargs",
+               "checkpoint_dir", "checkpoint_interval"}
 
 
 class _GBDTModel(_Base):
@@ -49,7 +52,8 @@ class _GBDTModel(_Base):
                  n_jobs: int | None = None, eval_metric=None,
                  early_stopping_rounds: int | None = None, tree_method: str | None = None,
                  device: str | None = None, verbosity: int | None = None,
-                 importance_type: str = "gain", **kwargs):
+                 importance_type: str = "gain", checkpoint_dir=None,
+                 checkpoint_interval: int = 10, **kwargs):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -69,6 +73,8 @@ class _GBDTModel(_Base):
         self.device = device
         self.verbosity = verbosity
         self.importance_type = importance_type
+        self.checkpoint_dir = checkpoint_dir
+        self.checkpoint_interval = checkpoint_interval
         self.kwargs = kwargs
 
     # -- scikit-learn protocol ---------------------------------------------------------------
@@ -135,7 +141,9 @@ class _GBDTModel(_Base):
                               early_stopping_rounds=self.early_stopping_rounds,
                               evals_result=self.evals_result_, verbose_eval=verbose,
                               xgb_model=_booster_of(xgb_model), obj=obj,
-                              custom_metric=metric, maximize=maximize)
+                              custom_metric=metric, maximize=maximize,
+                              checkpoint_dir=self.checkpoint_dir,
+                              checkpoint_interval=self.checkpoint_interval)
         self._set_fit_features(dtrain.num_col, None if isinstance(X, np.ndarray)
                                else dtrain.feature_names)
         return self

@@ -17,13 +17,14 @@ import numpy as np
 from .backend import device_scope, get_backend, release_pooled, resolve_device, to_host
 from .booster import Booster, MarginStart, load_model
 from .callback import RoundStopper, check_callbacks, emit, format_eval_line
+from .checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
 from .evaluation import DatasetEval, SeamEval
 from .metric import get_metric
 from .objective import get_objective
 from .params import normalize_params
-from .progress import Progress, replay
+from .progress import Progress, replay, resume_callbacks
 from .sampling import Sampling
 from .seam import LocalSeam
 from .shard import Shard
@@ -46,7 +47,8 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
           evals: Sequence[tuple[Dataset, str]] | None = None,
           early_stopping_rounds: int | None = None, evals_result: dict | None = None,
           verbose_eval: bool | int = True, xgb_model=None, callbacks=None,
-          obj=None, custom_metric=None, maximize: bool | None = None) -> Booster:
+          obj=None, custom_metric=None, maximize: bool | None = None,
+          checkpoint_dir=None, checkpoint_interval: int = DEFAULT_INTERVAL) -> Booster:
     """Train a boosted tree model (XGBoost's ``xgboost.train`` signature and semantics).
 
     evals: (Dataset, name) pairs scored after each round with every eval_metric; the last
@@ -68,8 +70,17 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     scored on every eval set after the built-in metrics, on the objective's predictions (raw
     margins with a custom ``obj``); early stopping then watches it, larger being better with
     ``maximize=True``.
+    checkpoint_dir: a directory for this training's checkpoint, rewritten every
+    ``checkpoint_interval`` rounds and at the end (dgbdt.checkpoint). When it holds one of
+    this training (the same parameters, data, eval sets, num_boost_round), training resumes
+    there and gives the uninterrupted model and history, byte for byte: after a kill, run the
+    same call again. One of another training is an error saying what differs (delete it with
+    dgbdt.checkpoint.discard to start afresh). A finished training's checkpoint returns its
+    model again without training.
     """
     callbacks = check_callbacks(callbacks)
+    if checkpoint_dir is not None:
+        check_interval(checkpoint_interval)
     prior = resolve_prior(xgb_model, params)
     if prior is not None:
         params = {**(params or {}), "objective": prior.objective.name,
@@ -107,7 +118,9 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         with device_scope(backend):
             return _train(p, dtrain, int(num_boost_round), evals, early_stopping_rounds,
                           evals_result, verbose_eval, objective, num_class, K, metrics, backend,
-                          prior, callbacks, custom_metric, maximize)
+                          prior, callbacks, custom_metric, maximize,
+                          None if checkpoint_dir is None
+                          else (checkpoint_dir, checkpoint_interval, obj))
     finally:
         import numba
         numba.set_num_threads(previous_threads)
@@ -158,7 +171,7 @@ def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
 
 def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbose_eval,
            objective, num_class, K, metrics, backend, prior=None, callbacks=None,
-           custom_metric=None, maximize=None) -> Booster:
+           custom_metric=None, maximize=None, checkpoint=None) -> Booster:
     t = time.perf_counter()
     max_bin = dtrain.resolve_max_bin(p["max_bin"])
     with gpu_memory_errors(p, "quantizing the training rows"):
@@ -170,6 +183,22 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
         else:       # continued training: the prior's intercept and trees, new trees after
             booster = prior.snapshot()
             booster.best_iteration = booster.best_score = None
+        progress = Progress()
+        if checkpoint:      # resume from this training's checkpoint, if there is one
+            directory, interval, obj = checkpoint
+            sink = Checkpointer(directory, interval, fingerprint(
+                p, rounds, early_stopping_rounds,
+                None if custom_metric is None else bool(maximize), rows=dtrain.num_row,
+                features=dtrain.num_col, feature_names=dtrain.feature_names,
+                weighted=dtrain.weight is not None,
+                base_margin=dtrain.base_margin is not None, cuts=cuts,
+                intercept=booster.base_margin,
+                evals=[(name, d.num_row) for d, name in evals],
+                metrics=[m.name for m in metrics], prior=prior, obj=obj,
+                custom_metric=custom_metric), booster.num_boosted_rounds())
+            progress = sink.resume() or Progress(sink=sink)
+            if progress.started:    # its model so far is where every margin starts
+                prior, booster = progress.booster, progress.booster.snapshot()
         start = MarginStart(booster.base_margin, prior)
         shards, store = _shards(p, dtrain, cuts, max_bin, booster, start, K, backend)
     quantize_seconds = time.perf_counter() - t
@@ -180,7 +209,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
     with gpu_memory_errors(p, "training"):
         booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
                         early_stopping_rounds, evals_result, verbose_eval, callbacks,
-                        custom_metric, maximize)
+                        custom_metric, maximize, progress=progress)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = {**store.stats(), **seam.stream_stats()}
     return booster
@@ -244,17 +273,23 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p))
+    # callbacks carried by the progress (a survivor's, dgbdt.dask) go on as they stand; the
+    # caller's are new (a fresh training, or a checkpoint's resume: dgbdt.checkpoint)
+    carried = resumed and progress.callbacks is not None
     if resumed:
         history.update(progress.resume_history())
         replay(stopper, history, start)
-        callbacks = progress.callbacks if progress.callbacks is not None else callbacks
+        if carried:
+            callbacks = progress.callbacks
         if progress.eta is not None:
             spec = dataclasses.replace(spec, p=dataclasses.replace(spec.p, eta=progress.eta))
     callbacks = check_callbacks(callbacks)
-    if not resumed:
+    if not carried:
         for cb in callbacks:
             booster = cb.before_training(booster)
-        progress.record(0, booster, history, callbacks, spec.p.eta)
+        if resumed:
+            resume_callbacks(callbacks, booster, history, prior_rounds + start)
+        progress.record(start, booster, history, callbacks, spec.p.eta, progress.finished)
     ahead = bool(getattr(seam, "runs_ahead", False)) and not callbacks
     pending: list = []       # rounds whose scores are submitted, not yet recorded
     # running ahead, the client's wait for a round's scores overlaps the next round's work:
@@ -276,7 +311,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         return stop
 
     stopped = False
-    for r in range(start, rounds):
+    for r in range(start, start if progress.finished else rounds):
         epoch = prior_rounds + r
         if callbacks and any(cb.before_iteration(booster, epoch, history) for cb in callbacks):
             break
@@ -326,6 +361,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
     if pending:                              # ran ahead past the stop: not part of the model
         del booster.trees[-K * len(pending):], booster.tree_class[-K * len(pending):]
+    progress.record(len(booster.trees) // K - prior_rounds, booster, history, callbacks,
+                    spec.p.eta, finished=True)
     if stopper is not None:    # counted from the model's first round (continued training)
         booster.best_iteration = prior_rounds + stopper.best_iteration
         booster.best_score = stopper.best_score

@@ -20,6 +20,7 @@ and raises the first real error. The cluster stays usable; the training must be 
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 
@@ -297,7 +298,9 @@ def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, round
     from ..progress import Progress
     flag = _Flag(f"{token}-abort")
     comm = None
-    progress = progress if progress is not None else Progress()
+    # rank 0 writes the checkpoints (dgbdt.checkpoint), the others hold the same model
+    progress = Progress() if progress is None else dataclasses.replace(
+        progress, sink=progress.sink if rank == 0 else None)
     prior_rounds = booster.num_boosted_rounds() - (progress.rounds if progress.started else 0)
     try:
         with training_task(p["nthread"]), device_scope(get_backend(p["device"])), \

@@ -239,6 +239,7 @@ class DaskDataset:
         self.feature_names = names
         self.has_label = label is not None
         self.has_weight = weight is not None
+        self.has_base_margin = base_margin is not None
         if max_bin is not None and (isinstance(max_bin, bool) or not isinstance(
                 max_bin, (int, np.integer)) or not 2 <= max_bin <= 65535):
             raise ValueError(f"max_bin must be an integer in [2, 65535]; got {max_bin!r}")

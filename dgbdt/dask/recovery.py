@@ -19,10 +19,10 @@ After ``max_restarts`` restarts, or when a lost partition cannot be recomputed (
 from the client has no lineage), the training ends with an error that says so.
 
 What survives what: the one-task mode's progress lives on its one worker, so a lost worker
-restarts that training from its first round (or from the user's checkpoint); the collective
-and graph modes resume from the last round every survivor completed. The client and the
-scheduler are not recoverable: their loss ends the training (resume from a checkpoint,
-dgbdt.callback.TrainingCheckPoint).
+restarts that training from its first round (or from its checkpoint, with checkpoint_dir);
+the collective and graph modes resume from the last round every survivor completed. The
+client and the scheduler are not recoverable: their loss ends the training, which resumes
+from its checkpoint when run again with the same ``checkpoint_dir`` (dgbdt.checkpoint).
 """
 from __future__ import annotations
 

@@ -154,7 +154,9 @@ class _DaskGBDTModel(_GBDTModel):
                                       "use dgbdt's metrics (e.g. eval_metric='auc')")
         out = _dask_train(client, params, dtrain, self.n_estimators, evals=evals,
                           early_stopping_rounds=self.early_stopping_rounds,
-                          verbose_eval=verbose, xgb_model=_booster_of(xgb_model), obj=obj)
+                          verbose_eval=verbose, xgb_model=_booster_of(xgb_model), obj=obj,
+                          checkpoint_dir=self.checkpoint_dir,
+                          checkpoint_interval=self.checkpoint_interval)
         self._Booster = out["booster"]
         self.evals_result_ = out["history"]
         self._set_fit_features(dtrain.num_col,

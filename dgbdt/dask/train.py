@@ -25,6 +25,7 @@ import numpy as np
 from ..backend import array_module, device_scope, to_host
 from ..booster import Booster, MarginStart
 from ..callback import ClientLog, check_callbacks, log_to_client
+from ..checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
 from ..custom import CustomObjective, objective_on
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
@@ -151,7 +152,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
           evals=None, early_stopping_rounds: int | None = None, callbacks=None,
           verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto",
           collective_timeout: float = 300.0, xgb_model=None, obj=None, max_restarts: int = 3,
-          recovery_timeout: float = 300.0) -> dict:
+          recovery_timeout: float = 300.0, checkpoint_dir=None,
+          checkpoint_interval: int = DEFAULT_INTERVAL) -> dict:
     """Train on a DaskDataset; returns {"booster": Booster, "history": {name: {metric: [...]}}}.
 
     Same parameters and semantics as dgbdt.train (and xgboost.dask.train). ``fan_in``: inputs
@@ -183,11 +185,26 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     undisturbed training gives, byte for byte. ``recovery_timeout``: the seconds to wait for
     the lost partitions' recomputation. The restarts made are returned as ``out["restarts"]``
     and logged (WARNING). RecoveryError ends a training that cannot be resumed.
+
+    ``checkpoint_dir``: a directory for the training's checkpoint, rewritten every
+    ``checkpoint_interval`` rounds and at the end (dgbdt.checkpoint, as dgbdt.train's): a
+    training killed with its client resumes there when the same call runs again, to the
+    uninterrupted model and history, byte for byte, in any mode and on any number of workers.
+    The checkpoint is written where the boosting loop runs, which holds the model: by the
+    client in graph mode, by the training's task in the one-task mode, by rank 0 in the
+    collective modes. No model crosses the network for it, and no rank waits on the client
+    inside the loop; but on a cluster of several machines ``checkpoint_dir`` must be one
+    directory shared by the client and every worker (NFS, a cluster file system), at the
+    same path: a worker that finds another training's checkpoint there stops with
+    CheckpointError. A relative path is made absolute on the client. The one-task mode,
+    whose progress is lost with its worker, also restarts from the checkpoint.
     """
     from distributed import default_client
 
     client = client if client is not None else default_client()
     callbacks = check_callbacks(callbacks)
+    if checkpoint_dir is not None:
+        check_interval(checkpoint_interval)
     prior = resolve_prior(xgb_model, params)
     if prior is not None:
         params = {**(params or {}), "objective": prior.objective.name,
@@ -252,7 +269,16 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                                          num_class)
         booster = Booster(objective.name, num_class, intercept, dtrain.num_col,
                           dtrain.feature_names)
-    progress = Progress()
+    progress, sink = Progress(), None
+    if checkpoint_dir is not None:      # resume from this training's checkpoint, if any
+        sink = Checkpointer(checkpoint_dir, checkpoint_interval, fingerprint(
+            p, num_boost_round, early_stopping_rounds, None, rows=dtrain.num_row,
+            features=dtrain.num_col, feature_names=dtrain.feature_names,
+            weighted=dtrain.has_weight, base_margin=dtrain.has_base_margin,
+            cuts=cuts.result(), intercept=booster.base_margin,
+            evals=[(name, d.num_row) for d, name in evals], metrics=[m.name for m in metrics],
+            prior=prior, obj=obj), booster.num_boosted_rounds())
+        progress = sink.resume() or progress
     restarts = 0
     offsets = np.concatenate([[0], np.cumsum(dtrain.part_rows)[:-1]])
     while True:
@@ -261,7 +287,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             out = _attempt(client, p, cuts, booster, prior, offsets, objective, metrics,
                            int(num_boost_round), dtrain, evals, early_stopping_rounds,
                            callbacks, verbose_eval, fan_in, mode, float(collective_timeout),
-                           obj, dataclasses.replace(progress), t0, recovering=restarts > 0)
+                           obj, dataclasses.replace(progress, sink=sink), t0,
+                           recovering=restarts > 0)
             out["restarts"] = restarts
             return out
         except WorkerLostError as e:
@@ -272,6 +299,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                 f"{'' if max_restarts == 1 else 's'} (max_restarts="
                                 f"{max_restarts})") from None
         progress = later(progress, lost)
+        if sink is not None:    # the one-task mode's progress went with its worker
+            progress = later(progress, sink.resume())
         logger.warning("dgbdt.dask.train: %s; restart %d of at most %d, from round %d",
                        why, restarts, max_restarts, progress.rounds if progress.started else 0)
         wait_for_partitions(client, [dtrain] + [d for d, _ in evals], float(recovery_timeout))
@@ -343,6 +372,8 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
                                      key=f"dgbdt-unit-{i}-{uuid.uuid4().hex[:8]}")
                     for i, w in enumerate(groups)}
     seam = DaskSeam(client, unit_futures, dtrain.num_row, fan_in, p["max_depth"], p["nthread"])
+    if progress.sink is not None:       # the client writes the checkpoints: trees gathered
+        progress.sink = progress.sink.on_client(seam.result)
     seam.wait(seam.units)
     quantize_seconds = time.perf_counter() - t0
     sources = [(TrainEval(seam, d) if d is dtrain else GraphDatasetEval(seam, d, base, fan_in),
