@@ -409,12 +409,10 @@ class CudaBackend:
         n = X.shape[0]
         if n == 0:
             return
-        d = {k: cp.asarray(v) for k, v in cat.items()}
         want = leaves is not None
         kernel("predict", "predict_raw")(
             (_grid(n, cap=2 ** 31 - 1),), (BLOCK,),
-            (X, _i64(n), _i32(X.shape[1]), d["left"], d["right"], d["feature"],
-             d["threshold"], d["default_left"].astype(cp.uint8), cp.asarray(ptrs),
+            (X, _i64(n), _i32(X.shape[1]), cp.asarray(pack_nodes(cat)), cp.asarray(ptrs),
              cp.asarray(classes), _i32(len(ptrs) - 1), _i32(out.shape[1]), out,
              leaves if want else cp.zeros(1, dtype=cp.int32), _i32(want)))
 
@@ -433,6 +431,20 @@ class CudaBackend:
                  cp.asarray(cuts.values, dtype=cp.float32), cp.asarray(cuts.ptrs),
                  _i32(bits), _i64(n_data), words))
         return Page(words=words, n_rows=int(n), n_features=int(nf), bits=bits)
+
+
+def pack_nodes(cat: dict) -> np.ndarray:
+    """int32 [nodes, 4] rows (left, right, feature | default_left << 31, threshold bits) of
+    the concatenated trees (host arrays of ``cat``), read as one int4 per node by
+    cuda/predict.cu."""
+    out = np.empty((len(cat["left"]), 4), dtype=np.int32)
+    out[:, 0] = cat["left"]
+    out[:, 1] = cat["right"]
+    feature = np.asarray(cat["feature"]).astype(np.int64) & 0x7FFFFFFF   # leaves: unused
+    dleft = np.asarray(cat["default_left"]).astype(np.int64) != 0
+    out[:, 2] = (feature | (dleft.astype(np.int64) << 31)).astype(np.uint32).view(np.int32)
+    out[:, 3] = np.asarray(cat["threshold"], dtype=np.float32).view(np.int32)
+    return out
 
 
 def count_rows(mask):

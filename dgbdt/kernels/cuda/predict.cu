@@ -2,25 +2,32 @@
 // row, trees in order (so float64 sums are added in the CPU's order).
 #include "common.cuh"
 
+// nodes[i] = (left, right, feature | default_left << 31, threshold bits): one 16-byte load per
+// node visited instead of five (dgbdt/kernels/gpu.py: pack_nodes). A leaf has left == -1 and
+// its value in the threshold. With one output (K == 1) the row's margin is summed in a
+// register (the same additions in the same order as adding into out tree by tree).
 extern "C" __global__ void predict_raw(
-        const float* __restrict__ X, i64 n, int n_features, const int* __restrict__ left,
-        const int* __restrict__ right, const int* __restrict__ feature,
-        const float* __restrict__ threshold, const unsigned char* __restrict__ default_left,
+        const float* __restrict__ X, i64 n, int n_features, const int4* __restrict__ nodes,
         const i64* __restrict__ tree_ptrs, const i64* __restrict__ tree_class, int n_trees,
         int K, double* __restrict__ out, int* __restrict__ leaf_out, int want_leaf) {
     const i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= n) return;
     const float* x = X + r * n_features;
+    double acc = K == 1 ? out[r] : 0.0;
     for (int t = 0; t < n_trees; ++t) {
-        const i64 base = tree_ptrs[t];
+        const int4* tree = nodes + tree_ptrs[t];
         int node = 0;
-        while (left[base + node] != -1) {
-            const float v = x[feature[base + node]];
-            const bool go_left = (v != v) ? default_left[base + node] != 0
-                                          : v < threshold[base + node];
-            node = go_left ? left[base + node] : right[base + node];
+        int4 nd = __ldg(tree);
+        while (nd.x != -1) {
+            const float v = x[nd.z & 0x7fffffff];
+            const bool go_left = (v != v) ? nd.z < 0 : v < __int_as_float(nd.w);
+            node = go_left ? nd.x : nd.y;
+            nd = __ldg(tree + node);
         }
-        out[r * K + tree_class[t]] += (double)threshold[base + node];
+        const double leaf = (double)__int_as_float(nd.w);
+        if (K == 1) acc += leaf;
+        else out[r * K + tree_class[t]] += leaf;
         if (want_leaf) leaf_out[r * n_trees + t] = node;
     }
+    if (K == 1) out[r] = acc;
 }
