@@ -85,7 +85,11 @@ class CustomObjective:
         a = 0
         for s in seam.shards:
             b = a + s.n_rows
-            s.g, s.h = xp.ascontiguousarray(g[a:b]), xp.ascontiguousarray(h[a:b])
+            if s.g is not None and s.g.shape == (b - a, K) and s.g.dtype == g.dtype:
+                s.g[...] = g[a:b]     # in place: a tree captured as a CUDA graph reads these
+                s.h[...] = h[a:b]
+            else:
+                s.g, s.h = xp.ascontiguousarray(g[a:b]), xp.ascontiguousarray(h[a:b])
             a = b
         if n == 0:
             return np.zeros(K), np.zeros(K)

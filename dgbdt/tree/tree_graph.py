@@ -49,6 +49,7 @@ class _Entry:
     graph: object            # cupy.cuda.Graph
     growth: DeviceGrowth     # the captured tree's growth state (its node table and constants)
     keep: list               # device arrays from before the capture that the graph reads
+    arrays: tuple            # the shards' array addresses it was captured with (_addresses)
 
 
 class TreeGraphs:
@@ -70,6 +71,9 @@ class TreeGraphs:
         """The tree of class k: replayed, captured and run, or grown eagerly."""
         key = self._key(spec, k)
         entry = self.entries.get(key)
+        if entry is not None and entry.arrays != self._addresses():
+            del self.entries[key]    # a shard's array was replaced: capture again
+            entry = None
         if entry is not None:
             return self._replay(entry, spec, scale_g, scale_h, timers)
         growth = self.seam.start_tree(spec, k, scale_g, scale_h, epoch)
@@ -84,6 +88,21 @@ class TreeGraphs:
                              timers)
         self.entries[key] = entry
         return self._run(entry, timers)
+
+    _SHARD_ARRAYS = ("g", "h", "grad", "rows", "margin", "label", "weight", "scratch_l",
+                     "begin", "end", "n_bins", "_qmax")
+
+    def _addresses(self) -> tuple:
+        """Where the shards' arrays are: a graph replays its kernels on the addresses it was
+        captured with, so code that replaces an array (rather than writing into it) must
+        make the next tree capture again."""
+        out = []
+        for s in self.seam.shards:
+            out.append(s.page.words.data.ptr)
+            for name in self._SHARD_ARRAYS:
+                a = getattr(s, name, None)
+                out.append(0 if a is None else a.data.ptr)
+        return tuple(out)
 
     def _capture(self, growth: DeviceGrowth, timers: dict):
         cp = self.be.xp
@@ -116,7 +135,7 @@ class TreeGraphs:
             return None
         timers["split_evaluation"] += growth.eval_seconds
         timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
-        return _Entry(graph, growth, keep)
+        return _Entry(graph, growth, keep, self._addresses())
 
     def _replay(self, entry: _Entry, spec, scale_g: float, scale_h: float, timers: dict):
         g = entry.growth
