@@ -85,6 +85,9 @@ class Poller:
         self.interval = interval
         self.peak_sum = self.peak_one = self.peak_client = 0
         self.samples = 0
+        self.phase, self.phase_peaks = None, {}     # the peak of the sum in each phase
+        self.trace = []                             # (seconds, sum of RSS)
+        self.t0 = time.perf_counter()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -101,10 +104,17 @@ class Poller:
         while not self._stop.is_set():
             rss, mine = self.sample()
             self.peak_sum = max(self.peak_sum, sum(rss))
+            if self.phase is not None:
+                self.phase_peaks[self.phase] = max(self.phase_peaks.get(self.phase, 0), sum(rss))
+            self.trace.append((round(time.perf_counter() - self.t0, 2), sum(rss)))
             self.peak_one = max(self.peak_one, max(rss))
             self.peak_client = max(self.peak_client, mine)
             self.samples += 1
             self._stop.wait(self.interval)
+
+    def enter(self, phase: str) -> None:
+        """Later samples count to ``phase`` (e.g. "ingest", "train")."""
+        self.phase = phase
 
     def __enter__(self):
         self._thread.start()
@@ -139,7 +149,7 @@ def run_leg(a) -> dict:
         pids = list(client.run(os.getpid).values())
         Xw, yw = lazy_data(20_000, 2 * a.workers, 10_000_000)
         train = _leg(a.leg)
-        train(client, params, Xw, yw, 2)               # warm-up: imports, compilation
+        train(client, params, Xw, yw, 2, lambda phase: None)   # warm-up: imports, numba
         client.run(_trim)
         time.sleep(1.0)
         X, y = lazy_data(a.rows, a.parts, 0)
@@ -147,9 +157,12 @@ def run_leg(a) -> dict:
             base_sum = sum(poll.sample()[0])
             base_client = poll.sample()[1]
             t0 = time.perf_counter()
-            model, ingest_s, mode = train(client, params, X, y, a.rounds)
+            model, ingest_s, mode = train(client, params, X, y, a.rounds, poll.enter)
             total_s = time.perf_counter() - t0
         end_sum = sum(poll.sample()[0])
+    if a.trace:
+        with open(f"{a.trace}.{a.leg}.json", "w") as f:
+            json.dump(poll.trace, f)
     raw = a.rows * F * 4
     out = {"bench": "memory", "leg": a.leg, "label": a.label, "rows": a.rows, "features": F,
            "partitions": a.parts, "workers": a.workers, "threads_per_worker": 1,
@@ -157,6 +170,8 @@ def run_leg(a) -> dict:
            "workers_peak_bytes": poll.peak_sum,
            "peak_over_raw": round(poll.peak_sum / raw, 3),
            "workers_baseline_bytes": base_sum,
+           "ingest_peak_bytes": poll.phase_peaks.get("ingest", 0),
+           "train_peak_bytes": poll.phase_peaks.get("train", 0),
            "peak_minus_baseline_over_raw": round((poll.peak_sum - base_sum) / raw, 3),
            "largest_worker_peak_bytes": poll.peak_one,
            "workers_after_training_bytes": end_sum,
@@ -196,21 +211,25 @@ def _trim():
 def _leg(leg: str):
     """The leg's ingest + training: returns (model bytes, ingest seconds, mode)."""
     if leg in ("dgbdt", "dgbdt-stream"):
-        def train(client, params, X, y, rounds):
+        def train(client, params, X, y, rounds, enter):
             import dgbdt.dask as dgd
+            enter("ingest")
             t0 = time.perf_counter()
             d = dgd.DaskDataset(client, X, y, persist=leg == "dgbdt")
             ingest = time.perf_counter() - t0
+            enter("train")      # the sketch and the pages are built here, in train
             out = dgd.train(client, params, d, rounds, verbose_eval=False)
             return out["booster"].save_raw(), ingest, out["mode"]
         return train
 
-    def train(client, params, X, y, rounds):
+    def train(client, params, X, y, rounds, enter):
         import xgboost as xgb
         import xgboost.dask  # noqa: F401  (a submodule, not imported by xgboost itself)
+        enter("ingest")
         t0 = time.perf_counter()
         dm = xgb.dask.DaskQuantileDMatrix(client, X, y, max_bin=params["max_bin"])
-        ingest = time.perf_counter() - t0   # the quantile matrix is built lazily, in train
+        ingest = time.perf_counter() - t0
+        enter("train")      # the quantile matrix itself is built on the workers in train
         bst = xgb.dask.train(client, {**params, "tree_method": "hist"}, dm, rounds)["booster"]
         return bytes(bst.save_raw(raw_format="ubj")), ingest, "hist"
     return train
@@ -229,6 +248,8 @@ def main() -> None:
     ap.add_argument("--label", default="", help="a tag for the lines, e.g. before/after")
     ap.add_argument("--out", default=DEFAULT_OUT)
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--trace", help="write each leg's (seconds, sum of worker RSS) samples to "
+                                    "TRACE.<leg>.json")
     ap.add_argument("--leg", help=argparse.SUPPRESS)     # internal: run one leg here
     a = ap.parse_args()
     if a.leg:
