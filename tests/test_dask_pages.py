@@ -17,7 +17,7 @@ import dgbdt  # noqa: E402
 import dgbdt.dask as dgd  # noqa: E402
 from datagen import binary_with_missing  # noqa: E402
 from dgbdt.callback import TrainingCallback  # noqa: E402
-from raw_parts import parts_on_workers, watch  # noqa: E402
+from raw_parts import keys_of, parts_on_workers, watch  # noqa: E402
 
 F = 6
 PARAMS = {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["logloss", "auc"]}
@@ -43,14 +43,14 @@ def in_process(params, X, y, w, rounds, Xv=None, yv=None):
 
 
 class RawPartsAt(TrainingCallback):
-    """Records, after each round, the raw parts the scheduler holds (graph mode runs the
-    callbacks on the client)."""
+    """Records, after each round, how many of the given raw parts the scheduler holds (graph
+    mode runs the callbacks on the client)."""
 
-    def __init__(self, plugin):
-        self.plugin, self.seen = plugin, []
+    def __init__(self, plugin, keys):
+        self.plugin, self.keys, self.seen = plugin, keys, []
 
     def after_iteration(self, model, epoch, evals_log):
-        self.seen.append(len(self.plugin.now))
+        self.seen.append(self.plugin.held(self.keys))
         return False
 
 
@@ -60,15 +60,18 @@ def test_persisted_dataset_keeps_pages_only_once_they_exist(client2, mode):
     Xv, yv, _ = binary_with_missing(1000, F, seed=12)
     plugin = watch(client2)
     d, dv = dataset(client2, X, y, w), dataset(client2, Xv, yv)
-    assert len(plugin.now) == 8 + 2 and parts_on_workers(client2) == 10     # all held
-    seen = RawPartsAt(plugin)
+    train_keys, eval_keys = keys_of(d), keys_of(dv)
+    assert plugin.held(train_keys) == 8 and plugin.held(eval_keys) == 2       # all held
+    assert parts_on_workers(client2, train_keys) == 8
+    seen = RawPartsAt(plugin, train_keys)
     out = dgd.train(client2, PARAMS, d, 5, evals=[(d, "train"), (dv, "valid")], mode=mode,
                     verbose_eval=False, callbacks=[seen] if mode == "graph" else None)
-    # only the eval set's raw parts are left (it is scored on raw rows every round)
     if mode == "graph":
-        assert seen.seen == [2] * 5
-    assert len(plugin.now) == 2 and parts_on_workers(client2) == 2
-    assert plugin.peak == 10 and plugin.computed == 10       # nothing was read twice
+        assert seen.seen == [0] * 5
+    assert plugin.held(train_keys) == 0 and parts_on_workers(client2, train_keys) == 0
+    # the eval set keeps its raw parts (scored on raw rows every round); nothing read twice
+    assert plugin.held(eval_keys) == 2 and parts_on_workers(client2, eval_keys) == 2
+    assert plugin.computed_of(train_keys + eval_keys) == 10
     ref = dgbdt.train(PARAMS, dgbdt.Dataset(X, label=y, weight=w), 5,
                       evals=[(dgbdt.Dataset(X, label=y, weight=w), "train"),
                              (dgbdt.Dataset(Xv, label=yv), "valid")],
@@ -86,22 +89,24 @@ def test_later_trainings_reuse_the_pages_or_read_again(client2):
     in-process one."""
     X, y, w = binary_with_missing(3000, F, seed=13)
     d = dataset(client2, X, y, w)
+    keys = keys_of(d)
     plugin = watch(client2)
     first = dgd.train(client2, PARAMS, d, 4, verbose_eval=False)["booster"]
     assert first.save_raw() == in_process(PARAMS, X, y, w, 4)[0]
-    assert plugin.computed == 0 and len(plugin.now) == 0      # the parts were held; now gone
+    # the parts were held since construction (the plugin came after), and are gone now
+    assert plugin.computed_of(keys) == 0 and parts_on_workers(client2, keys) == 0
     again = dgd.train(client2, PARAMS, d, 4, mode="graph", verbose_eval=False)["booster"]
-    assert again.save_raw() == first.save_raw() and plugin.computed == 0
+    assert again.save_raw() == first.save_raw() and plugin.computed_of(keys) == 0
     p64 = {**PARAMS, "max_bin": 64}
     b64 = dgd.train(client2, p64, d, 4, verbose_eval=False)["booster"]
     assert b64.save_raw() == in_process(p64, X, y, w, 4)[0]
     # read for the sketch and the pages (Dask may reuse a part still in memory between the
     # two passes), then released
-    assert 6 <= plugin.computed <= 2 * 6 and len(plugin.now) == 0
+    assert 6 <= plugin.computed_of(keys) <= 2 * 6 and plugin.held(keys) == 0
     cont = dgd.train(client2, PARAMS, d, 3, xgb_model=first, verbose_eval=False)["booster"]
     assert cont.save_raw() == in_process(PARAMS, X, y, w, 7)[0]
-    assert len(plugin.now) == 0 and parts_on_workers(client2) == 0
-    # prediction and evaluation read the rows from lineage
+    assert plugin.held(keys) == 0 and parts_on_workers(client2, keys) == 0
+    # prediction reads the rows from lineage
     np.testing.assert_array_equal(client2.compute(dgd.predict(client2, first, d)).result(),
                                   first.predict(X))
 

@@ -277,7 +277,7 @@ def test_lost_pages_are_rebuilt_from_lineage(cluster3, data, tmp_path, source):
     lazily (a loading function per partition) or was persisted by the user (its lost chunks
     recomputed first), and the training resumes to the undisturbed model."""
     from dask import delayed
-    from raw_parts import parts_on_workers
+    from raw_parts import keys_of, parts_on_workers
     X, y, Xv, yv, *_ = data
     tag = uuid.uuid4().hex
     blocks = [delayed(_load, pure=True, nout=2)(a, a + 1000, tag) for a in range(0, 6000, 1000)]
@@ -294,9 +294,10 @@ def test_lost_pages_are_rebuilt_from_lineage(cluster3, data, tmp_path, source):
     assert out["restarts"] == 1 and seconds < LIMIT
     _same(out, data)
     cluster3.wait_for_workers(3, timeout=60)
-    # the training set holds pages only, the eval set its raw parts (3); a part read again
-    # for the restart's margins may take a moment to go
+    # the training set holds pages only; a part read again for the restart's margins may
+    # take a moment to go
     deadline = time.monotonic() + 10
-    while parts_on_workers(cluster3) > 3 and time.monotonic() < deadline:
+    while parts_on_workers(cluster3, keys_of(d)) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert parts_on_workers(cluster3) == 3
+    assert parts_on_workers(cluster3, keys_of(d)) == 0
+    assert len(d.held()) == 6 and all(f.status == "finished" for _, f in d.held())

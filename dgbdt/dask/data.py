@@ -300,9 +300,10 @@ class DaskDataset:
 
     def pages(self, cuts, device: str, budget, n_outputs: int, max_nodes: int) -> list:
         """Futures of every partition's PagedPart (dgbdt.dask.pages) for a training with these
-        settings (``cuts``: the future of ``cuts()``). A persisted dataset keeps them (those of other settings are let go) and
-        releases each raw part as soon as its pages exist; its later trainings with the same
-        settings reuse them. A streamed dataset packs them for the caller only."""
+        settings (``cuts``: the future of ``cuts()``). A persisted dataset keeps them (and lets
+        go of those of other settings), releasing each raw part as soon as its pages exist;
+        its later trainings with the same settings reuse them. A streamed dataset packs them
+        for the caller only."""
         from distributed import as_completed
         settings = (cuts.key, device, repr(budget))     # cuts: a future, one per max_bin
         if self._pages is not None and self._pages[0] == settings:
