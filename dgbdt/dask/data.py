@@ -271,7 +271,9 @@ class DaskDataset:
             scale = (weight_scale(self.max_weight, self.num_row) if self.has_weight else None)
             max_keys = default_max_keys(max_bin)
             summaries = self.map_parts(part_summary, scale, max_keys)
-            merged = tree_reduce(c, summaries, merge_summaries, fan_in, "dgbdt-sketch")
+            # merges first: the summaries (F x max_keys x 24 bytes a partition) do not pile up
+            merged = tree_reduce(c, summaries, merge_summaries, fan_in, "dgbdt-sketch",
+                                 priority=1)
             self._cuts[max_bin] = c.submit(cuts_from_summaries, merged, max_bin, pure=False)
         return self._cuts[max_bin]
 
