@@ -303,10 +303,10 @@ class DaskDataset:
     def pages(self, cuts, device: str, budget, n_outputs: int, max_nodes: int) -> list:
         """Futures of every partition's PagedPart (dgbdt.dask.pages) for a training with these
         settings (``cuts``: the future of ``cuts()``). A persisted dataset keeps them (and lets
-        go of those of other settings), releasing each raw part as soon as its pages exist;
+        go of those of other settings), each raw part released as soon as its pages exist;
         its later trainings with the same settings reuse them. A streamed dataset packs them
         for the caller only."""
-        from distributed import as_completed
+        from distributed import wait
         settings = (cuts.key, device, repr(budget))     # cuts: a future, one per max_bin
         if self._pages is not None and self._pages[0] == settings:
             return self._pages[1]
@@ -321,16 +321,18 @@ class DaskDataset:
         futs = self.map_parts(make_paged, cuts, device, plan)
         if not self.persisted:
             return futs
-        index = {f.key: i for i, f in enumerate(futs)}
+        # the dataset lets go of its raw parts now: each stays in its worker's memory while
+        # its page task (and any other task submitted on it) waits for it, and the scheduler
+        # releases it the moment that task is done, without waiting for the client
+        self._held = [None] * len(self._held)
         with self.client.as_current():
-            done = as_completed(futs)
-        for f in done:
-            if f.status != "finished":        # an error, or lost without lineage: raise it,
-                try:                          # keeping the raw parts
+            wait(futs)
+        for f in futs:
+            if f.status != "finished":        # an error, or lost without lineage: raise it
+                try:
                     f.result()
                 finally:
                     self.client.cancel(futs)
-            self._held[index[f.key]] = None   # its pages exist: the raw part goes
         self._pages = (settings, futs)
         return futs
 
