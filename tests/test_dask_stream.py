@@ -14,11 +14,11 @@ pytest.importorskip("pyarrow")
 
 import dask.array as da  # noqa: E402
 import pandas as pd  # noqa: E402
-from distributed.diagnostics.plugin import SchedulerPlugin  # noqa: E402
 
 import dgbdt  # noqa: E402
 from datagen import binary_with_missing  # noqa: E402
 import dgbdt.dask as dgd  # noqa: E402
+from raw_parts import watch  # noqa: E402
 
 F = 6
 PARAMS = {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["logloss", "error"]}
@@ -26,37 +26,6 @@ PARAMS = {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["loglo
 
 def make(n, seed=0):
     return binary_with_missing(n, F, seed)
-
-
-class RawPartsInMemory(SchedulerPlugin):
-    """The largest number (and bytes) of raw parts (make_part results) in memory at once."""
-
-    def __init__(self):
-        self.now, self.peak, self.bytes, self.peak_bytes = set(), 0, {}, 0
-
-    def transition(self, key, start, finish, *args, **kwargs):
-        if not str(key).startswith("make_part"):
-            return
-        if finish == "memory":
-            self.now.add(key)
-            ts = self.scheduler.tasks.get(key)
-            self.bytes[key] = ts.nbytes if ts is not None and ts.nbytes else 0
-        elif start == "memory":
-            self.now.discard(key)
-            self.bytes.pop(key, None)
-        self.peak = max(self.peak, len(self.now))
-        self.peak_bytes = max(self.peak_bytes, sum(self.bytes.values()))
-
-    def start(self, scheduler):
-        self.scheduler = scheduler
-
-
-def watch(client):
-    plugin = RawPartsInMemory()
-    scheduler = client.cluster.scheduler
-    plugin.start(scheduler)
-    scheduler.add_plugin(plugin, name=f"raw-parts-{id(plugin)}")
-    return plugin
 
 
 @pytest.mark.parametrize("mode", ["task", "graph"])

@@ -262,3 +262,42 @@ def test_prediction_survives_a_killed_worker(cluster3, data):
     assert victim not in cluster3.scheduler_info()["workers"], "the kill did not happen"
     np.testing.assert_array_equal(out, expected)
     cluster3.wait_for_workers(3, timeout=60)
+
+
+def _load(a, b, seed):
+    """A loading function (as a file reader would be): rows [a, b) of the test data."""
+    X, y, _ = binary_with_missing(6000, 6, seed=21)
+    return X[a:b], y[a:b]
+
+
+@pytest.mark.parametrize("source", ["loaded", "persisted"])
+def test_lost_pages_are_rebuilt_from_lineage(cluster3, data, tmp_path, source):
+    """A persisted DaskDataset keeps pages only once training starts (its raw parts released):
+    a killed rank's pages are rebuilt from the source's graph, whether the source is read
+    lazily (a loading function per partition) or was persisted by the user (its lost chunks
+    recomputed first), and the training resumes to the undisturbed model."""
+    from dask import delayed
+    from raw_parts import keys_of, parts_on_workers
+    X, y, Xv, yv, *_ = data
+    tag = uuid.uuid4().hex
+    blocks = [delayed(_load, pure=True, nout=2)(a, a + 1000, tag) for a in range(0, 6000, 1000)]
+    Xd = da.concatenate([da.from_delayed(b[0], (1000, 6), np.float32) for b in blocks])
+    yd = da.concatenate([da.from_delayed(b[1], (1000,), np.float64) for b in blocks])
+    if source == "persisted":
+        Xd, yd = cluster3.persist([Xd, yd])
+    d = dgd.DaskDataset(cluster3, Xd, yd)
+    dv = dgd.DaskDataset(cluster3, da.from_array(Xv, chunks=(500, 6)), da.from_array(yv, 500))
+    victim = sorted(set(d.workers_of_parts()))[1]
+    out, seconds = _train(cluster3, d, dv, "collective",
+                          callbacks=[KillAt([(5, victim, str(tmp_path / "k"))])])
+    assert os.path.exists(tmp_path / "k"), "the kill did not happen"
+    assert out["restarts"] == 1 and seconds < LIMIT
+    _same(out, data)
+    cluster3.wait_for_workers(3, timeout=60)
+    # the training set holds pages only; a part read again for the restart's margins may
+    # take a moment to go
+    deadline = time.monotonic() + 10
+    while parts_on_workers(cluster3, keys_of(d)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert parts_on_workers(cluster3, keys_of(d)) == 0
+    assert len(d.held()) == 6 and all(f.status == "finished" for _, f in d.held())

@@ -246,3 +246,24 @@ def test_memory_layouts_agree():
     wide = np.repeat(X, 2, axis=1)
     assert summarize(wide[:, ::2], None, 30).equals(ref)  # strided view
     assert summarize(X.astype(np.float64), None, 30).equals(ref)  # cast
+
+
+@pytest.mark.parametrize("group", [1, 3, 8])
+def test_features_keyed_in_groups_give_the_same_summaries(monkeypatch, group):
+    """summarize keys a group of features at a time (less memory than a copy of the matrix):
+    any group size gives the summaries of all features at once, and an infinite value in a
+    later group is still found and named."""
+    import dgbdt.data.sketch as sk
+
+    rng = np.random.default_rng(9)
+    X = np.concatenate([_mixed_data(rng, 3000) for _ in range(5)], axis=1)
+    w = to_fixed(rng.uniform(0.5, 2.0, 3000), weight_scale(2.0, 3000))
+    monkeypatch.setattr(sk, "_KEY_GROUP", X.shape[1])         # all at once
+    ref = {k: summarize(X, wk, 64) for k, wk in (("plain", None), ("weighted", w))}
+    monkeypatch.setattr(sk, "_KEY_GROUP", group)
+    monkeypatch.setattr(sk.numba, "get_num_threads", lambda: 1)
+    assert summarize(X, None, 64).equals(ref["plain"])
+    assert summarize(X, w, 64).equals(ref["weighted"])
+    X[7, X.shape[1] - 1] = np.inf
+    with pytest.raises(ValueError, match=rf"feature\(s\) \[{X.shape[1] - 1}\]"):
+        summarize(X, None, 64)

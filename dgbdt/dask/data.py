@@ -4,11 +4,19 @@ Each partition becomes a ``Part`` (checked float32 features, labels, weights, ma
 memory of the worker that computed it; only small things travel to the client (row counts,
 the largest weight). The quantile cuts come from per-partition summaries merged by a
 tree-reduce on the workers (dgbdt.data.sketch merges exactly, so the cuts equal the in-process
-Dataset's for any partitioning). Training then quantizes and bit-packs each part into a page
-on the same worker (dgbdt.dask.train).
+Dataset's for any partitioning).
+
+A persisted dataset holds its Parts from construction (row counts, sketch and label
+statistics read them in memory) until its first training packs them: each part is then
+quantized and bit-packed into a PagedPart on its worker (dgbdt.dask.pages) and released as
+soon as its pages exist, so the raw rows of all partitions and their pages are never held
+together. Afterwards the dataset holds pages only; a pass that needs raw features again (other
+cuts, the margins of a model to continue from, evaluation, prediction) recomputes the parts
+from their lineage, the source collection's graph, as a streamed dataset does every pass.
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,9 +24,10 @@ import numpy as np
 from ..backend import array_module, is_device_array
 from ..data.device_input import is_cudf
 from ..data.input import as_matrix, as_vector, check_frame_columns
-from ..data.quantize import Cuts, cuts_from_summaries
+from ..data.quantize import cuts_from_summaries
 from ..data.sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
 from ..data.sketch_device import summarize_weighted_device
+from .pages import PagePlan, make_paged
 from .reduce import tree_reduce
 
 
@@ -167,6 +176,8 @@ class DaskDataset:
     accepted with dask array data). GPU partitions stay on their worker's GPU. Partitions are
     checked and kept on the workers that compute them; empty partitions are fine.
 
+    persist=True (the default) keeps the checked partitions until the first training packs
+    them into pages, then the pages only (the module docstring; docs/memory.md).
     persist=False streams the data instead: no partition is kept. Each pass reads (computes)
     every partition again and releases it: one for row counts, one for the sketch, one for the
     label statistics of the base score (unless base_score is given) and one to quantize and
@@ -211,22 +222,24 @@ class DaskDataset:
                 raise ValueError(f"{what} has {len(c)} partitions but data has {len(blocks)}; "
                                  f"partition {what} like data")
         make = delayed(make_part, pure=True)
-        parts = [make(i, b, y, w, m, n_features) for i, (b, y, w, m) in
-                 enumerate(zip(blocks, *cols))]
         if not isinstance(persist, bool):
             raise TypeError(f"persist must be True or False; got {persist!r}")
         self.persisted = persist
-        self._computed = None
-        # persisted: futures of the checked parts, kept in the workers' memory; streamed:
-        # the parts' graph, computed again (read, checked) where a pass needs them and released
-        self.parts = self.client.compute(parts) if persist else parts
+        # the lineage of each checked part: the source's graph, computed again (read, checked)
+        # where a pass needs a part that is not held
+        self._graph = [make(i, b, y, w, m, n_features) for i, (b, y, w, m) in
+                       enumerate(zip(blocks, *cols))]
+        # futures of the parts held in the workers' memory (None: not held); a persisted
+        # dataset holds them all until its pages exist
+        self._held = self.client.compute(self._graph) if persist else [None] * len(blocks)
+        self._pages = None      # a persisted dataset's pages: (settings, futures), see pages()
         futs = self.map_parts(part_stats)
         try:
             # in partition order, so a bad input reports its first bad partition every time
             stats = [f.result() for f in futs]
         except BaseException:
             # the other partitions' work would go on in the background: stop it
-            self.client.cancel(list(futs) + (list(self.parts) if persist else []))
+            self.client.cancel(list(futs) + [f for f in self._held if f is not None])
             raise
         self.part_rows = [s[0] for s in stats]
         self.num_row = int(sum(self.part_rows))
@@ -259,30 +272,99 @@ class DaskDataset:
             scale = (weight_scale(self.max_weight, self.num_row) if self.has_weight else None)
             max_keys = default_max_keys(max_bin)
             summaries = self.map_parts(part_summary, scale, max_keys)
-            merged = tree_reduce(c, summaries, merge_summaries, fan_in, "dgbdt-sketch")
+            # merges first: the summaries (F x max_keys x 24 bytes a partition) do not pile up
+            merged = tree_reduce(c, summaries, merge_summaries, fan_in, "dgbdt-sketch",
+                                 priority=1)
             self._cuts[max_bin] = c.submit(cuts_from_summaries, merged, max_bin, pure=False)
         return self._cuts[max_bin]
 
     def map_parts(self, fn, *args) -> list:
-        """Futures of fn(part, *args) for every part, in order (args may hold futures). A
-        streamed dataset reads each partition again for this pass and releases it after."""
+        """Futures of fn(part, *args) for every part, in order (args may hold futures): on
+        the parts held in memory, else on parts computed again from their lineage for this
+        pass and released after it."""
         from dask import delayed
-        if self.persisted:
-            return [self.client.submit(fn, p, *args, pure=False) for p in self.parts]
-        return self.client.compute([delayed(fn, pure=False)(p, *args) for p in self.parts])
+        out = [None if f is None else self.client.submit(fn, f, *args, pure=False)
+               for f in self._held]
+        again = [i for i, f in enumerate(out) if f is None]
+        if again:
+            futs = self.client.compute([delayed(fn, pure=False)(self._graph[i], *args)
+                                        for i in again])
+            for i, f in zip(again, futs):
+                out[i] = f
+        return out
+
+    def map_rows(self, fn, *args) -> list:
+        """Futures of fn(rows, *args) for every partition where fn reads only ``n_rows``,
+        ``label`` and ``weight``: on the pages when the dataset keeps them (no raw read),
+        else as map_parts."""
+        if self._pages is not None:
+            return [self.client.submit(fn, f, *args, pure=False) for f in self._pages[1]]
+        return self.map_parts(fn, *args)
+
+    def pages(self, cuts, device: str, budget, n_outputs: int, max_nodes: int) -> list:
+        """Futures of every partition's PagedPart (dgbdt.dask.pages) for a training with these
+        settings (``cuts``: the future of ``cuts()``). A persisted dataset keeps them (and lets
+        go of those of other settings), each raw part released as soon as its pages exist;
+        its later trainings with the same settings reuse them. A streamed dataset packs them
+        for the caller only."""
+        from distributed import wait
+        settings = (cuts.key, device, repr(budget))     # cuts: a future, one per max_bin
+        if self._pages is not None and self._pages[0] == settings:
+            return self._pages[1]
+        self._pages = None
+        where = None
+        if all(f is not None for f in self._held):   # the rows each worker will pack
+            where = {}
+            for w, n in zip(workers_of(self.client, self._held), self.part_rows):
+                where[w] = where.get(w, 0) + n
+        plan = PagePlan(f"dgbdt-pages-{uuid.uuid4().hex[:8]}", budget, n_outputs, max_nodes,
+                        where)
+        futs = self.map_parts(make_paged, cuts, device, plan)
+        if not self.persisted:
+            return futs
+        # the dataset lets go of its raw parts now: each stays in its worker's memory while
+        # its page task (and any other task submitted on it) waits for it, and the scheduler
+        # releases it the moment that task is done, without waiting for the client
+        self._held = [None] * len(self._held)
+        with self.client.as_current():
+            wait(futs)
+        for f in futs:
+            if f.status != "finished":        # an error, or lost without lineage: raise it
+                try:
+                    f.result()
+                finally:
+                    self.client.cancel(futs)
+        self._pages = (settings, futs)
+        return futs
+
+    def held(self) -> list[tuple[int, object]]:
+        """(partition index, future) of everything the dataset holds in the workers' memory:
+        its raw parts and its pages (a worker's loss costs their recomputation)."""
+        out = [(i, f) for i, f in enumerate(self._held) if f is not None]
+        if self._pages is not None:
+            out += list(enumerate(self._pages[1]))
+        return out
+
+    def raw_parts(self) -> list:
+        """Each part: its future where held, else its graph (computed when used)."""
+        return [g if f is None else f for f, g in zip(self._held, self._graph)]
 
     def persisted_parts(self) -> list:
-        """Futures of the parts in worker memory (a streamed dataset is computed once here:
-        evaluation sets need their rows every round)."""
-        if self.persisted:
-            return self.parts
-        if self._computed is None:
-            self._computed = self.client.compute(self.parts)
-        return self._computed
+        """Futures of the parts in worker memory, computing and holding again those not held
+        (a streamed dataset's, or a persisted one's after its pages: evaluation sets need
+        their raw rows every round)."""
+        again = [i for i, f in enumerate(self._held) if f is None]
+        if again:
+            for i, f in zip(again, self.client.compute([self._graph[i] for i in again])):
+                self._held[i] = f
+        return list(self._held)
 
     def workers_of_parts(self) -> list[str]:
-        """The worker address holding each part (parts lost with a worker are recomputed
+        """The worker address holding each partition's rows: its raw part, or its pages once
+        a persisted dataset keeps those only (what a worker lost with them is recomputed
         first, from lineage)."""
+        if self._pages is not None and any(f is None for f in self._held):
+            return workers_of(self.client, self._pages[1])
         return workers_of(self.client, self.persisted_parts())
 
 

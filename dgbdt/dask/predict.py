@@ -96,7 +96,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         bst = dask.delayed(booster, pure=True)
         tasks = [dask.delayed(_predict_part, pure=True)(f, bst, output_margin, pred_leaf,
                                                         iteration_range, pred_contribs)
-                 for f in data.parts]
+                 for f in data.raw_parts()]
         # one block per partition, empty ones included (da.concatenate would drop those)
         name = "dgbdt-predict-" + tokenize(*(t.key for t in tasks))
         zeros = (0,) * len(tail)

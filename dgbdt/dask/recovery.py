@@ -8,9 +8,10 @@ cluster during dgbdt.dask.train:
    checks its units' workers every WATCH seconds, the collective ranks see their abort flag
    within ABORT_POLL seconds, the one-task mode watches its worker) and raises
    ``WorkerLostError`` carrying the survivors' ``Progress`` (dgbdt.progress);
-2. dgbdt.dask.train waits, at most ``recovery_timeout`` seconds, until every partition of the
-   datasets is in memory again: Dask recomputes the lost ones from their lineage (the graph
-   that read or made them), on the surviving workers or on a replacement;
+2. dgbdt.dask.train waits, at most ``recovery_timeout`` seconds, until every partition the
+   datasets hold (raw parts, a persisted training set's pages) is in memory again: Dask
+   recomputes the lost ones from their lineage (the graph that read or made them), on the
+   surviving workers or on a replacement;
 3. it trains again, in the mode ``auto`` picks for the new placement (or the one asked for),
    resuming from the progress as continued training (dgbdt.progress says why the model is the
    uninterrupted one, byte for byte).
@@ -93,19 +94,22 @@ def wait_for_partitions(client, datasets, timeout: float) -> None:
     from distributed import wait
     deadline = time.monotonic() + timeout
     for d in datasets:
-        if not d.persisted:        # streamed: each pass reads the partitions again
+        # what the dataset holds: raw parts, pages (a streamed one reads again each pass)
+        held = d.held()
+        if not held:
             continue
-        futures = d.persisted_parts()
+        index, futures = [i for i, _ in held], [f for _, f in held]
         while True:
             states = client.run_on_scheduler(_key_states, [f.key for f in futures])
             bad = [i for i, s in enumerate(states)
                    if s in ("forgotten", "erred", "no-lineage", "pinned")]
             if bad:
-                i = bad[0]
+                i = index[bad[0]]
+                s = states[bad[0]]
                 why = {"erred": "its recomputation failed",
                        "pinned": "it may only be computed on workers that are gone (worker "
                                  "restrictions)"}.get(
-                    states[i], "it has no lineage to recompute it from (e.g. it was scattered "
+                    s, "it has no lineage to recompute it from (e.g. it was scattered "
                                "from the client)")
                 raise RecoveryError(
                     f"partition {i} of the data was lost with a worker and {why}. Build the "

@@ -12,10 +12,13 @@ import uuid
 
 
 def tree_reduce(client, futures: list, combine, fan_in: int, name: str, final=None,
-                final_args: tuple = ()):
+                final_args: tuple = (), priority: int = 0):
     """Reduce ``futures`` with ``combine(*group)``; the root runs ``final(*final_args, *group)``.
 
     Task keys read ``{name}-r{depth}-{i}-{token}`` so the dashboard shows the algorithm.
+    ``priority`` (Dask's: higher runs first) above the inputs' lets a group combine as soon as
+    its inputs exist instead of after every input task: the inputs then do not all wait in
+    memory at once (the sketch's summaries, a few MB each per partition).
     """
     if fan_in < 2:
         raise ValueError(f"fan_in must be >= 2; got {fan_in}")
@@ -28,8 +31,11 @@ def tree_reduce(client, futures: list, combine, fan_in: int, name: str, final=No
             if final is None:
                 if len(level) == 1:
                     return level[0]
-                return client.submit(combine, *level, key=f"{name}-root-{token}")
-            return client.submit(final, *final_args, *level, key=f"{name}-root-{token}")
-        level = [client.submit(combine, *g, key=f"{name}-r{depth}-{i}-{token}")
+                return client.submit(combine, *level, key=f"{name}-root-{token}",
+                                     priority=priority)
+            return client.submit(final, *final_args, *level, key=f"{name}-root-{token}",
+                                 priority=priority)
+        level = [client.submit(combine, *g, key=f"{name}-r{depth}-{i}-{token}",
+                               priority=priority)
                  if len(g) > 1 else g[0] for i, g in enumerate(groups)]
         depth += 1

@@ -1,22 +1,26 @@
 """A worker's training shards: its partitions' rows quantized and packed into pages.
 
-Used by every mode: the graph keeps one shard per partition (``make_shard``); one task and the
-collective ranks join a worker's partitions into one part and cut it into the pages that fit
-``device_memory_budget`` (``local_shards``), as in-process training does.
+A shard is a page and the training state of its rows (dgbdt.shard). Every mode builds a
+worker's shards inside its own task on that worker (``local_shards``) from one of:
+
+* a persisted dataset's PagedParts (dgbdt.dask.pages), kept across trainings: one shard per
+  page, the margins starting from the intercept (or the rows' base margins), or, for a model
+  to continue from, from margins computed on the raw rows (``start_margins``);
+* a streamed dataset's shards, packed by ``make_shard`` for this training;
+* Parts (the collective ranks of tests/test_collective.py): joined and cut into the pages that
+  fit ``device_memory_budget``, as in-process training does.
 """
 from __future__ import annotations
 
 import warnings
 
 
-from ..backend import array_module, device_scope, get_backend, is_device_array, to_host
-from ..booster import MarginStart
-from ..data.dataset import quantize_on_device
+from ..backend import array_module, device_scope, get_backend
+from ..booster import MarginStart, initial_margins
 from ..data.page_store import BudgetWarning, PageStore, budget_bytes, move_page, plan_pages
-from ..data.pages import pack
-from ..data.quantize import quantize
 from ..shard import Shard
 from .data import Part
+from .pages import page_of, stream_slots
 
 
 def make_shard(part, cuts, max_nodes: int, base, device: str = "cpu",
@@ -41,13 +45,7 @@ def make_shard(part, cuts, max_nodes: int, base, device: str = "cpu",
 def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Shard:
     """The shard of the part's rows [a, b), its page placed by ``store``."""
     X = part.X[a:b]
-    if be.name == "cuda" and is_device_array(X):
-        page = be.quantize_pack(X, cuts)
-    elif be.name == "cuda":       # host rows for a GPU: quantized there, a chunk at a time
-        page = quantize_on_device(to_host(X), cuts, be)
-    else:
-        page = pack(quantize(to_host(X), cuts))
-    page = move_page(store.place(page), be)
+    page = move_page(store.place(page_of(X, cuts, be)), be)
     start = start_of(base)
     margin = start.of(X, None if part.base_margin is None else part.base_margin[a:b], be.xp)
     shard = Shard(page, cuts.n_bins(), part.label[a:b],
@@ -98,10 +96,48 @@ def concat_parts(parts) -> Part:
                 tuple(piece for p in nonempty for piece in p.pieces))
 
 
+def start_margins(part, base):
+    """[n, K] float64 starting margins of the part's rows when they need its raw features
+    (``base`` continues a model with trees: dgbdt.booster.MarginStart)."""
+    return start_of(base).of(part.X, part.base_margin)
+
+
+def needs_rows(base) -> bool:
+    """Whether the margins ``base`` starts from depend on the rows' features (a prior model
+    with trees), not only on the intercept and the base margins."""
+    return isinstance(base, MarginStart) and base.prior is not None and bool(base.prior.trees)
+
+
+def paged_shards(units, cuts, max_nodes: int, base, be) -> list[Shard]:
+    """One shard per page of the (PagedPart, starting margins or None) pairs; the pages and
+    labels are the PagedPart's own (no copy), the training state is new."""
+    start, xp = start_of(base), be.xp
+    out = []
+    for paged, margin in units:
+        for (a, b), page in zip(paged.ranges, paged.pages):
+            if margin is not None:     # this attempt's own array (start_margins): a view
+                m = margin[a:b]
+            else:
+                bm = None if paged.base_margin is None else paged.base_margin[a:b]
+                m = initial_margins(start.intercept, b - a, bm, array_module(paged.label))
+            shard = Shard(page, cuts.n_bins(), paged.label[a:b],
+                          None if paged.weight is None else paged.weight[a:b], xp.asarray(m),
+                          max_nodes, be)
+            shard.id_pieces = row_pieces(paged.pieces, start.row_offsets, a, b)
+            out.append(shard)
+    return out
+
+
 def local_shards(units, cuts, max_nodes: int, base, p):
-    """This worker's training shards and the device slots for its streamed pages: the given
-    Shards (a streamed dataset; two slots), or the Shards of all the given Parts' rows (one,
-    or pages cut to device_memory_budget)."""
+    """This worker's training shards and the device slots for its streamed pages: the shards
+    of (PagedPart, margins) pairs (a persisted dataset), the given Shards (a streamed dataset;
+    two slots), or the Shards of all the given Parts' rows (one, or pages cut to
+    device_memory_budget)."""
+    if units and isinstance(units[0], tuple):
+        be = get_backend(p["device"])
+        with device_scope(be):
+            return (paged_shards(units, cuts, max_nodes, base, be),
+                    stream_slots([u for u, _ in units]))
     if units and isinstance(units[0], Shard):
         return list(units), 2
     return shards_of(concat_parts(units), cuts, max_nodes, base, p["device"],

@@ -41,7 +41,7 @@ from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
 from .graph import DatasetEval as GraphDatasetEval
 from .recovery import (RecoveryError, WorkerLostError, later, wait_for_partitions,
                        watched_result)
-from .shards import local_shards, make_shard
+from .shards import local_shards, make_shard, needs_rows, start_margins
 from .worker import training_task
 
 _INF = float("inf")
@@ -259,7 +259,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if p["base_score"] is not None:
             intercept = objective.base_score_to_margin(p["base_score"], num_class)
         else:
-            futs = dtrain.map_parts(_label_stats, objective.name, num_class)
+            futs = dtrain.map_rows(_label_stats, objective.name, num_class)
             try:
                 stats = [s for s in client.gather(futs) if s is not None]
             except BaseException:
@@ -322,8 +322,15 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
     base = MarginStart(booster.base_margin, prior, offsets)
     max_nodes = 2 ** (p["max_depth"] + 1)
     if dtrain.persisted:
-        units, shards = dtrain.parts, None
-        workers = dtrain.workers_of_parts()
+        # the pages every mode trains on (packed by the first training, the raw parts then
+        # released: dgbdt.dask.pages), each with the margins of the model to continue from
+        # where those need the raw rows (read from lineage for this attempt)
+        margins = (dtrain.map_parts(start_margins, base) if needs_rows(base)
+                   else [None] * len(dtrain.part_rows))
+        pages = dtrain.pages(cuts, p["device"], p["device_memory_budget"], len(base),
+                             max_nodes)
+        units = list(zip(pages, margins))
+        workers = workers_of(client, pages)
     else:
         # streamed: every partition is read once more and packed into its page (a shard) on
         # the worker that read it; the raw rows are released, and every mode trains on these

@@ -49,6 +49,7 @@ import base64
 import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from ..kernels import cpu_data as K
@@ -65,6 +66,7 @@ __all__ = [
 
 
 _PARALLEL_MERGE_MIN = 1 << 18  # buckets in a + b
+_KEY_GROUP = 8                 # features keyed at once by summarize (at least: threads)
 
 
 def default_max_keys(max_bin: int) -> int:
@@ -250,8 +252,6 @@ def summarize(X, weights_fixed=None, max_keys: int = 4096) -> Summaries:
         s = Summaries.empty(nf, max_keys)
         s.n_rows = n
         return s
-    colkeys = np.empty((nf, n), np.uint32)
-    K.column_keys(X.view(np.uint32), colkeys)
     cap = min(max_keys, n)
     ok = np.empty((nf, cap), np.uint64)
     ow = np.empty((nf, cap), np.int64)
@@ -260,8 +260,18 @@ def summarize(X, weights_fixed=None, max_keys: int = 4096) -> Summaries:
     counts = np.empty(nf, np.int64)
     shifts = np.empty(nf, np.int64)
     status = np.empty(nf, np.int64)
-    K.summarize_columns(colkeys, w, weighted, max_keys, ok, ow, olo, ohi,
-                        counts, shifts, status)
+    # the features' keys a group at a time (each feature's summary is its own): the keys'
+    # copy is a group's columns, not the whole matrix, and a group still has a feature for
+    # every thread
+    group = min(nf, max(_KEY_GROUP, numba.get_num_threads()))
+    colkeys = np.empty((group, n), np.uint32)
+    xbits = X.view(np.uint32)
+    for f0 in range(0, nf, group):
+        f1 = min(nf, f0 + group)
+        keys = colkeys[:f1 - f0]
+        K.column_keys(xbits[:, f0:f1], keys)
+        K.summarize_columns(keys, w, weighted, max_keys, ok[f0:f1], ow[f0:f1], olo[f0:f1],
+                            ohi[f0:f1], counts[f0:f1], shifts[f0:f1], status[f0:f1])
     del colkeys
     if status.any():
         bad = np.flatnonzero(status).tolist()

@@ -1,0 +1,146 @@
+"""A partition's pages: what a persisted DaskDataset keeps of its rows once they are packed.
+
+A training needs each row's quantized features (the bit-packed page), its label, weight and
+base margin; nothing else of the raw float32 features. So the first training of a persisted
+DaskDataset packs every checked partition (``Part``) into a ``PagedPart`` in a task of its own,
+on the worker holding the part, and the dataset lets go of the raw part as soon as its pages
+exist (dgbdt.dask.data): the raw rows and the pages of one partition coexist, never those of
+all. The PagedParts stay in the workers' memory for later trainings with the same ``max_bin``,
+device and ``device_memory_budget``; each training builds its shards (the training state:
+gradients, margins, row order) around them (dgbdt.dask.shards).
+
+A page task depends on its partition's task, which depends on the source collection's tasks,
+so a PagedPart lost with a worker is recomputed by Dask from that lineage (read again, checked,
+packed) as any lost partition is.
+
+``device_memory_budget`` holds per worker, as when a worker's joined partitions were cut into
+pages: every page task of one training's page set on a worker places its pages through one
+``PageStore`` of that worker (``_STORES``, by the page set's token), created with the budget for
+the rows the client expects there; a partition is cut into pages of the size that budget asks
+for, pages beyond it spill (CPU) or stream from host memory (GPU) as in-process.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+from dataclasses import dataclass
+
+from ..backend import device_scope, get_backend, is_device_array, to_host
+from ..data.dataset import quantize_on_device
+from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, gpu_memory_errors,
+                               hist_bytes, move_page, packed_bytes, page_rows_for)
+from ..data.pages import Page, bits_for, pack
+from ..data.quantize import quantize
+
+
+@dataclass
+class PagedPart:
+    """One partition's rows as pages (lives on a worker): ``pages[i]`` holds rows
+    ``ranges[i]`` (a partition is cut only under a budget), with the partition's labels,
+    weights and base margins and its ``pieces`` (dgbdt.dask.data.Part)."""
+
+    ranges: tuple               # ((a, b), ...) row ranges of the pages
+    pages: list                 # [Page], placed for training (in memory, spilled, or host)
+    label: object
+    weight: object
+    base_margin: object
+    pieces: tuple
+    n_rows: int
+    store: tuple                # (page set token, worker address): the PageStore that placed it
+
+
+@dataclass
+class PagePlan:
+    """What every page task of one page set needs to place its pages: the budget and where it
+    applies (``rows_by_worker``: the rows the client expects each worker to pack, None when
+    unknown), and what the automatic GPU budget leaves room for (outputs, tree size)."""
+
+    token: str
+    budget: object              # device_memory_budget: None, bytes, or a fraction
+    n_outputs: int
+    max_nodes: int
+    rows_by_worker: dict | None = None
+
+
+def _register_size() -> None:
+    from dask.sizeof import sizeof
+
+    def nbytes(p: PagedPart) -> int:
+        arrays = [pg.words for pg in p.pages] + [p.label, p.weight, p.base_margin]
+        return int(sum(getattr(a, "nbytes", 0) for a in arrays if a is not None))
+    sizeof.register(PagedPart)(nbytes)
+
+
+_register_size()
+
+_STORES: dict[tuple, PageStore] = {}   # PageStores by (page set token, worker address)
+_LOCK = threading.Lock()                # page tasks of one worker may run in several threads
+
+
+def page_of(X, cuts, be) -> Page:
+    """The rows X quantized by ``cuts`` and bit-packed, where ``be`` computes: on its GPU
+    (host rows are copied there a chunk at a time) or on the host."""
+    if be.name == "cuda" and is_device_array(X):
+        return be.quantize_pack(X, cuts)
+    if be.name == "cuda":
+        return quantize_on_device(to_host(X), cuts, be)
+    return pack(quantize(to_host(X), cuts))
+
+
+def _here() -> str:
+    """This worker's address ("" outside a worker)."""
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):
+        return ""
+
+
+def _worker_store(plan: PagePlan, be, n_rows: int, n_features: int, cuts):
+    """This worker's PageStore of the page set, its key, and the rows of a page under its
+    budget (None: a partition is one page)."""
+    bits = bits_for(cuts.max_bins)
+    key = (plan.token, _here())
+    with _LOCK:
+        store = _STORES.get(key)
+        if store is None:
+            rows = None if plan.rows_by_worker is None else plan.rows_by_worker.get(key[1])
+            total = None if rows is None else packed_bytes(rows, n_features, bits)
+            store = PageStore(budget_bytes(plan.budget, be, rows or n_rows, plan.n_outputs,
+                                           hist_bytes(cuts, plan.max_nodes)), be, total=total)
+            _STORES[key] = store
+    whole = store.budget is None or (store.total is not None and store.total <= store.budget)
+    step = None if whole else page_rows_for(store.budget, n_features, bits, store.streaming)
+    return store, key, step
+
+
+def make_paged(part, cuts, device: str, plan: PagePlan) -> PagedPart:
+    """The part's pages on this worker (see the module docstring)."""
+    be = get_backend(device)
+    n = part.n_rows
+    with device_scope(be), gpu_memory_errors({"device_memory_budget": plan.budget},
+                                             "packing a partition's pages"):
+        store, key, step = _worker_store(plan, be, n, int(part.X.shape[1]), cuts)
+        ranges = [(a, min(a + step, n)) for a in range(0, n, step)] if step and n else [(0, n)]
+        pages = []
+        for a, b in ranges:
+            page = page_of(part.X[a:b], cuts, be)
+            with _LOCK:
+                page = store.place(page)
+            pages.append(move_page(page, be))
+    big = max(pg.nbytes for pg in pages)
+    if any(pg.streamed for pg in pages) and store.budget is not None and big > store.budget:
+        warnings.warn(
+            f"a partition of {n} rows packs into a page of {big} bytes, more than "
+            f"device_memory_budget={store.budget} bytes: it streams through the GPU whole, so "
+            "the budget is exceeded while it is there.", BudgetWarning, stacklevel=2)
+    return PagedPart(tuple(ranges), pages, part.label, part.weight, part.base_margin,
+                     part.pieces, n, key)
+
+
+def stream_slots(units) -> int:
+    """Device slots for the streamed pages of these PagedParts: as many of the largest page as
+    their worker's budget holds (at least two; two when the store is not on this worker)."""
+    keys = {u.store for u in units}
+    store = _STORES.get(keys.pop()) if len(keys) == 1 else None
+    return 2 if store is None else store.slots

@@ -1,0 +1,131 @@
+"""A persisted DaskDataset keeps pages, not raw rows, once its first training has packed them.
+
+Its raw parts (checked float32 features) live from construction until their pages exist, then
+go, one by one (dgbdt.dask.pages); later trainings with the same settings reuse the pages, and
+passes that need raw rows again read them from lineage. The model is the in-process one, byte
+for byte, throughout. (A lost worker's pages are recomputed from lineage: tests/test_recovery.py.)
+"""
+import uuid
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+import dask.array as da  # noqa: E402
+
+import dgbdt  # noqa: E402
+import dgbdt.dask as dgd  # noqa: E402
+from datagen import binary_with_missing  # noqa: E402
+from dgbdt.callback import TrainingCallback  # noqa: E402
+from raw_parts import keys_of, parts_on_workers, watch  # noqa: E402
+
+F = 6
+PARAMS = {"objective": "binary:logistic", "max_depth": 4, "eval_metric": ["logloss", "auc"]}
+CHUNK = 500
+
+
+def dataset(client, X, y, w=None, persist=True):
+    """Partitions of CHUNK rows, under new keys (not those of another test's equal data)."""
+    c, tag = (CHUNK,), uuid.uuid4().hex
+
+    def arr(a, what):
+        return da.from_array(a, chunks=c + a.shape[1:], name=f"{what}-{tag}")
+    return dgd.DaskDataset(client, arr(X, "X"), arr(y, "y"), None if w is None else arr(w, "w"),
+                           persist=persist)
+
+
+def in_process(params, X, y, w, rounds, Xv=None, yv=None):
+    hist: dict = {}
+    evals = [] if Xv is None else [(dgbdt.Dataset(Xv, label=yv), "valid")]
+    b = dgbdt.train(params, dgbdt.Dataset(X, label=y, weight=w), rounds, evals=evals,
+                    evals_result=hist, verbose_eval=False)
+    return b.save_raw(), hist
+
+
+class RawPartsAt(TrainingCallback):
+    """Records, after each round, how many of the given raw parts the scheduler holds (graph
+    mode runs the callbacks on the client)."""
+
+    def __init__(self, plugin, keys):
+        self.plugin, self.keys, self.seen = plugin, keys, []
+
+    def after_iteration(self, model, epoch, evals_log):
+        self.seen.append(self.plugin.held(self.keys))
+        return False
+
+
+@pytest.mark.parametrize("mode", ["graph", "collective"])
+def test_persisted_dataset_keeps_pages_only_once_they_exist(client2, mode):
+    X, y, w = binary_with_missing(4000, F, seed=11)
+    Xv, yv, _ = binary_with_missing(1000, F, seed=12)
+    plugin = watch(client2)
+    d, dv = dataset(client2, X, y, w), dataset(client2, Xv, yv)
+    train_keys, eval_keys = keys_of(d), keys_of(dv)
+    assert plugin.held(train_keys) == 8 and plugin.held(eval_keys) == 2       # all held
+    assert parts_on_workers(client2, train_keys) == 8
+    seen = RawPartsAt(plugin, train_keys)
+    out = dgd.train(client2, PARAMS, d, 5, evals=[(d, "train"), (dv, "valid")], mode=mode,
+                    verbose_eval=False, callbacks=[seen] if mode == "graph" else None)
+    if mode == "graph":
+        assert seen.seen == [0] * 5
+    assert plugin.held(train_keys) == 0 and parts_on_workers(client2, train_keys) == 0
+    # the eval set keeps its raw parts (scored on raw rows every round); nothing read twice
+    assert plugin.held(eval_keys) == 2 and parts_on_workers(client2, eval_keys) == 2
+    assert plugin.computed_of(train_keys + eval_keys) == 10
+    ref = dgbdt.train(PARAMS, dgbdt.Dataset(X, label=y, weight=w), 5,
+                      evals=[(dgbdt.Dataset(X, label=y, weight=w), "train"),
+                             (dgbdt.Dataset(Xv, label=yv), "valid")],
+                      evals_result=(hist := {}), verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw() and out["history"] == hist
+    streamed = dgd.train(client2, PARAMS, dataset(client2, X, y, w, persist=False), 5,
+                         mode=mode, verbose_eval=False)
+    assert streamed["booster"].save_raw() == ref.save_raw()
+
+
+def test_later_trainings_reuse_the_pages_or_read_again(client2):
+    """The same settings train on the kept pages (no part read again); another max_bin reads
+    the parts from lineage once more (sketch and pages) and keeps the new pages only; a model
+    continued from another reads the raw rows for its starting margins. Every model is the
+    in-process one."""
+    X, y, w = binary_with_missing(3000, F, seed=13)
+    d = dataset(client2, X, y, w)
+    keys = keys_of(d)
+    plugin = watch(client2)
+    first = dgd.train(client2, PARAMS, d, 4, verbose_eval=False)["booster"]
+    assert first.save_raw() == in_process(PARAMS, X, y, w, 4)[0]
+    # the parts were held since construction (the plugin came after), and are gone now
+    assert plugin.computed_of(keys) == 0 and parts_on_workers(client2, keys) == 0
+    again = dgd.train(client2, PARAMS, d, 4, mode="graph", verbose_eval=False)["booster"]
+    assert again.save_raw() == first.save_raw() and plugin.computed_of(keys) == 0
+    p64 = {**PARAMS, "max_bin": 64}
+    b64 = dgd.train(client2, p64, d, 4, verbose_eval=False)["booster"]
+    assert b64.save_raw() == in_process(p64, X, y, w, 4)[0]
+    # read for the sketch and the pages (Dask may reuse a part still in memory between the
+    # two passes), then released
+    assert 6 <= plugin.computed_of(keys) <= 2 * 6 and plugin.held(keys) == 0
+    cont = dgd.train(client2, PARAMS, d, 3, xgb_model=first, verbose_eval=False)["booster"]
+    assert cont.save_raw() == in_process(PARAMS, X, y, w, 7)[0]
+    assert plugin.held(keys) == 0 and parts_on_workers(client2, keys) == 0
+    # prediction reads the rows from lineage
+    np.testing.assert_array_equal(client2.compute(dgd.predict(client2, first, d)).result(),
+                                  first.predict(X))
+
+
+@pytest.mark.parametrize("mode", ["task", "collective", "graph"])
+def test_pages_beyond_the_budget_stream_per_worker(request, monkeypatch, mode):
+    """device_memory_budget holds per worker for a persisted dataset's pages, as when a worker
+    cut its joined rows into pages: partitions are cut into pages of the budget's page size and
+    those beyond it stream through the slots (the GPU's schedule, run on the CPU)."""
+    from dgbdt.data import page_store
+    client = request.getfixturevalue("client1" if mode == "task" else "client2")
+    monkeypatch.setattr(page_store, "STREAM_ON_CPU", True)
+    monkeypatch.setattr(page_store, "MIN_PAGE_BYTES", 1024)
+    X, y, w = binary_with_missing(3000, F, seed=14)
+    d = dataset(client, X, y, w)
+    out = dgd.train(client, {**PARAMS, "device_memory_budget": 4096}, d, 4, mode=mode,
+                    verbose_eval=False)
+    assert out["booster"].save_raw() == in_process(PARAMS, X, y, w, 4)[0]
+    if mode != "graph":      # booster.memory comes from the ranks' (or the one task's) seam
+        m = out["booster"].memory
+        assert m["pages_streamed"] == m["pages"] >= 6
+        assert m["stream_copies"] > m["pages"]
