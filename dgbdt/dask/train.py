@@ -330,7 +330,10 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         pages = dtrain.pages(cuts, p["device"], p["device_memory_budget"], len(base),
                              max_nodes)
         units = list(zip(pages, margins))
-        workers = workers_of(client, pages)
+        # every input in memory before a training task starts: a collective rank holds its
+        # worker's thread while it waits for the others, so a margin still to be computed on
+        # that worker for another rank would never be (a restart timed out that way)
+        workers = workers_of(client, pages + [m for m in margins if m is not None])[:len(pages)]
     else:
         # streamed: every partition is read once more and packed into its page (a shard) on
         # the worker that read it; the raw rows are released, and every mode trains on these
