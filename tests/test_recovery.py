@@ -28,8 +28,11 @@ ROUNDS = 30
 LIMIT = 60.0        # seconds a disturbed training may take here (undisturbed: a few)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cluster3():
+    """A fresh 3-worker cluster per test: after a killed worker's replacement has joined, a
+    nanny has been seen to close a little later (2 in about 12 runs of this module; cause not
+    found), which left the next test sharing the cluster with 2 workers."""
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
