@@ -466,14 +466,13 @@ def count_rows(mask):
     return out.view(cp.int64)
 
 
-EXP_BINS = 2100
-
-
 def exact_sum_bins(x):
     """(hi, lo, bad) of dgbdt.fixedpoint.ExactSum.of for a device float64 vector: per-exponent
     int64 sums of the mantissas' high and low 26 bits (host numpy arrays, one copy back) and
     whether some value was not finite."""
     import cupy as cp
+
+    from .cpu_sum import N_EXP as EXP_BINS     # the host kernel's bins (cuda/data.cu: same)
     n = int(x.shape[0])
     with x.device:
         out = cp.zeros(2 * EXP_BINS + 1, dtype=cp.uint64)
