@@ -20,10 +20,22 @@ training's abort flag, which a failing rank or the client sets, and NCCL's own a
 error) every ``ABORT_POLL`` seconds; an abort reason, or ``timeout`` seconds without an answer,
 end the wait with CollectiveError, after which the rank aborts its communicator (ncclCommAbort
 stops the communicator's kernels, so the GPU is usable again).
+
+Not every wait for the device is one of ours: between enqueuing an all-reduce that a
+device-grown tree does not wait for and the tree's watched ``settle()``, a host call that
+waits for the device blocks behind that all-reduce, and if its peer is gone, for ever. CuPy
+loading a kernel's module on first use does (a rank whose peer had raised was seen stuck in
+``cuModuleLoadData`` under an indexing kernel: tests/gpu/test_gpu_nccl.py), as do pageable
+copies and cudaFree under RMM's default allocator. So an NCCL rank also has a *watchdog*
+thread that asks the same questions every ABORT_POLL seconds (plus: has a queued all-reduce
+been unfinished for ``timeout`` seconds?) and aborts the communicator from outside: the stuck
+kernel ends, the blocked call returns, and the rank's next collective raises CollectiveError
+with the reason (as PyTorch's NCCL watchdog does).
 """
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import numpy as np
@@ -160,6 +172,72 @@ class Communicator:
         """Release the communicator after a successful training."""
 
 
+class Watchdog:
+    """A thread that ends a communicator from outside (module docstring).
+
+    Every ABORT_POLL seconds it asks ``check()`` (None, or why the training stops); on a reason
+    it calls ``abort()`` once and stops. The rank's thread makes its calls into the
+    communicator through ``call``, which holds a lock, so an abort never lands inside one,
+    unless that call is the stuck one (it has not returned within a second): then the abort
+    goes ahead, since ending that call is what it is for. After an abort ``call`` and
+    ``check`` raise CollectiveError with the reason; ``end(fn)`` (close or abort, by the rank's
+    thread) stops the watchdog and runs ``fn`` unless an abort already ended the communicator.
+    """
+
+    def __init__(self, who: str, check, abort, setup=None):
+        self.who, self._check, self._abort, self._setup = who, check, abort, setup
+        self.why: str | None = None
+        self._live = True
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"dgbdt-watchdog-{who.replace(' ', '')}")
+        self._thread.start()
+
+    def _run(self) -> None:
+        if self._setup is not None:
+            self._setup()
+        while not self._stop.wait(ABORT_POLL):
+            try:
+                why = self._check()
+            except Exception as e:  # noqa: BLE001  (a closing cluster, say: stop the training)
+                why = f"the abort flag could not be read ({type(e).__name__}: {e})"
+            if why is None:
+                continue
+            got = self._lock.acquire(timeout=1.0)
+            try:
+                if self._live:
+                    # the reason first: a wait that ends because of the abort then sees it
+                    self.why, self._live = why, False
+                    self._abort()
+            finally:
+                if got:
+                    self._lock.release()
+            return
+
+    def call(self, fn, *args):
+        with self._lock:
+            if not self._live:
+                self.check()
+                raise CollectiveError(f"{self.who}: the communicator was closed")
+            return fn(*args)
+
+    def check(self) -> None:
+        """CollectiveError if the watchdog aborted (a collective that ended because of the
+        abort holds no result)."""
+        if self.why is not None:
+            raise CollectiveError(f"{self.who}: the collective was stopped because {self.why}")
+
+    def end(self, fn) -> None:
+        self._stop.set()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5.0)   # it may be asking the scheduler: one poll
+        with self._lock:
+            if self._live:
+                self._live = False
+                fn()
+
+
 # -- NCCL --------------------------------------------------------------------------------------
 def nccl_status() -> str | None:
     """None when NCCL is usable through CuPy in this process, else why not."""
@@ -207,15 +285,36 @@ class NcclComm(Communicator):
         self._error = nccl.NcclError
         # blocks (holding the GIL) until every rank has joined; callers meet first (a barrier)
         self._comm = nccl.NcclCommunicator(self.n_ranks, uid, self.rank)
-        self._live = True
-        self._pending: list = []      # (began, ended, bytes) of enqueued all-reduces
+        self._pending: list = []      # (began, ended, bytes, enqueued at) of queued all-reduces
+        self._device = cupy.cuda.runtime.getDevice()
+        self._dog = Watchdog(f"rank {self.rank}", lambda: self._aborted() or self._overdue(),
+                             self._comm.abort,
+                             setup=lambda: cupy.cuda.Device(self._device).use())
 
     def _aborted(self):
+        dog = getattr(self, "_dog", None)      # (its thread's first look may come before)
+        if dog is not None and dog.why is not None:
+            return dog.why
         try:
             self._comm.check_async_error()
         except self._error as e:
             return f"NCCL reported an error ({e})"
         return self._flag()
+
+    def _overdue(self):
+        """Why the oldest queued all-reduce is late (None: none is, or none is queued)."""
+        pending = self._pending            # the rank's thread replaces the list; never mutates
+        for _, ended, _, at in pending[:1]:
+            if time.perf_counter() - at > self.timeout and not ended.done:
+                return (f"a queued all-reduce of rank {self.rank} was not answered within "
+                        f"{self.timeout:g} s (collective_timeout); a worker may be stuck or gone")
+        return None
+
+    def _call(self, fn, *args):
+        self._dog.call(fn, *args)
+
+    def _not_aborted(self) -> None:
+        self._dog.check()
 
     def _start(self):
         import cupy
@@ -228,10 +327,10 @@ class NcclComm(Communicator):
         stream = self.xp.cuda.get_current_stream().ptr
         began, ended = cupy.cuda.Event(), cupy.cuda.Event()
         began.record()
-        self._comm.allReduce(x.data.ptr, x.data.ptr, x.size, self._type(x), self._ops[op],
-                             stream)
+        self._call(self._comm.allReduce, x.data.ptr, x.data.ptr, x.size, self._type(x),
+                   self._ops[op], stream)
         ended.record()
-        self._pending.append((began, ended, x.nbytes))
+        self._pending = self._pending + [(began, ended, x.nbytes, time.perf_counter())]
 
     def settle(self):
         if not self._pending:
@@ -241,9 +340,10 @@ class NcclComm(Communicator):
         t = time.perf_counter()
         wait_for(lambda: last.done, self.timeout, self._aborted,
                  f"rank {self.rank}: {len(pending)} queued all-reduces")
+        self._not_aborted()
         self.seconds += time.perf_counter() - t
         import cupy
-        for began, ended, nbytes in pending:
+        for began, ended, nbytes, _ in pending:
             self.comm_seconds += cupy.cuda.get_elapsed_time(began, ended) / 1e3
             self.n_bytes += nbytes
             self.calls += 1
@@ -253,6 +353,7 @@ class NcclComm(Communicator):
         self._ended = cupy.cuda.Event()
         self._ended.record()
         wait_for(lambda: self._ended.done, self.timeout, self._aborted, what)
+        self._not_aborted()
 
     def _last_seconds(self, host_seconds: float) -> float:
         import cupy
@@ -267,26 +368,24 @@ class NcclComm(Communicator):
     def _allreduce(self, x, op):
         stream = self.xp.cuda.get_current_stream().ptr
         self._start()
-        self._comm.allReduce(x.data.ptr, x.data.ptr, x.size, self._type(x), self._ops[op], stream)
+        self._call(self._comm.allReduce, x.data.ptr, x.data.ptr, x.size, self._type(x),
+                   self._ops[op], stream)
         self._watch(f"rank {self.rank}: all-reduce ({op}) of {x.nbytes} bytes")
 
     def _allgather(self, x):
         out = self.xp.empty((self.n_ranks,) + x.shape, dtype=x.dtype)
         stream = self.xp.cuda.get_current_stream().ptr
         self._start()
-        self._comm.allGather(x.data.ptr, out.data.ptr, x.size, self._type(x), stream)
+        self._call(self._comm.allGather, x.data.ptr, out.data.ptr, x.size, self._type(x),
+                   stream)
         self._watch(f"rank {self.rank}: all-gather of {x.nbytes} bytes")
         return out
 
     def abort(self) -> None:
-        if self._live:
-            self._live = False
-            self._comm.abort()
+        self._dog.end(self._comm.abort)
 
     def close(self) -> None:
-        if self._live:
-            self._live = False
-            self._comm.destroy()
+        self._dog.end(self._comm.destroy)
 
 
 # -- TCP, for CPU workers ----------------------------------------------------------------------

@@ -305,24 +305,27 @@ def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, round
     try:
         with training_task(p["nthread"]), device_scope(get_backend(p["device"])), \
                 log_to_client(log_topic if rank == 0 else None):
-            comm = _connect(p, rank, n_ranks, uid, token, timeout, flag)
-            out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
-                             eval_sets, early_stopping_rounds, verbose_eval, callbacks, obj,
-                             progress)
+            try:
+                comm = _connect(p, rank, n_ranks, uid, token, timeout, flag)
+                out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
+                                 eval_sets, early_stopping_rounds, verbose_eval, callbacks, obj,
+                                 progress)
+            except BaseException as e:
+                # tell the others and end this rank's collectives before leaving the device
+                # scope: leaving it may free pooled memory, and cudaFree waits for the whole
+                # device, behind an all-reduce that a stopped peer will never answer
+                what = ("stopped" if isinstance(e, CollectiveError)
+                        else f"failed: {type(e).__name__}")
+                flag.set(f"rank {rank} on {get_worker().address} {what}: {e}")
+                if comm is not None:
+                    comm.abort()
+                raise
         comm.close()
         return out if rank == 0 else None
     except CollectiveError as e:
         # stopped by another rank's failure, a lost peer or the client: the rounds completed
         # so far are every rank's, and the client may resume from them
-        flag.set(f"rank {rank} on {get_worker().address} stopped: {e}")
-        if comm is not None:
-            comm.abort()
         return Interrupted(str(e), progress.frozen(prior_rounds) if progress.started else None)
-    except BaseException as e:
-        flag.set(f"rank {rank} on {get_worker().address} failed: {type(e).__name__}: {e}")
-        if comm is not None:
-            comm.abort()
-        raise
 
 
 # -- on the client -----------------------------------------------------------------------------
