@@ -386,3 +386,38 @@ def _kill_mid_training(client, d, victim, mode, marker, settle=0.0, **kw):
     assert not th.is_alive(), f"the {mode} training hung after a worker died"
     assert time.perf_counter() - t < 30
     return result
+
+
+def test_socket_gather_apply_computes_once_on_rank_0_in_rank_order():
+    """SocketComm.gather_apply over real sockets (3 ranks in threads): rows of any count (none
+    on one rank) reach rank 0 in rank order, fn runs there only, every rank gets its result;
+    the same value as the default all-gather path."""
+    from dgbdt.dask.collective import SocketComm
+    box, calls, out, errors = {}, [], {}, {}
+    rows = {0: np.arange(6, dtype=np.int64).reshape(3, 2), 1: np.zeros((0, 2), np.int64),
+            2: np.arange(10, 14, dtype=np.int64).reshape(2, 2)}
+
+    def fn(a):
+        calls.append(threading.current_thread().name)
+        return np.array([float(a.shape[0]), float((a[:, 0] * np.arange(1, 6)).sum())])
+
+    def rank(r):
+        try:
+            comm = SocketComm(3, r, 10.0, lambda: None, "127.0.0.1",
+                              lambda address: box.__setitem__("root", address),
+                              lambda: box.get("root"))
+            out[r] = comm.gather_apply(rows[r], fn)
+            comm.close()
+        except Exception as e:  # noqa: BLE001
+            errors[r] = e
+
+    threads = [threading.Thread(target=rank, args=(r,), name=f"rank{r}") for r in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors
+    want = fn(np.concatenate([rows[0], rows[1], rows[2]]))
+    assert calls == ["rank0", "MainThread"]        # rank 0's, then the check's own
+    for r in range(3):
+        np.testing.assert_array_equal(out[r], want)

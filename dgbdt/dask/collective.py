@@ -7,7 +7,9 @@ run the same boosting loop on their own rows and meet only in the collectives of
   every rank evaluates the same splits and grows the same tree) and the gradient maxima;
 * ``sum_exact``: metric statistics, which are exact sums (dgbdt.fixedpoint.ExactSum) of
   unbounded size, all-reduced as fixed-width int64 limbs and decoded exactly;
-* ``allgather_rows``: the rows themselves, for metrics that are not sums (auc).
+* ``allgather_rows``: the rows themselves, for metrics that are not sums (auc), and
+  ``gather_apply``: the same rows given to a function whose small result every rank gets (on
+  TCP computed once, on rank 0, in one round trip).
 
 ``Communicator`` builds these on two primitives, which ``NcclComm`` implements with NCCL
 through ``cupy.cuda.nccl`` for GPU workers and ``SocketComm`` with a TCP star for CPU workers
@@ -164,6 +166,13 @@ class Communicator:
         buf[:a.shape[0]] = a
         out = self._timed(self._allgather, buf)
         return xp.concatenate([out[r, :int(counts[r])] for r in range(self.n_ranks)])
+
+    def gather_apply(self, a, fn) -> np.ndarray:
+        """``fn`` of every rank's rows of ``a`` concatenated in rank order (as
+        ``allgather_rows``); its result, a small float64 host array, on every rank. Here every
+        rank computes it (``fn`` is deterministic, so they agree); SocketComm computes it once,
+        on rank 0, and sends only the result back."""
+        return np.asarray(fn(self.allgather_rows(a)), dtype=np.float64)
 
     def abort(self) -> None:
         """Stop this rank's part in every collective (after a failure)."""
@@ -453,10 +462,12 @@ class SocketComm(Communicator):
 
     # transfers
     def _send(self, conn, x: np.ndarray) -> None:
-        self._move(memoryview(np.ascontiguousarray(x)).cast("B"), conn.send, "sending")
+        if x.nbytes:        # (a memoryview of an empty array cannot be cast to bytes)
+            self._move(memoryview(np.ascontiguousarray(x)).cast("B"), conn.send, "sending")
 
     def _recv(self, conn, out: np.ndarray) -> np.ndarray:
-        self._move(memoryview(out).cast("B"), conn.recv_into, "receiving")
+        if out.nbytes:
+            self._move(memoryview(out).cast("B"), conn.recv_into, "receiving")
         return out
 
     def _move(self, view, step, what: str) -> None:
@@ -500,6 +511,36 @@ class SocketComm(Communicator):
             self._recv(conn, out[r])
         for conn in self._peers:
             self._send(conn, out)
+        return out
+
+    def gather_apply(self, a, fn) -> np.ndarray:
+        """One round trip: each rank sends its row count and rows to rank 0, which
+        concatenates them in rank order, applies ``fn`` and sends back only the result (the
+        default all-gather would send every rank all the rows and have each apply ``fn``)."""
+        t = time.perf_counter()
+        a = np.ascontiguousarray(a)
+        tail = a.shape[1:]
+        if self.rank:
+            conn = self._peers[0]
+            self._send(conn, np.array([a.shape[0]], dtype=np.int64))
+            self._send(conn, a)
+            k = int(self._recv(conn, np.empty(1, np.int64))[0])
+            out = self._recv(conn, np.empty(k, np.float64))
+        else:
+            parts = [a]
+            for conn in self._peers:           # rank order
+                n = int(self._recv(conn, np.empty(1, np.int64))[0])
+                parts.append(self._recv(conn, np.empty((n,) + tail, dtype=a.dtype)))
+            out = np.ascontiguousarray(np.asarray(fn(np.concatenate(parts)), dtype=np.float64)
+                                       .ravel())
+            for conn in self._peers:
+                self._send(conn, np.array([out.size], dtype=np.int64))
+                self._send(conn, out)
+        seconds = time.perf_counter() - t
+        self.seconds += seconds
+        self.comm_seconds += seconds
+        self.n_bytes += a.nbytes
+        self.calls += 1
         return out
 
     def abort(self) -> None:

@@ -21,6 +21,7 @@ and raises the first real error. The cluster stays usable; the training must be 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 import uuid
 
@@ -29,7 +30,7 @@ import numpy as np
 from ..backend import array_module, device_scope
 from ..callback import log_to_client
 from ..data.page_store import gpu_memory_errors
-from ..evaluation import EvalRows, values, weight_scale
+from ..evaluation import EvalRows, weight_scale
 from ..fixedpoint import ExactSum
 from ..metric import AUC, RocRuns, get_metric
 from ..objective import get_objective
@@ -107,8 +108,9 @@ def rank_rows(comm, label, weight) -> EvalRows:
 
 def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[float]:
     """Metric values over every rank's rows from this rank's summaries (the same on every
-    rank): ratio metrics' exact sums all-reduced as limbs in one call; auc's score runs
-    all-gathered (each rank's runs are its distinct scores, not its rows) and merged."""
+    rank): ratio metrics' exact sums all-reduced as limbs in one call; each auc metric's score
+    runs (each rank's runs are its distinct scores, not its rows) gathered, merged and scored
+    in one ``gather_apply`` (on TCP: once, on rank 0, which sends back the value)."""
     local = rows.summaries(objective, metrics, margin)
     columns = margin.shape[1] if margin.shape[1] > 1 else 1
     sums = []
@@ -116,29 +118,40 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
         if not isinstance(m, AUC):
             sums.extend([ExactSum(0), ExactSum(0)] if s is None else s)
     sums = comm.sum_exact(sums)
-    merged = []
+    out = []
     for m, s in zip(metrics, local):
         if isinstance(m, AUC):
-            merged.append([_gather_runs(comm, r) for r in
-                           (s if s is not None else [None] * columns)])
+            runs = s if s is not None else [None] * columns
+            out.append(float(comm.gather_apply(_runs_rows(comm.xp, runs),
+                                               functools.partial(_merged_value, m, columns))[0]))
         else:
-            merged.append(sums[:2])
+            out.append(float(m.value(sums[:2])))
             sums = sums[2:]
-    return values(metrics, merged)
+    return out
 
 
-def _gather_runs(comm, runs) -> RocRuns:
-    """Every rank's runs, merged: one all-gather of [m, 3] int64 rows (the score's float64 bits,
-    positive and negative weight)."""
-    xp = comm.xp
-    if runs is None:
-        rows = xp.zeros((0, 3), dtype=np.int64)
-    else:
-        rows = xp.stack([xp.asarray(runs.score, dtype=np.float64).view(np.int64),
-                         runs.pos, runs.neg], axis=1)
-    rows = comm.allgather_rows(rows)
-    return RocRuns.of(xp.ascontiguousarray(rows[:, 0]).view(np.float64), rows[:, 1], rows[:, 2],
-                      presorted_runs=True)
+def _runs_rows(xp, runs) -> object:
+    """One rank's auc runs of every output column as [m, 4] int64 rows: the column, the
+    score's float64 bits, the positive and the negative weight."""
+    blocks = [xp.zeros((0, 4), dtype=np.int64)]
+    for k, r in enumerate(runs):
+        if r is not None and r.score.shape[0]:
+            blocks.append(xp.stack([xp.full(r.score.shape[0], k, dtype=np.int64),
+                                    xp.asarray(r.score, dtype=np.float64).view(np.int64),
+                                    r.pos, r.neg], axis=1))
+    return xp.concatenate(blocks)
+
+
+def _merged_value(metric, columns: int, rows) -> np.ndarray:
+    """The auc metric's value from every rank's runs (``_runs_rows``, concatenated in rank
+    order: per column, one sorted run per rank, which the merge exploits)."""
+    xp = array_module(rows)
+    merged = []
+    for k in range(columns):
+        r = rows[rows[:, 0] == k]
+        merged.append(RocRuns.of(xp.ascontiguousarray(r[:, 1]).view(np.float64), r[:, 2], r[:, 3],
+                                 presorted_runs=True))
+    return np.array([metric.value(merged)])
 
 
 class _TrainScores:
