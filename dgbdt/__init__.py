@@ -8,6 +8,8 @@ In-process API (XGBoost's names and semantics)::
                           evals=[(dgbdt.Dataset(Xv, label=yv), "valid")])
     booster.predict(Xv)
 """
+import logging
+
 from .booster import Booster, load_model
 from .cv import cv
 from .data.dataset import Dataset
@@ -25,6 +27,10 @@ def __getattr__(name):
         from . import plotting
         return getattr(plotting, name)
     raise AttributeError(f"module 'dgbdt' has no attribute {name!r}")
+
+# the package's logger ("dgbdt", children per module: "dgbdt.dask", "dgbdt.checkpoint"); silent
+# until the application configures logging (a library adds no handler of its own)
+logging.getLogger("dgbdt").addHandler(logging.NullHandler())
 
 __version__ = "0.7.0"
 

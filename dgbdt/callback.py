@@ -17,6 +17,8 @@ import os
 import threading
 from typing import Callable, Sequence
 
+from . import progressbar
+
 
 class TrainingCallback:
     """The base of training callbacks (XGBoost's ``xgboost.callback.TrainingCallback``)."""
@@ -203,10 +205,29 @@ def emit(line: str) -> None:
     started the training (the worker's own stdout is not the user's)."""
     topic = getattr(_sink, "topic", None)
     if topic is None:
-        print(line, flush=True)
+        bar = progressbar.current()
+        if bar is not None:            # above the bar, not through it
+            bar.write(line)
+        else:
+            print(line, flush=True)
         return
     from distributed import get_worker
     get_worker().log_event(topic, line)
+
+
+def report_round(done: int, total: int, scores) -> None:
+    """``done`` rounds of ``total`` are complete, the last with ``scores`` [(set, metric,
+    value)]: the progress bar (dgbdt.progressbar) shows it, here or, inside a Dask task under
+    ``log_to_client``, on the client (a small event with the log lines)."""
+    topic = getattr(_sink, "topic", None)
+    if topic is not None:
+        from distributed import get_worker
+        get_worker().log_event(topic, ("round", int(done), int(total),
+                                       progressbar.postfix(scores)))
+        return
+    bar = progressbar.current()
+    if bar is not None:
+        bar.update(done, progressbar.postfix(scores))
 
 
 @contextlib.contextmanager
@@ -230,8 +251,8 @@ class ClientLog:
     arrival, until each of ``n_senders`` has said it is done (or ``grace`` seconds after the
     training ended)."""
 
-    def __init__(self, client, topic: str, n_senders: int = 1, grace: float = 5.0):
-        self.client, self.topic, self.grace = client, topic, grace
+    def __init__(self, client, topic: str, n_senders: int = 1, grace: float = 5.0, bar=None):
+        self.client, self.topic, self.grace, self.bar = client, topic, grace, bar
         self._left = n_senders
         self._done = threading.Event()
         client.subscribe_topic(topic, self._handle)
@@ -242,6 +263,11 @@ class ClientLog:
             self._left -= 1
             if self._left <= 0:
                 self._done.set()
+        elif isinstance(line, (tuple, list)):      # ("round", done, total, postfix)
+            if self.bar is not None:
+                self.bar.update(line[1], line[3])
+        elif self.bar is not None:
+            self.bar.write(line)
         else:
             print(line, flush=True)
 

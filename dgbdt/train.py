@@ -16,7 +16,7 @@ import numpy as np
 
 from .backend import device_scope, get_backend, release_pooled, resolve_device, to_host
 from .booster import Booster, MarginStart, load_model
-from .callback import RoundStopper, check_callbacks, emit, format_eval_line
+from .callback import RoundStopper, check_callbacks, emit, format_eval_line, report_round
 from .checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
@@ -25,6 +25,7 @@ from .metric import get_metric
 from .objective import get_objective
 from .params import normalize_params
 from .progress import Progress, replay, resume_callbacks
+from .progressbar import open_bar, showing
 from .sampling import Sampling
 from .seam import LocalSeam
 from .shard import Shard
@@ -48,7 +49,8 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
           early_stopping_rounds: int | None = None, evals_result: dict | None = None,
           verbose_eval: bool | int = True, xgb_model=None, callbacks=None,
           obj=None, custom_metric=None, maximize: bool | None = None,
-          checkpoint_dir=None, checkpoint_interval: int = DEFAULT_INTERVAL) -> Booster:
+          checkpoint_dir=None, checkpoint_interval: int = DEFAULT_INTERVAL,
+          progress_bar: bool | None = None) -> Booster:
     """Train a boosted tree model (XGBoost's ``xgboost.train`` signature and semantics).
 
     evals: (Dataset, name) pairs scored after each round with every eval_metric; the last
@@ -77,6 +79,9 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     same call again. One of another training is an error saying what differs (delete it with
     dgbdt.checkpoint.discard to start afresh). A finished training's checkpoint returns its
     model again without training.
+    progress_bar: a bar of the rounds with the time left and the latest eval metric
+    (dgbdt.progressbar; needs tqdm): True, False, or None to show it when someone watches (a
+    notebook or a terminal, ``verbosity`` above 0) once training has run for 2 s.
     """
     callbacks = check_callbacks(callbacks)
     if checkpoint_dir is not None:
@@ -113,9 +118,10 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     backend = get_backend(p["device"])
     K = objective.n_outputs(num_class)
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+    bar = open_bar(progress_bar, p["verbosity"], int(num_boost_round))
     previous_threads = _set_threads(p["nthread"])
     try:
-        with device_scope(backend):
+        with device_scope(backend), showing(bar):
             return _train(p, dtrain, int(num_boost_round), evals, early_stopping_rounds,
                           evals_result, verbose_eval, objective, num_class, K, metrics, backend,
                           prior, callbacks, custom_metric, maximize,
@@ -308,6 +314,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         if verbose_eval and (verbose_eval is True or r % int(verbose_eval) == 0
                              or r == rounds - 1 or stop):
             emit(format_eval_line(prior_rounds + r, scores))
+        report_round(r + 1, rounds, scores)
         return stop
 
     stopped = False
@@ -328,6 +335,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             stopped = bool(callbacks) and any(cb.after_iteration(booster, epoch, history)
                                               for cb in callbacks)
             progress.record(r + 1, booster, history, callbacks, spec.p.eta)
+            report_round(r + 1, rounds, None)
             if stopped:
                 break
             continue

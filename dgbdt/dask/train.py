@@ -24,6 +24,7 @@ import numpy as np
 
 from ..backend import array_module, device_scope, to_host
 from ..booster import Booster, MarginStart
+from .. import progressbar
 from ..callback import ClientLog, check_callbacks, log_to_client
 from ..checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
 from ..custom import CustomObjective, objective_on
@@ -113,9 +114,12 @@ MODES = ("auto", "task", "graph", "nccl", "collective")
 
 
 def _client_log(client, verbose) -> ClientLog | None:
-    """A ClientLog for the eval lines of a training that runs in worker tasks (or None when
-    nothing is printed)."""
-    return ClientLog(client, f"dgbdt-log-{uuid.uuid4().hex[:8]}") if verbose else None
+    """A ClientLog for the eval lines and the rounds (the progress bar this thread shows,
+    dgbdt.progressbar) of a training that runs in worker tasks; None when neither is shown."""
+    bar = progressbar.current()
+    if not verbose and bar is None:
+        return None
+    return ClientLog(client, f"dgbdt-log-{uuid.uuid4().hex[:8]}", bar=bar)
 
 
 @contextlib.contextmanager
@@ -153,7 +157,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
           verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto",
           collective_timeout: float = 300.0, xgb_model=None, obj=None, max_restarts: int = 3,
           recovery_timeout: float = 300.0, checkpoint_dir=None,
-          checkpoint_interval: int = DEFAULT_INTERVAL) -> dict:
+          checkpoint_interval: int = DEFAULT_INTERVAL, progress_bar: bool | None = None) -> dict:
     """Train on a DaskDataset; returns {"booster": Booster, "history": {name: {metric: [...]}}}.
 
     Same parameters and semantics as dgbdt.train (and xgboost.dask.train). ``fan_in``: inputs
@@ -198,6 +202,9 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     same path: a worker that finds another training's checkpoint there stops with
     CheckpointError. A relative path is made absolute on the client. The one-task mode,
     whose progress is lost with its worker, also restarts from the checkpoint.
+
+    ``progress_bar``: as dgbdt.train's, drawn here on the client in every mode (the workers'
+    rounds come with the evaluation log lines), over restarts too.
     """
     from distributed import default_client
 
@@ -281,29 +288,31 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         progress = sink.resume() or progress
     restarts = 0
     offsets = np.concatenate([[0], np.cumsum(dtrain.part_rows)[:-1]])
-    while True:
-        try:
-            # a copy: the attempt's own loop updates it (in graph mode its trees are futures)
-            out = _attempt(client, p, cuts, booster, prior, offsets, objective, metrics,
-                           int(num_boost_round), dtrain, evals, early_stopping_rounds,
-                           callbacks, verbose_eval, fan_in, mode, float(collective_timeout),
-                           obj, dataclasses.replace(progress, sink=sink), t0,
-                           recovering=restarts > 0)
-            out["restarts"] = restarts
-            return out
-        except WorkerLostError as e:
-            lost, why = e.progress, str(e)
-        restarts += 1
-        if restarts > max_restarts:
-            raise RecoveryError(f"{why}; gave up after {max_restarts} restart"
-                                f"{'' if max_restarts == 1 else 's'} (max_restarts="
-                                f"{max_restarts})") from None
-        progress = later(progress, lost)
-        if sink is not None:    # the one-task mode's progress went with its worker
-            progress = later(progress, sink.resume())
-        logger.warning("dgbdt.dask.train: %s; restart %d of at most %d, from round %d",
-                       why, restarts, max_restarts, progress.rounds if progress.started else 0)
-        wait_for_partitions(client, [dtrain] + [d for d, _ in evals], float(recovery_timeout))
+    bar = progressbar.open_bar(progress_bar, p["verbosity"], int(num_boost_round))
+    with progressbar.showing(bar):
+        while True:
+            try:
+                # a copy: the attempt's own loop updates it (in graph mode its trees are futures)
+                out = _attempt(client, p, cuts, booster, prior, offsets, objective, metrics,
+                               int(num_boost_round), dtrain, evals, early_stopping_rounds,
+                               callbacks, verbose_eval, fan_in, mode, float(collective_timeout),
+                               obj, dataclasses.replace(progress, sink=sink), t0,
+                               recovering=restarts > 0)
+                out["restarts"] = restarts
+                return out
+            except WorkerLostError as e:
+                lost, why = e.progress, str(e)
+            restarts += 1
+            if restarts > max_restarts:
+                raise RecoveryError(f"{why}; gave up after {max_restarts} restart"
+                                    f"{'' if max_restarts == 1 else 's'} (max_restarts="
+                                    f"{max_restarts})") from None
+            progress = later(progress, lost)
+            if sink is not None:    # the one-task mode's progress went with its worker
+                progress = later(progress, sink.resume())
+            logger.warning("dgbdt.dask.train: %s; restart %d of at most %d, from round %d",
+                           why, restarts, max_restarts, progress.rounds if progress.started else 0)
+            wait_for_partitions(client, [dtrain] + [d for d, _ in evals], float(recovery_timeout))
 
 
 def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_boost_round,
@@ -352,7 +361,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
                              "device='cuda', or use mode='collective' (TCP between CPU "
                              "workers)")
         from .collective_train import train_collective
-        log = _client_log(client, evals and verbose_eval)
+        log = _client_log(client, bool(evals) and bool(verbose_eval))
         with _closing(log):
             booster, history = train_collective(
                 client, p, cuts.result(), base, booster, int(num_boost_round), dtrain, units,
@@ -363,7 +372,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         if not one_worker and not recovering:   # after a loss, Dask moves the parts there
             raise ValueError("mode='task' needs every partition on one worker")
         eval_sets = [(None if d is dtrain else d.persisted_parts(), name) for d, name in evals]
-        log = _client_log(client, evals and verbose_eval)
+        log = _client_log(client, bool(evals) and bool(verbose_eval))
         fut = client.submit(_train_in_task, p, cuts, base, booster, int(num_boost_round),
                             units, eval_sets, early_stopping_rounds, verbose_eval,
                             log and log.topic, callbacks, obj, progress, workers=[workers[0]],
