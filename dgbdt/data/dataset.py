@@ -23,22 +23,29 @@ from .sketch_device import summarize_weighted_device
 class Dataset:
     """Training or evaluation data for dgbdt.train and Booster.predict.
 
-    Parameters
-    ----------
-    data : 2-D numpy/cupy array, pandas/cuDF DataFrame of numbers (NaN or null = missing).
-        GPU input stays on the GPU (labels, weights and base_margin move there too), is
-        sketched and quantized there, and trains there unless device="cpu" is asked for.
-    label, weight : 1-D arrays of length n_rows (weights >= 0, not all zero).
-    base_margin : initial margins, shape [n_rows] or [n_rows, n_outputs]; replaces base_score.
-    feature_names : names of the columns (default: a DataFrame's columns, else none).
-    max_bin : bins per feature for quantization; None = the training parameter max_bin (256).
-    page_rows : rows per page (default: one page). Results never depend on it.
-    label_column : with a file path as data (``"train.txt?format=libsvm"``,
-        ``"train.csv?format=csv&label_column=0"``, ``"train.parquet"``; dgbdt.data.files),
-        the label's column (a position for CSV, a name for parquet).
-
     Sparse matrices (scipy.sparse, cupyx) are read with absent entries as missing values, into
     dense pages (memory of the dense matrix; compact sparse pages are not built yet).
+
+    Parameters
+    ----------
+    data : array or DataFrame
+        2-D numpy/cupy array, pandas/cuDF DataFrame of numbers (NaN or null = missing).
+        GPU input stays on the GPU (labels, weights and base_margin move there too), is
+        sketched and quantized there, and trains there unless device="cpu" is asked for.
+    label, weight : array, optional
+        1-D arrays of length n_rows (weights >= 0, not all zero).
+    base_margin : array, optional
+        Initial margins, shape [n_rows] or [n_rows, n_outputs]; replaces base_score.
+    feature_names : list of str, optional
+        Names of the columns (default: a DataFrame's columns, else none).
+    max_bin : int, optional
+        Bins per feature for quantization; None = the training parameter max_bin (256).
+    page_rows : int, optional
+        Rows per page (default: one page). Results never depend on it.
+    label_column : int or str, optional
+        With a file path as data (``"train.txt?format=libsvm"``,
+        ``"train.csv?format=csv&label_column=0"``, ``"train.parquet"``; dgbdt.data.files),
+        the label's column (a position for CSV, a name for parquet).
     """
 
     def __init__(self, data, label=None, weight=None, base_margin=None, feature_names=None,
