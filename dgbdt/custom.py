@@ -43,11 +43,12 @@ class LocalRows:
         return self.weight if self.weight is not None else np.zeros(0)
 
 
-def objective_on(name: str, fn, shards):
-    """The objective a worker trains with: the named one, or with the user's gradient
-    function ``fn`` over the worker's own rows (dgbdt.dask with obj=)."""
+def objective_on(objective, fn, shards):
+    """The objective a worker trains with: ``objective`` (an Objective, with its parameters;
+    or a name, with their defaults), or it with the user's gradient function ``fn`` over the
+    worker's own rows (dgbdt.dask with obj=)."""
     from .objective import get_objective
-    base = get_objective(name)
+    base = get_objective(objective) if isinstance(objective, str) else objective
     return base if fn is None else CustomObjective(base, fn, LocalRows(shards))
 
 

@@ -36,6 +36,12 @@ __all__ = [
     "BinaryLogitRaw",
     "MultiSoftprob",
     "MultiSoftmax",
+    "SquaredLogError",
+    "PseudoHuberError",
+    "Poisson",
+    "Gamma",
+    "Tweedie",
+    "Hinge",
     "OBJECTIVES",
     "get_objective",
     "sigmoid",
@@ -119,6 +125,17 @@ class Objective:
 
     name: str = ""
     default_metric: str = ""
+    #: the training parameters the objective reads, with XGBoost's defaults
+    defaults: dict = {}
+
+    def __init__(self, params: dict | None = None):
+        self.params = {k: float(params[k]) if params and params.get(k) is not None else v
+                       for k, v in self.defaults.items()}
+
+    @property
+    def kernel_param(self) -> float:
+        """The one number its gradient kernels take besides the rows (a slope, a power...)."""
+        return 0.0
 
     def n_outputs(self, num_class: int | None) -> int:
         """Number of margin columns ``K``."""
@@ -177,7 +194,7 @@ class Objective:
             out = (np.empty_like(m), np.empty_like(m))
         has_w = w is not None
         w = _as_weights(w, y.shape[0]) if has_w else y
-        type(self)._kernel(m, y, w, has_w, out[0], out[1])
+        type(self)._kernel(m, y, w, has_w, self.kernel_param, out[0], out[1])
         return out
 
     def transform(self, margin: np.ndarray) -> np.ndarray:
@@ -215,7 +232,9 @@ class SquaredError(Objective):
 class RegLogistic(Objective):
     """``reg:logistic``: ``p = sigmoid(m)``, loss ``-[y log p + (1-y) log(1-p)]``.
 
-    ``g = p - y``, ``h = max(p (1 - p), 1e-16)``; labels must lie in ``[0, 1]``.
+    ``g = p - y``, ``h = max(p (1 - p), 1e-16)``; labels must lie in ``[0, 1]``. Rows whose
+    label is 1 count ``scale_pos_weight`` times their weight (XGBoost's; 1 by default), and
+    then the intercept is XGBoost's one Newton step from 0 (``_logistic_stump``).
     Intercept: ``logit(clip(weighted mean of y, 1e-6, 1 - 1e-6))``.
     ``base_score`` is a probability in ``[0, 1]``: margin ``logit(clip(b, 1e-6, 1 - 1e-6))``.
     Prediction: ``sigmoid(m)``.
@@ -223,6 +242,22 @@ class RegLogistic(Objective):
 
     name = "reg:logistic"
     default_metric = "rmse"
+    defaults = {"scale_pos_weight": 1.0}
+
+    @property
+    def kernel_param(self):
+        return self.params["scale_pos_weight"]
+
+    def label_stats(self, y, w, num_class):
+        """``[sum w' y, sum w']`` with ``w' = w * scale_pos_weight`` on rows whose label is
+        1 (XGBoost weighs those rows so in the gradients and in the intercept)."""
+        spw = self.params["scale_pos_weight"]
+        if spw == 1.0:
+            return super().label_stats(y, w, num_class)
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        w = np.where(y == 1.0, spw, 1.0) * (1.0 if w is None else w)
+        return super().label_stats(y, w, num_class)
 
     def check_labels(self, y, num_class=None):
         super().check_labels(y, num_class)
@@ -238,6 +273,8 @@ class RegLogistic(Objective):
         return np.array([float(_logit(np.clip(p, PROB_EPS, 1.0 - PROB_EPS)))])
 
     def base_margin_from_stats(self, stats, num_class):
+        if self.params["scale_pos_weight"] != 1.0:
+            return _logistic_stump(stats)
         return self._prob_to_margin(_mean_from_stats(stats))
 
     def base_score_to_margin(self, base_score, num_class):
@@ -251,6 +288,13 @@ class RegLogistic(Objective):
 
     def transform(self, margin):
         return sigmoid(_as_margin(margin, 1)[:, 0])
+
+
+def _logistic_stump(stats) -> np.ndarray:
+    """XGBoost 3.2's logistic intercept when scale_pos_weight is not 1 (measured): one Newton
+    step from margin 0, where p = 1/2, g = (1/2 - y) w', h = w'/4: the margin
+    ``4 (mean' - 1/2)``, ``mean'`` the label mean under the scaled weights ``w'``."""
+    return np.array([4.0 * (_mean_from_stats(stats) - 0.5)])
 
 
 class BinaryLogistic(RegLogistic):
@@ -273,6 +317,8 @@ class BinaryLogitRaw(RegLogistic):
     default_metric = "logloss"
 
     def base_margin_from_stats(self, stats, num_class):
+        if self.params["scale_pos_weight"] != 1.0:
+            return _logistic_stump(stats)
         return np.array([_mean_from_stats(stats)])
 
     def base_score_to_margin(self, base_score, num_class):
@@ -353,17 +399,215 @@ class MultiSoftmax(MultiSoftprob):
         return _as_margin(margin).argmax(axis=1).astype(np.float64)
 
 
+# --------------------------------------------------------------------------- more regression
+def _check_range(name: str, y, bad, must: str) -> None:
+    if bad.any():
+        raise ValueError(f"label must be {must} for {name}; got values in [{y.min():g}, "
+                         f"{y.max():g}] (first bad at row {_first_bad_row(bad)})")
+
+
+def _stump(g_sum: ExactSum, h_sum: ExactSum) -> float:
+    """XGBoost's intercept for objectives without a closed form: one Newton step from margin
+    0, ``-sum g / sum h`` over all rows (its FitStump)."""
+    h = float(h_sum)
+    if not h > 0:
+        raise ValueError("cannot estimate base_score: the sum of hessians at margin 0 is not "
+                         "positive; pass base_score")
+    return -float(g_sum) / h
+
+
+class SquaredLogError(Objective):
+    """``reg:squaredlogerror``: loss ``0.5 (log1p(m) - log1p(y))^2`` on the prediction ``m``
+    itself (no link), with ``m`` floored at ``-1 + 1e-6``:
+    ``g = (log1p(m) - log1p(y)) / (m + 1)``,
+    ``h = max((log1p(y) - log1p(m) + 1) / (m + 1)^2, 1e-6)``. Labels must be ``> -1``.
+    Intercept: one Newton step from 0, ``sum w log1p(y) / sum w max(log1p(y) + 1, 1e-6)``.
+    """
+
+    name = "reg:squaredlogerror"
+    default_metric = "rmsle"
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, y <= -1.0, "> -1")
+
+    def label_stats(self, y, w, num_class):
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        one = 1.0 if w is None else w
+        lg = np.log1p(y)
+        return [ExactSum.of(-lg * one), ExactSum.of(np.maximum(lg + 1.0, 1e-6) * one)]
+
+    def base_margin_from_stats(self, stats, num_class):
+        return np.array([_stump(*stats)])
+
+    _kernel = _kernels.squared_log_error
+    cuda_kernel = "squared_log_error"
+
+
+class PseudoHuberError(Objective):
+    """``reg:pseudohubererror``: loss ``d^2 (sqrt(1 + (z/d)^2) - 1)`` for ``z = m - y`` and
+    ``d = huber_slope``: ``g = z / s``, ``h = d^2 / ((d^2 + z^2) s)`` with
+    ``s = sqrt(1 + (z/d)^2)``. Intercept: one Newton step from 0 (the gradients at ``z = -y``).
+    """
+
+    name = "reg:pseudohubererror"
+    default_metric = "mphe"
+    defaults = {"huber_slope": 1.0}
+
+    @property
+    def kernel_param(self):
+        return self.params["huber_slope"]
+
+    def label_stats(self, y, w, num_class):
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        one = 1.0 if w is None else w
+        d2 = self.params["huber_slope"] ** 2
+        sq = np.sqrt(1.0 + y * y / d2)
+        return [ExactSum.of(-y / sq * one), ExactSum.of(d2 / ((d2 + y * y) * sq) * one)]
+
+    def base_margin_from_stats(self, stats, num_class):
+        return np.array([_stump(*stats)])
+
+    _kernel = _kernels.pseudo_huber
+    cuda_kernel = "pseudo_huber"
+
+
+class _LogLink(Objective):
+    """Objectives predicting ``exp(m)``: the intercept is ``log`` of the weighted mean label
+    (XGBoost 3.x), ``base_score`` is the prediction (> 0) and its margin ``log(base_score)``."""
+
+    def base_margin_from_stats(self, stats, num_class):
+        mean = _mean_from_stats(stats)
+        if not mean > 0:
+            raise ValueError(f"cannot estimate base_score for {self.name}: the weighted mean "
+                             f"label is {mean:g}, not positive (its margin is log of it); "
+                             "pass base_score")
+        return np.array([np.log(mean)])
+
+    def base_score_to_margin(self, base_score, num_class):
+        b = float(base_score)
+        if not (np.isfinite(b) and b > 0):
+            raise ValueError(f"base_score must be > 0 for {self.name} (a prediction; its "
+                             f"margin is log(base_score)); got {base_score!r}")
+        return np.array([np.log(b)])
+
+    def transform(self, margin):
+        return array_module(margin).exp(_as_margin(margin, 1)[:, 0])
+
+
+class Poisson(_LogLink):
+    """``count:poisson``: ``p = exp(m)``, ``g = p - y``, ``h = exp(m + max_delta_step)``;
+    labels ``>= 0``. As in XGBoost, ``max_delta_step`` defaults to 0.7 with this objective,
+    for the hessian and for the leaf values alike (dgbdt.params)."""
+
+    name = "count:poisson"
+    default_metric = "poisson-nloglik"
+    defaults = {"max_delta_step": 0.7}
+
+    @property
+    def kernel_param(self):
+        return self.params["max_delta_step"]
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, y < 0.0, ">= 0")
+
+    _kernel = _kernels.poisson
+    cuda_kernel = "poisson"
+
+
+class Gamma(_LogLink):
+    """``reg:gamma``: ``g = 1 - y exp(-m)``, ``h = y exp(-m)``; labels ``> 0``."""
+
+    name = "reg:gamma"
+    default_metric = "gamma-nloglik"
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, y <= 0.0, "> 0")
+
+    _kernel = _kernels.gamma_regression
+    cuda_kernel = "gamma_regression"
+
+
+class Tweedie(_LogLink):
+    """``reg:tweedie`` with power ``r = tweedie_variance_power`` in (1, 2):
+    ``g = -y exp((1 - r) m) + exp((2 - r) m)``,
+    ``h = -y (1 - r) exp((1 - r) m) + (2 - r) exp((2 - r) m)``; labels ``>= 0``."""
+
+    name = "reg:tweedie"
+    defaults = {"tweedie_variance_power": 1.5}
+
+    @property
+    def default_metric(self):
+        return f"tweedie-nloglik@{self.params['tweedie_variance_power']:g}"
+
+    @property
+    def kernel_param(self):
+        return self.params["tweedie_variance_power"]
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, y < 0.0, ">= 0")
+
+    _kernel = _kernels.tweedie
+    cuda_kernel = "tweedie"
+
+
+class Hinge(Objective):
+    """``binary:hinge``: with ``s = 2y - 1``, ``g = -s``, ``h = 1`` where ``m s < 1``, else
+    ``g = 0`` and ``h`` the smallest normal float32 (XGBoost's, unweighted); labels in
+    ``[0, 1]``. Prediction: 1 where ``m > 0``, else 0. Intercept (XGBoost 3.x): the
+    prediction of one Newton step from 0, ``1`` if ``sum w s > 0`` else ``0``, as the margin.
+    """
+
+    name = "binary:hinge"
+    default_metric = "error"
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, (y < 0.0) | (y > 1.0), "in [0, 1]")
+
+    def label_stats(self, y, w, num_class):
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        s = 2.0 * y - 1.0
+        if w is None:
+            return [ExactSum.of(s), ExactSum.of(np.array([float(y.shape[0])]))]
+        return [ExactSum.of(w * s), ExactSum.of(w)]
+
+    def base_margin_from_stats(self, stats, num_class):
+        return np.array([1.0 if _mean_from_stats(stats) > 0 else 0.0])
+
+    _kernel = _kernels.hinge
+    cuda_kernel = "hinge"
+
+    def transform(self, margin):
+        m = _as_margin(margin, 1)[:, 0]
+        return (m > 0).astype(np.float64)
+
+
 # --------------------------------------------------------------------------- registry
 _REGISTRY: dict[str, type[Objective]] = {
     cls.name: cls
-    for cls in (SquaredError, RegLogistic, BinaryLogistic, BinaryLogitRaw, MultiSoftprob, MultiSoftmax)
+    for cls in (SquaredError, RegLogistic, BinaryLogistic, BinaryLogitRaw, MultiSoftprob,
+                MultiSoftmax, SquaredLogError, PseudoHuberError, Poisson, Gamma, Tweedie, Hinge)
 }
 OBJECTIVES: tuple[str, ...] = tuple(_REGISTRY)
 
 
-def get_objective(name: str) -> Objective:
-    """Instantiate the objective called ``name`` (e.g. ``"binary:logistic"``)."""
+def get_objective(name: str, params: dict | None = None) -> Objective:
+    """Instantiate the objective called ``name`` (e.g. ``"binary:logistic"``), reading its
+    own parameters (``huber_slope``, ``tweedie_variance_power``, ``scale_pos_weight``,
+    ``max_delta_step``) from ``params`` (their defaults without)."""
     try:
-        return _REGISTRY[name]()
+        return _REGISTRY[name](params)
     except (KeyError, TypeError):
         raise ValueError(f"unknown objective {name!r}; supported: {', '.join(OBJECTIVES)}") from None

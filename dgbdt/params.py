@@ -46,6 +46,12 @@ OBJECTIVES: tuple[str, ...] = (
     "binary:logitraw",
     "multi:softprob",
     "multi:softmax",
+    "reg:squaredlogerror",
+    "reg:pseudohubererror",
+    "count:poisson",
+    "reg:gamma",
+    "reg:tweedie",
+    "binary:hinge",
 )
 MULTI_OBJECTIVES = frozenset({"multi:softprob", "multi:softmax"})
 #: objectives whose base_score is a probability, so it must lie strictly in (0, 1)
@@ -149,8 +155,19 @@ _SPECS = [
               "Minimum sum of hessians needed in each child of a split.",
               low=0.0),
     ParamSpec("max_delta_step", 0.0,
-              "Largest absolute leaf value before shrinkage (0 = no constraint).",
+              "Largest absolute leaf value before shrinkage (0 = no constraint; 0.7 with "
+              "count:poisson, where it is also in the hessian, as in XGBoost).",
               low=0.0),
+    ParamSpec("scale_pos_weight", 1.0,
+              "Weight factor of rows labelled 1 in the logistic objectives (gradients and "
+              "intercept); sum(negatives) / sum(positives) balances the classes.",
+              low=0.0, low_open=True),
+    ParamSpec("huber_slope", 1.0,
+              "The delta of reg:pseudohubererror (and of the mphe metric).",
+              low=0.0, low_open=True),
+    ParamSpec("tweedie_variance_power", 1.5,
+              "The variance power of reg:tweedie, between 1 (Poisson) and 2 (gamma).",
+              low=1.0, high=2.0, low_open=True, high_open=True),
     ParamSpec("lambda", 1.0,
               "L2 regularization on leaf weights.",
               aliases=("reg_lambda",), low=0.0),
@@ -493,6 +510,10 @@ def normalize_params(params: Mapping[str, object] | None) -> dict[str, object]:
     for canonical, (_, value) in given.items():
         out[canonical] = value
     out["validate_parameters"] = True  # always validated, whatever was asked
+    if out["objective"] == "count:poisson" and "max_delta_step" not in given:
+        # XGBoost's learner sets 0.7 for count:poisson unless given: the objective's hessian
+        # exp(m + max_delta_step) and the trees' leaf clipping share the name and the value
+        out["max_delta_step"] = 0.7
     _check_objective_rules(out, given)
     return out
 

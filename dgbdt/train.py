@@ -102,7 +102,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     evals = _check_evals(evals, dtrain)
     if early_stopping_rounds is not None and not evals:
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
-    objective = get_objective(p["objective"])
+    objective = get_objective(p["objective"], p)
     num_class = p["num_class"]
     if obj is not None:
         from .custom import CustomObjective

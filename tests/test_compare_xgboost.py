@@ -145,3 +145,50 @@ def test_continuous_metric_close(objective, metric):
               verbose_eval=False)
     ours, theirs = res_d["test"][metric][-1], res_x["test"][metric][-1]
     assert abs(ours - theirs) <= 0.005 * theirs, (ours, theirs)
+
+
+def _labels_for(objective, signal, rng):
+    """Labels each objective accepts, driven by the same signal."""
+    if objective in ("count:poisson", "reg:tweedie"):
+        return rng.poisson(np.exp(0.4 * signal)).astype(np.float64)
+    if objective == "reg:gamma":
+        return rng.gamma(2.0, np.exp(0.4 * signal) / 2.0)
+    if objective == "reg:squaredlogerror":
+        return np.exp(0.5 * signal + rng.normal(scale=0.3, size=len(signal)))
+    if objective in ("binary:hinge", "binary:logistic"):
+        return (signal + rng.normal(scale=0.7, size=len(signal)) > 0).astype(np.float64)
+    return signal * 3.0 + rng.normal(scale=1.0, size=len(signal))      # pseudo-Huber
+
+
+@pytest.mark.parametrize("objective,extra", [
+    ("count:poisson", {}),                                  # max_delta_step 0.7 by default
+    ("count:poisson", {"max_delta_step": 0.3}),
+    ("reg:gamma", {}),
+    ("reg:tweedie", {}),
+    ("reg:tweedie", {"tweedie_variance_power": 1.2}),
+    ("reg:squaredlogerror", {}),
+    ("reg:pseudohubererror", {}),
+    ("reg:pseudohubererror", {"huber_slope": 2.5}),
+    ("binary:hinge", {}),
+    ("binary:logistic", {"scale_pos_weight": 3.0}),
+])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_more_objectives_same_trees(objective, extra, weighted):
+    """#16: each objective's gradients, hessians, intercept and transform as XGBoost's: the
+    same trees on identical bins, the same base_score, the same predictions."""
+    X, signal, rng = low_cardinality(missing=0.1, seed=7)
+    y = _labels_for(objective, signal, rng)
+    w = rng.uniform(0.3, 2.0, size=len(y)) if weighted else None
+    params = {"objective": objective, "max_depth": 4, "eta": 0.3, "eval_metric": "rmse",
+              **extra}
+    booster, bst = fit_both(params, X, y, 6, weight=w)
+    theirs = float(json.loads(bst.save_config())["learner"]["learner_model_param"]
+                   ["base_score"].strip("[]"))
+    base = booster.objective.transform(np.asarray(booster.base_margin, dtype=np.float64)[None])
+    assert float(base[0]) == pytest.approx(theirs, rel=1e-6, abs=1e-7)
+    assert_same_trees(booster, bst)
+    # (pseudo-Huber's hessians vanish for large residuals, so some leaves are large and carry
+    # XGBoost's float32 noise, about 1e-6 of the largest, into the sums)
+    theirs = bst.predict(xgb.DMatrix(X))
+    np.testing.assert_allclose(booster.predict(X), theirs, rtol=1e-5,
+                               atol=1e-5 * np.abs(theirs).max())

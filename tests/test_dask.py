@@ -613,3 +613,21 @@ def test_graph_mode_round_is_one_hop_a_level(monkeypatch):
         assert len(before) == W, key                # every worker's previous hop
     finishes = [k for k, v in tasks.items() if v[0] == "_finish"]
     assert len(finishes) == W and len(tasks) == W * (D + 2) + 1   # + the tree of worker 0
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "reg:tweedie", "tweedie_variance_power": 1.3, "max_depth": 4},
+    {"objective": "reg:pseudohubererror", "huber_slope": 2.0, "max_depth": 4},
+    {"objective": "binary:logistic", "scale_pos_weight": 2.5, "max_depth": 4},
+    {"objective": "count:poisson", "max_depth": 4},
+], ids=lambda p: p["objective"])
+@pytest.mark.parametrize("mode", ["graph", "collective"])
+def test_objective_parameters_on_every_worker(client2, params, mode):
+    """#16: an objective's own parameters (and count:poisson's max_delta_step) reach the
+    workers' gradients and the intercept: the in-process model, byte for byte."""
+    X, y, w = make(seed=21)
+    y = np.abs(y + np.nan_to_num(X[:, 2])) if params["objective"] != "binary:logistic" else y
+    d = dask_dataset(client2, X, y, w, 4)
+    params = {**params, "eval_metric": "rmse"}
+    assert dask_model(client2, params, d, mode=mode).save_raw() == \
+        reference(params, X, y, w).save_raw()

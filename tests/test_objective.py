@@ -83,7 +83,9 @@ def test_gradient_matches_finite_differences(name, loss):
         np.testing.assert_allclose(h, dg, rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("name", OBJECTIVES)
+# (binary:hinge's hessian where the margin is right, FLT_MIN, is unweighted in XGBoost:
+# test_hinge_gradients_intercept_and_transform checks it)
+@pytest.mark.parametrize("name", [o for o in OBJECTIVES if o != "binary:hinge"])
 def test_weights_multiply_g_and_h(name):
     obj = get_objective(name)
     m, y = _data(name)
@@ -158,8 +160,12 @@ def _labels_for(name, k, n=400, absent=()):
     if name.startswith("multi"):
         classes = np.setdiff1d(np.arange(k), absent)
         return RNG.choice(classes, n).astype(np.float64)
-    if name == "reg:squarederror":
+    if name in ("reg:squarederror", "reg:pseudohubererror"):
         return RNG.normal(5.0, 3.0, n)
+    if name in ("reg:gamma", "reg:squaredlogerror"):
+        return RNG.gamma(2.0, 1.5, n)
+    if name in ("count:poisson", "reg:tweedie"):
+        return RNG.poisson(1.3, n).astype(np.float64)
     return (RNG.uniform(size=n) < 0.3).astype(np.float64)
 
 
@@ -180,8 +186,10 @@ def test_intercept_matches_xgboost(name, weighted):
         mean = np.average(y, weights=w)
         np.testing.assert_allclose(reported, [mean], rtol=1e-5)  # reported in probability space
         np.testing.assert_allclose(sigmoid(ours), [mean], rtol=1e-12)
-    else:
+    elif name.startswith("multi"):
         np.testing.assert_allclose(ours, reported, rtol=1e-5, atol=1e-6)
+    else:     # reported as the prediction (exp of the margin for count:poisson, ...)
+        np.testing.assert_allclose(obj.transform(ours[None, :]), reported, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name,absent", [("multi:softprob", (3,)), ("multi:softmax", (0, 2))])
@@ -292,12 +300,102 @@ def test_multiclass_label_rules(name):
 
 def test_registry():
     assert set(OBJECTIVES) == {"reg:squarederror", "reg:logistic", "binary:logistic", "binary:logitraw",
-                               "multi:softprob", "multi:softmax"}
+                               "multi:softprob", "multi:softmax", "reg:squaredlogerror",
+                               "reg:pseudohubererror", "count:poisson", "reg:gamma", "reg:tweedie",
+                               "binary:hinge"}
     expected_metric = {"reg:squarederror": "rmse", "reg:logistic": "rmse", "binary:logistic": "logloss",
-                       "binary:logitraw": "logloss", "multi:softprob": "mlogloss", "multi:softmax": "merror"}
+                       "binary:logitraw": "logloss", "multi:softprob": "mlogloss", "multi:softmax": "merror",
+                       "reg:squaredlogerror": "rmsle", "reg:pseudohubererror": "mphe",
+                       "count:poisson": "poisson-nloglik", "reg:gamma": "gamma-nloglik",
+                       "reg:tweedie": "tweedie-nloglik@1.5", "binary:hinge": "error"}
     for name in OBJECTIVES:
         obj = get_objective(name)
         assert obj.name == name and obj.default_metric == expected_metric[name]
         assert obj.n_outputs(None if not name.startswith("multi") else 5) == (5 if name.startswith("multi") else 1)
-    with pytest.raises(ValueError, match="unknown objective 'reg:gamma'"):
-        get_objective("reg:gamma")
+    with pytest.raises(ValueError, match="unknown objective 'reg:quantileerror'"):
+        get_objective("reg:quantileerror")
+
+
+# --------------------------------------------------------------------------- #16's objectives
+def _loss_more(name, a):
+    """Per-row losses of the objectives added for #16, in margin space (test oracles)."""
+    if name == "reg:squaredlogerror":
+        return lambda m, y: 0.5 * (np.log1p(m[:, 0]) - np.log1p(y)) ** 2
+    if name == "reg:pseudohubererror":
+        return lambda m, y: a * a * (np.sqrt(1 + ((m[:, 0] - y) / a) ** 2) - 1)
+    if name == "count:poisson":
+        return lambda m, y: np.exp(m[:, 0]) - y * m[:, 0]
+    if name == "reg:gamma":
+        return lambda m, y: y * np.exp(-m[:, 0]) + m[:, 0]
+    if name == "reg:tweedie":
+        return lambda m, y: (-y * np.exp((1 - a) * m[:, 0]) / (1 - a)
+                             + np.exp((2 - a) * m[:, 0]) / (2 - a))
+
+
+@pytest.mark.parametrize("name,params", [
+    ("reg:squaredlogerror", {}), ("reg:pseudohubererror", {"huber_slope": 1.7}),
+    ("count:poisson", {"max_delta_step": 0.0}), ("reg:gamma", {}),
+    ("reg:tweedie", {"tweedie_variance_power": 1.3}),
+])
+def test_more_gradients_match_finite_differences(name, params):
+    """g is the loss's derivative; h too (second differences), where XGBoost's hessian is
+    the true one (poisson with max_delta_step 0; squared log error away from its floor)."""
+    obj = get_objective(name, params)
+    a = obj.kernel_param
+    m = RNG.normal(scale=0.5, size=(N, 1))
+    if name == "reg:squaredlogerror":       # predictions, not margins: > -1
+        m = np.abs(m) + 0.1
+    y = RNG.gamma(2.0, 1.0, N) + (0.0 if name != "reg:pseudohubererror" else -2.0)
+    g, h = obj.gradients(m, y, None)
+    loss = _loss_more(name, a)
+    np.testing.assert_allclose(g, fd_grad(loss, m, y), rtol=1e-5, atol=1e-6)
+    dg = fd_grad(lambda mm, yy: obj.gradients(mm, yy, None)[0][:, 0], m, y)
+    np.testing.assert_allclose(h, dg, rtol=1e-4, atol=1e-6)
+
+
+def test_hinge_gradients_intercept_and_transform():
+    obj = get_objective("binary:hinge")
+    m = np.array([[-2.0], [0.5], [3.0], [0.2]])
+    y = np.array([0.0, 1.0, 1.0, 0.0])
+    g, h = obj.gradients(m, y, np.array([1.0, 2.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(g[:, 0], [0.0, -2.0, 0.0, 1.0])
+    np.testing.assert_array_equal(h[:, 0], [np.finfo(np.float32).tiny, 2.0,
+                                            np.finfo(np.float32).tiny, 1.0])
+    np.testing.assert_array_equal(obj.transform(m), [0.0, 1.0, 1.0, 1.0])
+    assert obj.base_margin_from_labels(np.array([1.0, 1.0, 0.0]), None, None)[0] == 1.0
+    assert obj.base_margin_from_labels(np.array([1.0, 0.0, 0.0]), None, None)[0] == 0.0
+
+
+@pytest.mark.parametrize("name,bad,must", [
+    ("count:poisson", -1.0, ">= 0"), ("reg:tweedie", -0.5, ">= 0"), ("reg:gamma", 0.0, "> 0"),
+    ("reg:squaredlogerror", -1.0, "> -1"), ("binary:hinge", 2.0, r"in \[0, 1\]"),
+])
+def test_more_label_ranges(name, bad, must):
+    with pytest.raises(ValueError, match=f"label must be {must} for {name}"):
+        get_objective(name).check_labels(np.array([1.0, bad, 0.5]))
+
+
+def test_log_link_base_score_and_all_zero_labels():
+    obj = get_objective("count:poisson")
+    assert obj.base_score_to_margin(2.0, None)[0] == pytest.approx(np.log(2.0))
+    with pytest.raises(ValueError, match="base_score must be > 0 for count:poisson"):
+        obj.base_score_to_margin(0.0, None)
+    with pytest.raises(ValueError, match="weighted mean label is 0, not positive.*base_score"):
+        obj.base_margin_from_labels(np.zeros(5), None, None)
+
+
+def test_objective_parameters_reach_the_objective():
+    from dgbdt.params import normalize_params
+    p = normalize_params({"objective": "count:poisson"})
+    assert p["max_delta_step"] == 0.7                       # XGBoost's default there
+    assert get_objective("count:poisson", p).kernel_param == 0.7
+    assert normalize_params({"objective": "count:poisson", "max_delta_step": 0})[
+        "max_delta_step"] == 0.0
+    assert normalize_params({})["max_delta_step"] == 0.0
+    assert get_objective("reg:tweedie", {"tweedie_variance_power": 1.2}).default_metric == \
+        "tweedie-nloglik@1.2"
+    from dgbdt.params import ParameterError
+    with pytest.raises(ParameterError, match="tweedie_variance_power must be < 2"):
+        normalize_params({"tweedie_variance_power": 2.0})
+    with pytest.raises(ParameterError, match="huber_slope must be > 0"):
+        normalize_params({"huber_slope": 0})

@@ -197,12 +197,12 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     threads). train_parts: this rank's Parts; eval_sets: (this rank's Parts of the set, or None
     for the training set itself, name). Returns (booster, history), the same on every rank.
     ``progress`` (dgbdt.progress.Progress) is kept up to date, and resumed when started."""
-    objective = get_objective(p["objective"])
+    objective = get_objective(p["objective"], p)
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
     with gpu_memory_errors(p, f"building rank {comm.rank}'s pages"):
         shards, slots = local_shards(train_parts, cuts, 2 ** (p["max_depth"] + 1), base, p)
-    objective = objective_on(p["objective"], obj, shards)
+    objective = objective_on(get_objective(p["objective"], p), obj, shards)
     quantize_seconds = time.perf_counter() - t
     with device_scope(shards[0].be):
         seam = CollectiveSeam(shards, cuts.hist_ptrs(), comm, n_rows, slots)

@@ -93,9 +93,9 @@ def make_unit(p, cuts, max_nodes: int, base, *units) -> WorkerUnit:
 
 
 def _objective(unit: WorkerUnit, spec):
-    """The objective of a spec: its name, or (name, the user's gradient function)."""
-    name, fn = spec if isinstance(spec, tuple) else (spec, None)
-    return objective_on(name, fn, unit.seam.shards)
+    """The objective of a spec: an Objective, or (it, the user's gradient function)."""
+    objective, fn = spec if isinstance(spec, tuple) else (spec, None)
+    return objective_on(objective, fn, unit.seam.shards)
 
 
 def _round_gradients(unit: WorkerUnit, grads):
@@ -244,10 +244,10 @@ def by_worker(items, workers) -> dict:
 
 # -- on the client -----------------------------------------------------------------------------
 def _spec(objective):
-    """What the units need to rebuild the objective: its name, with a custom objective's
-    function (dgbdt.custom)."""
+    """What the units need to rebuild the objective: the Objective (small; it carries its
+    parameters), with a custom objective's function (dgbdt.custom)."""
     fn = getattr(objective, "fn", None)
-    return objective.name if fn is None else (objective.name, fn)
+    return objective if fn is None else (objective.base, fn)
 
 
 class DaskSeam:

@@ -50,8 +50,9 @@ logger = logging.getLogger("dgbdt.dask")
 
 
 # -- tasks on the workers ----------------------------------------------------------------------
-def _label_stats(part, objective_name: str, num_class):
-    obj = get_objective(objective_name)
+def _label_stats(part, obj, num_class):
+    """The objective's (an Objective: it carries its parameters) intercept statistics of a
+    partition's labels, checked."""
     if part.n_rows == 0:
         return None
     label = to_host(part.label)
@@ -80,7 +81,7 @@ def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early
 def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
                 verbose_eval, callbacks=None, obj=None, progress=None):
     metrics = [get_metric(m) for m in
-               (p["eval_metric"] or [get_objective(p["objective"]).default_metric])]
+               (p["eval_metric"] or [get_objective(p["objective"], p).default_metric])]
     max_nodes = 2 ** (p["max_depth"] + 1)
     t = time.perf_counter()
     # one shard of all the worker's rows: per level one launch of each kernel instead of one
@@ -88,7 +89,7 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
     # arrives as shards already
     with gpu_memory_errors(p, "building this worker's pages"):
         shards, slots = local_shards(train_parts, cuts, max_nodes, base, p)
-    objective = objective_on(p["objective"], obj, shards)
+    objective = objective_on(get_objective(p["objective"], p), obj, shards)
     quantize_seconds = time.perf_counter() - t
     be = shards[0].be
     with device_scope(be):
@@ -244,7 +245,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                              f"{dtrain.num_col}")
     if early_stopping_rounds is not None and not evals:
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
-    objective = get_objective(p["objective"])
+    objective = get_objective(p["objective"], p)
     num_class = p["num_class"]
     metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
     if obj is not None:
@@ -266,7 +267,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if p["base_score"] is not None:
             intercept = objective.base_score_to_margin(p["base_score"], num_class)
         else:
-            futs = dtrain.map_rows(_label_stats, objective.name, num_class)
+            futs = dtrain.map_rows(_label_stats, objective, num_class)
             try:
                 stats = [s for s in client.gather(futs) if s is not None]
             except BaseException:

@@ -1,7 +1,8 @@
 """CPU kernels (numba) for objective gradients: one fused, parallel pass over the rows.
 
 The math is documented on the objectives (dgbdt.objective); each kernel writes g and h
-(float64 [n, K]) for margins m [n, K], labels y [n] and weights w [n] (has_w False: all 1).
+(float64 [n, K]) for margins m [n, K], labels y [n] and weights w [n] (has_w False: all 1);
+``a`` is the objective's one parameter (Objective.kernel_param: a slope, a power, ...).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ HESS_FLOOR = 1e-16
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def squared_error(m, y, w, has_w, g, h):
+def squared_error(m, y, w, has_w, a, g, h):
     """g = m - y, h = 1, times w."""
     for i in prange(m.shape[0]):
         wi = w[i] if has_w else 1.0
@@ -21,8 +22,9 @@ def squared_error(m, y, w, has_w, g, h):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def logistic(m, y, w, has_w, g, h):
-    """p = sigmoid(m) (stable for any finite m), g = p - y, h = max(p (1 - p), 1e-16), times w."""
+def logistic(m, y, w, has_w, a, g, h):
+    """p = sigmoid(m) (stable for any finite m), g = p - y, h = max(p (1 - p), 1e-16), times w
+    (times a = scale_pos_weight where y == 1)."""
     for i in prange(m.shape[0]):
         x = m[i, 0]
         if x >= 0.0:
@@ -31,12 +33,14 @@ def logistic(m, y, w, has_w, g, h):
             e = np.exp(x)
             p = e / (1.0 + e)
         wi = w[i] if has_w else 1.0
+        if y[i] == 1.0:
+            wi *= a
         g[i, 0] = (p - y[i]) * wi
         h[i, 0] = max(p * (1.0 - p), HESS_FLOOR) * wi
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def softmax(m, y, w, has_w, g, h):
+def softmax(m, y, w, has_w, a, g, h):
     """p = softmax(m) per row, g_k = p_k - [y == k], h_k = max(2 p_k (1 - p_k), 1e-16), times w."""
     K = m.shape[1]
     for i in prange(m.shape[0]):
@@ -52,3 +56,76 @@ def softmax(m, y, w, has_w, g, h):
             p = np.exp(m[i, k] - top) / total
             g[i, k] = (p - (1.0 if k == label else 0.0)) * wi
             h[i, k] = max(2.0 * p * (1.0 - p), HESS_FLOOR) * wi
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def squared_log_error(m, y, w, has_w, a, g, h):
+    """m floored at -1 + 1e-6; g = (log1p(m) - log1p(y)) / (m + 1),
+    h = max((log1p(y) - log1p(m) + 1) / (m + 1)^2, 1e-6), times w."""
+    for i in prange(m.shape[0]):
+        p = max(m[i, 0], -1.0 + 1e-6)
+        wi = w[i] if has_w else 1.0
+        d = np.log1p(p) - np.log1p(y[i])
+        g[i, 0] = d / (p + 1.0) * wi
+        h[i, 0] = max((1.0 - d) / ((p + 1.0) * (p + 1.0)), 1e-6) * wi
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def pseudo_huber(m, y, w, has_w, a, g, h):
+    """z = m - y, s = sqrt(1 + (z/a)^2): g = z / s, h = a^2 / ((a^2 + z^2) s), times w."""
+    a2 = a * a
+    for i in prange(m.shape[0]):
+        z = m[i, 0] - y[i]
+        sq = np.sqrt(1.0 + z * z / a2)
+        wi = w[i] if has_w else 1.0
+        g[i, 0] = z / sq * wi
+        h[i, 0] = a2 / ((a2 + z * z) * sq) * wi
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def poisson(m, y, w, has_w, a, g, h):
+    """g = exp(m) - y, h = exp(m + a) (a = max_delta_step), times w."""
+    for i in prange(m.shape[0]):
+        wi = w[i] if has_w else 1.0
+        g[i, 0] = (np.exp(m[i, 0]) - y[i]) * wi
+        h[i, 0] = np.exp(m[i, 0] + a) * wi
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def gamma_regression(m, y, w, has_w, a, g, h):
+    """g = 1 - y exp(-m), h = y exp(-m), times w."""
+    for i in prange(m.shape[0]):
+        wi = w[i] if has_w else 1.0
+        r = y[i] / np.exp(m[i, 0])
+        g[i, 0] = (1.0 - r) * wi
+        h[i, 0] = r * wi
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def tweedie(m, y, w, has_w, a, g, h):
+    """a = the variance power: g = -y exp((1 - a) m) + exp((2 - a) m),
+    h = -y (1 - a) exp((1 - a) m) + (2 - a) exp((2 - a) m), times w."""
+    for i in prange(m.shape[0]):
+        wi = w[i] if has_w else 1.0
+        e1 = np.exp((1.0 - a) * m[i, 0])
+        e2 = np.exp((2.0 - a) * m[i, 0])
+        g[i, 0] = (-y[i] * e1 + e2) * wi
+        h[i, 0] = (-y[i] * (1.0 - a) * e1 + (2.0 - a) * e2) * wi
+
+
+FLT_MIN = 1.1754943508222875e-38
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def hinge(m, y, w, has_w, a, g, h):
+    """s = 2y - 1: where m s < 1, g = -s w and h = w; else g = 0 and h = FLT_MIN (unweighted,
+    XGBoost's)."""
+    for i in prange(m.shape[0]):
+        wi = w[i] if has_w else 1.0
+        s = 2.0 * y[i] - 1.0
+        if m[i, 0] * s < 1.0:
+            g[i, 0] = -s * wi
+            h[i, 0] = wi
+        else:
+            g[i, 0] = 0.0
+            h[i, 0] = FLT_MIN

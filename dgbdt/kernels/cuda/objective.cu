@@ -1,5 +1,6 @@
 // Objective gradients (dgbdt/kernels/cpu_objective.py, same formulas): g, h float64 [n, K] for
-// margins m [n, K], labels y [n], weights w [n] (has_w == 0: every weight is 1).
+// margins m [n, K], labels y [n], weights w [n] (has_w == 0: every weight is 1); a is the
+// objective's one parameter (Objective.kernel_param: a slope, a power, scale_pos_weight...).
 #include "common.cuh"
 
 #define HESS_FLOOR 1e-16
@@ -25,7 +26,7 @@ __device__ __forceinline__ void post_max(u64* mx, int K, int k, double ag, doubl
 }
 
 extern "C" __global__ void squared_error(const double* __restrict__ m, const double* __restrict__ y,
-        const double* __restrict__ w, int has_w, i64 n, int K, double* __restrict__ g,
+        const double* __restrict__ w, int has_w, double a, i64 n, int K, double* __restrict__ g,
         double* __restrict__ h, u64* __restrict__ mx) {
     double ag = 0.0, ah = 0.0;
     ROWS {
@@ -39,7 +40,7 @@ extern "C" __global__ void squared_error(const double* __restrict__ m, const dou
 }
 
 extern "C" __global__ void logistic(const double* __restrict__ m, const double* __restrict__ y,
-        const double* __restrict__ w, int has_w, i64 n, int K, double* __restrict__ g,
+        const double* __restrict__ w, int has_w, double a, i64 n, int K, double* __restrict__ g,
         double* __restrict__ h, u64* __restrict__ mx) {
     double ag = 0.0, ah = 0.0;
     ROWS {
@@ -51,7 +52,8 @@ extern "C" __global__ void logistic(const double* __restrict__ m, const double* 
             const double e = exp(x);
             p = e / (1.0 + e);
         }
-        const double wi = has_w ? w[i] : 1.0;
+        double wi = has_w ? w[i] : 1.0;
+        if (y[i] == 1.0) wi *= a;                       // scale_pos_weight
         g[i] = (p - y[i]) * wi;
         h[i] = fmax(p * (1.0 - p), HESS_FLOOR) * wi;
         ag = fmax(ag, fabs(g[i]));
@@ -61,7 +63,7 @@ extern "C" __global__ void logistic(const double* __restrict__ m, const double* 
 }
 
 extern "C" __global__ void softmax(const double* __restrict__ m, const double* __restrict__ y,
-        const double* __restrict__ w, int has_w, i64 n, int K, double* __restrict__ g,
+        const double* __restrict__ w, int has_w, double a, i64 n, int K, double* __restrict__ g,
         double* __restrict__ h, u64* __restrict__ mx) {
     // maxima: column_max below, once per class
     ROWS {
@@ -79,6 +81,75 @@ extern "C" __global__ void softmax(const double* __restrict__ m, const double* _
         }
     }
 }
+
+#define ONE_COLUMN_KERNEL(NAME, BODY)                                                         \
+extern "C" __global__ void NAME(const double* __restrict__ m, const double* __restrict__ y,    \
+        const double* __restrict__ w, int has_w, double a, i64 n, int K,                     \
+        double* __restrict__ g, double* __restrict__ h, u64* __restrict__ mx) {              \
+    double ag = 0.0, ah = 0.0;                                                                \
+    ROWS {                                                                                    \
+        const double wi = has_w ? w[i] : 1.0;                                                 \
+        double gi, hi;                                                                        \
+        BODY                                                                                  \
+        g[i] = gi;                                                                            \
+        h[i] = hi;                                                                            \
+        ag = fmax(ag, fabs(gi));                                                              \
+        ah = fmax(ah, hi);                                                                    \
+    }                                                                                         \
+    post_max(mx, K, 0, ag, ah);                                                               \
+}
+
+// m floored at -1 + 1e-6; g = (log1p(m) - log1p(y)) / (m + 1),
+// h = max((log1p(y) - log1p(m) + 1) / (m + 1)^2, 1e-6)
+ONE_COLUMN_KERNEL(squared_log_error, {
+    const double p = fmax(m[i], -1.0 + 1e-6);
+    const double d = log1p(p) - log1p(y[i]);
+    gi = d / (p + 1.0) * wi;
+    hi = fmax((1.0 - d) / ((p + 1.0) * (p + 1.0)), 1e-6) * wi;
+})
+
+// z = m - y, s = sqrt(1 + (z/a)^2): g = z / s, h = a^2 / ((a^2 + z^2) s)
+ONE_COLUMN_KERNEL(pseudo_huber, {
+    const double a2 = a * a;
+    const double z = m[i] - y[i];
+    const double sq = sqrt(1.0 + z * z / a2);
+    gi = z / sq * wi;
+    hi = a2 / ((a2 + z * z) * sq) * wi;
+})
+
+// g = exp(m) - y, h = exp(m + a), a = max_delta_step
+ONE_COLUMN_KERNEL(poisson, {
+    gi = (exp(m[i]) - y[i]) * wi;
+    hi = exp(m[i] + a) * wi;
+})
+
+// g = 1 - y exp(-m), h = y exp(-m)
+ONE_COLUMN_KERNEL(gamma_regression, {
+    const double r = y[i] / exp(m[i]);
+    gi = (1.0 - r) * wi;
+    hi = r * wi;
+})
+
+// a = the variance power: g = -y exp((1 - a) m) + exp((2 - a) m),
+// h = -y (1 - a) exp((1 - a) m) + (2 - a) exp((2 - a) m)
+ONE_COLUMN_KERNEL(tweedie, {
+    const double e1 = exp((1.0 - a) * m[i]);
+    const double e2 = exp((2.0 - a) * m[i]);
+    gi = (-y[i] * e1 + e2) * wi;
+    hi = (-y[i] * (1.0 - a) * e1 + (2.0 - a) * e2) * wi;
+})
+
+// s = 2y - 1: where m s < 1, g = -s w and h = w; else g = 0, h = FLT_MIN (unweighted)
+ONE_COLUMN_KERNEL(hinge, {
+    const double s = 2.0 * y[i] - 1.0;
+    if (m[i] * s < 1.0) {
+        gi = -s * wi;
+        hi = wi;
+    } else {
+        gi = 0.0;
+        hi = 1.1754943508222875e-38;
+    }
+})
 
 // mx[k] = max |g[:, k]|, mx[K + k] = max h[:, k] (for multi-class objectives).
 extern "C" __global__ void column_max(const double* __restrict__ g, const double* __restrict__ h,
