@@ -42,10 +42,34 @@ def _num(x) -> str:
 
 
 def _base_score(objective, margin: np.ndarray) -> np.ndarray:
-    """XGBoost's base_score of dgbdt's intercept margins (the inverse of base_score_to_margin)."""
+    """XGBoost's base_score of dgbdt's intercept margins (the inverse of base_score_to_margin):
+    a probability for the logistic objectives, exp(margin) for the log-link ones."""
+    margin = np.asarray(margin, dtype=np.float64)
     if objective.name in ("reg:logistic", "binary:logistic"):
         return 1.0 / (1.0 + np.exp(-margin))
-    return np.asarray(margin, dtype=np.float64)
+    if objective.name in ("count:poisson", "reg:gamma", "reg:tweedie"):
+        return np.exp(margin)
+    return margin
+
+
+def _objective_config(obj, num_class: int) -> dict:
+    """The learner's objective section as XGBoost writes it for each objective (its own
+    parameters: dgbdt's defaults, since a model keeps only the objective's name)."""
+    name, prm = obj.name, obj.params
+    if name.startswith("multi:"):
+        return {"name": name, "softmax_multiclass_param": {"num_class": str(num_class)}}
+    if name == "count:poisson":
+        return {"name": name, "poisson_regression_param":
+                {"max_delta_step": _num(prm["max_delta_step"])}}
+    if name == "reg:tweedie":
+        return {"name": name, "tweedie_regression_param":
+                {"tweedie_variance_power": _num(prm["tweedie_variance_power"])}}
+    if name == "reg:pseudohubererror":
+        return {"name": name, "pseudo_huber_param": {"huber_slope": _num(prm["huber_slope"])}}
+    if name in ("reg:squaredlogerror", "binary:hinge"):
+        return {"name": name}
+    return {"name": name, "reg_loss_param":
+            {"scale_pos_weight": _num(prm.get("scale_pos_weight", 1.0))}}
 
 
 def to_xgboost(booster) -> dict:
@@ -54,10 +78,7 @@ def to_xgboost(booster) -> dict:
     K = booster.n_outputs
     num_class = booster.num_class if obj.name.startswith("multi:") else 0
     base = _base_score(obj, booster.base_margin)
-    if obj.name.startswith("multi:"):
-        objective = {"name": obj.name, "softmax_multiclass_param": {"num_class": str(num_class)}}
-    else:
-        objective = {"name": obj.name, "reg_loss_param": {"scale_pos_weight": "1"}}
+    objective = _objective_config(obj, num_class)
     trees = []
     for i, t in enumerate(booster.trees):
         n = t.n_nodes
