@@ -99,7 +99,8 @@ def test_what_dgbdt_cannot_read_is_refused_clearly(tmp_path):
     forest = xgb.train({"num_parallel_tree": 3, "subsample": 0.8, "max_depth": 2}, dm, 2)
     with pytest.raises(ModelFormatError, match="num_parallel_tree > 1"):
         dgbdt.load_model(forest.save_raw("json"))
-    quantile = xgb.train({"objective": "reg:quantileerror", "max_depth": 2}, dm, 2)
+    quantile = xgb.train({"objective": "reg:quantileerror", "quantile_alpha": 0.3,
+                          "max_depth": 2}, dm, 2)
     with pytest.raises(ModelFormatError, match="objective 'reg:quantileerror'; dgbdt has"):
         dgbdt.load_model(quantile.save_raw("json"))
     path = tmp_path / "model.ubj"
