@@ -13,6 +13,7 @@ there, and their decisions must follow from the model and the log, which every r
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import threading
 from typing import Callable, Sequence
@@ -255,9 +256,16 @@ class ClientLog:
         self.client, self.topic, self.grace, self.bar = client, topic, grace, bar
         self._left = n_senders
         self._done = threading.Event()
+        # the lines are shown from the client's event-loop thread in the caller's context: a
+        # Jupyter kernel keeps the running cell in a ContextVar, and the loop's tasks carry the
+        # context of the cell that started the Client (the lines would go there)
+        self._context = contextvars.copy_context()
         client.subscribe_topic(topic, self._handle)
 
     def _handle(self, event) -> None:
+        self._context.run(self._show, event)
+
+    def _show(self, event) -> None:
         _, line = event
         if line is None:
             self._left -= 1

@@ -154,3 +154,51 @@ def test_callbacks_in_every_dask_mode(request, mode, workers):
     assert out["booster"].save_raw() == ref.save_raw()
     assert out["booster"].best_iteration == ref.best_iteration
     assert out["booster"].num_boosted_rounds() == ref.best_iteration + 1
+
+
+def test_client_log_shows_lines_in_the_callers_context(monkeypatch):
+    """dgbdt.dask.train's lines arrive on the client's event-loop thread, whose tasks carry the
+    context of whatever started the Client; they are shown in the context of the training's
+    caller (in Jupyter: under the cell that trains, not the one that made the Client)."""
+    import contextvars
+    import sys
+    import threading
+
+    from dgbdt.callback import ClientLog
+
+    cell = contextvars.ContextVar("cell", default="the cell that made the Client")
+    seen = []
+
+    class Client:
+        def subscribe_topic(self, topic, handler):
+            self.handler = handler
+
+        def unsubscribe_topic(self, topic):
+            pass
+
+    class Out:                      # stdout, and a progress bar: what was shown, and where
+        def write(self, text):
+            if text.strip():
+                seen.append((text.strip(), cell.get()))
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Out())
+    client = Client()
+    token = cell.set("the training's cell")
+    log = ClientLog(client, "topic")
+    cell.reset(token)
+
+    def loop():       # a thread of its own, as the event loop's: none of the caller's context
+        client.handler((0, "[0]\tvalid-auc:0.5"))
+        log.bar = Out()
+        client.handler((0, "[1]\tvalid-auc:0.6"))
+        client.handler((0, None))
+
+    t = threading.Thread(target=loop)
+    t.start()
+    t.join()
+    log.close(True)
+    assert seen == [("[0]\tvalid-auc:0.5", "the training's cell"),
+                    ("[1]\tvalid-auc:0.6", "the training's cell")]
