@@ -34,10 +34,18 @@ def _watched() -> bool:
 
 
 def _tqdm():
+    """tqdm's bar class: the notebook widget in a notebook with ipywidgets, else the text bar
+    (tqdm.auto would warn "IProgress not found" in a notebook without ipywidgets)."""
     try:
-        from tqdm.auto import tqdm
+        from tqdm.std import tqdm
     except ImportError:
         return None
+    if "ipykernel" in sys.modules:
+        try:
+            import ipywidgets  # noqa: F401
+            from tqdm.notebook import tqdm
+        except ImportError:
+            pass
     return tqdm
 
 
