@@ -36,17 +36,14 @@ def _watched() -> bool:
 def _tqdm():
     """tqdm's bar class: the notebook widget in a notebook with ipywidgets, else the text bar
     (tqdm.auto would warn "IProgress not found" in a notebook without ipywidgets)."""
-    try:
-        from tqdm.std import tqdm
-    except ImportError:
+    import importlib.util
+    if importlib.util.find_spec("tqdm") is None:
         return None
-    if "ipykernel" in sys.modules:
-        try:
-            import ipywidgets  # noqa: F401
-            from tqdm.notebook import tqdm
-        except ImportError:
-            pass
-    return tqdm
+    if "ipykernel" in sys.modules and importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.notebook import tqdm as notebook_bar
+        return notebook_bar
+    from tqdm.std import tqdm as text_bar
+    return text_bar
 
 
 def wanted(progress_bar, verbosity: int) -> float | None:
