@@ -307,10 +307,20 @@ class DaskSeam:
         self.units, self.last, self.grads = [], [], None
 
     def result(self, futures):
-        """The futures' results (a list for a list), waited for under watch."""
+        """The futures' results (a list for a list), waited for under watch. A result can be
+        lost with its worker between the wait and the fetch (its task pinned there cannot run
+        again): a fetch that has not answered within WATCH seconds goes back to the watched
+        wait, which then raises GraphModeError (an unwatched gather hung tests/test_recovery.py)."""
+        from distributed import Future
         many = isinstance(futures, (list, tuple))
-        self.wait(futures if many else [futures])
-        return self.client.gather(futures)
+        items = list(futures) if many else [futures]
+        while True:
+            self.wait(items)
+            try:
+                out = [f.result(timeout=WATCH) if isinstance(f, Future) else f for f in items]
+            except TimeoutError:
+                continue
+            return out if many else out[0]
 
     def on_unit(self, i, fn, *args, key: str):
         return self.client.submit(fn, self.units[i], *args, workers=[self.workers[i]],
