@@ -190,12 +190,18 @@ class LogLoss(Metric):
 
 
 class Error(Metric):
-    """Binary error at threshold 0.5: row loss ``1 - y`` if ``p > 0.5`` else ``y``."""
+    """Binary error at threshold ``t`` (0.5, or ``error@t``): row loss ``1 - y`` if ``p > t``
+    else ``y``."""
 
     name = "error"
 
+    def __init__(self, threshold: float = 0.5):
+        self.threshold = float(threshold)
+        if self.threshold != 0.5:
+            self.name = f"error@{threshold:g}"
+
     def _row_loss(self, xp, y, p):
-        return xp.where(p > 0.5, 1.0 - y, y)
+        return xp.where(p > self.threshold, 1.0 - y, y)
 
 
 class MLogLoss(Metric):
@@ -219,6 +225,100 @@ class MError(Metric):
     def _row_loss(self, xp, y, p):
         yi = _class_index(xp, y, p.shape[1], self.name)
         return (xp.argmax(p, axis=1) != yi).astype(np.float64)
+
+
+# -- #16's metrics (XGBoost's formulas; lower is better) ------------------------------------------
+class RMSLE(Metric):
+    """Root mean squared log error ``sqrt(sum w (log1p(p) - log1p(y))^2 / sum w)``."""
+
+    name = "rmsle"
+
+    def _row_loss(self, xp, y, p):
+        return (xp.log1p(y) - xp.log1p(p)) ** 2
+
+    def value(self, s):
+        return float(np.sqrt(super().value(s)))
+
+
+class MAPE(Metric):
+    """Mean absolute percentage error ``sum w |(y - p) / y| / sum w``."""
+
+    name = "mape"
+
+    def _row_loss(self, xp, y, p):
+        return xp.abs((y - p) / y)
+
+
+class MPHE(Metric):
+    """Mean pseudo-Huber error ``sum w d^2 (sqrt(1 + ((y - p)/d)^2) - 1) / sum w`` with
+    ``d = huber_slope`` (a training parameter: get_metric(name, params))."""
+
+    name = "mphe"
+
+    def __init__(self, huber_slope: float = 1.0):
+        self.slope = float(huber_slope)
+
+    def _row_loss(self, xp, y, p):
+        d2 = self.slope * self.slope
+        z = y - p
+        return d2 * (xp.sqrt(1.0 + z * z / d2) - 1.0)
+
+
+class PoissonNLogLik(Metric):
+    """Poisson negative log-likelihood ``lgamma(y + 1) + p - y log p``, ``p`` floored at
+    1e-16."""
+
+    name = "poisson-nloglik"
+
+    def _row_loss(self, xp, y, p):
+        p = xp.maximum(p, 1e-16)
+        return _lgamma(xp, y + 1.0) + p - xp.log(p) * y
+
+
+class GammaNLogLik(Metric):
+    """Gamma negative log-likelihood with dispersion 1: ``y / p + log p`` (XGBoost's, whose
+    other terms cancel for psi = 1)."""
+
+    name = "gamma-nloglik"
+
+    def _row_loss(self, xp, y, p):
+        return y / p + xp.log(p)
+
+
+class GammaDeviance(Metric):
+    """Gamma deviance ``2 sum w (r - log r - 1) / sum w``, ``r = y / (p + 1e-9)``."""
+
+    name = "gamma-deviance"
+
+    def _row_loss(self, xp, y, p):
+        r = y / (p + 1e-9)
+        return 2.0 * (r - xp.log(r) - 1.0)
+
+
+class TweedieNLogLik(Metric):
+    """Tweedie negative log-likelihood with power ``r`` (``tweedie-nloglik@r``):
+    ``-y p^(1-r) / (1 - r) + p^(2-r) / (2 - r)``."""
+
+    name = "tweedie-nloglik"
+
+    def __init__(self, rho: float = 1.5):
+        if not 1.0 < rho < 2.0:
+            raise ValueError(f"tweedie-nloglik@{rho:g}: the power must be in (1, 2)")
+        self.rho = float(rho)
+        self.name = f"tweedie-nloglik@{rho:g}"
+
+    def _row_loss(self, xp, y, p):
+        r = self.rho
+        return -y * xp.exp((1.0 - r) * xp.log(p)) / (1.0 - r) + xp.exp((2.0 - r) * xp.log(p)) / (2.0 - r)
+
+
+def _lgamma(xp, a):
+    """log Gamma elementwise on numpy (math.lgamma) or cupy (cupyx.scipy.special.gammaln)."""
+    if xp is np:
+        from .kernels.cpu_special import lgamma
+        return lgamma(a.ravel()).reshape(a.shape)
+    from cupyx.scipy.special import gammaln
+    return gammaln(a)
 
 
 # -- auc ---------------------------------------------------------------------------------------
@@ -402,14 +502,41 @@ def _pr_area(runs: RocRuns, total_pos: float) -> float:
 
 
 _REGISTRY: dict[str, type[Metric]] = {
-    cls.name: cls for cls in (RMSE, MAE, LogLoss, Error, AUC, AUCPR, MLogLoss, MError)
+    cls.name: cls for cls in (RMSE, MAE, LogLoss, Error, AUC, AUCPR, MLogLoss, MError, RMSLE,
+                              MAPE, MPHE, PoissonNLogLik, GammaNLogLik, GammaDeviance,
+                              TweedieNLogLik)
 }
 METRICS: tuple[str, ...] = tuple(_REGISTRY)
+#: metrics that take a number after "@" (XGBoost's spelling): error@0.7, tweedie-nloglik@1.2
+PARAMETRIC = ("error", "tweedie-nloglik")
 
 
-def get_metric(name: str) -> Metric:
-    """Instantiate the metric called ``name`` (one of ``METRICS``)."""
-    try:
-        return _REGISTRY[name]()
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown metric {name!r}; supported: {', '.join(METRICS)}") from None
+def get_metric(name, params: dict | None = None) -> Metric:
+    """The metric called ``name`` (one of ``METRICS``, or ``error@t`` / ``tweedie-nloglik@r``);
+    ``params``: the training parameters a metric reads (huber_slope for mphe). A Metric is
+    returned as it is."""
+    if isinstance(name, Metric):
+        return name
+    if not isinstance(name, str):
+        raise ValueError(f"a metric name must be a str; got {type(name).__name__}")
+    base, at, arg = name.partition("@")
+    if at:
+        if base not in PARAMETRIC:
+            raise ValueError(f"metric {name!r}: only {' and '.join(p + '@' for p in PARAMETRIC)}"
+                             " take a number after '@'")
+        try:
+            value = float(arg)
+        except ValueError:
+            raise ValueError(f"metric {name!r}: {arg!r} after '@' is not a number") from None
+        if base == "error":
+            return Error(threshold=value)
+        return TweedieNLogLik(value)
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        raise ValueError(f"unknown metric {name!r}; supported: {', '.join(METRICS)} (and "
+                         "error@t, tweedie-nloglik@r)")
+    if cls is MPHE:
+        return MPHE((params or {}).get("huber_slope", 1.0) or 1.0)
+    if cls is TweedieNLogLik:
+        return TweedieNLogLik((params or {}).get("tweedie_variance_power", 1.5) or 1.5)
+    return cls()

@@ -524,7 +524,7 @@ class Gamma(_LogLink):
     """``reg:gamma``: ``g = 1 - y exp(-m)``, ``h = y exp(-m)``; labels ``> 0``."""
 
     name = "reg:gamma"
-    default_metric = "gamma-nloglik"
+    default_metric = "gamma-deviance"
 
     def check_labels(self, y, num_class=None):
         super().check_labels(y, num_class)

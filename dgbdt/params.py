@@ -58,7 +58,10 @@ MULTI_OBJECTIVES = frozenset({"multi:softprob", "multi:softmax"})
 PROBABILITY_BASE_SCORE = frozenset({"reg:logistic", "binary:logistic"})
 
 METRICS: tuple[str, ...] = ("rmse", "mae", "logloss", "error", "auc", "aucpr", "mlogloss",
-                            "merror")
+                            "merror", "rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik",
+                            "gamma-deviance", "tweedie-nloglik")
+#: metrics spelled with a number after "@" (XGBoost's): error@0.7, tweedie-nloglik@1.2
+_METRIC_AT = re.compile(r"^(error|tweedie-nloglik)@([0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?)$")
 
 _DOCS_HINT = "see docs/parameters.md (or dgbdt.params.parameters_markdown()) for the full list"
 
@@ -383,11 +386,12 @@ def _as_metrics(ctx: _Ctx, value: object) -> list[str]:
     for item in items:
         if not isinstance(item, str):
             raise ctx.fail(value, "a metric name or a list of metric names (str)")
-        if item not in METRICS:
-            close = _suggest(item, list(METRICS))
+        if item not in METRICS and not _METRIC_AT.match(item):
+            close = _suggest(item.partition("@")[0], list(METRICS))
             fix = (f"Fix: did you mean eval_metric='{close}'?" if close
                    else "Fix: pick metrics from the names listed.")
-            raise ctx.fail(item, "one of " + ", ".join(repr(m) for m in METRICS), fix)
+            raise ctx.fail(item, "one of " + ", ".join(repr(m) for m in METRICS)
+                           + " (or 'error@t', 'tweedie-nloglik@r' with a number)", fix)
         if item not in out:
             out.append(item)
     return out

@@ -117,7 +117,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     p["device"] = resolve_device(p["device"], dtrain.data)
     backend = get_backend(p["device"])
     K = objective.n_outputs(num_class)
-    metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+    metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     bar = open_bar(progress_bar, p["verbosity"], int(num_boost_round))
     previous_threads = _set_threads(p["nthread"])
     try:

@@ -192,3 +192,27 @@ def test_more_objectives_same_trees(objective, extra, weighted):
     theirs = bst.predict(xgb.DMatrix(X))
     np.testing.assert_allclose(booster.predict(X), theirs, rtol=1e-5,
                                atol=1e-5 * np.abs(theirs).max())
+
+
+@pytest.mark.parametrize("objective,extra", [
+    ("count:poisson", {}), ("reg:gamma", {}), ("reg:tweedie", {"tweedie_variance_power": 1.2}),
+    ("reg:squaredlogerror", {}), ("reg:pseudohubererror", {"huber_slope": 2.5}),
+    ("binary:hinge", {}),
+])
+def test_more_objectives_default_metric_history(objective, extra):
+    """Each objective's default metric (poisson-nloglik, gamma-nloglik, tweedie-nloglik@r,
+    rmsle, mphe, error) on a held-out set, round by round, as XGBoost's evaluator gives it."""
+    X, signal, rng = low_cardinality(missing=0.1, seed=8)
+    y = _labels_for(objective, signal, rng).astype(np.float32)
+    params = {"objective": objective, "max_depth": 4, "eta": 0.3, **extra}
+    tr, te = slice(0, 3000), slice(3000, None)
+    res_d, res_x = {}, {}
+    dgbdt.train(params, dgbdt.Dataset(X[tr], label=y[tr]), 6,
+                evals=[(dgbdt.Dataset(X[te], label=y[te]), "test")], evals_result=res_d,
+                verbose_eval=False)
+    xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X[tr], label=y[tr]), 6,
+              evals=[(xgb.DMatrix(X[te], label=y[te]), "test")], evals_result=res_x,
+              verbose_eval=False)
+    assert list(res_d["test"]) == list(res_x["test"])            # the same metric name
+    (name, ours), = res_d["test"].items()
+    np.testing.assert_allclose(ours, res_x["test"][name], rtol=2e-5)

@@ -631,3 +631,28 @@ def test_objective_parameters_on_every_worker(client2, params, mode):
     params = {**params, "eval_metric": "rmse"}
     assert dask_model(client2, params, d, mode=mode).save_raw() == \
         reference(params, X, y, w).save_raw()
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "reg:pseudohubererror", "huber_slope": 2.5, "max_depth": 3},
+    {"objective": "reg:tweedie", "tweedie_variance_power": 1.2, "max_depth": 3},
+    {"objective": "binary:logistic", "eval_metric": ["error@0.3", "logloss"], "max_depth": 3},
+], ids=lambda p: p["objective"])
+@pytest.mark.parametrize("mode", ["graph", "collective"])
+def test_metric_parameters_reach_every_worker(client2, params, mode):
+    """mphe's huber_slope, tweedie-nloglik@r and error@t scored on the workers: the
+    in-process history, value for value, and its metric names."""
+    X, y, w = make(seed=22)
+    y = np.abs(y + np.nan_to_num(X[:, 2])) if params["objective"] != "binary:logistic" else y
+    Xv, yv, wv = X[:300], y[:300], w[:300]
+    d = dask_dataset(client2, X, y, w, 4)
+    dv = dask_dataset(client2, Xv, yv, wv, 2)
+    ref: dict = {}
+    reference(params, X, y, w, evals=[(dgbdt.Dataset(Xv, label=yv, weight=wv), "v")],
+              evals_result=ref)
+    out = dgd.train(client2, params, d, ROUNDS, evals=[(dv, "v")], verbose_eval=False,
+                    mode=mode)
+    assert out["history"] == ref
+    assert list(ref["v"]) == {"reg:pseudohubererror": ["mphe"],
+                              "reg:tweedie": ["tweedie-nloglik@1.2"],
+                              "binary:logistic": ["error@0.3", "logloss"]}[params["objective"]]

@@ -142,7 +142,8 @@ def test_merged_summaries_are_the_same_bits_for_any_partitioning(weighted):
     w = _w(weighted)
     scale = weight_scale(None if w is None else float(w.max()), N)
     rng = np.random.default_rng(5)
-    for name in METRICS:
+    # (#16's metrics need other labels: test_more_metrics_equal_xgboost merges them)
+    for name in [m for m in METRICS if m not in _MORE]:
         metric = get_metric(name)
         pairs = [(ym, pm)] if name in ("mlogloss", "merror") else [(yb, pb)]
         if name in ("auc", "aucpr"):
@@ -173,11 +174,15 @@ def test_auc_summary_is_the_distinct_scores():
     np.testing.assert_array_equal(runs.neg, [1, 1, 1])
 
 
+_MORE = ("rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik", "gamma-deviance",
+         "tweedie-nloglik")
+
+
 def test_registry():
     assert set(METRICS) == {"rmse", "mae", "logloss", "error", "auc", "aucpr", "mlogloss",
-                            "merror"}
+                            "merror", *_MORE}
     for name in METRICS:
-        assert get_metric(name).name == name
+        assert get_metric(name).name == name or name == "tweedie-nloglik"
     with pytest.raises(ValueError, match="unknown metric 'ndcg'"):
         get_metric("ndcg")
 
@@ -244,3 +249,73 @@ def test_aucpr_simple_values_and_errors():
         aucpr(np.zeros(4), np.linspace(0, 1, 4))
     with pytest.raises(ValueError, match="only negatives for class 2"):
         aucpr(np.array([0.0, 1.0, 0.0]), np.full((3, 3), 1 / 3))
+
+
+# -- #16's metrics against XGBoost's evaluator ---------------------------------------------------
+def _xgb_metric(objective, metric, y, p, margin, w=None, extra=None):
+    """XGBoost's value of ``metric`` at predictions p: one round with eta 0 from base_margin
+    ``margin`` (the objective's link of p), so its evaluator scores exactly p."""
+    rng = np.random.default_rng(0)
+    d = xgb.DMatrix(rng.standard_normal((len(y), 2)).astype(np.float32), label=y, weight=w,
+                    base_margin=margin)
+    res: dict = {}
+    xgb.train({"objective": objective, "eta": 0, "max_depth": 1, "eval_metric": metric,
+               **(extra or {})}, d, 1, evals=[(d, "v")], evals_result=res, verbose_eval=False)
+    return next(iter(res["v"].values()))[0]
+
+
+_N = 3000
+_R = np.random.default_rng(16)
+
+
+@pytest.mark.parametrize("objective,metric,y,p,link,rtol", [
+    ("reg:squaredlogerror", "rmsle", _R.gamma(2, 1, _N), _R.gamma(2, 1, _N), None, 1e-7),
+    ("reg:squarederror", "mape", _R.gamma(2, 1, _N) + 0.5, _R.gamma(2, 1, _N), None, 1e-7),
+    ("reg:pseudohubererror", "mphe", _R.normal(0, 3, _N), _R.normal(0, 3, _N), None, 1e-7),
+    ("count:poisson", "poisson-nloglik", _R.poisson(2, _N).astype(float), _R.gamma(2, 1, _N),
+     np.log, 1e-7),
+    ("reg:gamma", "gamma-nloglik", _R.gamma(2, 1, _N), _R.gamma(2, 1, _N), np.log, 1e-7),
+    # (XGBoost adds its 1e-9 to p in float32)
+    ("reg:gamma", "gamma-deviance", _R.gamma(2, 1, _N), _R.gamma(2, 1, _N), np.log, 2e-5),
+    ("reg:tweedie", "tweedie-nloglik@1.5", _R.poisson(2, _N).astype(float), _R.gamma(2, 1, _N),
+     np.log, 1e-7),
+    # (XGBoost reads the power as a float32: 1.2 is 1.2000000477)
+    ("reg:tweedie", "tweedie-nloglik@1.2", _R.poisson(2, _N).astype(float), _R.gamma(2, 1, _N),
+     np.log, 1e-6),
+    ("binary:logistic", "error@0.7", (_R.random(_N) < 0.4).astype(float), _R.random(_N),
+     lambda q: np.log(q) - np.log1p(-q), 1e-7),
+])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_more_metrics_equal_xgboost(objective, metric, y, p, link, rtol, weighted):
+    y = y.astype(np.float32).astype(np.float64)          # XGBoost keeps labels in float32
+    p = p.astype(np.float32).astype(np.float64)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, len(y)) if weighted else None
+    extra = {"huber_slope": 2.0} if metric == "mphe" else None
+    theirs = _xgb_metric(objective, metric, y, p, p if link is None else link(p), w, extra)
+    m = get_metric(metric, {"huber_slope": 2.0})
+    assert m.name == metric
+    assert m(y, p, w) == pytest.approx(theirs, rel=rtol)
+    # a reduction: the summaries of any slicing merge to the same bits
+    cuts = [0, 7, 1000, 1001, 2500, len(y)]
+    parts = [m.summary(y[a:b], p[a:b], None if w is None else w[a:b])
+             for a, b in zip(cuts[:-1], cuts[1:])]
+    merged = parts[0]
+    for s in parts[1:]:
+        merged = m.merge(merged, s)
+    assert m.value(merged) == m(y, p, w)
+
+
+def test_metric_names_with_parameters():
+    assert get_metric("error").threshold == 0.5 and get_metric("error").name == "error"
+    assert get_metric("error@0.25").name == "error@0.25"
+    assert get_metric("tweedie-nloglik", {"tweedie_variance_power": 1.7}).name == \
+        "tweedie-nloglik@1.7"
+    assert get_metric("mphe", {"huber_slope": 3.0}).slope == 3.0
+    with pytest.raises(ValueError, match="'x' after '@' is not a number"):
+        get_metric("error@x")
+    with pytest.raises(ValueError, match="only error@ and tweedie-nloglik@ take a number"):
+        get_metric("rmse@3")
+    with pytest.raises(ValueError, match="the power must be in"):
+        get_metric("tweedie-nloglik@2.5")
+    with pytest.raises(ValueError, match="unknown metric 'poisson'"):
+        get_metric("poisson")

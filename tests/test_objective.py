@@ -306,7 +306,7 @@ def test_registry():
     expected_metric = {"reg:squarederror": "rmse", "reg:logistic": "rmse", "binary:logistic": "logloss",
                        "binary:logitraw": "logloss", "multi:softprob": "mlogloss", "multi:softmax": "merror",
                        "reg:squaredlogerror": "rmsle", "reg:pseudohubererror": "mphe",
-                       "count:poisson": "poisson-nloglik", "reg:gamma": "gamma-nloglik",
+                       "count:poisson": "poisson-nloglik", "reg:gamma": "gamma-deviance",
                        "reg:tweedie": "tweedie-nloglik@1.5", "binary:hinge": "error"}
     for name in OBJECTIVES:
         obj = get_objective(name)

@@ -198,7 +198,7 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     for the training set itself, name). Returns (booster, history), the same on every rank.
     ``progress`` (dgbdt.progress.Progress) is kept up to date, and resumed when started."""
     objective = get_objective(p["objective"], p)
-    metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+    metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
     with gpu_memory_errors(p, f"building rank {comm.rank}'s pages"):
         shards, slots = local_shards(train_parts, cuts, 2 ** (p["max_depth"] + 1), base, p)

@@ -391,7 +391,7 @@ class TrainEval:
         return self.submit_scores(booster, new_trees, objective, metrics).result()
 
     def submit_scores(self, booster, new_trees, objective, metrics):
-        s, names = self.seam, [m.name for m in metrics]
+        s, names = self.seam, list(metrics)     # Metrics (with their parameters), not names
         parts = [s.on_unit(i, _unit_summaries, self.scale, objective.name, names, s.last[i],
                            key=f"dgbdt-eval-train-r{s.n_rounds}-w{i}")
                  for i in range(len(s.units))]
@@ -420,7 +420,7 @@ class DatasetEval:
         return self.submit_scores(booster, new_trees, objective, metrics).result()
 
     def submit_scores(self, booster, new_trees, objective, metrics):
-        names = [m.name for m in metrics]
+        names = list(metrics)                   # Metrics (with their parameters), not names
         trees = [booster.trees[i] for i in new_trees]
         classes = [booster.tree_class[i] for i in new_trees]
         self.rounds += 1

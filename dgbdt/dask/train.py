@@ -80,7 +80,7 @@ def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early
 
 def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
                 verbose_eval, callbacks=None, obj=None, progress=None):
-    metrics = [get_metric(m) for m in
+    metrics = [get_metric(m, p) for m in
                (p["eval_metric"] or [get_objective(p["objective"], p).default_metric])]
     max_nodes = 2 ** (p["max_depth"] + 1)
     t = time.perf_counter()
@@ -247,7 +247,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     objective = get_objective(p["objective"], p)
     num_class = p["num_class"]
-    metrics = [get_metric(m) for m in (p["eval_metric"] or [objective.default_metric])]
+    metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     if obj is not None:
         if not callable(obj):
             raise TypeError(f"obj must be a callable (preds, dtrain) -> (grad, hess); got "

@@ -169,9 +169,17 @@ def test_more_objectives_match_cpu(objective, extra):
          "binary:hinge": (z > 0).astype(np.float64),
          "binary:logistic": (z > 0.5).astype(np.float64)}[objective]
     w = rng.uniform(0.5, 2.0, len(y))
-    p = {"objective": objective, "max_depth": 5, "eval_metric": "rmse", **extra}
-    cpu = _fit(X, y, p, rounds=10, weight=w)
-    gpu = _fit(cp.asarray(X), cp.asarray(y), p, rounds=10, weight=cp.asarray(w))
+    p = {"objective": objective, "max_depth": 5, **extra}
+    hc, hg = {}, {}                  # the objective's default metric, scored on each device
+    cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 10, verbose_eval=False,
+                      evals=[(dgbdt.Dataset(X[:800], label=y[:800]), "v")], evals_result=hc)
+    gpu = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y), weight=cp.asarray(w)),
+                      10, verbose_eval=False, evals_result=hg,
+                      evals=[(dgbdt.Dataset(cp.asarray(X[:800]), label=cp.asarray(y[:800])),
+                              "v")])
+    assert list(hg["v"]) == list(hc["v"])
+    for name in hc["v"]:
+        np.testing.assert_allclose(hg["v"][name], hc["v"][name], rtol=1e-6)
     np.testing.assert_allclose(gpu.base_margin, cpu.base_margin, rtol=1e-12)
     for a, b in zip(cpu.trees, gpu.trees):
         np.testing.assert_array_equal(a.feature, b.feature)
