@@ -312,6 +312,20 @@ class TweedieNLogLik(Metric):
         return -y * xp.exp((1.0 - r) * xp.log(p)) / (1.0 - r) + xp.exp((2.0 - r) * xp.log(p)) / (2.0 - r)
 
 
+class Quantile(Metric):
+    """The pinball loss at ``alpha = quantile_alpha`` (XGBoost's ``quantile``):
+    ``alpha (y - p)`` where ``y >= p``, else ``(1 - alpha) (p - y)``, weighted mean."""
+
+    name = "quantile"
+
+    def __init__(self, alpha: float = 0.5):
+        self.alpha = float(alpha)
+
+    def _row_loss(self, xp, y, p):
+        d = y - p
+        return xp.where(d >= 0, self.alpha * d, (self.alpha - 1.0) * d)
+
+
 def _lgamma(xp, a):
     """log Gamma elementwise on numpy (math.lgamma) or cupy (cupyx.scipy.special.gammaln)."""
     if xp is np:
@@ -504,7 +518,7 @@ def _pr_area(runs: RocRuns, total_pos: float) -> float:
 _REGISTRY: dict[str, type[Metric]] = {
     cls.name: cls for cls in (RMSE, MAE, LogLoss, Error, AUC, AUCPR, MLogLoss, MError, RMSLE,
                               MAPE, MPHE, PoissonNLogLik, GammaNLogLik, GammaDeviance,
-                              TweedieNLogLik)
+                              TweedieNLogLik, Quantile)
 }
 METRICS: tuple[str, ...] = tuple(_REGISTRY)
 #: metrics that take a number after "@" (XGBoost's spelling): error@0.7, tweedie-nloglik@1.2
@@ -537,6 +551,8 @@ def get_metric(name, params: dict | None = None) -> Metric:
                          "error@t, tweedie-nloglik@r)")
     if cls is MPHE:
         return MPHE((params or {}).get("huber_slope", 1.0) or 1.0)
+    if cls is Quantile:
+        return Quantile((params or {}).get("quantile_alpha", 0.5) or 0.5)
     if cls is TweedieNLogLik:
         return TweedieNLogLik((params or {}).get("tweedie_variance_power", 1.5) or 1.5)
     return cls()

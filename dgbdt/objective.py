@@ -42,6 +42,8 @@ __all__ = [
     "Gamma",
     "Tweedie",
     "Hinge",
+    "AbsoluteError",
+    "QuantileError",
     "OBJECTIVES",
     "get_objective",
     "sigmoid",
@@ -594,11 +596,92 @@ class Hinge(Objective):
         return (m > 0).astype(np.float64)
 
 
+# --------------------------------------------------------------------------- quantile losses
+def weighted_quantile(alpha: float, v: np.ndarray, w: np.ndarray | None) -> float:
+    """XGBoost's quantile of values ``v`` (its common::Quantile / WeightedQuantile), exact and
+    independent of the order of ``v``: unweighted, the sorted values interpolated at position
+    ``alpha (n + 1)`` (the first / last outside ``[1/(n+1), n/(n+1)]``); weighted, the smallest
+    value whose cumulative weight (in increasing order) reaches ``alpha`` of the total
+    (``total * alpha`` rounded as XGBoost's float product), the weights in fixed point with a
+    power-of-two scale that keeps every cumulative sum below 2**53, so the sums are exact
+    integers, the same in any order, and compare exactly as floats. 0 for no values."""
+    n = v.shape[0]
+    if n == 0:
+        return 0.0
+    s = np.sort(v, kind="stable")
+    if w is None:
+        if alpha <= 1.0 / (n + 1):
+            return float(s[0])
+        if alpha >= n / (n + 1):
+            return float(s[-1])
+        x = alpha * (n + 1)
+        k = int(np.floor(x)) - 1
+        d = (x - 1) - k
+        return float(s[k] + d * (s[k + 1] - s[k]))
+    order = np.argsort(v, kind="stable")
+    top = float(w.max())
+    scale = 2.0 ** np.floor(np.log2(2.0 ** 52 / (top * n))) if top > 0 else 1.0
+    cdf = np.cumsum(np.rint(w[order] * scale).astype(np.int64)).astype(np.float64)
+    idx = int(np.searchsorted(cdf, cdf[-1] * alpha, side="left"))   # XGBoost's lower_bound
+    return float(s[min(idx, n - 1)])
+
+
+class _QuantileLoss(Objective):
+    """Losses whose leaves are refreshed after each tree (XGBoost's UpdateTreeLeaf): a leaf's
+    value becomes ``eta`` times the ``alpha`` quantile (``weighted_quantile``) of the
+    residuals ``y - m`` of its (sampled) rows, ``m`` the margins before the tree; the tree is
+    grown on ``g``, ``h = w``. Intercept: the ``alpha`` quantile of the labels."""
+
+    leaf_alpha = 0.5
+
+    def label_stats(self, y, w, num_class):
+        raise ValueError(f"{self.name}'s intercept is a quantile of all the labels, not a sum "
+                         "over partitions: pass base_score on Dask for now")
+
+    def base_margin_from_labels(self, y, w, num_class):
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        return np.array([weighted_quantile(self.leaf_alpha, y, w)])
+
+
+class AbsoluteError(_QuantileLoss):
+    """``reg:absoluteerror``: loss ``|m - y|``: ``g = sign(m - y)``, ``h = 1``; leaves are
+    the median residual of their rows (see _QuantileLoss)."""
+
+    name = "reg:absoluteerror"
+    default_metric = "mae"
+
+    _kernel = _kernels.absolute_error
+    cuda_kernel = "absolute_error"
+
+
+class QuantileError(_QuantileLoss):
+    """``reg:quantileerror`` at ``alpha = quantile_alpha`` (the pinball loss): ``g = 1 -
+    alpha`` where ``m >= y``, else ``-alpha``; ``h = 1``; leaves are the ``alpha`` quantile of
+    their rows' residuals (see _QuantileLoss). One quantile per model for now."""
+
+    name = "reg:quantileerror"
+    default_metric = "quantile"
+    defaults = {"quantile_alpha": 0.5}
+
+    @property
+    def leaf_alpha(self):
+        return self.params["quantile_alpha"]
+
+    @property
+    def kernel_param(self):
+        return self.params["quantile_alpha"]
+
+    _kernel = _kernels.quantile
+    cuda_kernel = "quantile"
+
+
 # --------------------------------------------------------------------------- registry
 _REGISTRY: dict[str, type[Objective]] = {
     cls.name: cls
     for cls in (SquaredError, RegLogistic, BinaryLogistic, BinaryLogitRaw, MultiSoftprob,
-                MultiSoftmax, SquaredLogError, PseudoHuberError, Poisson, Gamma, Tweedie, Hinge)
+                MultiSoftmax, SquaredLogError, PseudoHuberError, Poisson, Gamma, Tweedie, Hinge,
+                AbsoluteError, QuantileError)
 }
 OBJECTIVES: tuple[str, ...] = tuple(_REGISTRY)
 

@@ -52,6 +52,8 @@ OBJECTIVES: tuple[str, ...] = (
     "reg:gamma",
     "reg:tweedie",
     "binary:hinge",
+    "reg:absoluteerror",
+    "reg:quantileerror",
 )
 MULTI_OBJECTIVES = frozenset({"multi:softprob", "multi:softmax"})
 #: objectives whose base_score is a probability, so it must lie strictly in (0, 1)
@@ -59,7 +61,7 @@ PROBABILITY_BASE_SCORE = frozenset({"reg:logistic", "binary:logistic"})
 
 METRICS: tuple[str, ...] = ("rmse", "mae", "logloss", "error", "auc", "aucpr", "mlogloss",
                             "merror", "rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik",
-                            "gamma-deviance", "tweedie-nloglik")
+                            "gamma-deviance", "tweedie-nloglik", "quantile")
 #: metrics spelled with a number after "@" (XGBoost's): error@0.7, tweedie-nloglik@1.2
 _METRIC_AT = re.compile(r"^(error|tweedie-nloglik)@([0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?)$")
 
@@ -171,6 +173,9 @@ _SPECS = [
     ParamSpec("tweedie_variance_power", 1.5,
               "The variance power of reg:tweedie, between 1 (Poisson) and 2 (gamma).",
               low=1.0, high=2.0, low_open=True, high_open=True),
+    ParamSpec("quantile_alpha", 0.5,
+              "The quantile reg:quantileerror fits (one per model for now).",
+              low=0.0, high=1.0, low_open=True, high_open=True),
     ParamSpec("lambda", 1.0,
               "L2 regularization on leaf weights.",
               aliases=("reg_lambda",), low=0.0),

@@ -120,7 +120,8 @@ class LocalSeam:
             if graphs is not None:
                 trees.append(graphs.grow(spec, k, sg, sh, epoch, timers))
             else:
-                trees.append(grow_tree(self, self.start_tree(spec, k, sg, sh, epoch), timers))
+                trees.append(grow_tree(self, self.start_tree(spec, k, sg, sh, epoch), timers,
+                                       getattr(objective, "leaf_alpha", None)))
         return trees
 
     #: whether trees may be replayed as CUDA graphs here (dgbdt.tree.tree_graph); seams whose
@@ -145,6 +146,28 @@ class LocalSeam:
     def finish(self, request):
         for s in self._visit():
             s.finish(request)
+
+    def leaf_quantiles(self, fin, alpha: float) -> np.ndarray:
+        """The last splits applied, each leaf's ``alpha`` quantile of its sampled rows'
+        residuals ``label - margin[:, k]`` over every shard (objective.weighted_quantile:
+        exact, whatever the shards). Host shards only: see dgbdt.objective._QuantileLoss."""
+        from .objective import weighted_quantile
+        res: dict = {int(n): [] for n in fin.leaves}
+        wts: dict = {int(n): [] for n in fin.leaves}
+        weighted = self.shards[0].weight is not None
+        for s in self._visit():
+            if fin.splits is not None:
+                s.apply_splits(fin.splits)
+            sampled = s.h[:, fin.k] > 0          # rows outside the round's sample: h = 0
+            for n in res:
+                rows = s.rows[s.begin[n]:s.end[n]]
+                rows = rows[sampled[rows]]
+                res[n].append(s.label[rows] - s.margin[rows, fin.k])
+                if weighted:
+                    wts[n].append(s.weight[rows])
+        return np.array([weighted_quantile(alpha, np.concatenate(res[n]),
+                                           np.concatenate(wts[n]) if weighted else None)
+                         for n in res])
 
     def settle(self):
         """Before the host waits for a tree's device work: nothing to watch in-process (the

@@ -116,6 +116,10 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
                          f"{dtrain.num_col}")
     p["device"] = resolve_device(p["device"], dtrain.data)
     backend = get_backend(p["device"])
+    if getattr(objective, "leaf_alpha", None) is not None and backend.name != "cpu":
+        raise ValueError(f"{objective.name} trains on the CPU for now (its leaves are refreshed "
+                         "to quantiles of their rows' residuals, not built for the GPU yet): "
+                         "pass device='cpu' (numpy data)")
     K = objective.n_outputs(num_class)
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     bar = open_bar(progress_bar, p["verbosity"], int(num_boost_round))

@@ -66,7 +66,10 @@ def _objective_config(obj, num_class: int) -> dict:
                 {"tweedie_variance_power": _num(prm["tweedie_variance_power"])}}
     if name == "reg:pseudohubererror":
         return {"name": name, "pseudo_huber_param": {"huber_slope": _num(prm["huber_slope"])}}
-    if name in ("reg:squaredlogerror", "binary:hinge"):
+    if name == "reg:quantileerror":
+        return {"name": name, "quantile_loss_param":
+                {"quantile_alpha": f"[{_num(prm['quantile_alpha'])}]"}}
+    if name in ("reg:squaredlogerror", "binary:hinge", "reg:absoluteerror"):
         return {"name": name}
     return {"name": name, "reg_loss_param":
             {"scale_pos_weight": _num(prm.get("scale_pos_weight", 1.0))}}

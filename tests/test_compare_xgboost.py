@@ -216,3 +216,36 @@ def test_more_objectives_default_metric_history(objective, extra):
     assert list(res_d["test"]) == list(res_x["test"])            # the same metric name
     (name, ours), = res_d["test"].items()
     np.testing.assert_allclose(ours, res_x["test"][name], rtol=2e-5)
+
+
+@pytest.mark.parametrize("objective,extra", [
+    ("reg:absoluteerror", {}),
+    ("reg:quantileerror", {"quantile_alpha": 0.3}),
+    ("reg:quantileerror", {"quantile_alpha": 0.9}),
+])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_quantile_losses_same_trees(objective, extra, weighted):
+    """reg:absoluteerror and reg:quantileerror: the trees grown on the sign/pinball gradients,
+    then every leaf refreshed to eta times the quantile of its rows' residuals (XGBoost's
+    UpdateTreeLeaf), the intercept the labels' quantile, and the default metric's history."""
+    X, signal, rng = low_cardinality(missing=0.1, seed=9)
+    y = signal * 2.0 + rng.standard_t(3, size=len(signal))
+    w = rng.uniform(0.3, 2.0, size=len(y)) if weighted else None
+    params = {"objective": objective, "max_depth": 4, "eta": 0.3, **extra}
+    booster, bst = fit_both(params, X, y, 6, weight=w)
+    theirs = float(json.loads(bst.save_config())["learner"]["learner_model_param"]
+                   ["base_score"].strip("[]"))
+    assert booster.base_margin[0] == pytest.approx(theirs, rel=1e-6, abs=1e-7)
+    assert_same_trees(booster, bst)
+    p = bst.predict(xgb.DMatrix(X))
+    np.testing.assert_allclose(booster.predict(X), p, rtol=1e-5, atol=1e-5 * np.abs(p).max())
+    res_d, res_x = {}, {}
+    yf = y.astype(np.float32)
+    dgbdt.train(params, dgbdt.Dataset(X[:3000], label=yf[:3000]), 4, verbose_eval=False,
+                evals=[(dgbdt.Dataset(X[3000:], label=yf[3000:]), "t")], evals_result=res_d)
+    xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X[:3000], label=yf[:3000]), 4,
+              evals=[(xgb.DMatrix(X[3000:], label=yf[3000:]), "t")], evals_result=res_x,
+              verbose_eval=False)
+    assert list(res_d["t"]) == list(res_x["t"])
+    for name in res_d["t"]:
+        np.testing.assert_allclose(res_d["t"][name], res_x["t"][name], rtol=2e-5)

@@ -656,3 +656,12 @@ def test_metric_parameters_reach_every_worker(client2, params, mode):
     assert list(ref["v"]) == {"reg:pseudohubererror": ["mphe"],
                               "reg:tweedie": ["tweedie-nloglik@1.2"],
                               "binary:logistic": ["error@0.3", "logloss"]}[params["objective"]]
+
+
+def test_quantile_losses_are_refused_on_dask_for_now(client2):
+    X, y, w = make(n=400, seed=23)
+    d = dask_dataset(client2, X, y, w, 2)
+    for objective in ("reg:absoluteerror", "reg:quantileerror"):
+        with pytest.raises(ValueError, match=f"{objective} is not available on Dask yet.*"
+                                             "train in-process"):
+            dgd.train(client2, {"objective": objective}, d, 2, verbose_eval=False)

@@ -175,7 +175,7 @@ def test_auc_summary_is_the_distinct_scores():
 
 
 _MORE = ("rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik", "gamma-deviance",
-         "tweedie-nloglik")
+         "tweedie-nloglik", "quantile")
 
 
 def test_registry():
@@ -284,15 +284,17 @@ _R = np.random.default_rng(16)
      np.log, 1e-6),
     ("binary:logistic", "error@0.7", (_R.random(_N) < 0.4).astype(float), _R.random(_N),
      lambda q: np.log(q) - np.log1p(-q), 1e-7),
+    ("reg:quantileerror", "quantile", _R.normal(0, 3, _N), _R.normal(0, 3, _N), None, 1e-7),
 ])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_more_metrics_equal_xgboost(objective, metric, y, p, link, rtol, weighted):
     y = y.astype(np.float32).astype(np.float64)          # XGBoost keeps labels in float32
     p = p.astype(np.float32).astype(np.float64)
     w = np.random.default_rng(1).uniform(0.5, 2.0, len(y)) if weighted else None
-    extra = {"huber_slope": 2.0} if metric == "mphe" else None
+    extra = {"huber_slope": 2.0} if metric == "mphe" else \
+        {"quantile_alpha": 0.3} if metric == "quantile" else None
     theirs = _xgb_metric(objective, metric, y, p, p if link is None else link(p), w, extra)
-    m = get_metric(metric, {"huber_slope": 2.0})
+    m = get_metric(metric, {"huber_slope": 2.0, "quantile_alpha": 0.3})
     assert m.name == metric
     assert m(y, p, w) == pytest.approx(theirs, rel=rtol)
     # a reduction: the summaries of any slicing merge to the same bits

@@ -169,7 +169,9 @@ def _labels_for(name, k, n=400, absent=()):
     return (RNG.uniform(size=n) < 0.3).astype(np.float64)
 
 
-@pytest.mark.parametrize("name", OBJECTIVES)
+# (XGBoost has no default quantile_alpha: reg:quantileerror's intercept is checked in
+# test_compare_xgboost.py with one given)
+@pytest.mark.parametrize("name", [o for o in OBJECTIVES if o != "reg:quantileerror"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_intercept_matches_xgboost(name, weighted):
     k = 4
@@ -218,7 +220,8 @@ def test_logistic_intercept_all_one_class_is_clipped(name):
 
 
 def test_label_stats_are_additive_over_partitions():
-    for name in OBJECTIVES:
+    # (the quantile losses' intercept is a quantile of all labels: no additive statistics)
+    for name in [o for o in OBJECTIVES if o not in ("reg:absoluteerror", "reg:quantileerror")]:
         obj = get_objective(name)
         y = _labels_for(name, 4)
         w = RNG.uniform(0.1, 2.0, y.shape[0])
@@ -302,18 +305,19 @@ def test_registry():
     assert set(OBJECTIVES) == {"reg:squarederror", "reg:logistic", "binary:logistic", "binary:logitraw",
                                "multi:softprob", "multi:softmax", "reg:squaredlogerror",
                                "reg:pseudohubererror", "count:poisson", "reg:gamma", "reg:tweedie",
-                               "binary:hinge"}
+                               "binary:hinge", "reg:absoluteerror", "reg:quantileerror"}
     expected_metric = {"reg:squarederror": "rmse", "reg:logistic": "rmse", "binary:logistic": "logloss",
                        "binary:logitraw": "logloss", "multi:softprob": "mlogloss", "multi:softmax": "merror",
                        "reg:squaredlogerror": "rmsle", "reg:pseudohubererror": "mphe",
                        "count:poisson": "poisson-nloglik", "reg:gamma": "gamma-deviance",
-                       "reg:tweedie": "tweedie-nloglik@1.5", "binary:hinge": "error"}
+                       "reg:tweedie": "tweedie-nloglik@1.5", "binary:hinge": "error",
+                       "reg:absoluteerror": "mae", "reg:quantileerror": "quantile"}
     for name in OBJECTIVES:
         obj = get_objective(name)
         assert obj.name == name and obj.default_metric == expected_metric[name]
         assert obj.n_outputs(None if not name.startswith("multi") else 5) == (5 if name.startswith("multi") else 1)
-    with pytest.raises(ValueError, match="unknown objective 'reg:quantileerror'"):
-        get_objective("reg:quantileerror")
+    with pytest.raises(ValueError, match="unknown objective 'survival:cox'"):
+        get_objective("survival:cox")
 
 
 # --------------------------------------------------------------------------- #16's objectives
@@ -399,3 +403,36 @@ def test_objective_parameters_reach_the_objective():
         normalize_params({"tweedie_variance_power": 2.0})
     with pytest.raises(ParameterError, match="huber_slope must be > 0"):
         normalize_params({"huber_slope": 0})
+
+
+def test_weighted_quantile_is_xgboosts_and_order_free():
+    from dgbdt.objective import weighted_quantile
+    v = np.array([3.0, 1.0, 2.0, 2.0, 10.0])
+    # unweighted: interpolated at alpha (n + 1) in the sorted values 1, 2, 2, 3, 10
+    assert weighted_quantile(0.5, v, None) == 2.0
+    assert weighted_quantile(0.75, v, None) == pytest.approx(3.0 + 0.5 * 7.0)
+    assert weighted_quantile(0.1, v, None) == 1.0 and weighted_quantile(0.95, v, None) == 10.0
+    w = np.array([1.0, 1.0, 1.0, 1.0, 6.0])
+    assert weighted_quantile(0.5, v, w) == 10.0      # the heavy row holds 60 % of the weight
+    assert weighted_quantile(0.4, v, w) == 3.0       # cumulative weight 4 of 10 reaches 0.4
+    assert weighted_quantile(0.5, np.zeros(0), None) == 0.0
+    rng = np.random.default_rng(0)
+    x, ww = rng.normal(size=1001).round(1), rng.uniform(0.1, 3.0, 1001)   # many ties
+    for alpha in (0.1, 0.5, 0.77):
+        ref = weighted_quantile(alpha, x, ww)
+        for _ in range(3):
+            p = rng.permutation(1001)
+            assert weighted_quantile(alpha, x[p], ww[p]) == ref
+
+
+def test_quantile_losses_say_where_they_train():
+    import dgbdt
+    X = np.random.default_rng(0).standard_normal((50, 3)).astype(np.float32)
+    with pytest.raises(ValueError, match="reg:absoluteerror's intercept is a quantile"):
+        get_objective("reg:absoluteerror").label_stats(np.ones(3), None, None)
+    from dgbdt.params import ParameterError, normalize_params
+    with pytest.raises(ParameterError, match="quantile_alpha must be < 1"):
+        normalize_params({"quantile_alpha": 1.0})
+    b = dgbdt.train({"objective": "reg:quantileerror", "quantile_alpha": 0.2},
+                    dgbdt.Dataset(X, label=X[:, 0]), 3, verbose_eval=False)
+    assert b.num_boosted_rounds() == 3

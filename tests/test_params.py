@@ -34,6 +34,7 @@ EXPECTED_DEFAULTS = {
     "scale_pos_weight": 1.0,
     "huber_slope": 1.0,
     "tweedie_variance_power": 1.5,
+    "quantile_alpha": 0.5,
     "subsample": 1.0,
     "sampling_method": "uniform",
     "colsample_bytree": 1.0,

@@ -246,6 +246,10 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     if early_stopping_rounds is not None and not evals:
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     objective = get_objective(p["objective"], p)
+    if getattr(objective, "leaf_alpha", None) is not None:
+        raise ValueError(f"{objective.name} is not available on Dask yet: its intercept and "
+                         "leaves are quantiles over all the rows, and the exact quantile across "
+                         "workers is not built; train in-process (dgbdt.train) on the CPU")
     num_class = p["num_class"]
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     if obj is not None:

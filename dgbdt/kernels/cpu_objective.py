@@ -129,3 +129,22 @@ def hinge(m, y, w, has_w, a, g, h):
         else:
             g[i, 0] = 0.0
             h[i, 0] = FLT_MIN
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def absolute_error(m, y, w, has_w, a, g, h):
+    """g = sign(m - y) (0 where equal), h = 1, times w."""
+    for i in prange(m.shape[0]):
+        wi = w[i] if has_w else 1.0
+        d = m[i, 0] - y[i]
+        g[i, 0] = (1.0 if d > 0 else (-1.0 if d < 0 else 0.0)) * wi
+        h[i, 0] = wi
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def quantile(m, y, w, has_w, a, g, h):
+    """a = alpha: g = 1 - a where m >= y, else -a; h = 1; times w."""
+    for i in prange(m.shape[0]):
+        wi = w[i] if has_w else 1.0
+        g[i, 0] = ((1.0 - a) if m[i, 0] >= y[i] else -a) * wi
+        h[i, 0] = wi

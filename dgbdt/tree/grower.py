@@ -180,11 +180,18 @@ class Growth:
         leaves = np.flatnonzero(self.left[:n] == -1).astype(np.int64)
         return leaves, weight
 
+    #: leaf values that replace the Newton ones (grow_tree's quantile refresh), or None
+    leaf_values = None
+
     def tree(self) -> Tree:
         n = self.n_nodes
-        return make_tree(self.left[:n], self.right[:n], self.parent[:n], self.feature[:n],
-                         self.threshold[:n], self.default_left[:n], self.loss_change[:n],
-                         self.totals[:n], self.scale_g, self.scale_h, self.p)
+        t = make_tree(self.left[:n], self.right[:n], self.parent[:n], self.feature[:n],
+                      self.threshold[:n], self.default_left[:n], self.loss_change[:n],
+                      self.totals[:n], self.scale_g, self.scale_h, self.p)
+        if self.leaf_values is not None:       # the leaves' values only (XGBoost keeps the
+            leaves = t.left == -1              # nodes' Newton base_weight)
+            t.threshold[leaves] = self.leaf_values[:n][leaves]
+        return t
 
 
 def node_weights(totals, scale_g: float, scale_h: float, p: SplitParams):
@@ -210,11 +217,21 @@ def make_tree(left, right, parent, feature, threshold, default_left, loss_change
         sum_hessian=(totals[:, 1] / scale_h).astype(np.float32))
 
 
-def grow_tree(seam, growth: Growth, timers: dict) -> Tree:
-    """Drive one tree's growth over a seam; the shards' margins get its leaf values."""
+def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = None) -> Tree:
+    """Drive one tree's growth over a seam; the shards' margins get its leaf values.
+    ``leaf_alpha``: the objective refreshes its leaves to that quantile of their rows'
+    residuals (dgbdt.objective._QuantileLoss), asked of the seam once the rows are in their
+    leaves."""
     while not growth.done:
         growth.advance(seam.level(growth.request))
-    seam.finish(growth.finish_request())
+    fin = growth.finish_request()
+    if leaf_alpha is not None:
+        values = seam.leaf_quantiles(fin, leaf_alpha)
+        growth.leaf_values = np.zeros(growth.n_nodes, np.float32)
+        growth.leaf_values[fin.leaves] = (values * growth.p.eta).astype(np.float32)
+        fin = FinishRequest(fin.k, None, fin.leaves,
+                            growth.leaf_values[fin.leaves].astype(np.float64))
+    seam.finish(fin)
     timers["split_evaluation"] += growth.eval_seconds
     t = time.perf_counter()
     seam.settle()

@@ -151,6 +151,19 @@ ONE_COLUMN_KERNEL(hinge, {
     }
 })
 
+// g = sign(m - y) (0 where equal), h = 1
+ONE_COLUMN_KERNEL(absolute_error, {
+    const double d = m[i] - y[i];
+    gi = (d > 0.0 ? 1.0 : (d < 0.0 ? -1.0 : 0.0)) * wi;
+    hi = wi;
+})
+
+// a = alpha: g = 1 - a where m >= y, else -a; h = 1
+ONE_COLUMN_KERNEL(quantile, {
+    gi = (m[i] >= y[i] ? 1.0 - a : -a) * wi;
+    hi = wi;
+})
+
 // mx[k] = max |g[:, k]|, mx[K + k] = max h[:, k] (for multi-class objectives).
 extern "C" __global__ void column_max(const double* __restrict__ g, const double* __restrict__ h,
         i64 n, int K, int k, u64* __restrict__ mx) {
