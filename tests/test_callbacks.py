@@ -1,7 +1,6 @@
 """Training callbacks with XGBoost's protocol: the calls and their order, early stopping
 (save_best, min_delta, maximize) against XGBoost's, the learning-rate schedule against XGBoost's
 trees, checkpoints, in-process and in every Dask mode."""
-import json
 
 import numpy as np
 import pytest
