@@ -1,0 +1,173 @@
+"""The base of the learning objectives (dgbdt.objective): the Objective class and the helpers
+every objective uses; see dgbdt.objective for the contract."""
+from __future__ import annotations
+
+import numpy as np
+
+from .backend import array_module
+from .fixedpoint import ExactSum
+from .kernels import cpu_objective as _kernels
+
+HESS_FLOOR = _kernels.HESS_FLOOR
+"""Lower bound for every hessian entry (keeps leaf weights finite)."""
+
+PROB_EPS = 1e-6
+"""Probabilities used to build an intercept are clipped to [PROB_EPS, 1 - PROB_EPS]."""
+
+# --------------------------------------------------------------------------- helpers
+def sigmoid(m: np.ndarray) -> np.ndarray:
+    """Numerically stable ``1 / (1 + exp(-m))`` (no overflow for any finite m); numpy or cupy."""
+    xp = array_module(m)
+    m = xp.asarray(m, dtype=np.float64)
+    e = xp.exp(-xp.abs(m))  # in (0, 1]
+    return xp.where(m >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def softmax(m: np.ndarray) -> np.ndarray:
+    """Row-wise ``exp(m_k - max_j m_j) / sum_j exp(m_j - max_j m_j)`` for ``m [n, K]``."""
+    xp = array_module(m)
+    m = xp.asarray(m, dtype=np.float64)
+    z = xp.exp(m - m.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def _logit(p: np.ndarray | float) -> np.ndarray:
+    """``log(p / (1 - p))``."""
+    p = np.asarray(p, dtype=np.float64)
+    return np.log(p) - np.log1p(-p)
+
+
+def _as_margin(margin: np.ndarray, k: int | None = None) -> np.ndarray:
+    """View ``margin`` as float64 ``[n, K]`` (a 1-D array is one column); numpy or cupy."""
+    m = array_module(margin).asarray(margin, dtype=np.float64)
+    if m.ndim == 1:
+        m = m[:, None]
+    if m.ndim != 2:
+        raise ValueError(f"margin must be 1-D or 2-D, got shape {m.shape}")
+    if k is not None and m.shape[1] != k:
+        raise ValueError(f"margin has {m.shape[1]} columns, expected {k}")
+    return m
+
+
+def _as_labels(y: np.ndarray) -> np.ndarray:
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {y.shape}")
+    return y
+
+
+def _as_weights(w: np.ndarray | None, n: int) -> np.ndarray | None:
+    if w is None:
+        return None
+    w = np.asarray(w, dtype=np.float64).reshape(-1)
+    if w.shape[0] != n:
+        raise ValueError(f"weight has {w.shape[0]} rows, labels have {n}")
+    return w
+
+
+def _first_bad_row(bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad)[0])
+
+
+def _need_num_class(num_class: int | None, name: str) -> int:
+    if num_class is None or int(num_class) != num_class or int(num_class) < 1:
+        raise ValueError(f"{name} requires num_class to be a positive integer, got {num_class!r}")
+    return int(num_class)
+
+
+# --------------------------------------------------------------------------- base class
+class Objective:
+    """Base class; one subclass per objective name.  Stateless: ``num_class``
+    is passed to every method that needs it."""
+
+    name: str = ""
+    default_metric: str = ""
+    #: the training parameters the objective reads, with XGBoost's defaults
+    defaults: dict = {}
+
+    def __init__(self, params: dict | None = None):
+        self.params = {k: float(params[k]) if params and params.get(k) is not None else v
+                       for k, v in self.defaults.items()}
+
+    @property
+    def kernel_param(self) -> float:
+        """The one number its gradient kernels take besides the rows (a slope, a power...)."""
+        return 0.0
+
+    def n_outputs(self, num_class: int | None) -> int:
+        """Number of margin columns ``K``."""
+        return 1
+
+    def check_labels(self, y: np.ndarray, num_class: int | None = None) -> None:
+        """Raise ``ValueError`` if any label is NaN/inf (subclasses add range rules)."""
+        y = _as_labels(y)
+        bad = ~np.isfinite(y)
+        if bad.any():
+            raise ValueError(
+                f"label contains NaN or infinite values (first at row {_first_bad_row(bad)})"
+            )
+
+    # -- intercept -------------------------------------------------------------
+    def label_stats(self, y: np.ndarray, w: np.ndarray | None, num_class: int | None) -> np.ndarray:
+        """Additive sufficient statistics for the intercept: ``[sum w*y, sum w]``.
+
+        Summing the arrays of several partitions gives the statistics of their union. The sums
+        are exact (dgbdt.fixedpoint.ExactSum), so permuting or partitioning rows gives bit-identical
+        statistics.
+        """
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        if w is None:
+            return [ExactSum.of(y), ExactSum.of(np.array([float(y.shape[0])]))]
+        return [ExactSum.of(w * y), ExactSum.of(w)]
+
+    def base_margin_from_stats(self, stats: np.ndarray, num_class: int | None) -> np.ndarray:
+        """Intercept ``[K]`` in margin space from (summed) ``label_stats``."""
+        raise NotImplementedError
+
+    def base_margin_from_labels(self, y: np.ndarray, w: np.ndarray | None, num_class: int | None) -> np.ndarray:
+        """Intercept ``[K]`` in margin space, estimated from labels as XGBoost 3.x does."""
+        return self.base_margin_from_stats(self.label_stats(y, w, num_class), num_class)
+
+    def base_score_to_margin(self, base_score: float, num_class: int | None) -> np.ndarray:
+        """User ``base_score`` -> margins ``[K]`` (identity by default)."""
+        b = float(base_score)
+        if not np.isfinite(b):
+            raise ValueError(f"base_score must be finite, got {base_score!r}")
+        return np.full(self.n_outputs(num_class), b)
+
+    # -- training / prediction -------------------------------------------------
+    _kernel = None  # the fused CPU kernel of dgbdt.kernels.cpu_objective computing (g, h)
+    cuda_kernel = ""  # its twin in dgbdt/kernels/cuda/objective.cu
+
+    def gradients(self, margin: np.ndarray, y: np.ndarray, w: np.ndarray | None, out=None):
+        """``(g, h)``, each float64 ``[n, K]``, sample weights multiplied in.
+
+        ``out``: optional preallocated ``(g, h)`` to write into (reused every round).
+        """
+        m = np.ascontiguousarray(_as_margin(margin))
+        y = np.ascontiguousarray(_as_labels(y))
+        if out is None:
+            out = (np.empty_like(m), np.empty_like(m))
+        has_w = w is not None
+        w = _as_weights(w, y.shape[0]) if has_w else y
+        type(self)._kernel(m, y, w, has_w, self.kernel_param, out[0], out[1])
+        return out
+
+    def transform(self, margin: np.ndarray) -> np.ndarray:
+        """Margins ``[n, K]`` -> prediction (``[n]`` when ``K == 1``)."""
+        return _as_margin(margin, 1)[:, 0].copy()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def _mean_from_stats(stats: np.ndarray) -> float:
+    s = np.asarray(stats, dtype=np.float64)
+    if not s[1] > 0:
+        raise ValueError("cannot estimate base_score: the sum of sample weights is not positive")
+    return float(s[0] / s[1])
+
+

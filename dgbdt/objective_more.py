@@ -1,0 +1,286 @@
+"""The objectives added for issue #16 (dgbdt.objective lists them all): squared log error,
+pseudo-Huber, the log-link count and positive-valued losses (Poisson, gamma, Tweedie), hinge,
+and the quantile losses whose leaves are refreshed after each tree (absolute error, quantile)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .backend import array_module
+from .fixedpoint import ExactSum
+from .kernels import cpu_objective as _kernels
+from .objective_base import (Objective, _as_labels, _as_margin, _as_weights, _first_bad_row,
+                             _mean_from_stats)
+
+# --------------------------------------------------------------------------- more regression
+def _check_range(name: str, y, bad, must: str) -> None:
+    if bad.any():
+        raise ValueError(f"label must be {must} for {name}; got values in [{y.min():g}, "
+                         f"{y.max():g}] (first bad at row {_first_bad_row(bad)})")
+
+
+def _stump(g_sum: ExactSum, h_sum: ExactSum) -> float:
+    """XGBoost's intercept for objectives without a closed form: one Newton step from margin
+    0, ``-sum g / sum h`` over all rows (its FitStump)."""
+    h = float(h_sum)
+    if not h > 0:
+        raise ValueError("cannot estimate base_score: the sum of hessians at margin 0 is not "
+                         "positive; pass base_score")
+    return -float(g_sum) / h
+
+
+class SquaredLogError(Objective):
+    """``reg:squaredlogerror``: loss ``0.5 (log1p(m) - log1p(y))^2`` on the prediction ``m``
+    itself (no link), with ``m`` floored at ``-1 + 1e-6``:
+    ``g = (log1p(m) - log1p(y)) / (m + 1)``,
+    ``h = max((log1p(y) - log1p(m) + 1) / (m + 1)^2, 1e-6)``. Labels must be ``> -1``.
+    Intercept: one Newton step from 0, ``sum w log1p(y) / sum w max(log1p(y) + 1, 1e-6)``.
+    """
+
+    name = "reg:squaredlogerror"
+    default_metric = "rmsle"
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, y <= -1.0, "> -1")
+
+    def label_stats(self, y, w, num_class):
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        one = 1.0 if w is None else w
+        lg = np.log1p(y)
+        return [ExactSum.of(-lg * one), ExactSum.of(np.maximum(lg + 1.0, 1e-6) * one)]
+
+    def base_margin_from_stats(self, stats, num_class):
+        return np.array([_stump(*stats)])
+
+    _kernel = _kernels.squared_log_error
+    cuda_kernel = "squared_log_error"
+
+
+class PseudoHuberError(Objective):
+    """``reg:pseudohubererror``: loss ``d^2 (sqrt(1 + (z/d)^2) - 1)`` for ``z = m - y`` and
+    ``d = huber_slope``: ``g = z / s``, ``h = d^2 / ((d^2 + z^2) s)`` with
+    ``s = sqrt(1 + (z/d)^2)``. Intercept: one Newton step from 0 (the gradients at ``z = -y``).
+    """
+
+    name = "reg:pseudohubererror"
+    default_metric = "mphe"
+    defaults = {"huber_slope": 1.0}
+
+    @property
+    def kernel_param(self):
+        return self.params["huber_slope"]
+
+    def label_stats(self, y, w, num_class):
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        one = 1.0 if w is None else w
+        d2 = self.params["huber_slope"] ** 2
+        sq = np.sqrt(1.0 + y * y / d2)
+        return [ExactSum.of(-y / sq * one), ExactSum.of(d2 / ((d2 + y * y) * sq) * one)]
+
+    def base_margin_from_stats(self, stats, num_class):
+        return np.array([_stump(*stats)])
+
+    _kernel = _kernels.pseudo_huber
+    cuda_kernel = "pseudo_huber"
+
+
+class _LogLink(Objective):
+    """Objectives predicting ``exp(m)``: the intercept is ``log`` of the weighted mean label
+    (XGBoost 3.x), ``base_score`` is the prediction (> 0) and its margin ``log(base_score)``."""
+
+    def base_margin_from_stats(self, stats, num_class):
+        mean = _mean_from_stats(stats)
+        if not mean > 0:
+            raise ValueError(f"cannot estimate base_score for {self.name}: the weighted mean "
+                             f"label is {mean:g}, not positive (its margin is log of it); "
+                             "pass base_score")
+        return np.array([np.log(mean)])
+
+    def base_score_to_margin(self, base_score, num_class):
+        b = float(base_score)
+        if not (np.isfinite(b) and b > 0):
+            raise ValueError(f"base_score must be > 0 for {self.name} (a prediction; its "
+                             f"margin is log(base_score)); got {base_score!r}")
+        return np.array([np.log(b)])
+
+    def transform(self, margin):
+        return array_module(margin).exp(_as_margin(margin, 1)[:, 0])
+
+
+class Poisson(_LogLink):
+    """``count:poisson``: ``p = exp(m)``, ``g = p - y``, ``h = exp(m + max_delta_step)``;
+    labels ``>= 0``. As in XGBoost, ``max_delta_step`` defaults to 0.7 with this objective,
+    for the hessian and for the leaf values alike (dgbdt.params)."""
+
+    name = "count:poisson"
+    default_metric = "poisson-nloglik"
+    defaults = {"max_delta_step": 0.7}
+
+    @property
+    def kernel_param(self):
+        return self.params["max_delta_step"]
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, y < 0.0, ">= 0")
+
+    _kernel = _kernels.poisson
+    cuda_kernel = "poisson"
+
+
+class Gamma(_LogLink):
+    """``reg:gamma``: ``g = 1 - y exp(-m)``, ``h = y exp(-m)``; labels ``> 0``."""
+
+    name = "reg:gamma"
+    default_metric = "gamma-deviance"
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, y <= 0.0, "> 0")
+
+    _kernel = _kernels.gamma_regression
+    cuda_kernel = "gamma_regression"
+
+
+class Tweedie(_LogLink):
+    """``reg:tweedie`` with power ``r = tweedie_variance_power`` in (1, 2):
+    ``g = -y exp((1 - r) m) + exp((2 - r) m)``,
+    ``h = -y (1 - r) exp((1 - r) m) + (2 - r) exp((2 - r) m)``; labels ``>= 0``."""
+
+    name = "reg:tweedie"
+    defaults = {"tweedie_variance_power": 1.5}
+
+    @property
+    def default_metric(self):
+        return f"tweedie-nloglik@{self.params['tweedie_variance_power']:g}"
+
+    @property
+    def kernel_param(self):
+        return self.params["tweedie_variance_power"]
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, y < 0.0, ">= 0")
+
+    _kernel = _kernels.tweedie
+    cuda_kernel = "tweedie"
+
+
+class Hinge(Objective):
+    """``binary:hinge``: with ``s = 2y - 1``, ``g = -s``, ``h = 1`` where ``m s < 1``, else
+    ``g = 0`` and ``h`` the smallest normal float32 (XGBoost's, unweighted); labels in
+    ``[0, 1]``. Prediction: 1 where ``m > 0``, else 0. Intercept (XGBoost 3.x): the
+    prediction of one Newton step from 0, ``1`` if ``sum w s > 0`` else ``0``, as the margin.
+    """
+
+    name = "binary:hinge"
+    default_metric = "error"
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+        y = _as_labels(y)
+        _check_range(self.name, y, (y < 0.0) | (y > 1.0), "in [0, 1]")
+
+    def label_stats(self, y, w, num_class):
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        s = 2.0 * y - 1.0
+        if w is None:
+            return [ExactSum.of(s), ExactSum.of(np.array([float(y.shape[0])]))]
+        return [ExactSum.of(w * s), ExactSum.of(w)]
+
+    def base_margin_from_stats(self, stats, num_class):
+        return np.array([1.0 if _mean_from_stats(stats) > 0 else 0.0])
+
+    _kernel = _kernels.hinge
+    cuda_kernel = "hinge"
+
+    def transform(self, margin):
+        m = _as_margin(margin, 1)[:, 0]
+        return (m > 0).astype(np.float64)
+
+
+# --------------------------------------------------------------------------- quantile losses
+def weighted_quantile(alpha: float, v: np.ndarray, w: np.ndarray | None) -> float:
+    """XGBoost's quantile of values ``v`` (its common::Quantile / WeightedQuantile), exact and
+    independent of the order of ``v``: unweighted, the sorted values interpolated at position
+    ``alpha (n + 1)`` (the first / last outside ``[1/(n+1), n/(n+1)]``); weighted, the smallest
+    value whose cumulative weight (in increasing order) reaches ``alpha`` of the total
+    (``total * alpha`` rounded as XGBoost's float product), the weights in fixed point with a
+    power-of-two scale that keeps every cumulative sum below 2**53, so the sums are exact
+    integers, the same in any order, and compare exactly as floats. 0 for no values."""
+    n = v.shape[0]
+    if n == 0:
+        return 0.0
+    s = np.sort(v, kind="stable")
+    if w is None:
+        if alpha <= 1.0 / (n + 1):
+            return float(s[0])
+        if alpha >= n / (n + 1):
+            return float(s[-1])
+        x = alpha * (n + 1)
+        k = int(np.floor(x)) - 1
+        d = (x - 1) - k
+        return float(s[k] + d * (s[k + 1] - s[k]))
+    order = np.argsort(v, kind="stable")
+    top = float(w.max())
+    scale = 2.0 ** np.floor(np.log2(2.0 ** 52 / (top * n))) if top > 0 else 1.0
+    cdf = np.cumsum(np.rint(w[order] * scale).astype(np.int64)).astype(np.float64)
+    idx = int(np.searchsorted(cdf, cdf[-1] * alpha, side="left"))   # XGBoost's lower_bound
+    return float(s[min(idx, n - 1)])
+
+
+class _QuantileLoss(Objective):
+    """Losses whose leaves are refreshed after each tree (XGBoost's UpdateTreeLeaf): a leaf's
+    value becomes ``eta`` times the ``alpha`` quantile (``weighted_quantile``) of the
+    residuals ``y - m`` of its (sampled) rows, ``m`` the margins before the tree; the tree is
+    grown on ``g``, ``h = w``. Intercept: the ``alpha`` quantile of the labels."""
+
+    leaf_alpha = 0.5
+
+    def label_stats(self, y, w, num_class):
+        raise ValueError(f"{self.name}'s intercept is a quantile of all the labels, not a sum "
+                         "over partitions: pass base_score on Dask for now")
+
+    def base_margin_from_labels(self, y, w, num_class):
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        return np.array([weighted_quantile(self.leaf_alpha, y, w)])
+
+
+class AbsoluteError(_QuantileLoss):
+    """``reg:absoluteerror``: loss ``|m - y|``: ``g = sign(m - y)``, ``h = 1``; leaves are
+    the median residual of their rows (see _QuantileLoss)."""
+
+    name = "reg:absoluteerror"
+    default_metric = "mae"
+
+    _kernel = _kernels.absolute_error
+    cuda_kernel = "absolute_error"
+
+
+class QuantileError(_QuantileLoss):
+    """``reg:quantileerror`` at ``alpha = quantile_alpha`` (the pinball loss): ``g = 1 -
+    alpha`` where ``m >= y``, else ``-alpha``; ``h = 1``; leaves are the ``alpha`` quantile of
+    their rows' residuals (see _QuantileLoss). One quantile per model for now."""
+
+    name = "reg:quantileerror"
+    default_metric = "quantile"
+    defaults = {"quantile_alpha": 0.5}
+
+    @property
+    def leaf_alpha(self):
+        return self.params["quantile_alpha"]
+
+    @property
+    def kernel_param(self):
+        return self.params["quantile_alpha"]
+
+    _kernel = _kernels.quantile
+    cuda_kernel = "quantile"
