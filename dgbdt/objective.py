@@ -129,7 +129,14 @@ class RegLogistic(Objective):
         return self._prob_to_margin(b)
 
     _kernel = _kernels.logistic
-    cuda_kernel = "logistic"
+
+    @property
+    def cuda_kernel(self):
+        return "logistic" if self.params["scale_pos_weight"] == 1.0 else "logistic_scaled"
+
+    @property
+    def cuda_takes_param(self):
+        return self.params["scale_pos_weight"] != 1.0
 
     def transform(self, margin):
         return sigmoid(_as_margin(margin, 1)[:, 0])

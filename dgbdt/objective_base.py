@@ -96,6 +96,10 @@ class Objective:
         """The one number its gradient kernels take besides the rows (a slope, a power...)."""
         return 0.0
 
+    #: whether its CUDA kernel takes ``kernel_param`` (the kernels of #16's objectives do; the
+    #: first three kept their arguments)
+    cuda_takes_param = False
+
     def n_outputs(self, num_class: int | None) -> int:
         """Number of margin columns ``K``."""
         return 1

@@ -56,6 +56,7 @@ class SquaredLogError(Objective):
 
     _kernel = _kernels.squared_log_error
     cuda_kernel = "squared_log_error"
+    cuda_takes_param = True
 
 
 class PseudoHuberError(Objective):
@@ -85,6 +86,7 @@ class PseudoHuberError(Objective):
 
     _kernel = _kernels.pseudo_huber
     cuda_kernel = "pseudo_huber"
+    cuda_takes_param = True
 
 
 class _LogLink(Objective):
@@ -130,6 +132,7 @@ class Poisson(_LogLink):
 
     _kernel = _kernels.poisson
     cuda_kernel = "poisson"
+    cuda_takes_param = True
 
 
 class Gamma(_LogLink):
@@ -145,6 +148,7 @@ class Gamma(_LogLink):
 
     _kernel = _kernels.gamma_regression
     cuda_kernel = "gamma_regression"
+    cuda_takes_param = True
 
 
 class Tweedie(_LogLink):
@@ -170,6 +174,7 @@ class Tweedie(_LogLink):
 
     _kernel = _kernels.tweedie
     cuda_kernel = "tweedie"
+    cuda_takes_param = True
 
 
 class Hinge(Objective):
@@ -200,6 +205,7 @@ class Hinge(Objective):
 
     _kernel = _kernels.hinge
     cuda_kernel = "hinge"
+    cuda_takes_param = True
 
     def transform(self, margin):
         m = _as_margin(margin, 1)[:, 0]
@@ -263,6 +269,7 @@ class AbsoluteError(_QuantileLoss):
 
     _kernel = _kernels.absolute_error
     cuda_kernel = "absolute_error"
+    cuda_takes_param = True
 
 
 class QuantileError(_QuantileLoss):
@@ -284,3 +291,4 @@ class QuantileError(_QuantileLoss):
 
     _kernel = _kernels.quantile
     cuda_kernel = "quantile"
+    cuda_takes_param = True

@@ -209,8 +209,9 @@ class CudaBackend:
         grid = (_grid(n, cap=self.n_sm * 16),)
         kernel("objective", objective.cuda_kernel)(
             grid, (BLOCK,),
-            (margin, label, weight if has_w else label, _i32(has_w),
-             np.float64(objective.kernel_param), _i64(n), _i32(K), g, h, mx))
+            (margin, label, weight if has_w else label, _i32(has_w))
+            + ((np.float64(objective.kernel_param),) if objective.cuda_takes_param else ())
+            + (_i64(n), _i32(K), g, h, mx))
         if K > 1:
             for k in range(K):
                 kernel("objective", "column_max")(grid, (BLOCK,),

@@ -1,6 +1,7 @@
 // Objective gradients (dgbdt/kernels/cpu_objective.py, same formulas): g, h float64 [n, K] for
-// margins m [n, K], labels y [n], weights w [n] (has_w == 0: every weight is 1); a is the
-// objective's one parameter (Objective.kernel_param: a slope, a power, scale_pos_weight...).
+// margins m [n, K], labels y [n], weights w [n] (has_w == 0: every weight is 1). The kernels
+// of ONE_COLUMN_KERNEL also take a, the objective's one parameter (Objective.kernel_param: a
+// slope, a power, scale_pos_weight...; Objective.cuda_takes_param says which kernels do).
 #include "common.cuh"
 
 #define HESS_FLOOR 1e-16
@@ -26,7 +27,7 @@ __device__ __forceinline__ void post_max(u64* mx, int K, int k, double ag, doubl
 }
 
 extern "C" __global__ void squared_error(const double* __restrict__ m, const double* __restrict__ y,
-        const double* __restrict__ w, int has_w, double a, i64 n, int K, double* __restrict__ g,
+        const double* __restrict__ w, int has_w, i64 n, int K, double* __restrict__ g,
         double* __restrict__ h, u64* __restrict__ mx) {
     double ag = 0.0, ah = 0.0;
     ROWS {
@@ -40,7 +41,7 @@ extern "C" __global__ void squared_error(const double* __restrict__ m, const dou
 }
 
 extern "C" __global__ void logistic(const double* __restrict__ m, const double* __restrict__ y,
-        const double* __restrict__ w, int has_w, double a, i64 n, int K, double* __restrict__ g,
+        const double* __restrict__ w, int has_w, i64 n, int K, double* __restrict__ g,
         double* __restrict__ h, u64* __restrict__ mx) {
     double ag = 0.0, ah = 0.0;
     ROWS {
@@ -52,8 +53,7 @@ extern "C" __global__ void logistic(const double* __restrict__ m, const double* 
             const double e = exp(x);
             p = e / (1.0 + e);
         }
-        double wi = has_w ? w[i] : 1.0;
-        if (y[i] == 1.0) wi *= a;                       // scale_pos_weight
+        const double wi = has_w ? w[i] : 1.0;
         g[i] = (p - y[i]) * wi;
         h[i] = fmax(p * (1.0 - p), HESS_FLOOR) * wi;
         ag = fmax(ag, fabs(g[i]));
@@ -63,7 +63,7 @@ extern "C" __global__ void logistic(const double* __restrict__ m, const double* 
 }
 
 extern "C" __global__ void softmax(const double* __restrict__ m, const double* __restrict__ y,
-        const double* __restrict__ w, int has_w, double a, i64 n, int K, double* __restrict__ g,
+        const double* __restrict__ w, int has_w, i64 n, int K, double* __restrict__ g,
         double* __restrict__ h, u64* __restrict__ mx) {
     // maxima: column_max below, once per class
     ROWS {
@@ -149,6 +149,21 @@ ONE_COLUMN_KERNEL(hinge, {
         gi = 0.0;
         hi = 1.1754943508222875e-38;
     }
+})
+
+// logistic with a = scale_pos_weight: rows labelled 1 weigh a times their weight
+ONE_COLUMN_KERNEL(logistic_scaled, {
+    const double x = m[i];
+    double p;
+    if (x >= 0.0) {
+        p = 1.0 / (1.0 + exp(-x));
+    } else {
+        const double e = exp(x);
+        p = e / (1.0 + e);
+    }
+    const double ws = y[i] == 1.0 ? wi * a : wi;
+    gi = (p - y[i]) * ws;
+    hi = fmax(p * (1.0 - p), HESS_FLOOR) * ws;
 })
 
 // g = sign(m - y) (0 where equal), h = 1
