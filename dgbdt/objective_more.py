@@ -220,7 +220,8 @@ def weighted_quantile(alpha: float, v: np.ndarray, w: np.ndarray | None) -> floa
     value whose cumulative weight (in increasing order) reaches ``alpha`` of the total
     (``total * alpha`` rounded as XGBoost's float product), the weights in fixed point with a
     power-of-two scale that keeps every cumulative sum below 2**53, so the sums are exact
-    integers, the same in any order, and compare exactly as floats. 0 for no values."""
+    integers, the same in any order, and compare exactly as floats. 0 for no values (or no
+    weight). dgbdt.quantile finds the same value over values spread anywhere."""
     n = v.shape[0]
     if n == 0:
         return 0.0
@@ -238,6 +239,8 @@ def weighted_quantile(alpha: float, v: np.ndarray, w: np.ndarray | None) -> floa
     top = float(w.max())
     scale = 2.0 ** np.floor(np.log2(2.0 ** 52 / (top * n))) if top > 0 else 1.0
     cdf = np.cumsum(np.rint(w[order] * scale).astype(np.int64)).astype(np.float64)
+    if not cdf[-1] > 0:
+        return 0.0
     idx = int(np.searchsorted(cdf, cdf[-1] * alpha, side="left"))   # XGBoost's lower_bound
     return float(s[min(idx, n - 1)])
 
@@ -252,7 +255,7 @@ class _QuantileLoss(Objective):
 
     def label_stats(self, y, w, num_class):
         raise ValueError(f"{self.name}'s intercept is a quantile of all the labels, not a sum "
-                         "over partitions: pass base_score on Dask for now")
+                         "over partitions (dgbdt.quantile finds it over partitions)")
 
     def base_margin_from_labels(self, y, w, num_class):
         y = _as_labels(y)

@@ -149,9 +149,9 @@ class LocalSeam:
 
     def leaf_quantiles(self, fin, alpha: float) -> np.ndarray:
         """The last splits applied, each leaf's ``alpha`` quantile of its sampled rows'
-        residuals ``label - margin[:, k]`` over every shard (objective.weighted_quantile:
-        exact, whatever the shards). Host shards only: see dgbdt.objective._QuantileLoss."""
-        from .objective import weighted_quantile
+        residuals ``label - margin[:, k]`` over every shard (dgbdt.quantile: exact, whatever
+        the shards or, in the collective seam, the ranks). Host shards only (dgbdt.objective's
+        quantile losses)."""
         res: dict = {int(n): [] for n in fin.leaves}
         wts: dict = {int(n): [] for n in fin.leaves}
         weighted = self.shards[0].weight is not None
@@ -165,9 +165,13 @@ class LocalSeam:
                 res[n].append(s.label[rows] - s.margin[rows, fin.k])
                 if weighted:
                     wts[n].append(s.weight[rows])
-        return np.array([weighted_quantile(alpha, np.concatenate(res[n]),
-                                           np.concatenate(wts[n]) if weighted else None)
-                         for n in res])
+        return self._quantiles(alpha, [np.concatenate(res[n]) for n in res],
+                               [np.concatenate(wts[n]) for n in res] if weighted else None)
+
+    def _quantiles(self, alpha, values, weights):
+        """Each group's alpha quantile (dgbdt.quantile); here all the values are local."""
+        from .quantile import local_quantiles
+        return local_quantiles(alpha, values, weights)
 
     def settle(self):
         """Before the host waits for a tree's device work: nothing to watch in-process (the

@@ -658,10 +658,31 @@ def test_metric_parameters_reach_every_worker(client2, params, mode):
                               "binary:logistic": ["error@0.3", "logloss"]}[params["objective"]]
 
 
-def test_quantile_losses_are_refused_on_dask_for_now(client2):
+@pytest.mark.parametrize("objective,extra", [("reg:absoluteerror", {}),
+                                             ("reg:quantileerror", {"quantile_alpha": 0.8})])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("mode,n", [("collective", 2), ("collective", 4), ("task", 1)])
+def test_quantile_losses_on_dask_are_the_in_process_model(_clusters, objective, extra, weighted,
+                                                          mode, n):
+    """The intercept (the labels' quantile over the partitions) and every leaf (its rows'
+    residual quantile over the ranks) found exactly: the in-process model, byte for byte."""
+    client = _clusters(n)
+    X, y, w = make(seed=24)
+    y = y * 3 + np.nan_to_num(X[:, 1]) + np.random.default_rng(0).standard_t(3, len(y))
+    w = w if weighted else None
+    d = dask_dataset(client, X, y, w, 5)
+    params = {"objective": objective, "max_depth": 4, "subsample": 0.8, **extra}
+    out = dgd.train(client, params, d, ROUNDS, verbose_eval=False, mode=mode)
+    assert out["mode"] == mode
+    assert out["booster"].save_raw() == reference(params, X, y, w).save_raw()
+
+
+def test_quantile_losses_say_where_they_do_not_train_yet(client2):
     X, y, w = make(n=400, seed=23)
     d = dask_dataset(client2, X, y, w, 2)
-    for objective in ("reg:absoluteerror", "reg:quantileerror"):
-        with pytest.raises(ValueError, match=f"{objective} is not available on Dask yet.*"
-                                             "train in-process"):
-            dgd.train(client2, {"objective": objective}, d, 2, verbose_eval=False)
+    with pytest.raises(ValueError, match="not in graph mode yet"):
+        dgd.train(client2, {"objective": "reg:absoluteerror"}, d, 2, verbose_eval=False,
+                  mode="graph")
+    with pytest.raises(ValueError, match="trains on CPU workers for now"):
+        dgd.train(client2, {"objective": "reg:quantileerror", "device": "cuda"}, d, 2,
+                  verbose_eval=False)

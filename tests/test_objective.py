@@ -428,7 +428,7 @@ def test_weighted_quantile_is_xgboosts_and_order_free():
 def test_quantile_losses_say_where_they_train():
     import dgbdt
     X = np.random.default_rng(0).standard_normal((50, 3)).astype(np.float32)
-    with pytest.raises(ValueError, match="reg:absoluteerror's intercept is a quantile"):
+    with pytest.raises(ValueError, match="reg:absoluteerror's intercept is a quantile of all"):
         get_objective("reg:absoluteerror").label_stats(np.ones(3), None, None)
     from dgbdt.params import ParameterError, normalize_params
     with pytest.raises(ParameterError, match="quantile_alpha must be < 1"):
@@ -436,3 +436,24 @@ def test_quantile_losses_say_where_they_train():
     b = dgbdt.train({"objective": "reg:quantileerror", "quantile_alpha": 0.2},
                     dgbdt.Dataset(X, label=X[:, 0]), 3, verbose_eval=False)
     assert b.num_boosted_rounds() == 3
+
+
+def test_the_exact_descent_is_the_sorted_quantile():
+    """dgbdt.quantile (radix descent over sums, what Dask uses) against the sorted-order
+    definition (objective.weighted_quantile) on ties, zero weights, tiny and huge values."""
+    from dgbdt.objective import weighted_quantile
+    from dgbdt.quantile import key_of, local_quantiles, value_of
+    v = np.array([-3.5, -0.0, 0.0, 1e-300, -1e300, 2.0])
+    np.testing.assert_array_equal(value_of(key_of(v)), v)
+    np.testing.assert_array_equal(np.argsort(key_of(v), kind="stable"),
+                                  np.argsort(v, kind="stable"))
+    rng = np.random.default_rng(0)
+    for trial in range(120):
+        n = int(rng.integers(1, 60))
+        x = rng.normal(size=n).round(int(rng.integers(0, 3))) * rng.choice([1, 1e-3, 1e5])
+        w = rng.uniform(0, 3, n) if trial % 2 else None
+        if w is not None and trial % 7 == 0:
+            w[:n // 2] = 0
+        for a in (0.01, 0.3, 0.5, 0.77, 0.99):
+            assert local_quantiles(a, [x], None if w is None else [w])[0] == \
+                weighted_quantile(a, x, w)

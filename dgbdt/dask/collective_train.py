@@ -91,6 +91,26 @@ class CollectiveSeam(LocalSeam):
         """Watch the all-reduces a device-grown tree enqueued (before the host waits on it)."""
         self.comm.settle()
 
+    def _quantiles(self, alpha, values, weights):
+        """The leaves' quantiles over every rank's rows: each step of the descent's sums
+        all-reduced (dgbdt.quantile), so every rank finds the in-process values."""
+        return rank_quantiles(self.comm, alpha, values, weights)
+
+
+def rank_quantiles(comm, alpha, values, weights):
+    """dgbdt.quantile.quantiles of groups whose values are spread over the ranks."""
+    from ..quantile import Part, quantiles
+    part = Part(values, weights)
+
+    def stats():
+        s = part.stats()
+        s[:, 0] = comm.allreduce_host(s[:, 0], "sum")
+        s[:, 1] = comm.allreduce_host(s[:, 1], "max")
+        return s
+    return quantiles(alpha, len(values), weights is not None, stats,
+                     lambda scales, prefixes, step, groups: comm.allreduce_host(
+                         part.histogram(prefixes, step, part.masses(scales), groups), "sum"))
+
 
 def rank_rows(comm, label, weight) -> EvalRows:
     """This rank's rows of an evaluation set, with the auc weight scale of the whole set (the

@@ -61,6 +61,45 @@ def _label_stats(part, obj, num_class):
                            num_class)
 
 
+def _label_part(part, objective_name: str):
+    """A partition's labels (and weights) for the intercept's quantile, checked."""
+    from ..quantile import Part
+    label = to_host(part.label)
+    get_objective(objective_name).check_labels(label)
+    w = None if part.weight is None else [to_host(part.weight)]
+    return Part([label], w)
+
+
+def _part_stats(part):
+    return part.stats()
+
+
+def _part_histogram(part, scales, prefixes, step, groups):
+    return part.histogram(prefixes, step, part.masses(scales), groups)
+
+
+def label_quantile(client, dtrain, objective) -> float:
+    """The quantile losses' intercept: the labels' alpha quantile over every partition
+    (dgbdt.quantile: each step's sums over the partitions, gathered here), the value the
+    in-process training finds."""
+    from ..quantile import quantiles
+    parts = dtrain.map_rows(_label_part, objective.name)
+    try:
+        def stats():
+            got = client.gather([client.submit(_part_stats, f, pure=False) for f in parts])
+            s = np.array(got)
+            return np.stack([s[:, :, 0].sum(axis=0), s[:, :, 1].max(axis=0)], axis=1)
+
+        def histogram(scales, prefixes, step, groups):
+            futs = [client.submit(_part_histogram, f, scales, prefixes, step, groups,
+                                  pure=False) for f in parts]
+            return np.sum(client.gather(futs), axis=0)
+        return float(quantiles(objective.leaf_alpha, 1, dtrain.has_weight, stats,
+                               histogram)[0])
+    finally:
+        client.cancel(parts)
+
+
 # -- one task: everything on one worker --------------------------------------------------------
 def _concat_dataset(parts) -> Dataset:
     parts = [p for p in parts if p.n_rows] or parts[:1]
@@ -247,9 +286,14 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     objective = get_objective(p["objective"], p)
     if getattr(objective, "leaf_alpha", None) is not None:
-        raise ValueError(f"{objective.name} is not available on Dask yet: its intercept and "
-                         "leaves are quantiles over all the rows, and the exact quantile across "
-                         "workers is not built; train in-process (dgbdt.train) on the CPU")
+        if p["device"] != "cpu":
+            raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves are "
+                             "refreshed to quantiles, not built for GPUs yet): pass host "
+                             "partitions, or params device='cpu'")
+        if mode == "graph":
+            raise ValueError(f"{objective.name} trains in mode='collective' (the default on "
+                             "CPU clusters) or 'task', not in graph mode yet: its leaves' exact "
+                             "quantiles take 8 exchanges a tree")
     num_class = p["num_class"]
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     if obj is not None:
@@ -270,6 +314,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     else:
         if p["base_score"] is not None:
             intercept = objective.base_score_to_margin(p["base_score"], num_class)
+        elif getattr(objective, "leaf_alpha", None) is not None:
+            intercept = np.array([label_quantile(client, dtrain, objective)])
         else:
             futs = dtrain.map_rows(_label_stats, objective, num_class)
             try:
@@ -357,6 +403,8 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
     one_worker = len(set(workers)) == 1
     if mode == "auto":
         mode = _auto_mode(client, workers, p["device"])
+        if mode == "graph" and getattr(objective, "leaf_alpha", None) is not None:
+            mode = "collective"       # (graph mode cannot refresh their leaves yet)
         logger.info("dgbdt.dask.train: mode='auto' trains in mode=%r (%d worker%s, device %s)",
                     mode, len(set(workers)), "" if one_worker else "s", p["device"])
     if mode in ("nccl", "collective"):
