@@ -362,6 +362,11 @@ class RocRuns:
         n = score.shape[0]
         if n == 0:
             return cls(score, pos, neg)
+        if presorted_runs and xp is np:     # a linear merge of the runs (numba)
+            from .kernels.cpu_sum import merge_sorted_runs
+            merged = merge_sorted_runs(np.asarray(score), np.asarray(pos), np.asarray(neg))
+            if merged is not None:
+                return cls(*merged)
         order = xp.argsort(score, kind="stable") if presorted_runs and xp is np else \
             xp.argsort(score)
         s = score[order]

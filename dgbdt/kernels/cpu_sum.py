@@ -58,3 +58,56 @@ def exact_sum_bins(x: np.ndarray):
     bits = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
     bad = _exact_sum_bins(bits, hi, lo)
     return hi, lo, bool(bad)
+
+
+@njit(cache=True, nogil=True)
+def _merge_two_runs(s1, p1, n1, s2, p2, n2, so, po, no) -> int:
+    """Merge two runs of increasing distinct scores into (so, po, no); equal scores of the two
+    runs become one entry with their weights added. Returns the entries written."""
+    i = j = m = 0
+    while i < s1.shape[0] and j < s2.shape[0]:
+        if s1[i] < s2[j]:
+            so[m], po[m], no[m] = s1[i], p1[i], n1[i]
+            i += 1
+        elif s2[j] < s1[i]:
+            so[m], po[m], no[m] = s2[j], p2[j], n2[j]
+            j += 1
+        else:
+            so[m], po[m], no[m] = s1[i], p1[i] + p2[j], n1[i] + n2[j]
+            i += 1
+            j += 1
+        m += 1
+    while i < s1.shape[0]:
+        so[m], po[m], no[m] = s1[i], p1[i], n1[i]
+        i += 1
+        m += 1
+    while j < s2.shape[0]:
+        so[m], po[m], no[m] = s2[j], p2[j], n2[j]
+        j += 1
+        m += 1
+    return m
+
+
+def merge_sorted_runs(score, pos, neg):
+    """Runs of increasing distinct scores back to back (a run ends where the score does not
+    increase) merged into one such run, weights added at equal scores: what sorting them and
+    summing ties gives, in linear time. None where a score is NaN (the caller sorts)."""
+    if np.isnan(score).any():
+        return None
+    pos = pos.astype(np.int64, copy=False)
+    neg = neg.astype(np.int64, copy=False)
+    cuts = np.concatenate([[0], np.flatnonzero(score[1:] <= score[:-1]) + 1, [score.shape[0]]])
+    runs = [(score[a:b], pos[a:b], neg[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    while len(runs) > 1:          # pairwise, so every row moves log2(runs) times
+        nxt = []
+        for r in range(0, len(runs) - 1, 2):
+            (s1, p1, n1), (s2, p2, n2) = runs[r], runs[r + 1]
+            size = s1.shape[0] + s2.shape[0]
+            so, po, no = np.empty(size, s1.dtype), np.empty(size, np.int64), \
+                np.empty(size, np.int64)
+            m = _merge_two_runs(s1, p1, n1, s2, p2, n2, so, po, no)
+            nxt.append((so[:m], po[:m], no[:m]))
+        if len(runs) % 2:
+            nxt.append(runs[-1])
+        runs = nxt
+    return runs[0]
