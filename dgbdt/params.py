@@ -176,6 +176,11 @@ _SPECS = [
     ParamSpec("quantile_alpha", 0.5,
               "The quantile reg:quantileerror fits (one per model for now).",
               low=0.0, high=1.0, low_open=True, high_open=True),
+    ParamSpec("monotone_constraints", None,
+              "Per-feature monotone constraints: -1, 0, 1 by position (a tuple, a list or the "
+              "string '(1,0,-1)'), or a dict by feature name (dgbdt.constraints).",
+              kind="monotone", allowed="None, a tuple/list of -1/0/1, '(1,0,-1)', or a dict "
+              "by feature name"),
     ParamSpec("lambda", 1.0,
               "L2 regularization on leaf weights.",
               aliases=("reg_lambda",), low=0.0),
@@ -457,6 +462,12 @@ def _coerce(spec: ParamSpec, given: str, value: object) -> object:
         return _as_metrics(ctx, value)
     if kind == "device":
         return _as_device(ctx, value)
+    if kind == "monotone":
+        from .constraints import parse
+        try:
+            return parse(value)
+        except ValueError as e:
+            raise ctx.fail(value, ctx.spec.describe_allowed(), f"Fix: {e}.") from None
     if kind == "budget":
         return _as_budget(ctx, value)
     raise AssertionError(f"unknown kind {kind!r} in schema")

@@ -249,3 +249,23 @@ def test_quantile_losses_same_trees(objective, extra, weighted):
     assert list(res_d["t"]) == list(res_x["t"])
     for name in res_d["t"]:
         np.testing.assert_allclose(res_d["t"][name], res_x["t"][name], rtol=2e-5)
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])
+@pytest.mark.parametrize("extra", [
+    {"monotone_constraints": (1, 0, -1, 0, 0, 0)},
+    {"monotone_constraints": "(1,1,0,0,-1,0)", "lambda": 3.0, "alpha": 0.5},
+    {"monotone_constraints": (-1, 0, 1), "max_delta_step": 0.4, "gamma": 0.5},
+])
+def test_monotone_constraints_same_trees(objective, extra):
+    """#17: monotone constraints as XGBoost's TreeEvaluator (weights clipped to node bounds,
+    gains at the clipped weights, children bounded by the midpoint): the same trees."""
+    X, signal, rng = low_cardinality(missing=0.1, seed=11)
+    y = signal + rng.normal(scale=0.5, size=len(signal))
+    y = y if objective.startswith("reg") else (y > 0).astype(float)
+    w = rng.uniform(0.3, 2.0, size=len(y))
+    params = {"objective": objective, "max_depth": 5, "eta": 0.3, **extra}
+    booster, bst = fit_both(params, X, y, 8, weight=w)
+    assert_same_trees(booster, bst)
+    np.testing.assert_allclose(booster.predict(X), bst.predict(xgb.DMatrix(X)), rtol=1e-5,
+                               atol=1e-6)

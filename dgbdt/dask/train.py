@@ -25,6 +25,7 @@ import numpy as np
 from ..backend import array_module, device_scope, to_host
 from ..booster import Booster, MarginStart
 from .. import progressbar
+from ..constraints import resolve as resolve_monotone
 from ..callback import ClientLog, check_callbacks, log_to_client
 from ..checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
 from ..custom import CustomObjective, objective_on
@@ -285,6 +286,12 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     if early_stopping_rounds is not None and not evals:
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     objective = get_objective(p["objective"], p)
+    p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
+                                                 dtrain.feature_names)
+    if p["monotone_constraints"] is not None and p["device"] != "cpu":
+        raise ValueError("monotone_constraints train on CPU workers for now (the GPU's split "
+                         "kernels do not bound the weights yet): pass host partitions, or "
+                         "params device='cpu'")
     if getattr(objective, "leaf_alpha", None) is not None:
         if p["device"] != "cpu":
             raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves are "

@@ -75,6 +75,11 @@ class CpuBackend:
         return cpu_split.evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam,
                                          p.alpha, p.max_delta_step, p.min_child_weight)
 
+    def evaluate_splits_monotone(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p, lower, upper):
+        return cpu_split.evaluate_splits_monotone(
+            hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam, p.alpha, p.max_delta_step,
+            p.min_child_weight, np.asarray(p.monotone, dtype=np.int8), lower, upper)
+
     def evaluate_splits_device(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """The same, results left where the histograms are (here: the host)."""
         return self.evaluate_splits(hist, totals, hist_ptrs, inv_sg, inv_sh, p)

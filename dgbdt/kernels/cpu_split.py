@@ -119,3 +119,78 @@ def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_del
                         best_left[j, 1] = th - rh
         best_gain[j] = bg
     return best_gain, best_feat, best_bin, best_dleft, best_left
+
+
+@njit(cache=True, nogil=True)
+def _bounded(w, lo, hi):
+    return lo if w < lo else (hi if w > hi else w)
+
+
+@njit(cache=True, nogil=True)
+def _gain_at(g, h, lam, w):
+    """-(2 G w + (H + lambda) w^2): XGBoost's gain of a node at weight w (0 when empty)."""
+    if h <= 0.0:
+        return 0.0
+    return -(2.0 * g * w + (h + lam) * w * w)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def evaluate_splits_monotone(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_delta_step,
+                             min_child_weight, monotone, lower, upper):
+    """evaluate_splits under monotone constraints (XGBoost's TreeEvaluator): every weight is
+    clipped to the node's bounds [lower[j], upper[j]], every gain is taken at the clipped
+    weight, and a candidate on a feature with constraint c is kept only where
+    c (w_right - w_left) >= 0."""
+    m = hist.shape[0]
+    n_features = hist_ptrs.shape[0] - 1
+    best_gain = np.zeros(m, dtype=np.float32)
+    best_feat = np.full(m, -1, dtype=np.int32)
+    best_bin = np.zeros(m, dtype=np.int32)
+    best_dleft = np.zeros(m, dtype=np.bool_)
+    best_left = np.zeros((m, 2), dtype=np.int64)
+    for j in prange(m):
+        tg = totals[j, 0]
+        th = totals[j, 1]
+        lo, hi = lower[j], upper[j]
+        pw = _bounded(leaf_weight(tg * inv_sg, th * inv_sh, lam, alpha, max_delta_step,
+                                  min_child_weight), lo, hi)
+        parent = _gain_at(tg * inv_sg, th * inv_sh, lam, pw)
+        bg = np.float32(0.0)
+        for f in range(n_features):
+            c = monotone[f]
+            p0 = hist_ptrs[f]
+            nb = hist_ptrs[f + 1] - p0 - 1
+            for scan in range(2):       # 0: missing right (forward), 1: missing left
+                if scan == 1 and hist[j, p0 + nb, 0] == 0 and hist[j, p0 + nb, 1] == 0:
+                    break
+                acc_g = np.int64(0)
+                acc_h = np.int64(0)
+                for step in range(nb):
+                    b = step if scan == 0 else nb - 1 - step
+                    acc_g += hist[j, p0 + b, 0]
+                    acc_h += hist[j, p0 + b, 1]
+                    if scan == 0:
+                        lg, lh = acc_g, acc_h
+                    else:
+                        lg, lh = tg - acc_g, th - acc_h
+                    gl, hl = lg * inv_sg, lh * inv_sh
+                    gr, hr = (tg - lg) * inv_sg, (th - lh) * inv_sh
+                    if hl < min_child_weight or hr < min_child_weight:
+                        continue
+                    wl = _bounded(leaf_weight(gl, hl, lam, alpha, max_delta_step,
+                                              min_child_weight), lo, hi)
+                    wr = _bounded(leaf_weight(gr, hr, lam, alpha, max_delta_step,
+                                              min_child_weight), lo, hi)
+                    if (c > 0 and wl > wr) or (c < 0 and wl < wr):
+                        continue
+                    gain = np.float32(_gain_at(gl, hl, lam, wl) + _gain_at(gr, hr, lam, wr)
+                                      - parent)
+                    if gain > bg:
+                        bg = gain
+                        best_feat[j] = f
+                        best_bin[j] = b if scan == 0 else b - 1
+                        best_dleft[j] = scan == 1
+                        best_left[j, 0] = lg
+                        best_left[j, 1] = lh
+        best_gain[j] = bg
+    return best_gain, best_feat, best_bin, best_dleft, best_left

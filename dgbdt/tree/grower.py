@@ -105,6 +105,9 @@ class Growth:
         self.threshold = np.zeros(cap, np.float64)
         self.loss_change = np.zeros(cap, np.float64)
         self.totals = np.zeros((cap, 2), np.int64)
+        # monotone constraints: each node's weight bounds (XGBoost's TreeEvaluator)
+        self.lower = np.full(cap, -np.inf) if p.monotone is not None else None
+        self.upper = np.full(cap, np.inf) if p.monotone is not None else None
         self.have_root_totals = False
         self.depth = 0
         self.level_nodes = np.array([0], np.int64)
@@ -129,8 +132,10 @@ class Growth:
             merged[backend_of(merged).upload(order)]
         if self.columns is not None:       # features outside the sample: slots zeroed (a copy)
             hist = self.columns.apply(hist, self.depth, self.level_nodes)
+        bounds = None if self.lower is None else \
+            (self.lower[self.level_nodes], self.upper[self.level_nodes])
         cand = evaluate(hist, self.totals[self.level_nodes], self.hist_ptrs, self.scale_g,
-                        self.scale_h, self.p)
+                        self.scale_h, self.p, bounds)
         ok = np.flatnonzero(cand.splittable(self.p))
         if self.depth == self.max_depth or ok.size == 0:
             self.pending, self.done = None, True
@@ -152,6 +157,8 @@ class Growth:
         self.left[nodes], self.right[nodes] = lefts, rights
         self.parent[lefts], self.parent[rights] = nodes, nodes
         self.totals[lefts], self.totals[rights] = cand.left[ok], cand.right[ok]
+        if self.lower is not None:
+            self._bound_children(nodes, f, lefts, rights, cand.left[ok], cand.right[ok])
         self.pending = SplitBatch(node=nodes, feature=f, split_bin=b,
                                   default_left=cand.default_left[ok].copy(),
                                   left=lefts, right=rights)
@@ -170,15 +177,38 @@ class Growth:
             self.pending = None
         self.eval_seconds += time.perf_counter() - t
 
+    def _bound_children(self, nodes, features, lefts, rights, left_sums, right_sums) -> None:
+        """XGBoost's AddSplit: the children inherit the node's bounds; on a constrained
+        feature the midpoint of the children's (clipped) weights becomes the upper bound of
+        the child that must stay lower and the lower bound of the other."""
+        lo, hi = self.lower[nodes], self.upper[nodes]
+        wl = np.clip(self._weights(left_sums), lo, hi)
+        wr = np.clip(self._weights(right_sums), lo, hi)
+        mid = (wl + wr) / 2.0
+        c = np.asarray(self.p.monotone, dtype=np.int64)[features]
+        # c > 0: the left child stays below mid, the right above; c < 0 the other way round
+        self.lower[lefts] = np.where(c < 0, mid, lo)
+        self.upper[lefts] = np.where(c > 0, mid, hi)
+        self.lower[rights] = np.where(c > 0, mid, lo)
+        self.upper[rights] = np.where(c < 0, mid, hi)
+
+    def _weights(self, sums):
+        """w* (before eta) of fixed-point (G, H) sums [m, 2]."""
+        return leaf_weights(sums[:, 0] / self.scale_g, sums[:, 1] / self.scale_h, self.p)
+
     def finish_request(self) -> FinishRequest:
         leaves, values = self._leaf_values()
         return FinishRequest(self.k, self.pending, leaves, values[leaves].astype(np.float64))
 
     def _leaf_values(self):
         n = self.n_nodes
-        weight = node_weights(self.totals[:n], self.scale_g, self.scale_h, self.p)
+        weight = node_weights(self.totals[:n], self.scale_g, self.scale_h, self.p,
+                              self._bounds(n))
         leaves = np.flatnonzero(self.left[:n] == -1).astype(np.int64)
         return leaves, weight
+
+    def _bounds(self, n: int):
+        return None if self.lower is None else (self.lower[:n], self.upper[:n])
 
     #: leaf values that replace the Newton ones (grow_tree's quantile refresh), or None
     leaf_values = None
@@ -187,25 +217,29 @@ class Growth:
         n = self.n_nodes
         t = make_tree(self.left[:n], self.right[:n], self.parent[:n], self.feature[:n],
                       self.threshold[:n], self.default_left[:n], self.loss_change[:n],
-                      self.totals[:n], self.scale_g, self.scale_h, self.p)
+                      self.totals[:n], self.scale_g, self.scale_h, self.p, self._bounds(n))
         if self.leaf_values is not None:       # the leaves' values only (XGBoost keeps the
             leaves = t.left == -1              # nodes' Newton base_weight)
             t.threshold[leaves] = self.leaf_values[:n][leaves]
         return t
 
 
-def node_weights(totals, scale_g: float, scale_h: float, p: SplitParams):
+def node_weights(totals, scale_g: float, scale_h: float, p: SplitParams, bounds=None):
     """eta * w* of every node from its fixed-point sums [n, 2], as float32 (numpy or cupy:
-    one elementwise operation at a time, so the same float64 roundings on either)."""
+    one elementwise operation at a time, so the same float64 roundings on either); with
+    monotone constraints w* is first clipped to the node's ``bounds`` (lower, upper)."""
     g, h = totals[:, 0] / scale_g, totals[:, 1] / scale_h
-    return (leaf_weights(g, h, p) * p.eta).astype(np.float32)
+    w = leaf_weights(g, h, p)
+    if bounds is not None:
+        w = np.clip(w, bounds[0], bounds[1])
+    return (w * p.eta).astype(np.float32)
 
 
 def make_tree(left, right, parent, feature, threshold, default_left, loss_change, totals,
-              scale_g: float, scale_h: float, p: SplitParams) -> Tree:
+              scale_g: float, scale_h: float, p: SplitParams, bounds=None) -> Tree:
     """The Tree of a grown node table (host arrays of its n nodes): leaves hold their value
     in ``threshold`` (XGBoost's split_conditions)."""
-    weight = node_weights(totals, scale_g, scale_h, p)
+    weight = node_weights(totals, scale_g, scale_h, p, bounds)
     leaves = np.flatnonzero(left == -1)
     threshold = threshold.astype(np.float32)
     threshold[leaves] = weight[leaves]

@@ -43,11 +43,18 @@ class SplitParams:
     gamma: float
     min_child_weight: float
     max_delta_step: float
+    #: per-feature monotone constraint (-1, 0, 1), or None without any (see ``evaluate``)
+    monotone: tuple | None = None
 
     @classmethod
     def from_params(cls, p: dict) -> "SplitParams":
+        mono = p.get("monotone_constraints")
+        if isinstance(mono, dict):
+            raise ValueError("monotone_constraints by feature name must be resolved against "
+                             "the data's feature names first (dgbdt.constraints.resolve)")
         return cls(eta=p["eta"], lam=p["lambda"], alpha=p["alpha"], gamma=p["gamma"],
-                   min_child_weight=p["min_child_weight"], max_delta_step=p["max_delta_step"])
+                   min_child_weight=p["min_child_weight"], max_delta_step=p["max_delta_step"],
+                   monotone=tuple(int(c) for c in mono) if mono and any(mono) else None)
 
 
 @dataclass
@@ -76,14 +83,22 @@ def splittable(gain, feature, left, right, p: SplitParams):
 
 
 def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_g: float,
-             scale_h: float, p: SplitParams) -> SplitCandidates:
+             scale_h: float, p: SplitParams, bounds=None) -> SplitCandidates:
     """Best split of every node from its merged histogram [m, S, 2] and totals [m, 2].
 
     The histogram may be on the host or a GPU (the backend of its array evaluates it there);
-    the candidates come back as numpy arrays.
+    the candidates come back as numpy arrays. With monotone constraints (``p.monotone``,
+    XGBoost's semantics) ``bounds`` = (lower, upper) [m] are the nodes' weight bounds: every
+    weight is clipped to them, gains are taken at the clipped weights, and a split on a
+    feature with constraint c needs c (w_right - w_left) >= 0 (kernels.cpu_split).
     """
-    gain, feat, sbin, dleft, left = backend_of(hist).evaluate_splits(
-        hist, totals, hist_ptrs, 1.0 / scale_g, 1.0 / scale_h, p)
+    be = backend_of(hist)
+    if p.monotone is not None:
+        gain, feat, sbin, dleft, left = be.evaluate_splits_monotone(
+            hist, totals, hist_ptrs, 1.0 / scale_g, 1.0 / scale_h, p, *bounds)
+    else:
+        gain, feat, sbin, dleft, left = be.evaluate_splits(
+            hist, totals, hist_ptrs, 1.0 / scale_g, 1.0 / scale_h, p)
     return SplitCandidates(gain, feat, sbin, dleft, left, totals - left)
 
 
