@@ -1,13 +1,22 @@
-"""Monotone constraints (``monotone_constraints``, XGBoost's semantics): the prediction may
-only rise (1), only fall (-1) or do either (0) as a feature grows, all else equal.
+"""Monotone and interaction constraints, XGBoost's semantics.
+
+``monotone_constraints``: the prediction may only rise (1), only fall (-1) or do either (0) as
+a feature grows, all else equal.
 
 Given as XGBoost takes them: a tuple or list of -1/0/1 by feature position (shorter than the
 features: the rest are 0), the string "(1,0,-1)", or a dict by feature name. The grower keeps
 each node's weight bounds and the split evaluation enforces them (dgbdt.tree.split.evaluate).
+
+``interaction_constraints``: groups of features allowed to interact; a node may split on any
+feature at the root, below on the features of every group that holds all the features on its
+path, and on those features themselves (``allowed_features``; measured against XGBoost's
+trees). The grower zeroes the other features' histogram slots.
 """
 from __future__ import annotations
 
 import re
+
+import numpy as np
 
 
 def parse(value):
@@ -60,3 +69,67 @@ def resolve(spec, n_features: int, feature_names) -> tuple | None:
                              f"{n_features} features")
         out = tuple(spec) + (0,) * (n_features - len(spec))
     return out if any(out) else None
+
+
+# -- interaction constraints ---------------------------------------------------------------------
+def parse_interactions(value):
+    """``interaction_constraints`` normalized: None, or a tuple of groups (tuples of feature
+    indices or names), from a list of lists or its string form '[[0, 1], [2, 3]]'."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        import json
+        try:
+            value = json.loads(value.replace("'", '"'))
+        except json.JSONDecodeError:
+            raise ValueError(f"interaction_constraints string must look like '[[0, 1], "
+                             f"[2, 3]]'; got {value!r}") from None
+    if not isinstance(value, (list, tuple)) or not all(isinstance(g, (list, tuple))
+                                                       for g in value):
+        raise ValueError("interaction_constraints must be a list of lists of feature indices "
+                         "or names")
+    out = []
+    for g in value:
+        for f in g:
+            if isinstance(f, bool) or not isinstance(f, (int, str)) or \
+                    (isinstance(f, int) and f < 0):
+                raise ValueError(f"an interaction group holds feature indices (>= 0) or "
+                                 f"names; got {f!r}")
+        out.append(tuple(g))
+    return tuple(out)
+
+
+def resolve_interactions(spec, n_features: int, feature_names) -> tuple | None:
+    """The groups as tuples of feature indices of the data (None without constraints)."""
+    if not spec:
+        return None
+    index = {n: i for i, n in enumerate(feature_names or [])}
+    out = []
+    for g in spec:
+        ids = []
+        for f in g:
+            if isinstance(f, str):
+                if f not in index:
+                    raise ValueError(f"interaction_constraints names a feature the data does "
+                                     f"not have: {f!r}")
+                f = index[f]
+            if f >= n_features:
+                raise ValueError(f"interaction_constraints: feature {f} is beyond the data's "
+                                 f"{n_features} features")
+            ids.append(int(f))
+        out.append(tuple(sorted(set(ids))))
+    return tuple(out)
+
+
+def allowed_features(groups, path: frozenset, n_features: int) -> np.ndarray:
+    """bool [F]: the features a node whose path used ``path`` may split on (XGBoost's
+    semantics, measured): any at the root; below, those of every group that holds the whole
+    path, and the path's own."""
+    if not path:
+        return np.ones(n_features, dtype=bool)
+    ok = np.zeros(n_features, dtype=bool)
+    ok[list(path)] = True
+    for g in groups:
+        if path.issubset(g):
+            ok[list(g)] = True
+    return ok

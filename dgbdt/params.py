@@ -181,6 +181,11 @@ _SPECS = [
               "string '(1,0,-1)'), or a dict by feature name (dgbdt.constraints).",
               kind="monotone", allowed="None, a tuple/list of -1/0/1, '(1,0,-1)', or a dict "
               "by feature name"),
+    ParamSpec("interaction_constraints", None,
+              "Groups of features allowed to interact (a list of lists of indices or names, or "
+              "its string '[[0, 1], [2, 3]]'; dgbdt.constraints).",
+              kind="interactions", allowed="None, or a list of lists of feature indices or "
+              "names"),
     ParamSpec("lambda", 1.0,
               "L2 regularization on leaf weights.",
               aliases=("reg_lambda",), low=0.0),
@@ -462,6 +467,12 @@ def _coerce(spec: ParamSpec, given: str, value: object) -> object:
         return _as_metrics(ctx, value)
     if kind == "device":
         return _as_device(ctx, value)
+    if kind == "interactions":
+        from .constraints import parse_interactions
+        try:
+            return parse_interactions(value)
+        except ValueError as e:
+            raise ctx.fail(value, ctx.spec.describe_allowed(), f"Fix: {e}.") from None
     if kind == "monotone":
         from .constraints import parse
         try:

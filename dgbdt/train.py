@@ -17,7 +17,7 @@ import numpy as np
 from .backend import device_scope, get_backend, release_pooled, resolve_device, to_host
 from .booster import Booster, MarginStart, load_model
 from .callback import RoundStopper, check_callbacks, emit, format_eval_line, report_round
-from .constraints import resolve as resolve_monotone
+from .constraints import resolve as resolve_monotone, resolve_interactions
 from .checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
@@ -119,9 +119,15 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     backend = get_backend(p["device"])
     p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
                                                  dtrain.feature_names)
+    p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
+                                                        dtrain.num_col, dtrain.feature_names)
     if p["monotone_constraints"] is not None and backend.name != "cpu":
         raise ValueError("monotone_constraints train on the CPU for now (the GPU's split "
                          "kernels do not bound the weights yet): pass device='cpu'")
+    if p["interaction_constraints"] is not None and backend.name != "cpu":
+        raise ValueError("interaction_constraints train on the CPU for now (the GPU grows "
+                         "trees on the device, which does not restrict features by path "
+                         "yet): pass device='cpu'")
     if getattr(objective, "leaf_alpha", None) is not None and backend.name != "cpu":
         raise ValueError(f"{objective.name} trains on the CPU for now (its leaves are refreshed "
                          "to quantiles of their rows' residuals, not built for the GPU yet): "

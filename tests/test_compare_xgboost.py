@@ -269,3 +269,16 @@ def test_monotone_constraints_same_trees(objective, extra):
     assert_same_trees(booster, bst)
     np.testing.assert_allclose(booster.predict(X), bst.predict(xgb.DMatrix(X)), rtol=1e-5,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("constraints", ["[[0,1],[2,3]]", "[[0,1],[0,2],[3,4,5]]", "[[5]]",
+                                         "[[1, 2, 3]]"])
+def test_interaction_constraints_same_trees(constraints):
+    """#17: interaction constraints as XGBoost's (any feature at the root; below, the
+    features of every group holding the whole path, and the path's own): the same trees."""
+    X, signal, rng = low_cardinality(missing=0.1, seed=12)
+    Z = np.nan_to_num(X)
+    y = signal + Z[:, 4] * Z[:, 5] + rng.normal(scale=0.5, size=len(signal))
+    params = {"max_depth": 4, "eta": 0.3, "interaction_constraints": constraints}
+    booster, bst = fit_both(params, X, y, 6)
+    assert_same_trees(booster, bst)

@@ -91,3 +91,56 @@ def test_the_same_model_on_dask(client2, mode):
     d = dgd.DaskDataset(client2, da.from_array(X, chunks=(700, 4)), da.from_array(y, chunks=700))
     out = dgd.train(client2, params, d, 10, mode=mode, verbose_eval=False)
     assert out["booster"].save_raw() == ref.save_raw()
+
+
+def _paths(tree):
+    """The set of features on each root-to-leaf path of a Tree."""
+    out = []
+
+    def walk(i, path):
+        if tree.left[i] == -1:
+            out.append(path)
+            return
+        here = path | {int(tree.feature[i])}
+        walk(int(tree.left[i]), here)
+        walk(int(tree.right[i]), here)
+    walk(0, frozenset())
+    return out
+
+
+def test_interaction_constraints_keep_paths_inside_a_group():
+    from dgbdt.constraints import parse_interactions, resolve_interactions
+    X, y = _data(seed=3)
+    y = y + X[:, 1] * X[:, 3] + X[:, 2] * X[:, 3]
+    groups = [[0, 1], [0, 2], [3]]
+    b = dgbdt.train({"max_depth": 5, "interaction_constraints": groups},
+                    dgbdt.Dataset(X, label=y), 30, verbose_eval=False)
+    seen = set()
+    for t in b.trees:
+        for path in _paths(t):
+            seen.add(path)
+            # a path of several features lies inside one group
+            assert len(path) <= 1 or any(path <= set(g) for g in groups), path
+    assert any(len(p) > 1 for p in seen)                 # it did grow interactions
+    free = dgbdt.train({"max_depth": 5}, dgbdt.Dataset(X, label=y), 30, verbose_eval=False)
+    assert any(len(p) > 1 and not any(p <= set(g) for g in groups)
+               for t in free.trees for p in _paths(t))
+    assert parse_interactions("[['a', 'b'], [2]]") == (("a", "b"), (2,))
+    assert resolve_interactions((("a", "b"), (2,)), 3, ["a", "b", "c"]) == ((0, 1), (2,))
+    with pytest.raises(ValueError, match="beyond the data's 3 features"):
+        resolve_interactions(((0, 5),), 3, None)
+    with pytest.raises(ParameterError, match="interaction_constraints must be"):
+        dgbdt.train({"interaction_constraints": "[0, 1]"}, dgbdt.Dataset(X, label=y), 1)
+
+
+@pytest.mark.parametrize("mode", ["graph", "collective"])
+def test_interaction_constraints_on_dask(client2, mode):
+    da = pytest.importorskip("dask.array")
+    import dgbdt.dask as dgd
+    X, y = _data(n=3000, seed=4)
+    params = {"max_depth": 5, "interaction_constraints": [[0, 1], [2, 3]],
+              "monotone_constraints": (1, 0, 0, -1)}
+    ref = dgbdt.train(params, dgbdt.Dataset(X, label=y), 10, verbose_eval=False)
+    d = dgd.DaskDataset(client2, da.from_array(X, chunks=(700, 4)), da.from_array(y, chunks=700))
+    out = dgd.train(client2, params, d, 10, mode=mode, verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()

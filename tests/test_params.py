@@ -36,6 +36,7 @@ EXPECTED_DEFAULTS = {
     "tweedie_variance_power": 1.5,
     "quantile_alpha": 0.5,
     "monotone_constraints": None,
+    "interaction_constraints": None,
     "subsample": 1.0,
     "sampling_method": "uniform",
     "colsample_bytree": 1.0,

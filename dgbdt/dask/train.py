@@ -25,7 +25,7 @@ import numpy as np
 from ..backend import array_module, device_scope, to_host
 from ..booster import Booster, MarginStart
 from .. import progressbar
-from ..constraints import resolve as resolve_monotone
+from ..constraints import resolve as resolve_monotone, resolve_interactions
 from ..callback import ClientLog, check_callbacks, log_to_client
 from ..checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
 from ..custom import CustomObjective, objective_on
@@ -288,6 +288,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     objective = get_objective(p["objective"], p)
     p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
                                                  dtrain.feature_names)
+    p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
+                                                        dtrain.num_col, dtrain.feature_names)
+    if p["interaction_constraints"] is not None and p["device"] != "cpu":
+        raise ValueError("interaction_constraints train on CPU workers for now: pass host "
+                         "partitions, or params device='cpu'")
     if p["monotone_constraints"] is not None and p["device"] != "cpu":
         raise ValueError("monotone_constraints train on CPU workers for now (the GPU's split "
                          "kernels do not bound the weights yet): pass host partitions, or "

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import backend_of, to_host
+from ..backend import array_module, backend_of, to_host
 from ..shard import SplitBatch
 from .model import Tree
 from .split import SplitParams, evaluate, leaf_weights
@@ -108,6 +108,8 @@ class Growth:
         # monotone constraints: each node's weight bounds (XGBoost's TreeEvaluator)
         self.lower = np.full(cap, -np.inf) if p.monotone is not None else None
         self.upper = np.full(cap, np.inf) if p.monotone is not None else None
+        # interaction constraints: the features on each node's path
+        self.paths = {0: frozenset()} if p.interactions is not None else None
         self.have_root_totals = False
         self.depth = 0
         self.level_nodes = np.array([0], np.int64)
@@ -132,6 +134,8 @@ class Growth:
             merged[backend_of(merged).upload(order)]
         if self.columns is not None:       # features outside the sample: slots zeroed (a copy)
             hist = self.columns.apply(hist, self.depth, self.level_nodes)
+        if self.paths is not None:         # features the nodes' paths forbid: slots zeroed
+            hist = self._interaction_mask(hist)
         bounds = None if self.lower is None else \
             (self.lower[self.level_nodes], self.upper[self.level_nodes])
         cand = evaluate(hist, self.totals[self.level_nodes], self.hist_ptrs, self.scale_g,
@@ -159,6 +163,10 @@ class Growth:
         self.totals[lefts], self.totals[rights] = cand.left[ok], cand.right[ok]
         if self.lower is not None:
             self._bound_children(nodes, f, lefts, rights, cand.left[ok], cand.right[ok])
+        if self.paths is not None:
+            for node, feat, lft, rgt in zip(nodes.tolist(), f.tolist(), lefts.tolist(),
+                                            rights.tolist()):
+                self.paths[lft] = self.paths[rgt] = self.paths[node] | {feat}
         self.pending = SplitBatch(node=nodes, feature=f, split_bin=b,
                                   default_left=cand.default_left[ok].copy(),
                                   left=lefts, right=rights)
@@ -191,6 +199,18 @@ class Growth:
         self.upper[lefts] = np.where(c > 0, mid, hi)
         self.lower[rights] = np.where(c > 0, mid, lo)
         self.upper[rights] = np.where(c < 0, mid, hi)
+
+    def _interaction_mask(self, hist):
+        """hist with the slots of features each level node may not split on zeroed (a copy;
+        dgbdt.constraints.allowed_features)."""
+        from ..constraints import allowed_features
+        n_features = len(self.hist_ptrs) - 1
+        slot_feature = np.repeat(np.arange(n_features), np.diff(self.hist_ptrs))
+        ok = np.stack([allowed_features(self.p.interactions, self.paths[n], n_features)
+                       for n in self.level_nodes.tolist()])
+        keep = ok[:, slot_feature]                                   # [m, S]
+        xp = array_module(hist)
+        return hist * xp.asarray(keep[:, :, None].astype(hist.dtype))
 
     def _weights(self, sums):
         """w* (before eta) of fixed-point (G, H) sums [m, 2]."""

@@ -45,6 +45,8 @@ class SplitParams:
     max_delta_step: float
     #: per-feature monotone constraint (-1, 0, 1), or None without any (see ``evaluate``)
     monotone: tuple | None = None
+    #: interaction constraints: groups of feature indices (dgbdt.constraints), or None
+    interactions: tuple | None = None
 
     @classmethod
     def from_params(cls, p: dict) -> "SplitParams":
@@ -52,9 +54,14 @@ class SplitParams:
         if isinstance(mono, dict):
             raise ValueError("monotone_constraints by feature name must be resolved against "
                              "the data's feature names first (dgbdt.constraints.resolve)")
+        inter = p.get("interaction_constraints")
+        if inter and any(isinstance(f, str) for g in inter for f in g):
+            raise ValueError("interaction_constraints by feature name must be resolved "
+                             "against the data's feature names first (dgbdt.constraints)")
         return cls(eta=p["eta"], lam=p["lambda"], alpha=p["alpha"], gamma=p["gamma"],
                    min_child_weight=p["min_child_weight"], max_delta_step=p["max_delta_step"],
-                   monotone=tuple(int(c) for c in mono) if mono and any(mono) else None)
+                   monotone=tuple(int(c) for c in mono) if mono and any(mono) else None,
+                   interactions=tuple(tuple(g) for g in inter) if inter else None)
 
 
 @dataclass
