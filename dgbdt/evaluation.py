@@ -26,7 +26,8 @@ def metric_input(objective, margin):
         return softmax(margin)
     if objective.name in ("binary:logistic", "binary:logitraw", "reg:logistic"):
         return sigmoid(margin[:, 0])
-    if objective.name in ("count:poisson", "reg:gamma", "reg:tweedie", "binary:hinge"):
+    if objective.name in ("count:poisson", "reg:gamma", "reg:tweedie", "binary:hinge",
+                          "survival:cox"):
         return objective.transform(margin)        # exp(m); hinge's 0/1
     return margin[:, 0]
 

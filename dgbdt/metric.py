@@ -326,6 +326,43 @@ class Quantile(Metric):
         return xp.where(d >= 0, self.alpha * d, (self.alpha - 1.0) * d)
 
 
+class CoxNLogLik(Metric):
+    """Cox negative partial log-likelihood per event (XGBoost's ``cox-nloglik``; unweighted):
+    with the rows in the order of |y|, ``-sum over events i of [log p_i - log sum_{|y_j| >=
+    |y_i|} p_j] / events`` (``p`` the hazard ratios, Breslow's ties). The summary is the rows
+    themselves ((|y|, event, p), merged by concatenation) and the value orders them by (|y|,
+    p), so it does not depend on how the rows were split."""
+
+    name = "cox-nloglik"
+
+    def summary(self, y, pred, w=None, weight_scale=None, weight_sum=None):
+        from .backend import to_host
+        y = np.asarray(to_host(y), dtype=np.float64).reshape(-1)
+        p = np.asarray(to_host(pred), dtype=np.float64).reshape(-1)
+        return [np.abs(y), (y > 0).astype(np.float64), p]
+
+    def merge(self, a, b):
+        if a is None or b is None:
+            return b if a is None else a
+        return [np.concatenate([x, z]) for x, z in zip(a, b)]
+
+    def value(self, s) -> float:
+        if s is None or not s[0].shape[0]:
+            raise ValueError("cox-nloglik: no rows to evaluate")
+        t, event, p = s
+        order = np.lexsort((p, t))
+        t, event, p = t[order], event[order], p[order]
+        events = int(event.sum())
+        if events == 0:
+            raise ValueError("cox-nloglik: no events (every time is censored)")
+        # the risk set of a row: every row whose |y| is not smaller (its tie group included)
+        first = np.searchsorted(t, t, side="left")
+        before = np.concatenate([[0.0], np.cumsum(p)])[first]
+        risk = p.sum() - before
+        hit = event > 0
+        return float(-np.sum(np.log(p[hit]) - np.log(risk[hit])) / events)
+
+
 def _lgamma(xp, a):
     """log Gamma elementwise on numpy (math.lgamma) or cupy (cupyx.scipy.special.gammaln)."""
     if xp is np:
@@ -523,7 +560,7 @@ def _pr_area(runs: RocRuns, total_pos: float) -> float:
 _REGISTRY: dict[str, type[Metric]] = {
     cls.name: cls for cls in (RMSE, MAE, LogLoss, Error, AUC, AUCPR, MLogLoss, MError, RMSLE,
                               MAPE, MPHE, PoissonNLogLik, GammaNLogLik, GammaDeviance,
-                              TweedieNLogLik, Quantile)
+                              TweedieNLogLik, Quantile, CoxNLogLik)
 }
 METRICS: tuple[str, ...] = tuple(_REGISTRY)
 #: metrics that take a number after "@" (XGBoost's spelling): error@0.7, tweedie-nloglik@1.2

@@ -29,7 +29,7 @@ from .kernels import cpu_objective as _kernels
 from .objective_base import (HESS_FLOOR, PROB_EPS, Objective, _as_labels, _as_margin,
                              _as_weights, _first_bad_row, _logit, _mean_from_stats,
                              _need_num_class, sigmoid, softmax)
-from .objective_more import (AbsoluteError, Gamma, Hinge, Poisson, PseudoHuberError,
+from .objective_more import (AbsoluteError, Cox, Gamma, Hinge, Poisson, PseudoHuberError,
                              QuantileError, SquaredLogError, Tweedie, weighted_quantile)
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "Hinge",
     "AbsoluteError",
     "QuantileError",
+    "Cox",
     "OBJECTIVES",
     "get_objective",
     "sigmoid",
@@ -256,7 +257,7 @@ _REGISTRY: dict[str, type[Objective]] = {
     cls.name: cls
     for cls in (SquaredError, RegLogistic, BinaryLogistic, BinaryLogitRaw, MultiSoftprob,
                 MultiSoftmax, SquaredLogError, PseudoHuberError, Poisson, Gamma, Tweedie, Hinge,
-                AbsoluteError, QuantileError)
+                AbsoluteError, QuantileError, Cox)
 }
 OBJECTIVES: tuple[str, ...] = tuple(_REGISTRY)
 

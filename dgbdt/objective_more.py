@@ -295,3 +295,67 @@ class QuantileError(_QuantileLoss):
     _kernel = _kernels.quantile
     cuda_kernel = "quantile"
     cuda_takes_param = True
+
+
+class Cox(Objective):
+    """``survival:cox``: Cox proportional hazards, labels the survival times with censored
+    ones negative; the gradients of the partial likelihood (Breslow's ties) need every row,
+    in the order of |y| (ties in row order), so they are computed over all the seam's rows at
+    once (``seam_gradients``) as XGBoost's CoxRegression does. Prediction: the hazard ratio
+    ``exp(m)``; intercept: XGBoost 3.2's one Newton step from margin 0 over all rows
+    (measured; about 0 without weights)."""
+
+    name = "survival:cox"
+    default_metric = "cox-nloglik"
+
+    def check_labels(self, y, num_class=None):
+        super().check_labels(y, num_class)
+
+    def label_stats(self, y, w, num_class):
+        raise ValueError("survival:cox's intercept needs every row in the order of the "
+                         "survival times, not sums over partitions")
+
+    def base_margin_from_labels(self, y, w, num_class):
+        y = _as_labels(y)
+        g, h = self.gradients(np.zeros((y.shape[0], 1)), y, w)
+        return np.array([_stump(ExactSum.of(g[:, 0]), ExactSum.of(h[:, 0]))])
+
+    def base_score_to_margin(self, base_score, num_class):
+        b = float(base_score)
+        if not (np.isfinite(b) and b > 0):
+            raise ValueError(f"base_score must be > 0 for {self.name} (a hazard ratio); got "
+                             f"{base_score!r}")
+        return np.array([np.log(b)])
+
+    def transform(self, margin):
+        return array_module(margin).exp(_as_margin(margin, 1)[:, 0])
+
+    def gradients(self, margin, y, w, out=None):
+        m = np.ascontiguousarray(_as_margin(margin))
+        y = np.ascontiguousarray(_as_labels(y))
+        if out is None:
+            out = (np.empty_like(m), np.empty_like(m))
+        order = np.argsort(np.abs(y), kind="stable")
+        has_w = w is not None
+        _kernels.cox(order, m, y, _as_weights(w, y.shape[0]) if has_w else y, has_w, *out)
+        return out
+
+    def seam_gradients(self, seam):
+        """Gradients of all the seam's rows together (the risk sets span every shard), written
+        into the shards; the (max |g|, max h) that set the fixed-point scale."""
+        if seam.shards[0].be.name != "cpu":
+            raise ValueError("survival:cox trains on the CPU for now")
+        label = np.concatenate([s.label for s in seam.shards])
+        weight = None if seam.shards[0].weight is None else \
+            np.concatenate([s.weight for s in seam.shards])
+        g, h = self.gradients(seam.margins(), label, weight)
+        a = 0
+        for s in seam.shards:
+            b = a + s.n_rows
+            if s.g is None or s.g.shape != (b - a, 1):
+                s.g, s.h = np.empty((b - a, 1)), np.empty((b - a, 1))
+            s.g[...], s.h[...] = g[a:b], h[a:b]
+            a = b
+        if label.shape[0] == 0:
+            return np.zeros(1), np.zeros(1)
+        return np.abs(g).max(axis=0), h.max(axis=0)

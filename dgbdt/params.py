@@ -54,6 +54,7 @@ OBJECTIVES: tuple[str, ...] = (
     "binary:hinge",
     "reg:absoluteerror",
     "reg:quantileerror",
+    "survival:cox",
 )
 MULTI_OBJECTIVES = frozenset({"multi:softprob", "multi:softmax"})
 #: objectives whose base_score is a probability, so it must lie strictly in (0, 1)
@@ -61,7 +62,7 @@ PROBABILITY_BASE_SCORE = frozenset({"reg:logistic", "binary:logistic"})
 
 METRICS: tuple[str, ...] = ("rmse", "mae", "logloss", "error", "auc", "aucpr", "mlogloss",
                             "merror", "rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik",
-                            "gamma-deviance", "tweedie-nloglik", "quantile")
+                            "gamma-deviance", "tweedie-nloglik", "quantile", "cox-nloglik")
 #: metrics spelled with a number after "@" (XGBoost's): error@0.7, tweedie-nloglik@1.2
 _METRIC_AT = re.compile(r"^(error|tweedie-nloglik)@([0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?)$")
 

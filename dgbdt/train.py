@@ -128,6 +128,8 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         raise ValueError("interaction_constraints train on the CPU for now (the GPU grows "
                          "trees on the device, which does not restrict features by path "
                          "yet): pass device='cpu'")
+    if objective.name == "survival:cox" and backend.name != "cpu":
+        raise ValueError("survival:cox trains on the CPU for now: pass device='cpu'")
     if getattr(objective, "leaf_alpha", None) is not None and backend.name != "cpu":
         raise ValueError(f"{objective.name} trains on the CPU for now (its leaves are refreshed "
                          "to quantiles of their rows' residuals, not built for the GPU yet): "

@@ -47,7 +47,7 @@ def _base_score(objective, margin: np.ndarray) -> np.ndarray:
     margin = np.asarray(margin, dtype=np.float64)
     if objective.name in ("reg:logistic", "binary:logistic"):
         return 1.0 / (1.0 + np.exp(-margin))
-    if objective.name in ("count:poisson", "reg:gamma", "reg:tweedie"):
+    if objective.name in ("count:poisson", "reg:gamma", "reg:tweedie", "survival:cox"):
         return np.exp(margin)
     return margin
 
@@ -69,7 +69,7 @@ def _objective_config(obj, num_class: int) -> dict:
     if name == "reg:quantileerror":
         return {"name": name, "quantile_loss_param":
                 {"quantile_alpha": f"[{_num(prm['quantile_alpha'])}]"}}
-    if name in ("reg:squaredlogerror", "binary:hinge", "reg:absoluteerror"):
+    if name in ("reg:squaredlogerror", "binary:hinge", "reg:absoluteerror", "survival:cox"):
         return {"name": name}
     return {"name": name, "reg_loss_param":
             {"scale_pos_weight": _num(prm.get("scale_pos_weight", 1.0))}}

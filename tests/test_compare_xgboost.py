@@ -282,3 +282,26 @@ def test_interaction_constraints_same_trees(constraints):
     params = {"max_depth": 4, "eta": 0.3, "interaction_constraints": constraints}
     booster, bst = fit_both(params, X, y, 6)
     assert_same_trees(booster, bst)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cox_same_trees_and_metric(weighted):
+    """survival:cox (censored times negative): XGBoost's risk-set gradients in the order of
+    |y|, its intercept (a Newton step from 0), the same trees and cox-nloglik history."""
+    X, signal, rng = low_cardinality(missing=0.1, seed=13)
+    t = rng.exponential(np.exp(-0.5 * signal))
+    y = np.where(rng.random(len(t)) < 0.3, -t, t).astype(np.float32)
+    w = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    params = {"objective": "survival:cox", "max_depth": 4, "eta": 0.3}
+    booster, bst = fit_both(params, X, y, 6, weight=w)
+    assert_same_trees(booster, bst)
+    p = bst.predict(xgb.DMatrix(X))
+    np.testing.assert_allclose(booster.predict(X), p, rtol=1e-5)
+    res_d, res_x = {}, {}
+    dgbdt.train(params, dgbdt.Dataset(X[:3000], label=y[:3000]), 4, verbose_eval=False,
+                evals=[(dgbdt.Dataset(X[3000:], label=y[3000:]), "t")], evals_result=res_d)
+    xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X[:3000], label=y[:3000]), 4,
+              evals=[(xgb.DMatrix(X[3000:], label=y[3000:]), "t")], evals_result=res_x,
+              verbose_eval=False)
+    np.testing.assert_allclose(res_d["t"]["cox-nloglik"], res_x["t"]["cox-nloglik"],
+                               rtol=1e-7)

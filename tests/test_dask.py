@@ -686,3 +686,5 @@ def test_quantile_losses_say_where_they_do_not_train_yet(client2):
     with pytest.raises(ValueError, match="trains on CPU workers for now"):
         dgd.train(client2, {"objective": "reg:quantileerror", "device": "cuda"}, d, 2,
                   verbose_eval=False)
+    with pytest.raises(ValueError, match="survival:cox is not available on Dask yet"):
+        dgd.train(client2, {"objective": "survival:cox"}, d, 2, verbose_eval=False)

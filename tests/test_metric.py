@@ -175,7 +175,7 @@ def test_auc_summary_is_the_distinct_scores():
 
 
 _MORE = ("rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik", "gamma-deviance",
-         "tweedie-nloglik", "quantile")
+         "tweedie-nloglik", "quantile", "cox-nloglik")
 
 
 def test_registry():

@@ -99,8 +99,10 @@ def test_what_dgbdt_cannot_read_is_refused_clearly(tmp_path):
     forest = xgb.train({"num_parallel_tree": 3, "subsample": 0.8, "max_depth": 2}, dm, 2)
     with pytest.raises(ModelFormatError, match="num_parallel_tree > 1"):
         dgbdt.load_model(forest.save_raw("json"))
-    quantile = xgb.train({"objective": "survival:cox", "max_depth": 2}, dm, 2)
-    with pytest.raises(ModelFormatError, match="objective 'survival:cox'; dgbdt has"):
+    quantile = xgb.train({"objective": "survival:aft", "max_depth": 2},
+                         xgb.DMatrix(X, label_lower_bound=np.abs(y) + 1,
+                                     label_upper_bound=np.abs(y) + 2), 2)
+    with pytest.raises(ModelFormatError, match="objective 'survival:aft'; dgbdt has"):
         dgbdt.load_model(quantile.save_raw("json"))
     path = tmp_path / "model.ubj"
     quantile.save_model(str(path))
@@ -126,7 +128,7 @@ def test_categorical_xgboost_models_are_refused():
 @pytest.mark.parametrize("objective", ["count:poisson", "reg:gamma", "reg:tweedie",
                                        "binary:hinge", "reg:pseudohubererror",
                                        "reg:squaredlogerror", "reg:absoluteerror",
-                                       "reg:quantileerror"])
+                                       "reg:quantileerror", "survival:cox"])
 def test_more_objectives_both_ways(tmp_path, objective):
     """#16's objectives: XGBoost loads the exported model (its objective section, base_score
     through the objective's link) and predicts what dgbdt does; the file loads back."""
@@ -139,7 +141,9 @@ def test_more_objectives_both_ways(tmp_path, objective):
          "reg:pseudohubererror": 3 * X[:, 0],
          "reg:squaredlogerror": np.exp(0.3 * X[:, 0]),
          "reg:absoluteerror": 3 * X[:, 0] + rng.standard_t(3, 1500),
-         "reg:quantileerror": 3 * X[:, 0] + rng.standard_t(3, 1500)}[objective]
+         "reg:quantileerror": 3 * X[:, 0] + rng.standard_t(3, 1500),
+         "survival:cox": np.where(rng.random(1500) < 0.3, -1, 1)
+         * rng.exponential(np.exp(-0.5 * X[:, 0]))}[objective]
     b = dgbdt.train({"objective": objective, "eval_metric": "rmse"}, dgbdt.Dataset(X, label=y),
                     5, verbose_eval=False)
     path = str(tmp_path / "m.json")

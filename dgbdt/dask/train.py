@@ -297,6 +297,10 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         raise ValueError("monotone_constraints train on CPU workers for now (the GPU's split "
                          "kernels do not bound the weights yet): pass host partitions, or "
                          "params device='cpu'")
+    if objective.name == "survival:cox":
+        raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
+                         "sets span all the rows in the order of the survival times; train "
+                         "in-process (dgbdt.train) on the CPU")
     if getattr(objective, "leaf_alpha", None) is not None:
         if p["device"] != "cpu":
             raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves are "
@@ -417,6 +421,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         mode = _auto_mode(client, workers, p["device"])
         if mode == "graph" and getattr(objective, "leaf_alpha", None) is not None:
             mode = "collective"       # (graph mode cannot refresh their leaves yet)
+
         logger.info("dgbdt.dask.train: mode='auto' trains in mode=%r (%d worker%s, device %s)",
                     mode, len(set(workers)), "" if one_worker else "s", p["device"])
     if mode in ("nccl", "collective"):

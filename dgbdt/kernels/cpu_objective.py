@@ -148,3 +148,36 @@ def quantile(m, y, w, has_w, a, g, h):
         wi = w[i] if has_w else 1.0
         g[i, 0] = ((1.0 - a) if m[i, 0] >= y[i] else -a) * wi
         h[i, 0] = wi
+
+
+@njit(cache=True, nogil=True)
+def cox(order, m, y, w, has_w, g, h):
+    """survival:cox (XGBoost's CoxRegression with Breslow's ties): ``order`` sorts the rows by
+    |y| (stable); one pass in that order accumulates the risk sets in float64, as XGBoost's."""
+    n = order.shape[0]
+    exp_p_sum = 0.0
+    for i in range(n):
+        exp_p_sum += np.exp(m[order[i], 0])
+    r_k = 0.0
+    s_k = 0.0
+    last_exp_p = 0.0
+    last_abs_y = 0.0
+    accumulated = 0.0
+    for i in range(n):
+        ind = order[i]
+        p = m[ind, 0]
+        exp_p = np.exp(p)
+        wi = w[ind] if has_w else 1.0
+        yi = y[ind]
+        abs_y = abs(yi)
+        accumulated += last_exp_p
+        if last_abs_y < abs_y:
+            exp_p_sum -= accumulated
+            accumulated = 0.0
+        if yi > 0:
+            r_k += 1.0 / exp_p_sum
+            s_k += 1.0 / (exp_p_sum * exp_p_sum)
+        g[ind, 0] = (exp_p * r_k - (1.0 if yi > 0 else 0.0)) * wi
+        h[ind, 0] = (exp_p * r_k - exp_p * exp_p * s_k) * wi
+        last_abs_y = abs_y
+        last_exp_p = exp_p
