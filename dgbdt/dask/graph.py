@@ -311,6 +311,7 @@ class DaskSeam:
         lost with its worker between the wait and the fetch (its task pinned there cannot run
         again): a fetch that has not answered within WATCH seconds goes back to the watched
         wait, which then raises GraphModeError (an unwatched gather hung tests/test_recovery.py)."""
+        import asyncio
         from distributed import Future
         many = isinstance(futures, (list, tuple))
         items = list(futures) if many else [futures]
@@ -318,7 +319,7 @@ class DaskSeam:
             self.wait(items)
             try:
                 out = [f.result(timeout=WATCH) if isinstance(f, Future) else f for f in items]
-            except TimeoutError:
+            except (TimeoutError, asyncio.TimeoutError):     # (distinct before Python 3.11)
                 continue
             return out if many else out[0]
 
