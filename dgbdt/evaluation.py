@@ -16,20 +16,12 @@ from __future__ import annotations
 from .backend import array_module
 from .fixedpoint import ExactSum
 from .metric import auc_weight_scale
-from .objective import sigmoid, softmax
 
 
 def metric_input(objective, margin):
     """What metrics score: probabilities for classification objectives (logitraw included, as
     XGBoost), the prediction itself for regression. On the margins' device."""
-    if objective.name.startswith("multi:"):
-        return softmax(margin)
-    if objective.name in ("binary:logistic", "binary:logitraw", "reg:logistic"):
-        return sigmoid(margin[:, 0])
-    if objective.name in ("count:poisson", "reg:gamma", "reg:tweedie", "binary:hinge",
-                          "survival:cox"):
-        return objective.transform(margin)        # exp(m); hinge's 0/1
-    return margin[:, 0]
+    return objective.metric_input(margin)
 
 
 def weight_scale(max_weight: float | None, n_rows: int) -> float | None:

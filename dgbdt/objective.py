@@ -30,7 +30,7 @@ from .objective_base import (HESS_FLOOR, PROB_EPS, Objective, _as_labels, _as_ma
                              _as_weights, _first_bad_row, _logit, _mean_from_stats,
                              _need_num_class, sigmoid, softmax)
 from .objective_more import (AbsoluteError, Cox, Gamma, Hinge, Poisson, PseudoHuberError,
-                             QuantileError, SquaredLogError, Tweedie, weighted_quantile)
+                             QuantileError, SquaredLogError, Tweedie)
 
 __all__ = [
     "Objective",
@@ -53,7 +53,6 @@ __all__ = [
     "get_objective",
     "sigmoid",
     "softmax",
-    "weighted_quantile",
     "HESS_FLOOR",
     "PROB_EPS",
 ]
@@ -142,6 +141,13 @@ class RegLogistic(Objective):
     def transform(self, margin):
         return sigmoid(_as_margin(margin, 1)[:, 0])
 
+    def margin_to_base_score(self, margin):
+        return sigmoid(np.asarray(margin, dtype=np.float64))
+
+    def metric_input(self, margin):
+        """Probabilities (binary:logitraw's too, as XGBoost's metrics)."""
+        return sigmoid(margin[:, 0])
+
 
 def _logistic_stump(stats) -> np.ndarray:
     """XGBoost 3.2's logistic intercept when scale_pos_weight is not 1 (measured): one Newton
@@ -176,6 +182,9 @@ class BinaryLogitRaw(RegLogistic):
 
     def base_score_to_margin(self, base_score, num_class):
         return Objective.base_score_to_margin(self, base_score, num_class)
+
+    def margin_to_base_score(self, margin):
+        return Objective.margin_to_base_score(self, margin)
 
     def transform(self, margin):
         return _as_margin(margin, 1)[:, 0].copy()
@@ -239,6 +248,9 @@ class MultiSoftprob(Objective):
 
     def transform(self, margin):
         return softmax(_as_margin(margin))
+
+    def metric_input(self, margin):
+        return softmax(margin)
 
 
 class MultiSoftmax(MultiSoftprob):

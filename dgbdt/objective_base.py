@@ -160,6 +160,15 @@ class Objective:
         type(self)._kernel(m, y, w, has_w, self.kernel_param, out[0], out[1])
         return out
 
+    def margin_to_base_score(self, margin: np.ndarray) -> np.ndarray:
+        """The inverse of ``base_score_to_margin`` (XGBoost's base_score of intercept margins;
+        identity by default)."""
+        return np.asarray(margin, dtype=np.float64)
+
+    def metric_input(self, margin):
+        """What metrics score (XGBoost's): the prediction; the margin itself by default."""
+        return margin[:, 0]
+
     def transform(self, margin: np.ndarray) -> np.ndarray:
         """Margins ``[n, K]`` -> prediction (``[n]`` when ``K == 1``)."""
         return _as_margin(margin, 1)[:, 0].copy()

@@ -111,6 +111,12 @@ class _LogLink(Objective):
     def transform(self, margin):
         return array_module(margin).exp(_as_margin(margin, 1)[:, 0])
 
+    def margin_to_base_score(self, margin):
+        return np.exp(np.asarray(margin, dtype=np.float64))
+
+    def metric_input(self, margin):
+        return self.transform(margin)
+
 
 class Poisson(_LogLink):
     """``count:poisson``: ``p = exp(m)``, ``g = p - y``, ``h = exp(m + max_delta_step)``;
@@ -211,45 +217,16 @@ class Hinge(Objective):
         m = _as_margin(margin, 1)[:, 0]
         return (m > 0).astype(np.float64)
 
+    def metric_input(self, margin):
+        return self.transform(margin)               # the 0/1 prediction
+
 
 # --------------------------------------------------------------------------- quantile losses
-def weighted_quantile(alpha: float, v: np.ndarray, w: np.ndarray | None) -> float:
-    """XGBoost's quantile of values ``v`` (its common::Quantile / WeightedQuantile), exact and
-    independent of the order of ``v``: unweighted, the sorted values interpolated at position
-    ``alpha (n + 1)`` (the first / last outside ``[1/(n+1), n/(n+1)]``); weighted, the smallest
-    value whose cumulative weight (in increasing order) reaches ``alpha`` of the total
-    (``total * alpha`` rounded as XGBoost's float product), the weights in fixed point with a
-    power-of-two scale that keeps every cumulative sum below 2**53, so the sums are exact
-    integers, the same in any order, and compare exactly as floats. 0 for no values (or no
-    weight). dgbdt.quantile finds the same value over values spread anywhere."""
-    n = v.shape[0]
-    if n == 0:
-        return 0.0
-    s = np.sort(v, kind="stable")
-    if w is None:
-        if alpha <= 1.0 / (n + 1):
-            return float(s[0])
-        if alpha >= n / (n + 1):
-            return float(s[-1])
-        x = alpha * (n + 1)
-        k = int(np.floor(x)) - 1
-        d = (x - 1) - k
-        return float(s[k] + d * (s[k + 1] - s[k]))
-    order = np.argsort(v, kind="stable")
-    top = float(w.max())
-    scale = 2.0 ** np.floor(np.log2(2.0 ** 52 / (top * n))) if top > 0 else 1.0
-    cdf = np.cumsum(np.rint(w[order] * scale).astype(np.int64)).astype(np.float64)
-    if not cdf[-1] > 0:
-        return 0.0
-    idx = int(np.searchsorted(cdf, cdf[-1] * alpha, side="left"))   # XGBoost's lower_bound
-    return float(s[min(idx, n - 1)])
-
-
 class _QuantileLoss(Objective):
     """Losses whose leaves are refreshed after each tree (XGBoost's UpdateTreeLeaf): a leaf's
-    value becomes ``eta`` times the ``alpha`` quantile (``weighted_quantile``) of the
-    residuals ``y - m`` of its (sampled) rows, ``m`` the margins before the tree; the tree is
-    grown on ``g``, ``h = w``. Intercept: the ``alpha`` quantile of the labels."""
+    value becomes ``eta`` times the ``alpha`` quantile (XGBoost's, exact: dgbdt.quantile) of
+    the residuals ``y - m`` of its (sampled) rows, ``m`` the margins before the tree; the tree
+    is grown on ``g``, ``h = w``. Intercept: the ``alpha`` quantile of the labels."""
 
     leaf_alpha = 0.5
 
@@ -258,9 +235,10 @@ class _QuantileLoss(Objective):
                          "over partitions (dgbdt.quantile finds it over partitions)")
 
     def base_margin_from_labels(self, y, w, num_class):
+        from .quantile import local_quantiles
         y = _as_labels(y)
         w = _as_weights(w, y.shape[0])
-        return np.array([weighted_quantile(self.leaf_alpha, y, w)])
+        return local_quantiles(self.leaf_alpha, [y], None if w is None else [w])
 
 
 class AbsoluteError(_QuantileLoss):
@@ -297,7 +275,7 @@ class QuantileError(_QuantileLoss):
     cuda_takes_param = True
 
 
-class Cox(Objective):
+class Cox(_LogLink):
     """``survival:cox``: Cox proportional hazards, labels the survival times with censored
     ones negative; the gradients of the partial likelihood (Breslow's ties) need every row,
     in the order of |y| (ties in row order), so they are computed over all the seam's rows at
@@ -308,9 +286,6 @@ class Cox(Objective):
     name = "survival:cox"
     default_metric = "cox-nloglik"
 
-    def check_labels(self, y, num_class=None):
-        super().check_labels(y, num_class)
-
     def label_stats(self, y, w, num_class):
         raise ValueError("survival:cox's intercept needs every row in the order of the "
                          "survival times, not sums over partitions")
@@ -319,16 +294,6 @@ class Cox(Objective):
         y = _as_labels(y)
         g, h = self.gradients(np.zeros((y.shape[0], 1)), y, w)
         return np.array([_stump(ExactSum.of(g[:, 0]), ExactSum.of(h[:, 0]))])
-
-    def base_score_to_margin(self, base_score, num_class):
-        b = float(base_score)
-        if not (np.isfinite(b) and b > 0):
-            raise ValueError(f"base_score must be > 0 for {self.name} (a hazard ratio); got "
-                             f"{base_score!r}")
-        return np.array([np.log(b)])
-
-    def transform(self, margin):
-        return array_module(margin).exp(_as_margin(margin, 1)[:, 0])
 
     def gradients(self, margin, y, w, out=None):
         m = np.ascontiguousarray(_as_margin(margin))
@@ -348,14 +313,4 @@ class Cox(Objective):
         label = np.concatenate([s.label for s in seam.shards])
         weight = None if seam.shards[0].weight is None else \
             np.concatenate([s.weight for s in seam.shards])
-        g, h = self.gradients(seam.margins(), label, weight)
-        a = 0
-        for s in seam.shards:
-            b = a + s.n_rows
-            if s.g is None or s.g.shape != (b - a, 1):
-                s.g, s.h = np.empty((b - a, 1)), np.empty((b - a, 1))
-            s.g[...], s.h[...] = g[a:b], h[a:b]
-            a = b
-        if label.shape[0] == 0:
-            return np.zeros(1), np.zeros(1)
-        return np.abs(g).max(axis=0), h.max(axis=0)
+        return seam.set_gradients(*self.gradients(seam.margins(), label, weight))

@@ -1,6 +1,7 @@
 """Exact quantiles of values spread over partitions or workers: the quantile losses' leaf
-values and intercepts (dgbdt.objective_more), by XGBoost's definition
-(objective.weighted_quantile), the same bits however the values are split.
+values and intercepts (dgbdt.objective_more), by XGBoost's definition (its common::Quantile
+and WeightedQuantile; tests/quantile_ref.py spells it with a sort), the same bits however the
+values are split.
 
 Both of XGBoost's quantiles are "the smallest value ``v`` whose mass ``M(<= v)`` reaches a
 target ``T``": unweighted, the k-th and (k+1)-th smallest values (mass: counts; ``T = k + 1``),

@@ -14,7 +14,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 
-from .backend import array_module
+from .backend import array_module, to_host
 from .data.page_stream import PageStream
 from .fixedpoint import scale_for
 from .shard import Shard
@@ -195,6 +195,26 @@ class LocalSeam:
         out = {"pages": len(self.shards),
                "pages_streamed": sum(bool(s.page.streamed) for s in self.shards)}
         return out if self.stream is None else {**out, **self.stream.stats()}
+
+    def set_gradients(self, g, h):
+        """Every row's gradients [n, K] (in the dataset's row order, as ``margins``) into the
+        shards, in place where a shard has arrays of that shape (a tree captured as a CUDA
+        graph reads those); returns the (max |g|, max h) per output that set the fixed-point
+        scale. For objectives that compute all rows at once (dgbdt.custom, survival:cox)."""
+        xp = array_module(g)
+        n, K = g.shape
+        a = 0
+        for s in self.shards:
+            b = a + s.n_rows
+            if s.g is not None and s.g.shape == (b - a, K) and s.g.dtype == g.dtype:
+                s.g[...] = g[a:b]
+                s.h[...] = h[a:b]
+            else:
+                s.g, s.h = xp.ascontiguousarray(g[a:b]), xp.ascontiguousarray(h[a:b])
+            a = b
+        if n == 0:
+            return np.zeros(K), np.zeros(K)
+        return to_host(xp.abs(g).max(axis=0)), to_host(h.max(axis=0))
 
     def margins(self) -> np.ndarray:
         """Current margins of all rows, in the dataset's row order (pages are row ranges)."""

@@ -41,17 +41,6 @@ def _num(x) -> str:
     return str(np.float32(x))
 
 
-def _base_score(objective, margin: np.ndarray) -> np.ndarray:
-    """XGBoost's base_score of dgbdt's intercept margins (the inverse of base_score_to_margin):
-    a probability for the logistic objectives, exp(margin) for the log-link ones."""
-    margin = np.asarray(margin, dtype=np.float64)
-    if objective.name in ("reg:logistic", "binary:logistic"):
-        return 1.0 / (1.0 + np.exp(-margin))
-    if objective.name in ("count:poisson", "reg:gamma", "reg:tweedie", "survival:cox"):
-        return np.exp(margin)
-    return margin
-
-
 def _objective_config(obj, num_class: int) -> dict:
     """The learner's objective section as XGBoost writes it for each objective (its own
     parameters: dgbdt's defaults, since a model keeps only the objective's name)."""
@@ -80,7 +69,7 @@ def to_xgboost(booster) -> dict:
     obj = booster.objective
     K = booster.n_outputs
     num_class = booster.num_class if obj.name.startswith("multi:") else 0
-    base = _base_score(obj, booster.base_margin)
+    base = obj.margin_to_base_score(booster.base_margin)
     objective = _objective_config(obj, num_class)
     trees = []
     for i, t in enumerate(booster.trees):

@@ -110,6 +110,7 @@ class Growth:
         self.upper = np.full(cap, np.inf) if p.monotone is not None else None
         # interaction constraints: the features on each node's path
         self.paths = {0: frozenset()} if p.interactions is not None else None
+        self._slot_feature = None
         self.have_root_totals = False
         self.depth = 0
         self.level_nodes = np.array([0], np.int64)
@@ -205,10 +206,11 @@ class Growth:
         dgbdt.constraints.allowed_features)."""
         from ..constraints import allowed_features
         n_features = len(self.hist_ptrs) - 1
-        slot_feature = np.repeat(np.arange(n_features), np.diff(self.hist_ptrs))
+        if self._slot_feature is None:
+            self._slot_feature = np.repeat(np.arange(n_features), np.diff(self.hist_ptrs))
         ok = np.stack([allowed_features(self.p.interactions, self.paths[n], n_features)
                        for n in self.level_nodes.tolist()])
-        keep = ok[:, slot_feature]                                   # [m, S]
+        keep = ok[:, self._slot_feature]                             # [m, S]
         xp = array_module(hist)
         return hist * xp.asarray(keep[:, :, None].astype(hist.dtype))
 
