@@ -79,6 +79,33 @@ def test_parquet_classifier_with_eval_set_and_early_stopping(client2, parquet_di
     assert 0.5 < est.score(valid[FEATURES], valid["label"]) <= 1.0
 
 
+def test_fit_sees_the_rows_the_users_compute_gives(client2, tmp_path):
+    """The optimizer may regroup partitions (here: a narrow projection of 16 small parquet
+    files fuses them) and random_split draws per partition, so the unoptimized graph holds
+    other rows than ``compute()`` gives. The training sees the computed rows: its eval
+    history is scikit-learn's score of the model's predictions on them."""
+    df = frame(16 * 400, seed=5)
+    for i in range(16):
+        df.iloc[i * 400:(i + 1) * 400].to_parquet(tmp_path / f"part{i:02d}.parquet")
+    sub = dd.read_parquet(str(tmp_path))[["a", "b", "label"]]
+    train, valid = sub.random_split([0.7, 0.3], random_state=1)
+    # the situation the test is about (if dask stops fusing here, the test checks nothing new)
+    assert valid.optimize().npartitions < valid.npartitions
+    unoptimized = sum(len(p.compute()) for p in valid.to_delayed(optimize_graph=False))
+    va = valid.compute()
+    assert unoptimized != len(va)
+    dtr = dgd.DaskDataset(client2, train[["a", "b"]], train["label"])
+    dva = dgd.DaskDataset(client2, valid[["a", "b"]], valid["label"])
+    assert dva.num_row == len(va) and dtr.num_row == len(train.compute())
+    out = dgd.train(client2, {"objective": "binary:logistic", "max_depth": 3,
+                              "eval_metric": "auc"}, dtr, 4, evals=[(dva, "valid")],
+                    verbose_eval=False)
+    for k in range(4):
+        pred = out["booster"].predict(va[["a", "b"]], iteration_range=(0, k + 1))
+        assert out["history"]["valid"]["auc"][k] == pytest.approx(
+            skm.roc_auc_score(va["label"], pred), rel=1e-12)
+
+
 @pytest.mark.parametrize("dtype", ["category", "bool", "Int32", "boolean", "str"])
 def test_label_dtypes(client2, dtype):
     """Class labels of every pandas kind, in-process and on Dask: the same model."""

@@ -106,28 +106,41 @@ def test_missing_cudf_label_says_where():
 
 
 def test_device_metrics_equal_host_metrics():
-    """Each metric's summary computed on the GPU gives the host's value: bit for bit where the
-    row losses are exact IEEE arithmetic (the logs of logloss may differ in an ulp)."""
+    """Each metric's summary computed on the GPU gives the host's value, on labels and
+    predictions of the metric's domain: bit for bit where the row losses are exact IEEE
+    arithmetic (+ - * / sqrt), within 1e-12 where they take logs, powers or lgamma (CUDA's
+    libm and the host's may differ in an ulp)."""
     rng = np.random.default_rng(3)
     n = 20000
     yb = (rng.random(n) < 0.4).astype(float)
     pb = np.round(rng.random(n), 3)                   # ties
     ym = rng.integers(0, 3, n).astype(float)
     pm = rng.dirichlet(np.ones(3), n)
+    yr = np.round(rng.uniform(0.5, 6.0, n), 2)        # positive: rmsle, mape, gamma, tweedie...
+    pr = rng.uniform(0.3, 7.0, n)
+    ycox = np.where(rng.random(n) < 0.7, 1.0, -1.0) * np.round(rng.uniform(1, 50, n))
     w = rng.uniform(0.1, 3.0, n)
+    binary = ("logloss", "error", "auc", "aucpr")
+    exact = ("rmse", "mae", "error", "auc", "merror", "mape", "mphe", "quantile")
     for name in METRICS:
         m = get_metric(name)
-        pairs = [(ym, pm)] if name in ("mlogloss", "merror") else [(yb, pb)]
-        if name in ("auc", "aucpr"):
-            pairs.append((ym, pm))
+        if name in ("mlogloss", "merror"):
+            pairs = [(ym, pm)]
+        elif name in binary:
+            pairs = [(yb, pb)] + ([(ym, pm)] if name in ("auc", "aucpr") else [])
+        elif name == "cox-nloglik":
+            pairs = [(ycox, pr)]
+        else:
+            pairs = [(yr, pr)]
         for y, p in pairs:
             for ww in (None, w):
                 host = m(y, p, ww)
                 dev = m(cp.asarray(y), cp.asarray(p), None if ww is None else cp.asarray(ww))
-                if "logloss" in name or name == "aucpr":    # logs
-                    assert dev == pytest.approx(host, rel=1e-14), name
-                else:
+                assert np.isfinite(host), name
+                if name in exact:
                     assert dev == host, name
+                else:
+                    assert dev == pytest.approx(host, rel=1e-12), name
 
 
 @pytest.mark.parametrize("cls", ["classifier", "regressor"])
