@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from .fixedpoint import ExactSum, _module, scale_for
+from .sorted_scores import SortedScores
 
 __all__ = ["AUC", "AUCPR", "Metric", "METRICS", "RocRuns", "auc_weight_scale", "get_metric"]
 
@@ -443,6 +444,11 @@ class RocRuns:
         return (RocRuns, (self.score, self.pos, self.neg))
 
 
+def _runs(summary) -> RocRuns:
+    """A column's auc summary as RocRuns (a SortedScores' rows merged into runs)."""
+    return RocRuns.of(*summary.arrays()) if isinstance(summary, SortedScores) else summary
+
+
 def _fixed_weights(xp, w, n, scale):
     if w is None:
         return xp.ones(n, dtype=np.int64)
@@ -479,6 +485,9 @@ class AUC(Metric):
             # labels in [0, 1]: the positive part of a row's weight is w y (fractional labels
             # rounded in fixed point), the rest negative; 0/1 labels are exact
             pos = xp.where(y == 1, fw, xp.where(y == 0, 0, xp.rint(fw * y).astype(np.int64)))
+            if xp is not np and w is None and weight_scale is None:
+                # unit weights on a GPU: sorted rows, never merged (dgbdt.sorted_scores)
+                return [SortedScores.of(p, pos, fw - pos)]
             return [RocRuns.of(p, pos, fw - pos)]
         yi = _class_index(xp, y, p.shape[1], self.name)
         runs = []
@@ -493,12 +502,18 @@ class AUC(Metric):
         if s is None:
             raise ValueError("auc: no rows to evaluate")
         if len(s) == 1:
-            pos, neg = s[0].totals()
+            if isinstance(s[0], SortedScores) and s[0].exact():
+                area2, pos, neg = s[0].stats()
+            else:
+                runs = _runs(s[0])
+                pos, neg = runs.totals()
             if not (pos > 0 and neg > 0):
                 raise ValueError(
                     "auc needs both classes: the labels (with positive weight) contain only "
                     + ("negatives" if not pos > 0 else "positives"))
-            return s[0].twice_area(pos + neg) / (2.0 * float(pos) * float(neg))
+            if not isinstance(s[0], SortedScores) or not s[0].exact():
+                area2 = runs.twice_area(pos + neg)
+            return area2 / (2.0 * float(pos) * float(neg))
         totals = [r.totals() for r in s]
         present = [k for k, (pos, neg) in enumerate(totals) if pos > 0]
         if len(present) < 2:
@@ -526,6 +541,7 @@ class AUCPR(AUC):
             raise ValueError("aucpr: no rows to evaluate")
         areas = []
         for k, runs in enumerate(s):
+            runs = _runs(runs)
             pos, neg = runs.totals()
             if not (pos > 0 and neg > 0):
                 raise ValueError(

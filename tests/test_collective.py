@@ -397,8 +397,9 @@ def test_socket_gather_apply_computes_once_on_rank_0_in_rank_order():
     rows = {0: np.arange(6, dtype=np.int64).reshape(3, 2), 1: np.zeros((0, 2), np.int64),
             2: np.arange(10, 14, dtype=np.int64).reshape(2, 2)}
 
-    def fn(a):
+    def fn(a, counts):
         calls.append(threading.current_thread().name)
+        assert list(counts) == [3, 0, 2]
         return np.array([float(a.shape[0]), float((a[:, 0] * np.arange(1, 6)).sum())])
 
     def rank(r):
@@ -417,7 +418,7 @@ def test_socket_gather_apply_computes_once_on_rank_0_in_rank_order():
     for t in threads:
         t.join(30)
     assert not errors
-    want = fn(np.concatenate([rows[0], rows[1], rows[2]]))
+    want = fn(np.concatenate([rows[0], rows[1], rows[2]]), np.array([3, 0, 2]))
     assert calls == ["rank0", "MainThread"]        # rank 0's, then the check's own
     for r in range(3):
         np.testing.assert_array_equal(out[r], want)

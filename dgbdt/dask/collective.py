@@ -154,25 +154,34 @@ class Communicator:
         total = self.allreduce_host(np.stack([s.limbs() for s in sums]), "sum")
         return [ExactSum.from_limbs(row) for row in total]
 
-    def allgather_rows(self, a):
-        """Every rank's rows of a ([n_r, ...], n_r may differ), concatenated in rank order."""
+    def rank_counts(self, n: int) -> np.ndarray:
+        """Every rank's ``n``, in rank order (one all-reduce)."""
+        counts = np.zeros(self.n_ranks, dtype=np.int64)
+        counts[self.rank] = n
+        return self.allreduce_host(counts, "sum")
+
+    def allgather_rows(self, a, counts=None):
+        """Every rank's rows of a ([n_r, ...], n_r may differ), concatenated in rank order.
+        ``counts``: every rank's n_r when the caller knows them (saves an all-reduce and its
+        wait for the device)."""
         xp = self.xp
         a = xp.ascontiguousarray(xp.asarray(a))
-        counts = np.zeros(self.n_ranks, dtype=np.int64)
-        counts[self.rank] = a.shape[0]
-        counts = self.allreduce_host(counts, "sum")
-        m = max(int(counts.max()), 1)
-        buf = xp.zeros((m,) + a.shape[1:], dtype=a.dtype)
-        buf[:a.shape[0]] = a
+        counts = self.rank_counts(a.shape[0]) if counts is None else counts
+        m = max(int(max(counts)), 1)
+        buf = a if a.shape[0] == m else xp.zeros((m,) + a.shape[1:], dtype=a.dtype)
+        if buf is not a:
+            buf[:a.shape[0]] = a
         out = self._timed(self._allgather, buf)
         return xp.concatenate([out[r, :int(counts[r])] for r in range(self.n_ranks)])
 
-    def gather_apply(self, a, fn) -> np.ndarray:
-        """``fn`` of every rank's rows of ``a`` concatenated in rank order (as
-        ``allgather_rows``); its result, a small float64 host array, on every rank. Here every
-        rank computes it (``fn`` is deterministic, so they agree); SocketComm computes it once,
-        on rank 0, and sends only the result back."""
-        return np.asarray(fn(self.allgather_rows(a)), dtype=np.float64)
+    def gather_apply(self, a, fn, counts=None) -> np.ndarray:
+        """``fn(rows, counts)`` of every rank's rows of ``a`` concatenated in rank order (as
+        ``allgather_rows``) and the ranks' row counts; its result, a small float64 host array,
+        on every rank. Here every rank computes it (``fn`` is deterministic, so they agree);
+        SocketComm computes it once, on rank 0, and sends only the result back. ``counts``:
+        as for allgather_rows."""
+        counts = self.rank_counts(int(a.shape[0])) if counts is None else counts
+        return np.asarray(fn(self.allgather_rows(a, counts), counts), dtype=np.float64)
 
     def abort(self) -> None:
         """Stop this rank's part in every collective (after a failure)."""
@@ -513,10 +522,11 @@ class SocketComm(Communicator):
             self._send(conn, out)
         return out
 
-    def gather_apply(self, a, fn) -> np.ndarray:
+    def gather_apply(self, a, fn, counts=None) -> np.ndarray:
         """One round trip: each rank sends its row count and rows to rank 0, which
         concatenates them in rank order, applies ``fn`` and sends back only the result (the
-        default all-gather would send every rank all the rows and have each apply ``fn``)."""
+        default all-gather would send every rank all the rows and have each apply ``fn``).
+        ``counts`` is not needed: the counts travel with the rows."""
         t = time.perf_counter()
         a = np.ascontiguousarray(a)
         tail = a.shape[1:]
@@ -531,8 +541,9 @@ class SocketComm(Communicator):
             for conn in self._peers:           # rank order
                 n = int(self._recv(conn, np.empty(1, np.int64))[0])
                 parts.append(self._recv(conn, np.empty((n,) + tail, dtype=a.dtype)))
-            out = np.ascontiguousarray(np.asarray(fn(np.concatenate(parts)), dtype=np.float64)
-                                       .ravel())
+            got = np.array([p.shape[0] for p in parts], dtype=np.int64)
+            out = np.ascontiguousarray(np.asarray(fn(np.concatenate(parts), got),
+                                                  dtype=np.float64).ravel())
             for conn in self._peers:
                 self._send(conn, np.array([out.size], dtype=np.int64))
                 self._send(conn, out)

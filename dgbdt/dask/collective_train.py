@@ -33,6 +33,7 @@ from ..data.page_store import gpu_memory_errors
 from ..evaluation import EvalRows, weight_scale
 from ..fixedpoint import ExactSum
 from ..metric import AUC, RocRuns, get_metric
+from ..sorted_scores import SortedScores
 from ..objective import get_objective
 from ..seam import LocalSeam
 from ..train import boost
@@ -117,13 +118,16 @@ def rank_rows(comm, label, weight) -> EvalRows:
     largest weight and the row count are reduced over the ranks once)."""
     xp = comm.xp
     label = xp.asarray(label, dtype=np.float64)
-    n = comm.allreduce_host(np.array([label.shape[0]], dtype=np.int64), "sum")[0]
+    counts = comm.rank_counts(int(label.shape[0]))
+    n = int(counts.sum())
     scale = None
     if comm.allreduce_host(np.array([weight is not None], dtype=np.int64), "max")[0]:
         weight = xp.asarray(weight, dtype=np.float64) if weight is not None else None
         local = float(weight.max()) if weight is not None and weight.shape[0] else 0.0
         scale = weight_scale(comm.allreduce_host(np.array([local]), "max")[0], int(n))
-    return EvalRows(label, weight, scale)
+    rows = EvalRows(label, weight, scale)
+    rows.rank_counts = counts
+    return rows
 
 
 def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[float]:
@@ -140,7 +144,12 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
     sums = comm.sum_exact(sums)
     out = []
     for m, s in zip(metrics, local):
-        if isinstance(m, AUC):
+        if isinstance(m, AUC) and _sorted(comm, rows, margin):
+            # unit-weight binary auc on GPUs: every rank's sorted rows, known counts
+            mine = s[0].rows() if s is not None else comm.xp.zeros((0, 3), dtype=np.int64)
+            out.append(float(comm.gather_apply(mine, functools.partial(_sorted_value, m),
+                                               counts=rows.rank_counts)[0]))
+        elif isinstance(m, AUC):
             runs = s if s is not None else [None] * columns
             out.append(float(comm.gather_apply(_runs_rows(comm.xp, runs),
                                                functools.partial(_merged_value, m, columns))[0]))
@@ -148,6 +157,18 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
             out.append(float(m.value(sums[:2])))
             sums = sums[2:]
     return out
+
+
+def _sorted(comm, rows: EvalRows, margin) -> bool:
+    """Whether every rank's auc summary is a SortedScores (AUC.summary's rule: binary, unit
+    weights on every rank, device arrays), decided from what all ranks share."""
+    return (comm.xp is not np and rows.scale is None and margin.shape[1] == 1
+            and getattr(rows, "rank_counts", None) is not None)
+
+
+def _sorted_value(metric, rows, counts) -> np.ndarray:
+    """The auc metric's value from every rank's SortedScores.rows()."""
+    return np.array([metric.value([SortedScores.from_rows(rows, counts)])])
 
 
 def _runs_rows(xp, runs) -> object:
@@ -162,7 +183,7 @@ def _runs_rows(xp, runs) -> object:
     return xp.concatenate(blocks)
 
 
-def _merged_value(metric, columns: int, rows) -> np.ndarray:
+def _merged_value(metric, columns: int, rows, counts=None) -> np.ndarray:
     """The auc metric's value from every rank's runs (``_runs_rows``, concatenated in rank
     order: per column, one sorted run per rank, which the merge exploits)."""
     xp = array_module(rows)
