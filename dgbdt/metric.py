@@ -477,6 +477,9 @@ class AUC(Metric):
         p = xp.asarray(pred, dtype=np.float64)
         multi = p.ndim == 2 and p.shape[1] > 1
         p = p if multi else _vector_pred(p)
+        if not multi and xp is not np and w is None and weight_scale is None:
+            # unit weights on a GPU: sorted rows, never merged (dgbdt.sorted_scores)
+            return [SortedScores.of(p, *self._unit_labels(xp, y, p.shape[0]))]
         y = _labels(xp, y, p.shape[0])
         n = y.shape[0]
         w = _weights(xp, w, n)
@@ -485,9 +488,6 @@ class AUC(Metric):
             # labels in [0, 1]: the positive part of a row's weight is w y (fractional labels
             # rounded in fixed point), the rest negative; 0/1 labels are exact
             pos = xp.where(y == 1, fw, xp.where(y == 0, 0, xp.rint(fw * y).astype(np.int64)))
-            if xp is not np and w is None and weight_scale is None:
-                # unit weights on a GPU: sorted rows, never merged (dgbdt.sorted_scores)
-                return [SortedScores.of(p, pos, fw - pos)]
             return [RocRuns.of(p, pos, fw - pos)]
         yi = _class_index(xp, y, p.shape[1], self.name)
         runs = []
@@ -495,6 +495,25 @@ class AUC(Metric):
             is_k = yi == k
             runs.append(RocRuns.of(p[:, k], xp.where(is_k, fw, 0), xp.where(is_k, 0, fw)))
         return runs
+
+    def _unit_labels(self, xp, y, n: int):
+        """(pos, neg) int64 of unit-weight binary labels (the summary's rule above with w = 1),
+        made once per label array: an eval set's labels are the same array every round, and
+        these element-wise passes were a third of a round's auc on a GPU. Keyed by the array
+        object (labels are not changed in place during a training)."""
+        cache = self.__dict__.setdefault("_label_cache", {})
+        hit = cache.get(id(y))
+        if hit is not None and hit[0] is y:
+            return hit[1], hit[2]
+        yy = _labels(xp, y, n)
+        pos = xp.where(yy == 1, 1, xp.where(yy == 0, 0, xp.rint(yy))).astype(np.int64)
+        if len(cache) >= 4:
+            cache.clear()
+        cache[id(y)] = hit = (y, pos, 1 - pos)
+        return hit[1], hit[2]
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_label_cache"}
 
     # merge: Metric's, element-wise (RocRuns add by merging)
 

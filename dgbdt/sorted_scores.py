@@ -8,16 +8,19 @@ twice the ROC area of all rows of all parts is
 ``N(< s)`` and ``N(= s)`` the negative weight below and at score ``s`` over every part: a
 positive row scores one against each lower negative and one half against each tie. A part
 sorted by score answers both with two binary searches into its exclusive prefix sums of
-negatives (``searchsorted`` left and right), so parts are sorted once (one radix argsort of
-the partition's scores) and never merged: the value of ``R`` parts searches every row in
-each part, ``R`` times. These are the same integers as RocRuns' ``sum_j pos_j (2 N_<j +
-neg_j)`` over distinct scores (a run's rows add up to the run), so the value is the same
-bits; what it saves on a GPU is the run compression and merge sort (two sorts, each run
-extraction a host round trip for its size) and all but one host round trip per value.
+negatives (lower and upper bound), so parts are sorted once (one radix argsort of the
+partition's scores) and never merged: the value of ``R`` parts searches every row in each
+part. These are the same integers as RocRuns' ``sum_j pos_j (2 N_<j + neg_j)`` over distinct
+scores (a run's rows add up to the run), so the value is the same bits. What it saves on a GPU
+is the run compression and merge sort of RocRuns (two sorts, each run extraction a host round
+trip for its size) and all but one copy to the host: on the device the whole value is one
+kernel (dgbdt.kernels.gpu_metric.auc_twice_area).
 
-Exact while the products and their sum stay in int64: ``2 P T < 2**63`` with ``T`` the total
-weight, i.e. unit weights and fewer than 2**31 rows (``exact``); other cases go through
-RocRuns (``arrays``). dgbdt.metric.AUC uses this for unweighted binary auc on device arrays.
+The parts live back to back in three arrays (score, pos, neg) with their bounds; more than
+MAX_PARTS parts are sorted into one. Exact while the products and their sum stay in int64,
+``2 P T < 2**63`` with ``T`` the total weight: unit weights and fewer than 2**31 rows
+(``exact``); otherwise RocRuns (``arrays``). dgbdt.metric.AUC uses this for unweighted binary
+auc on device arrays.
 """
 from __future__ import annotations
 
@@ -27,44 +30,44 @@ from .fixedpoint import _module
 
 __all__ = ["SortedScores"]
 
-#: parts kept side by side before a merge compacts them into one (the value costs R^2
-#: searches; a merge of many partitions, e.g. graph mode's tree-reduce, keeps R small)
+#: parts kept side by side (the device kernel's limit); a sum of more is sorted into one
 MAX_PARTS = 4
 _EXACT_ROWS = 1 << 31
 
 
 class SortedScores:
-    """Parts ``(score, pos, neg)``, each sorted by score (float64, int64, int64)."""
+    """Rows (score float64, pos int64, neg int64) as parts ``[bounds[q], bounds[q+1])``,
+    each sorted by score."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("score", "pos", "neg", "bounds")
 
-    def __init__(self, parts: list):
-        self.parts = parts
+    def __init__(self, score, pos, neg, bounds: list[int]):
+        self.score, self.pos, self.neg, self.bounds = score, pos, neg, bounds
 
     @classmethod
     def of(cls, score, pos, neg) -> "SortedScores":
+        """One part: these rows sorted by score."""
         xp = _module(score)
         order = xp.argsort(score)
-        return cls([(score[order], pos[order], neg[order])])
+        return cls(score[order], pos[order], neg[order], [0, int(score.shape[0])])
 
     @property
     def n_rows(self) -> int:
-        return sum(int(s.shape[0]) for s, _, _ in self.parts)
+        return self.bounds[-1]
 
     def __add__(self, other: "SortedScores") -> "SortedScores":
-        parts = self.parts + other.parts
-        if len(parts) > MAX_PARTS:
-            parts = [SortedScores.of(*self._cat(parts)).parts[0]]
-        return SortedScores(parts)
-
-    @staticmethod
-    def _cat(parts) -> tuple:
-        xp = _module(parts[0][0])
-        return tuple(xp.concatenate([p[k] for p in parts]) for k in range(3))
+        xp = _module(self.score)
+        cat = [xp.concatenate([a, b]) for a, b in ((self.score, other.score),
+                                                  (self.pos, other.pos),
+                                                  (self.neg, other.neg))]
+        bounds = self.bounds + [self.n_rows + b for b in other.bounds[1:]]
+        if len(bounds) - 1 > MAX_PARTS:
+            return SortedScores.of(*cat)
+        return SortedScores(*cat, bounds)
 
     def arrays(self) -> tuple:
-        """All rows' (score, pos, neg), concatenated (for RocRuns.of)."""
-        return self._cat(self.parts)
+        """All rows' (score, pos, neg) (for RocRuns.of)."""
+        return self.score, self.pos, self.neg
 
     def exact(self) -> bool:
         """Whether ``stats`` is exact: unit weights (each row 0/1 in pos and neg, as
@@ -73,49 +76,41 @@ class SortedScores:
 
     def stats(self) -> tuple[int, int, int]:
         """(2 A, P, N) as Python ints: twice the area (module docstring) and the positive and
-        negative totals, with one device-to-host copy."""
-        xp = _module(self.parts[0][0])
-        cneg = [xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(n)])
-                for _, _, n in self.parts]
-        area = xp.zeros((), dtype=np.int64)
-        pos_total = xp.zeros((), dtype=np.int64)
-        for s_r, p_r, _ in self.parts:
-            if not s_r.shape[0]:
-                continue
-            twice_below_plus_at = xp.zeros(s_r.shape[0], dtype=np.int64)
-            for (s_q, _, _), c in zip(self.parts, cneg):
-                lo = c[xp.searchsorted(s_q, s_r, side="left")]
-                hi = c[xp.searchsorted(s_q, s_r, side="right")]
-                twice_below_plus_at += lo + hi        # 2 N(<) + N(=) = lo + hi
-            area = area + xp.sum(p_r * twice_below_plus_at)
-            pos_total = pos_total + xp.sum(p_r)
-        neg_total = sum(c[-1] for c in cneg)
-        out = xp.stack([area, pos_total, xp.asarray(neg_total, dtype=np.int64)])
-        out = out.get() if hasattr(out, "get") else out
-        return int(out[0]), int(out[1]), int(out[2])
+        negative totals."""
+        xp = _module(self.score)
+        cneg = xp.zeros(self.n_rows + 1, dtype=np.int64)
+        xp.cumsum(self.neg, out=cneg[1:])
+        if xp is not np:     # one kernel: the loop below, on the device
+            from .kernels.gpu_metric import auc_twice_area
+            area, pos = auc_twice_area(self.score, self.pos, cneg, self.bounds)
+            neg = int(cneg[-1].get())
+            return area, pos, neg
+        twice_below_plus_at = np.zeros(self.n_rows, dtype=np.int64)
+        for a, b in zip(self.bounds[:-1], self.bounds[1:]):
+            s = self.score[a:b]
+            twice_below_plus_at += (cneg[a + np.searchsorted(s, self.score, "left")]
+                                    + cneg[a + np.searchsorted(s, self.score, "right")]
+                                    - 2 * cneg[a])
+        area = int(np.sum(self.pos * twice_below_plus_at))
+        return area, int(self.pos.sum()), int(cneg[-1])
 
     # -- as rows for a collective: [n, 3] int64 (score bits, pos, neg), one part a rank ------
     def rows(self):
-        """This summary compacted to one sorted part, as [n, 3] int64 rows."""
-        s, p, n = self.parts[0] if len(self.parts) == 1 else SortedScores.of(
-            *self._cat(self.parts)).parts[0]
-        xp = _module(s)
-        return xp.stack([xp.ascontiguousarray(s).view(np.int64), p, n], axis=1)
+        """This summary sorted into one part, as [n, 3] int64 rows."""
+        s = self if len(self.bounds) == 2 else SortedScores.of(*self.arrays())
+        xp = _module(s.score)
+        return xp.stack([xp.ascontiguousarray(s.score).view(np.int64), s.pos, s.neg], axis=1)
 
     @classmethod
     def from_rows(cls, rows, counts) -> "SortedScores":
         """Every rank's ``rows()`` concatenated in rank order, ``counts`` rows each."""
         xp = _module(rows)
-        parts, a = [], 0
-        for c in counts:
-            r = rows[a:a + int(c)]
-            a += int(c)
-            parts.append((xp.ascontiguousarray(r[:, 0]).view(np.float64),
-                          xp.ascontiguousarray(r[:, 1]), xp.ascontiguousarray(r[:, 2])))
-        out = cls(parts[:1])
-        for p in parts[1:]:
-            out = out + cls([p])
+        bounds = [0] + [int(c) for c in np.cumsum(np.asarray(counts, dtype=np.int64))]
+        score, pos, neg = (xp.ascontiguousarray(rows[:, k]) for k in range(3))
+        out = cls(score.view(np.float64), pos, neg, bounds)
+        if len(bounds) - 1 > MAX_PARTS:
+            out = SortedScores.of(*out.arrays())
         return out
 
     def __reduce__(self):
-        return (SortedScores, (self.parts,))
+        return (SortedScores, (self.score, self.pos, self.neg, self.bounds))

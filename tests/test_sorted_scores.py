@@ -29,7 +29,7 @@ def test_parts_give_the_runs_integers(n_parts, ties):
     total = parts[0]
     for p in parts[1:]:
         total = total + p
-    assert len(total.parts) <= MAX_PARTS
+    assert len(total.bounds) - 1 <= MAX_PARTS
     assert total.exact() and total.stats() == want
     # an empty part changes nothing
     empty = SortedScores.of(np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))

@@ -1,5 +1,5 @@
 """Binary auc on a GPU, per round of an eval set split over 2 ranks: RocRuns (sort, runs,
-merge sort, value) against SortedScores (sort, searches, value); same value checked.
+merge sort, value) against SortedScores (sort; the value in one kernel); same value checked.
 
     python benchmarks/lab/auc_lab.py          # one JSON line per size; needs cupy
 
@@ -23,6 +23,7 @@ def main():
         y = (rng.random(n) < p).astype(cp.float64)
         pos = (y == 1).astype(cp.int64)
         halves = [(p[:n // 2], pos[:n // 2]), (p[n // 2:], pos[n // 2:])]
+        yh, ph = y[:n // 2], p[:n // 2]
 
         def old():
             runs = [RocRuns.of(a, b, 1 - b) for a, b in halves]
@@ -32,8 +33,8 @@ def main():
             s = [SortedScores.of(a, b, 1 - b) for a, b in halves]
             return auc.value([s[0] + s[1]])
 
-        def summary_only():
-            return [auc.summary(y[:n // 2], p[:n // 2])]
+        def summary_only():        # what a round's summary costs now (labels cached)
+            return [auc.summary(yh, ph)]
 
         out = {"rows": n}
         for name, fn in (("runs", old), ("sorted", new), ("summary_now", summary_only)):
