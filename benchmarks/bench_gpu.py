@@ -38,14 +38,35 @@ WARM_ROWS = 20_000
 TRAIN_SEED, TEST_SEED, WARM_SEED = 0, 10_000, 20_000
 
 
-def make_data_gpu(n: int, n_features: int, seed: int):
-    """bench_cpu.make_data's formula on the GPU: float32 cupy X (n, n_features) and y (n,)."""
+TASKS = {   # --task: (objective, the held-out score)
+    "binary": ("binary:logistic", "auc"),
+    "regression": ("reg:squarederror", "rmse"),
+    "multiclass": ("multi:softprob", "accuracy"),
+}
+
+
+def make_data_gpu(n: int, n_features: int, seed: int, task: str = "binary", classes: int = 5,
+                  missing: float = 0.0):
+    """bench_cpu.make_data's formula on the GPU: float32 cupy X (n, n_features) and y (n,).
+    The task picks the label from the same score: a Bernoulli draw (binary), the score plus
+    noise (regression), or its quantile bucket after noise, one of ``classes`` (multiclass).
+    ``missing``: the fraction of X's entries set to NaN after the label is drawn."""
     import cupy as cp
     rng = cp.random.default_rng(seed)
     X = rng.standard_normal((n, n_features), dtype=cp.float32)
     logit = (X[:, 0] * X[:, 1] + cp.sin(2 * X[:, 2]) + 0.5 * X[:, 3] ** 2 - X[:, 4]
              + 0.3 * X[:, 5:15].sum(axis=1))
-    y = (rng.random(n, dtype=cp.float32) < 1.0 / (1.0 + cp.exp(-logit))).astype(cp.float32)
+    if task == "regression":
+        y = (logit + 0.5 * rng.standard_normal(n, dtype=cp.float32)).astype(cp.float32)
+    elif task == "multiclass":
+        noisy = logit + 0.5 * rng.standard_normal(n, dtype=cp.float32)
+        # fixed edges (quantiles of the noisy score of a large sample), the same on any block
+        edges = cp.asarray(np.linspace(-2.2, 2.8, classes + 1)[1:-1], dtype=cp.float32)
+        y = cp.searchsorted(edges, noisy).astype(cp.float32)
+    else:
+        y = (rng.random(n, dtype=cp.float32) < 1.0 / (1.0 + cp.exp(-logit))).astype(cp.float32)
+    if missing > 0:
+        X[rng.random((n, n_features), dtype=cp.float32) < missing] = cp.nan
     return X, y
 
 
@@ -53,7 +74,7 @@ def split_rows(n: int, parts: int) -> list[int]:
     return [n // parts + (1 if i < n % parts else 0) for i in range(parts)]
 
 
-def dask_data(client, sizes: list[int], n_features: int, seed: int):
+def dask_data(client, sizes: list[int], n_features: int, seed: int, data_kw: dict | None = None):
     """Cupy-backed dask X, y whose partitions are generated (and stay) on the workers' GPUs,
     partition i on worker i mod n (sorted addresses): every worker holds an equal share (the
     scheduler alone may place 5 and 3 of 8, and ranks then wait for the busiest)."""
@@ -67,8 +88,8 @@ def dask_data(client, sizes: list[int], n_features: int, seed: int):
     xs, ys = [], []
     for i, r in enumerate(sizes):
         w = [workers[i % len(workers)]]
-        both = client.submit(make_data_gpu, r, n_features, seed + i, workers=w,
-                             allow_other_workers=False, pure=False)
+        both = client.submit(make_data_gpu, r, n_features, seed + i, **(data_kw or {}),
+                             workers=w, allow_other_workers=False, pure=False)
         fx, fy = (client.submit(operator.getitem, both, j, workers=w,
                                 allow_other_workers=False, pure=False) for j in (0, 1))
         xs.append(da.from_delayed(dask.delayed(fx), (r, n_features), dtype=np.float32,
@@ -214,6 +235,10 @@ def main() -> None:
     ap.add_argument("--skip", default="", help=f"comma list of legs to skip: {','.join(LEGS)}")
     ap.add_argument("--profile-rounds", type=int, default=20,
                     help="rerun dgbdt for N rounds with DGBDT_SYNC_TIMERS=1 (0: no profile)")
+    ap.add_argument("--task", choices=sorted(TASKS), default="binary",
+                    help="binary (auc), regression (rmse) or multiclass (accuracy)")
+    ap.add_argument("--classes", type=int, default=5, help="classes of --task multiclass")
+    ap.add_argument("--missing", type=float, default=0.0, help="fraction of NaN entries in X")
     ap.add_argument("--out", help="also write the JSON line to this file")
     a = ap.parse_args()
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
@@ -230,8 +255,11 @@ def main() -> None:
     except ImportError:
         xgb = None
 
-    params = {"objective": "binary:logistic", "max_depth": a.depth, "eta": a.eta,
-              "max_bin": a.max_bin}
+    objective, metric_name = TASKS[a.task]
+    params = {"objective": objective, "max_depth": a.depth, "eta": a.eta, "max_bin": a.max_bin}
+    if a.task == "multiclass":
+        params["num_class"] = a.classes
+    data_kw = {"task": a.task, "classes": a.classes, "missing": a.missing}
     gpu = params | {"device": "cuda"}
     xparams = params | {"tree_method": "hist", "device": "cuda"}
     out = {"bench": "gpu", "rows": a.rows, "features": a.features, "rounds": a.rounds,
@@ -239,7 +267,8 @@ def main() -> None:
            "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
            "python": platform.python_version(), "cupy": cp.__version__,
            "dgbdt": dgbdt.__version__, "xgboost": xgb.__version__ if xgb else None,
-           "skipped": sorted(skip)}
+           "skipped": sorted(skip), "task": a.task, "metric": metric_name,
+           "classes": a.classes if a.task == "multiclass" else None, "missing": a.missing}
     for leg in ("dgbdt", "dgbdt_host", "dgbdt_dask", "xgboost", "xgboost_dask"):
         out[f"{leg}_s"] = out[f"{leg}_auc"] = None
     peak = out["peak_mib"] = {}
@@ -247,17 +276,33 @@ def main() -> None:
     print("[bench_gpu] generating data on the GPU ...", file=sys.stderr, flush=True)
     n_test = a.rows // 10
     sizes = split_rows(a.rows - n_test, a.parts)
-    blocks = [make_data_gpu(r, a.features, TRAIN_SEED + i) for i, r in enumerate(sizes)]
+    blocks = [make_data_gpu(r, a.features, TRAIN_SEED + i, **data_kw)
+              for i, r in enumerate(sizes)]
     Xtr = cp.concatenate([b[0] for b in blocks])
     ytr = cp.concatenate([b[1] for b in blocks])
     del blocks
-    Xte, yte = make_data_gpu(n_test, a.features, TEST_SEED)
+    Xte, yte = make_data_gpu(n_test, a.features, TEST_SEED, **data_kw)
     yte_h = cp.asnumpy(yte)
     check = (float(ytr.sum(dtype=cp.float64)), float(Xtr[:, 0].sum(dtype=cp.float64)))
     free_gpu_pool()
 
     def score(pred) -> float:
-        return round(auc(yte_h, cp.asnumpy(pred).ravel()), 5)
+        """The held-out metric of the task (auc, rmse or accuracy)."""
+        p = cp.asnumpy(pred)
+        if a.task == "regression":
+            return round(float(np.sqrt(np.mean((p.ravel() - yte_h) ** 2))), 5)
+        if a.task == "multiclass":
+            return round(float(np.mean(p.reshape(len(yte_h), -1).argmax(axis=1) == yte_h)), 5)
+        return round(auc(yte_h, p.ravel()), 5)
+
+    def predict_seconds(fn) -> float:
+        """Seconds of predicting the held-out rows (after one warm-up call)."""
+        fn()
+        cp.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        fn()
+        cp.cuda.Device().synchronize()
+        return round(time.perf_counter() - t0, 4)
 
     def leg_dgbdt():
         dgbdt.train(gpu, dgbdt.Dataset(Xtr[:WARM_ROWS], label=ytr[:WARM_ROWS]), 2,
@@ -265,7 +310,8 @@ def main() -> None:
         booster, s, peak["dgbdt"] = timed(cp, lambda: dgbdt.train(
             gpu, dgbdt.Dataset(Xtr, label=ytr), a.rounds, verbose_eval=False))
         return {"dgbdt_s": round(s, 3), "dgbdt_auc": score(booster.predict(Xte)),
-                "dgbdt_stages_s": stages(booster)}
+                "dgbdt_stages_s": stages(booster),
+                "dgbdt_predict_s": predict_seconds(lambda: booster.predict(Xte))}
 
     def leg_dgbdt_host():
         os.environ["DGBDT_GROWTH"] = "host"
@@ -304,7 +350,8 @@ def main() -> None:
         del w
         bst, s, peak["xgboost"] = timed(cp, lambda: xgb.train(
             xparams, xgb.QuantileDMatrix(Xtr, label=ytr, max_bin=a.max_bin), a.rounds))
-        return {"xgboost_s": round(s, 3), "xgboost_auc": score(bst.inplace_predict(Xte))}
+        return {"xgboost_s": round(s, 3), "xgboost_auc": score(bst.inplace_predict(Xte)),
+                "xgboost_predict_s": predict_seconds(lambda: bst.inplace_predict(Xte))}
 
     # in-process legs
     if "dgbdt" not in skip:
@@ -331,8 +378,9 @@ def main() -> None:
                     free_gpu_pool()
                     client.run(free_gpu_pool)
 
-                Xd, yd = dask_data(client, sizes, a.features, TRAIN_SEED)
-                Xw, yw = dask_data(client, split_rows(WARM_ROWS, a.parts), a.features, WARM_SEED)
+                Xd, yd = dask_data(client, sizes, a.features, TRAIN_SEED, data_kw)
+                Xw, yw = dask_data(client, split_rows(WARM_ROWS, a.parts), a.features,
+                                   WARM_SEED, data_kw)
                 got = (float(yd.sum(dtype="f8").compute()),
                        float(Xd[:, 0].sum(dtype="f8").compute()))
                 out["dask_data_matches"] = all(math.isclose(u, v, rel_tol=1e-9, abs_tol=1e-6)
@@ -376,9 +424,11 @@ def main() -> None:
     out["ratio_host_growth_over_xgboost"] = ratio("dgbdt_host_s", "xgboost_s")
     out["ratio_dask_over_xgboost"] = ratio("dgbdt_dask_s", "xgboost_s")   # the target metric
     out["ratio_dask_over_xgboost_dask"] = ratio("dgbdt_dask_s", "xgboost_dask_s")
+    # "*_auc" keys hold the task's held-out metric (out["metric"]: auc, rmse or accuracy)
     out["auc_diff"] = (round(out["dgbdt_auc"] - out["xgboost_auc"], 5)
                        if out["dgbdt_auc"] is not None and out["xgboost_auc"] is not None
                        else None)
+    out["ratio_predict_dgbdt_over_xgboost"] = ratio("dgbdt_predict_s", "xgboost_predict_s")
     out["hist_over_copy"] = ratio("hist_gb_per_s", "copy_gb_per_s")
     emit_line(out, a.out, "w")
 
