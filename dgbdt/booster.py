@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import numpy as np
 
@@ -397,11 +398,36 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
     ``leaves`` also record each row's leaf id per tree."""
     if not trees:
         return
+    cat, ptrs, cls = _concatenated(trees, classes)
+    backend_of(X).predict_raw(X, cat, ptrs, cls, out, leaves)
+
+
+_CONCAT_KEEP = 4
+_concat_cache: list = []        # (trees, classes, (cat, ptrs, classes array)), newest first
+_concat_lock = threading.Lock()
+
+
+def _concatenated(trees: list[Tree], classes: list[int]) -> tuple:
+    """The node arrays of ``trees`` back to back, their offsets and classes, as predict_raw
+    reads them. Kept for the last few lists of the same tree objects: concatenating (and, on
+    a GPU, packing and uploading, which the backend keeps in ``cat``) 500 trees took ~15 ms
+    of every predict call, more than the traversal of a million rows (benchmarks/
+    bench_gpu_shapes.py). Trees are not changed once grown; a list is matched by identity."""
+    key = tuple(int(c) for c in classes)
+    with _concat_lock:
+        for entry in _concat_cache:
+            if entry[1] == key and len(entry[0]) == len(trees) and all(
+                    a is b for a, b in zip(entry[0], trees)):
+                return entry[2]
     ptrs = np.zeros(len(trees) + 1, dtype=np.int64)
     ptrs[1:] = np.cumsum([t.n_nodes for t in trees])
     cat = {a: np.concatenate([getattr(t, a) for t in trees])
            for a in ("left", "right", "feature", "threshold", "default_left")}
-    backend_of(X).predict_raw(X, cat, ptrs, np.array(classes, dtype=np.int64), out, leaves)
+    made = (cat, ptrs, np.array(key, dtype=np.int64))
+    with _concat_lock:
+        _concat_cache.insert(0, (tuple(trees), key, made))
+        del _concat_cache[_CONCAT_KEEP:]
+    return made
 
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:

@@ -412,11 +412,12 @@ class CudaBackend:
         if n == 0:
             return
         want = leaves is not None
+        nodes, dptrs, dclasses = _device_model(cat, ptrs, classes, X.device.id)
         kernel("predict", "predict_raw")(
             (_grid(n, cap=2 ** 31 - 1),), (BLOCK,),
-            (X, _i64(n), _i32(X.shape[1]), cp.asarray(pack_nodes(cat)), cp.asarray(ptrs),
-             cp.asarray(classes), _i32(len(ptrs) - 1), _i32(out.shape[1]), out,
-             leaves if want else cp.zeros(1, dtype=cp.int32), _i32(want)))
+            (X, _i64(n), _i32(X.shape[1]), nodes, dptrs, dclasses, _i32(len(ptrs) - 1),
+             _i32(out.shape[1]), out, leaves if want else cp.zeros(1, dtype=cp.int32),
+             _i32(want)))
 
     def quantize_pack(self, X, cuts):
         """Bins of the float32 [n, F] device matrix X packed into a device Page."""
@@ -433,6 +434,17 @@ class CudaBackend:
                  cp.asarray(cuts.values, dtype=cp.float32), cp.asarray(cuts.ptrs),
                  _i32(bits), _i64(n_data), words))
         return Page(words=words, n_rows=int(n), n_features=int(nf), bits=bits)
+
+
+def _device_model(cat: dict, ptrs, classes, device: int) -> tuple:
+    """The packed nodes, offsets and classes on ``device``, kept in ``cat`` (the caller keeps
+    ``cat`` for a model it predicts with again: dgbdt.booster._concatenated)."""
+    import cupy as cp
+    held = cat.setdefault("_device", {})
+    if device not in held:
+        with cp.cuda.Device(device):
+            held[device] = (cp.asarray(pack_nodes(cat)), cp.asarray(ptrs), cp.asarray(classes))
+    return held[device]
 
 
 def pack_nodes(cat: dict) -> np.ndarray:
