@@ -146,11 +146,12 @@ _SPECS = [
               "Shrinkage applied to each new tree's leaf values.",
               aliases=("learning_rate",), low=0.0, low_open=True),
     ParamSpec("max_depth", 6,
-              "Maximum depth of a tree (the root is depth 0).",
-              kind="int", low=1,
-              rejected={0: 'max_depth=0 means unlimited depth, which needs grow_policy="lossguide", '
-                           "and dgbdt does not support lossguide yet. "
-                           "Fix: use a positive depth, e.g. max_depth=6 (the default)."}),
+              "Maximum depth of a tree (the root is depth 0); 0: no limit, with "
+              'grow_policy="lossguide" and max_leaves > 0 only.',
+              kind="int", low=0),
+    ParamSpec("max_leaves", 0,
+              'Maximum leaves of a tree grown with grow_policy="lossguide" (0: no limit).',
+              kind="int", low=0),
     ParamSpec("max_bin", 256,
               "Maximum number of histogram bins per feature.",
               kind="int", low=2, high=65535),
@@ -223,11 +224,9 @@ _SPECS = [
                               'with tree_method="hist".',
               }),
     ParamSpec("grow_policy", "depthwise",
-              "Order in which nodes are expanded.",
-              kind="choice", choices=("depthwise",),
-              allowed="'depthwise' ('lossguide' is not supported yet)",
-              rejected={"lossguide": 'grow_policy="lossguide" is not supported by dgbdt yet. '
-                                     'Fix: use grow_policy="depthwise" (the default).'}),
+              "Order in which nodes are expanded: level by level, or the leaf with the "
+              "largest loss change first (lossguide; CPU only for now).",
+              kind="choice", choices=("depthwise", "lossguide")),
     ParamSpec("device", None,
               "Where training runs; None: where the data lives (the GPU for cupy/cuDF input, "
               "else the CPU).",
@@ -547,7 +546,25 @@ def normalize_params(params: Mapping[str, object] | None) -> dict[str, object]:
         # exp(m + max_delta_step) and the trees' leaf clipping share the name and the value
         out["max_delta_step"] = 0.7
     _check_objective_rules(out, given)
+    _check_growth_rules(out)
     return out
+
+
+def _check_growth_rules(out: dict[str, object]) -> None:
+    """max_depth=0 and max_leaves belong to loss-guided growth."""
+    lossguide = out["grow_policy"] == "lossguide"
+    if out["max_depth"] == 0 and not (lossguide and out["max_leaves"]):
+        raise ParameterError(
+            "max_depth=0 means unlimited depth, which needs grow_policy=\"lossguide\" and a "
+            f"leaf limit (got grow_policy={out['grow_policy']!r}, max_leaves="
+            f"{out['max_leaves']}). Fix: a positive depth, e.g. max_depth=6 (the default), "
+            "or grow_policy=\"lossguide\" with max_leaves > 0.")
+    if out["max_leaves"] and not lossguide:
+        raise ParameterError(
+            f"max_leaves={out['max_leaves']} with grow_policy={out['grow_policy']!r}: dgbdt "
+            "limits the leaves of loss-guided trees only (XGBoost also caps depth-wise "
+            "trees with it; not built here). Fix: grow_policy=\"lossguide\", or drop "
+            "max_leaves.")
 
 
 def _check_objective_rules(out: dict[str, object], given: dict[str, tuple[str, object]]) -> None:

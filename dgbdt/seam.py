@@ -46,7 +46,7 @@ class TrainingSeam(Protocol):
     def grow_round(self, objective, K: int, spec, timers: dict, epoch: int = 0) -> list:
         """One boosting round (``epoch``: its index from the model's first round, which the
         sampling draws use): gradients, then K trees (one per output class) grown from
-        ``spec`` (dgbdt.tree.grower.GrowthSpec); returns the trees (a Dask seam: futures)."""
+        ``spec`` (dgbdt.tree.spec.GrowthSpec); returns the trees (a Dask seam: futures)."""
 
     def level(self, request) -> np.ndarray:
         """Every shard runs Shard.level_step(request); returns the merged histograms."""
@@ -83,7 +83,8 @@ class LocalSeam:
         """A new tree's growth state: on the device (no host wait inside the tree) for GPU
         shards, on the host otherwise (see growth_setting)."""
         be, setting = self.shards[0].be, growth_setting()
-        device = setting == "device" or (setting == "auto" and be.name == "cuda")
+        device = (setting == "device" or (setting == "auto" and be.name == "cuda")) and \
+            spec.policy == "depthwise"
         if not (device and device_grower.fits(spec.max_depth, int(spec.hist_ptrs[-1]),
                                               len(self.shards))):
             return spec.start(k, scale_g, scale_h, epoch)

@@ -30,7 +30,8 @@ from .progressbar import open_bar, showing
 from .sampling import Sampling
 from .seam import LocalSeam
 from .shard import Shard
-from .tree.grower import GrowthSpec
+from .tree.spec import GrowthSpec
+from .tree.spec import max_nodes as tree_max_nodes
 from .tree.split import SplitParams
 
 STAGES = ("quantize", "gradients", "histograms", "split_evaluation", "partition",
@@ -128,6 +129,10 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         raise ValueError("interaction_constraints train on the CPU for now (the GPU grows "
                          "trees on the device, which does not restrict features by path "
                          "yet): pass device='cpu'")
+    if p["grow_policy"] == "lossguide" and backend.name != "cpu":
+        raise ValueError('grow_policy="lossguide" trains on the CPU for now (the GPU grows '
+                         "trees depth-wise on the device): pass device='cpu', or use "
+                         'grow_policy="depthwise" on the GPU')
     if objective.name == "survival:cox" and backend.name != "cpu":
         raise ValueError("survival:cox trains on the CPU for now: pass device='cpu'")
     if getattr(objective, "leaf_alpha", None) is not None and backend.name != "cpu":
@@ -242,7 +247,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
 def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
     """The training's shards, one per page, their pages placed by a PageStore (kept, spilled
     or streamed within device_memory_budget); and the store."""
-    max_nodes = 2 ** (p["max_depth"] + 1)
+    max_nodes = tree_max_nodes(p)
     store, ranges = plan_pages(p["device_memory_budget"], backend, dtrain.num_row,
                                dtrain.num_col, cuts, max_nodes, K, dtrain.page_rows)
     if ranges is None:
@@ -296,7 +301,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
                if early_stopping_rounds else None)
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
-    spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p))
+    spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p),
+                      p["grow_policy"], p["max_leaves"])
     # callbacks carried by the progress (a survivor's, dgbdt.dask) go on as they stand; the
     # caller's are new (a fresh training, or a checkpoint's resume: dgbdt.checkpoint)
     carried = resumed and progress.callbacks is not None

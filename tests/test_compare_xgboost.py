@@ -305,3 +305,34 @@ def test_cox_same_trees_and_metric(weighted):
               verbose_eval=False)
     np.testing.assert_allclose(res_d["t"]["cox-nloglik"], res_x["t"]["cox-nloglik"],
                                rtol=1e-7)
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])
+@pytest.mark.parametrize("extra", [
+    {"max_leaves": 8, "max_depth": 0},
+    {"max_leaves": 16, "max_depth": 4},
+    {"max_leaves": 0, "max_depth": 5},
+    {"max_leaves": 5, "max_depth": 3, "gamma": 0.5, "lambda": 2.0},
+    {"max_leaves": 12, "max_depth": 0, "monotone_constraints": (1, 0, -1, 0, 0, 0)},
+    {"max_leaves": 12, "max_depth": 0, "interaction_constraints": "[[0,1],[2,3]]"},
+])
+def test_lossguide_same_trees(objective, extra):
+    """#17: grow_policy="lossguide" as XGBoost's driver (the largest float32 loss change
+    first, ties to the smaller node id, children numbered in expansion order, max_leaves and
+    max_depth, with constraints): the same trees, weighted."""
+    X, signal, rng = low_cardinality(missing=0.1, seed=3)
+    y = signal + rng.normal(scale=0.5, size=len(signal))
+    y = y if objective.startswith("reg") else (y > 0).astype(float)
+    w = rng.uniform(0.3, 2.0, size=len(y))
+    params = {"objective": objective, "eta": 0.3, "grow_policy": "lossguide", **extra}
+    booster, bst = fit_both(params, X, y, 6, weight=w)
+    assert_same_trees(booster, bst)
+
+
+def test_lossguide_multiclass_same_trees():
+    X, signal, rng = low_cardinality(missing=0.1, seed=11)
+    y = np.digitize(signal, np.quantile(signal, [0.33, 0.66]))
+    params = {"objective": "multi:softprob", "num_class": 3, "eta": 0.3,
+              "grow_policy": "lossguide", "max_leaves": 6, "max_depth": 0}
+    booster, bst = fit_both(params, X, y, 4)
+    assert_same_trees(booster, bst)

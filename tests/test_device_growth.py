@@ -122,7 +122,7 @@ def test_device_growth_on_collective_ranks(monkeypatch, params):
 def test_host_growth_type_is_unchanged_for_cpu_auto(monkeypatch):
     from dgbdt.kernels.cpu import CPU
     from dgbdt.shard import Shard
-    from dgbdt.tree.grower import GrowthSpec
+    from dgbdt.tree.spec import GrowthSpec
     from dgbdt.tree.split import SplitParams
     X, y, _ = make(n=300)
     d = dgbdt.Dataset(X, label=y)

@@ -50,6 +50,7 @@ EXPECTED_DEFAULTS = {
     "device_memory_budget": None,
     "nthread": None,
     "grow_policy": "depthwise",
+    "max_leaves": 0,
     "disable_default_eval_metric": False,
     "validate_parameters": True,
 }
@@ -235,7 +236,7 @@ def test_max_depth_zero_has_own_message():
 
 
 def test_max_depth_negative():
-    with raises(r"max_depth must be >= 1, got -2"):
+    with raises(r"max_depth must be >= 0, got -2"):
         normalize_params({"max_depth": -2})
 
 
@@ -346,8 +347,8 @@ def test_tree_method():
 
 def test_grow_policy():
     assert normalize_params({"grow_policy": "depthwise"})["grow_policy"] == "depthwise"
-    with raises(r"grow_policy='lossguide'.*not supported"):
-        normalize_params({"grow_policy": "lossguide"})
+    out = normalize_params({"grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0})
+    assert (out["grow_policy"], out["max_leaves"], out["max_depth"]) == ("lossguide", 31, 0)
     with raises(r"grow_policy must be"):
         normalize_params({"grow_policy": "breadth"})
 

@@ -36,6 +36,7 @@ from ..metric import AUC, RocRuns, get_metric
 from ..sorted_scores import SortedScores
 from ..objective import get_objective
 from ..seam import LocalSeam
+from ..tree.spec import max_nodes as tree_max_nodes
 from ..train import boost
 from .collective import (ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, SocketComm,
                          unique_id)
@@ -242,7 +243,7 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
     with gpu_memory_errors(p, f"building rank {comm.rank}'s pages"):
-        shards, slots = local_shards(train_parts, cuts, 2 ** (p["max_depth"] + 1), base, p)
+        shards, slots = local_shards(train_parts, cuts, tree_max_nodes(p), base, p)
     objective = objective_on(get_objective(p["objective"], p), obj, shards)
     quantize_seconds = time.perf_counter() - t
     with device_scope(shards[0].be):

@@ -37,6 +37,7 @@ from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
 from ..progress import Progress
 from ..seam import LocalSeam
+from ..tree.spec import max_nodes as tree_max_nodes
 from ..train import boost, resolve_prior
 from .data import DaskDataset, workers_of
 from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
@@ -122,7 +123,7 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
                 verbose_eval, callbacks=None, obj=None, progress=None):
     metrics = [get_metric(m, p) for m in
                (p["eval_metric"] or [get_objective(p["objective"], p).default_metric])]
-    max_nodes = 2 ** (p["max_depth"] + 1)
+    max_nodes = tree_max_nodes(p)
     t = time.perf_counter()
     # one shard of all the worker's rows: per level one launch of each kernel instead of one
     # per partition (the model is the same: histograms are integer sums); a streamed dataset
@@ -297,6 +298,14 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         raise ValueError("monotone_constraints train on CPU workers for now (the GPU's split "
                          "kernels do not bound the weights yet): pass host partitions, or "
                          "params device='cpu'")
+    if p["grow_policy"] == "lossguide":
+        if p["device"] != "cpu":
+            raise ValueError('grow_policy="lossguide" trains on CPU workers for now: pass host '
+                             "partitions, or params device='cpu'")
+        if mode == "graph":
+            raise ValueError('grow_policy="lossguide" trains in mode="collective" (the default '
+                             "on CPU workers) or mode=\"task\": graph mode submits a tree's "
+                             "levels as a graph of fixed shape, which leaf-wise growth has not")
     if objective.name == "survival:cox":
         raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
                          "sets span all the rows in the order of the survival times; train "
@@ -396,7 +405,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         booster = booster.snapshot()
     # where every partition's margins start: the intercept, or the prior model's margins
     base = MarginStart(booster.base_margin, prior, offsets)
-    max_nodes = 2 ** (p["max_depth"] + 1)
+    max_nodes = tree_max_nodes(p)
     if dtrain.persisted:
         # the pages every mode trains on (packed by the first training, the raw parts then
         # released: dgbdt.dask.pages), each with the margins of the model to continue from
@@ -419,8 +428,10 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
     one_worker = len(set(workers)) == 1
     if mode == "auto":
         mode = _auto_mode(client, workers, p["device"])
-        if mode == "graph" and getattr(objective, "leaf_alpha", None) is not None:
-            mode = "collective"       # (graph mode cannot refresh their leaves yet)
+        if mode == "graph" and (getattr(objective, "leaf_alpha", None) is not None
+                                or p["grow_policy"] == "lossguide"):
+            mode = "collective"       # (graph mode cannot refresh their leaves yet, nor
+            #                            grow leaf-wise)
 
         logger.info("dgbdt.dask.train: mode='auto' trains in mode=%r (%d worker%s, device %s)",
                     mode, len(set(workers)), "" if one_worker else "s", p["device"])

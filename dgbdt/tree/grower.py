@@ -58,29 +58,6 @@ class FinishRequest:
     values: np.ndarray        # float64 leaf values
 
 
-@dataclass
-class GrowthSpec:
-    """What every tree of a training shares (small, picklable: Dask tasks start trees too)."""
-
-    cuts: object
-    hist_ptrs: np.ndarray
-    max_depth: int
-    p: SplitParams
-    sampling: object = None     # dgbdt.sampling.Sampling, or None
-
-    def columns(self, k: int, epoch: int):
-        """The column sample of round ``epoch``'s tree of class k (None: every feature)."""
-        if self.sampling is None or not self.sampling.columns:
-            return None
-        from ..sampling import ColumnMask
-        return ColumnMask(self.sampling, self.hist_ptrs, epoch, k)
-
-    def start(self, k: int, scale_g: float, scale_h: float, epoch: int = 0) -> "Growth":
-        """A new tree of output class k with this round's fixed-point scales."""
-        return Growth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g, scale_h,
-                      self.columns(k, epoch))
-
-
 class Growth:
     """One tree in growth: node table, gradient sums, and the current level.
 

@@ -1,0 +1,48 @@
+"""What every tree of a training shares, and which grower grows it: depth-wise
+(dgbdt.tree.grower) or leaf-wise (dgbdt.tree.lossguide)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .grower import Growth
+from .lossguide import LossguideGrowth, node_capacity
+from .split import SplitParams
+
+
+@dataclass
+class GrowthSpec:
+    """What every tree of a training shares (small, picklable: Dask tasks start trees too)."""
+
+    cuts: object
+    hist_ptrs: np.ndarray
+    max_depth: int
+    p: SplitParams
+    sampling: object = None     # dgbdt.sampling.Sampling, or None
+    policy: str = "depthwise"   # grow_policy: "depthwise" or "lossguide"
+    max_leaves: int = 0         # lossguide's leaf limit (0: none)
+
+    def columns(self, k: int, epoch: int):
+        """The column sample of round ``epoch``'s tree of class k (None: every feature)."""
+        if self.sampling is None or not self.sampling.columns:
+            return None
+        from ..sampling import ColumnMask
+        return ColumnMask(self.sampling, self.hist_ptrs, epoch, k)
+
+    def start(self, k: int, scale_g: float, scale_h: float, epoch: int = 0) -> Growth:
+        """A new tree of output class k with this round's fixed-point scales."""
+        if self.policy == "lossguide":
+            return LossguideGrowth(k, self.cuts, self.hist_ptrs, self.max_depth,
+                                   self.max_leaves, self.p, scale_g, scale_h,
+                                   self.columns(k, epoch))
+        return Growth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g, scale_h,
+                      self.columns(k, epoch))
+
+
+def max_nodes(p: dict) -> int:
+    """Node ids a tree of these (normalized) parameters can use: what shards size their
+    per-node row segments by."""
+    if p.get("grow_policy") == "lossguide":
+        return node_capacity(p["max_depth"], p["max_leaves"])
+    return 2 ** (p["max_depth"] + 1)
