@@ -42,6 +42,9 @@ def main() -> None:
     ap.add_argument("--max-bin", type=int, default=256)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--no-xgboost", action="store_true")
+    ap.add_argument("--max-leaves", type=int, default=0,
+                    help='> 0: grow_policy="lossguide" with this many leaves (--depth 0: no '
+                         "depth limit)")
     a = ap.parse_args()
 
     import dgbdt
@@ -51,6 +54,8 @@ def main() -> None:
     Xtr, ytr, Xte, yte = X[n_test:], y[n_test:], X[:n_test], y[:n_test]
     params = {"objective": "binary:logistic", "max_depth": a.depth, "eta": 0.3,
               "max_bin": a.max_bin, "nthread": a.threads}
+    if a.max_leaves:
+        params |= {"grow_policy": "lossguide", "max_leaves": a.max_leaves}
 
     # warm-up: compile the numba kernels outside the timed region
     dgbdt.train(params, dgbdt.Dataset(Xtr[:2000], label=ytr[:2000]), 2, verbose_eval=False)
@@ -61,6 +66,7 @@ def main() -> None:
     auc_dgbdt = auc(yte, booster.predict(Xte))
     out = {"bench": "cpu", "rows": a.rows, "features": a.features, "rounds": a.rounds,
            "depth": a.depth, "max_bin": a.max_bin, "threads": a.threads,
+           "max_leaves": a.max_leaves or None,
            "machine": f"{platform.machine()} {os.cpu_count()} cores",
            "dgbdt_s": round(t_dgbdt, 3), "dgbdt_auc": round(auc_dgbdt, 5),
            "dgbdt_stages_s": {k: round(v, 3) for k, v in booster.timings.items()}}

@@ -16,9 +16,11 @@ collective ranks) grows these trees unchanged. XGBoost's driver, measured agains
   leaves (0: no limit). Splits whose children are not evaluated are carried to the shards
   with the next request (or the tree's finish), so a request may apply several.
 
-One node is expanded a request, so both children's histograms are built from rows: the
-sibling-by-subtraction of depth-wise growth would need every frontier leaf's partial
-histogram kept in the shards (a later step).
+One node is expanded a request. Its smaller child (by hessian sum) gets its histogram from
+the rows; the other is the parent's merged histogram minus it (exact integers), so the grower
+keeps the merged histogram of every queued leaf (S x 2 int64 each: 115 KB at 28 features x
+256 bins) and the shards keep nothing between requests. Building both children from rows
+instead cost 4x the histogram time (8.1 s vs 2.0 s depth-wise, 500k x 28, 63 leaves).
 """
 from __future__ import annotations
 
@@ -57,6 +59,8 @@ class LossguideGrowth(Growth):
         self.n_leaves = 1
         self._queue: list = []          # (-gain32, node, candidate fields)
         self._carried: list = []        # splits applied with the next request / the finish
+        self._hist: dict = {}           # merged histograms [S, 2] of the queued leaves
+        self._expanded = -1             # the node whose children the request asks for
         self.request = LevelRequest(None, np.array([0], np.int64), np.zeros(0, np.int64),
                                     np.zeros(0, np.int64), keep=False,
                                     start=(k, scale_g, scale_h))
@@ -65,17 +69,26 @@ class LossguideGrowth(Growth):
         """Evaluate the requested nodes (the root, or the last split's children), queue their
         splits, and expand the best queued node whose children need histograms."""
         t = time.perf_counter()
-        nodes = self.request.nodes
-        if len(nodes):
-            if not self.have_root_totals:
-                self.totals[0] = to_host(
-                    merged[0, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=0)).astype(np.int64)
-                self.have_root_totals = True
-            self._queue_candidates(nodes, merged)
+        req = self.request
+        if not self.have_root_totals:
+            self.totals[0] = to_host(
+                merged[0, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=0)).astype(np.int64)
+            self.have_root_totals = True
+            self._queue_candidates(req.small, merged)
+        else:       # the smaller child from rows, its sibling = parent - smaller (exact)
+            parent = self._expanded
+            left, right = int(self.left[parent]), int(self.right[parent])
+            small = merged[0]
+            large = self._hist.pop(parent) - small
+            pair = (small, large) if int(req.small[0]) == left else (large, small)
+            self._queue_candidates(np.array([left, right], np.int64), np.stack(pair))
         self._expand()
         self.eval_seconds += time.perf_counter() - t
 
-    def _queue_candidates(self, nodes: np.ndarray, hist) -> None:
+    def _queue_candidates(self, nodes: np.ndarray, merged) -> None:
+        """Evaluate nodes' merged histograms [m, S, 2]; queue the splittable ones, keeping
+        their histograms for their children's."""
+        hist = merged
         self.level_nodes, self.depth = nodes, int(self.node_depth[nodes[0]])
         if self.columns is not None:
             hist = self.columns.apply(hist, self.depth, nodes)
@@ -89,6 +102,7 @@ class LossguideGrowth(Growth):
                      (float(cand.gain[i]), int(cand.feature[i]), int(cand.split_bin[i]),
                       bool(cand.default_left[i]), cand.left[i].copy(), cand.right[i].copy()))
             heapq.heappush(self._queue, entry)
+            self._hist[int(nodes[i])] = merged[i]
 
     def _expand(self) -> None:
         while self._queue:
@@ -98,11 +112,16 @@ class LossguideGrowth(Growth):
                 break
             left = self._split(node, *c)
             if self._children_valid(node):
+                lsum, rsum = c[4], c[5]
+                smaller = left if lsum[1] <= rsum[1] else left + 1
+                self._expanded = node
                 self.request = LevelRequest(splits=self._take_carried(),
-                                            small=np.array([left, left + 1], np.int64),
+                                            small=np.array([smaller], np.int64),
                                             large=np.zeros(0, np.int64),
                                             parent_slot=np.zeros(0, np.int64), keep=False)
                 return
+            self._hist.pop(node, None)
+        self._hist.clear()
         self.pending, self.done = self._take_carried(), True
 
     def _children_valid(self, node: int) -> bool:
