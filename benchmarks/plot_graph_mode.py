@@ -34,10 +34,10 @@ def record(workers: int, depth: int) -> dict:
     from dgbdt.dask.graph import DaskSeam
     rec = _Recorder()
     units = {f"w{i}": _Future(f"unit-w{i}") for i in range(workers)}
-    seam = DaskSeam(rec, units, n_rows=1000, fan_in=8, max_depth=depth, nthread=1)
+    seam = DaskSeam(rec, units, n_rows=1000, fan_in=8, nthread=1)
     seam.token = "x"
-    seam.grow_round(SimpleNamespace(name="binary:logistic"), 1, spec=SimpleNamespace(sampling=None),
-                    timers={})
+    seam.grow_round(SimpleNamespace(name="binary:logistic"), 1,
+                    spec=SimpleNamespace(sampling=None, max_requests=lambda: depth), timers={})
     return rec.tasks
 
 

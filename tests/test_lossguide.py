@@ -1,8 +1,7 @@
 """grow_policy="lossguide" (dgbdt/tree/lossguide.py): the trees keep their limits and differ
 from depth-wise ones, the parameters' rules give specific errors, and on Dask the collective
-mode (what auto picks) gives the in-process model byte for byte (graph mode refuses with an error
-that says what to use; auto picks the collective). Parity with XGBoost's trees is in
-tests/test_compare_xgboost.py."""
+mode (what auto picks) and graph mode (a task hop per split) give the in-process model byte
+for byte. Parity with XGBoost's trees is in tests/test_compare_xgboost.py."""
 import numpy as np
 import pytest
 
@@ -94,14 +93,6 @@ def test_dask_modes_give_the_in_process_model(client2, mode):
     assert out["history"] == ref_hist
 
 
-def test_graph_mode_says_what_to_use(client2):
-    X, y = _data(1000)
-    dd = dgd.DaskDataset(client2, da.from_array(X, chunks=(500, 6)), da.from_array(y, chunks=500))
-    with pytest.raises(ValueError, match=r'lossguide" trains in mode="collective"'):
-        dgd.train(client2, {"grow_policy": "lossguide", "max_leaves": 4}, dd, 2, mode="graph",
-                  verbose_eval=False)
-
-
 def test_estimator_takes_the_parameters():
     X, y = _data(1500)
     est = dgbdt.GBDTRegressor(n_estimators=5, grow_policy="lossguide", max_leaves=6,
@@ -110,3 +101,18 @@ def test_estimator_takes_the_parameters():
     ref = dgbdt.train({"grow_policy": "lossguide", "max_leaves": 6, "max_depth": 0},
                       dgbdt.Dataset(X, label=y), 5, verbose_eval=False)
     assert est.get_booster().save_raw() == ref.save_raw()
+
+
+def test_graph_mode_grows_them_a_hop_a_split(client2):
+    """Graph mode submits spec.max_requests() hops a tree (no-ops once a tree ends): the
+    in-process model, byte for byte."""
+    from dgbdt.tree.lossguide import max_requests
+    assert [max_requests(0, L) for L in (1, 2, 8)] == [1, 1, 7]
+    assert [max_requests(d, 0) for d in (1, 3)] == [1, 4]
+    assert max_requests(3, 100) == 4 and max_requests(10, 6) == 5
+    X, y = _data(2000)
+    p = {"grow_policy": "lossguide", "max_leaves": 6, "max_depth": 0}
+    ref = dgbdt.train(p, dgbdt.Dataset(X, label=y), 4, verbose_eval=False)
+    dd = dgd.DaskDataset(client2, da.from_array(X, chunks=(500, 6)), da.from_array(y, chunks=500))
+    out = dgd.train(client2, p, dd, 4, mode="graph", verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()

@@ -256,13 +256,12 @@ class DaskSeam:
 
     runs_ahead = True
 
-    def __init__(self, client, units: dict, n_rows: int, fan_in: int, max_depth: int,
-                 nthread):
+    def __init__(self, client, units: dict, n_rows: int, fan_in: int, nthread):
         self.client, self.fan_in, self.nthread = client, fan_in, nthread
         self.workers = list(units)
         self.units = [units[w] for w in self.workers]
         self.watched = set(self.workers)  # workers whose loss stops the training (eval sets')
-        self.n_rows, self.max_depth = int(n_rows), int(max_depth)
+        self.n_rows = int(n_rows)
         self.last = list(self.units)      # each unit's latest task: keeps per-unit order
         self.token = uuid.uuid4().hex[:8]
         self.n_trees = 0
@@ -340,7 +339,9 @@ class DaskSeam:
             t = self.n_trees
             parts = [self.on_unit(i, _level, nt, (spec, k, self.n_rows, epoch), after[i],
                                   *grads, key=f"dgbdt-hist-t{t}-L0-w{i}") for i in W]
-            for level in range(1, self.max_depth):
+            # one hop a request; a tree that ends sooner (lossguide: no split left to gain)
+            # passes the rest through as no-ops (_level on a done growth)
+            for level in range(1, spec.max_requests()):
                 parts = [self.on_unit(i, _level, nt, None, None, *parts,
                                       key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
             last = k == K - 1

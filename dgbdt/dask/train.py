@@ -302,10 +302,6 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if p["device"] != "cpu":
             raise ValueError('grow_policy="lossguide" trains on CPU workers for now: pass host '
                              "partitions, or params device='cpu'")
-        if mode == "graph":
-            raise ValueError('grow_policy="lossguide" trains in mode="collective" (the default '
-                             "on CPU workers) or mode=\"task\": graph mode submits a tree's "
-                             "levels as a graph of fixed shape, which leaf-wise growth has not")
     if objective.name == "survival:cox":
         raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
                          "sets span all the rows in the order of the survival times; train "
@@ -430,8 +426,8 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         mode = _auto_mode(client, workers, p["device"])
         if mode == "graph" and (getattr(objective, "leaf_alpha", None) is not None
                                 or p["grow_policy"] == "lossguide"):
-            mode = "collective"       # (graph mode cannot refresh their leaves yet, nor
-            #                            grow leaf-wise)
+            mode = "collective"       # (graph mode cannot refresh their leaves yet; it grows
+            #                            leaf-wise trees a task hop per split)
 
         logger.info("dgbdt.dask.train: mode='auto' trains in mode=%r (%d worker%s, device %s)",
                     mode, len(set(workers)), "" if one_worker else "s", p["device"])
@@ -471,7 +467,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
                                      workers=[w], allow_other_workers=False, pure=False,
                                      key=f"dgbdt-unit-{i}-{uuid.uuid4().hex[:8]}")
                     for i, w in enumerate(groups)}
-    seam = DaskSeam(client, unit_futures, dtrain.num_row, fan_in, p["max_depth"], p["nthread"])
+    seam = DaskSeam(client, unit_futures, dtrain.num_row, fan_in, p["nthread"])
     if progress.sink is not None:       # the client writes the checkpoints: trees gathered
         progress.sink = progress.sink.on_client(seam.result)
     seam.wait(seam.units)

@@ -45,6 +45,18 @@ def node_capacity(max_depth: int, max_leaves: int) -> int:
     return min(caps)
 
 
+def max_requests(max_depth: int, max_leaves: int) -> int:
+    """Histogram requests a loss-guided tree makes at most (graph mode submits that many
+    hops a tree): the root's, and one per split whose children are evaluated, i.e. a split
+    leaving fewer than max_leaves leaves (at most max_leaves - 2 of them) of a node above depth
+    max_depth - 1 (at most 2^(max_depth - 1) - 1 of them)."""
+    caps = [max(1, max_leaves - 1)] if max_leaves > 0 else []
+    caps += [2 ** (max_depth - 1)] if max_depth > 0 else []
+    if not caps:
+        raise ValueError('grow_policy="lossguide" needs max_leaves > 0 or max_depth > 0')
+    return min(caps)
+
+
 class LossguideGrowth(Growth):
     """One tree grown leaf-wise (see the module docstring)."""
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .grower import Growth
-from .lossguide import LossguideGrowth, node_capacity
+from .lossguide import LossguideGrowth, max_requests, node_capacity
 from .split import SplitParams
 
 
@@ -29,6 +29,13 @@ class GrowthSpec:
             return None
         from ..sampling import ColumnMask
         return ColumnMask(self.sampling, self.hist_ptrs, epoch, k)
+
+    def max_requests(self) -> int:
+        """Histogram requests (task hops in graph mode) a tree makes at most: one a level
+        depth-wise, one a split whose children are evaluated leaf-wise (lossguide)."""
+        if self.policy == "lossguide":
+            return max_requests(self.max_depth, self.max_leaves)
+        return self.max_depth
 
     def start(self, k: int, scale_g: float, scale_h: float, epoch: int = 0) -> Growth:
         """A new tree of output class k with this round's fixed-point scales."""
