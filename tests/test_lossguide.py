@@ -1,7 +1,7 @@
 """grow_policy="lossguide" (dgbdt/tree/lossguide.py): the trees keep their limits and differ
 from depth-wise ones, the parameters' rules give specific errors, and on Dask the collective
-mode (what auto picks) and graph mode (a task hop per split) give the in-process model byte
-for byte. Parity with XGBoost's trees is in tests/test_compare_xgboost.py."""
+mode (what auto picks), graph mode (a task hop per split) and the one-task mode give the
+in-process model byte for byte. Parity with XGBoost's trees is in tests/test_compare_xgboost.py."""
 import numpy as np
 import pytest
 
@@ -70,14 +70,6 @@ def test_parameter_errors(params, match):
         dgbdt.train(params, dgbdt.Dataset(X, label=y), 2, verbose_eval=False)
 
 
-@pytest.fixture(scope="module")
-def client2():
-    from distributed import Client, LocalCluster
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0",
-                      processes=True) as cluster, Client(cluster) as client:
-        yield client
-
-
 @pytest.mark.parametrize("mode", ["collective", "auto"])
 def test_dask_modes_give_the_in_process_model(client2, mode):
     X, y = _data()
@@ -101,6 +93,15 @@ def test_estimator_takes_the_parameters():
     ref = dgbdt.train({"grow_policy": "lossguide", "max_leaves": 6, "max_depth": 0},
                       dgbdt.Dataset(X, label=y), 5, verbose_eval=False)
     assert est.get_booster().save_raw() == ref.save_raw()
+
+
+def test_one_task_mode(client1):
+    X, y = _data(2000)
+    p = {"grow_policy": "lossguide", "max_leaves": 9, "max_depth": 4}
+    ref = dgbdt.train(p, dgbdt.Dataset(X, label=y), 4, verbose_eval=False)
+    dd = dgd.DaskDataset(client1, da.from_array(X, chunks=(500, 6)), da.from_array(y, chunks=500))
+    out = dgd.train(client1, p, dd, 4, mode="task", verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
 
 
 def test_graph_mode_grows_them_a_hop_a_split(client2):
