@@ -114,3 +114,27 @@ def test_interaction_values_equal_xgboost_and_sum_to_the_contributions(objective
                                atol=2e-5)
     assert b.predict(X, pred_interactions=True, strict_shape=True).shape == \
         (len(X), b.n_outputs, 7, 7)
+
+
+def test_dask_interaction_values_match_in_process(client2):
+    """pred_interactions through dgbdt.dask.predict: one [n, F+1, F+1] (or [n, K, F+1, F+1])
+    block per partition, the in-process values; a DataFrame says to pass an array."""
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    import dgbdt.dask as dgd
+    for objective, extra in CASES[::2]:
+        X, y = data(objective, n=500, seed=7)
+        b = dgbdt.train({"objective": objective, "max_depth": 3, **extra},
+                        dgbdt.Dataset(X, y), 4, verbose_eval=False)
+        ref = b.predict(X, pred_interactions=True)
+        Xd = da.from_array(X, chunks=(200, 6))
+        got = dgd.predict(client2, b, Xd, pred_interactions=True)
+        assert got.shape == ref.shape and got.ndim == ref.ndim
+        np.testing.assert_array_equal(client2.compute(got).result(), ref)
+        ds = dgd.DaskDataset(client2, Xd)
+        np.testing.assert_array_equal(
+            client2.compute(dgd.predict(client2, b, ds, pred_interactions=True)).result(), ref)
+    df = dd.from_pandas(pd.DataFrame(X, columns=list("abcdef")), npartitions=2)
+    with pytest.raises(ValueError, match=r"pred_interactions are 3-D"):
+        dgd.predict(client2, b, df, pred_interactions=True)

@@ -49,7 +49,8 @@ def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=
 
 
 def predict(client, model, data, output_margin: bool = False, pred_leaf: bool = False,
-            pred_contribs: bool = False, iteration_range=None, **kwargs):
+            pred_contribs: bool = False, iteration_range=None, pred_interactions: bool = False,
+            **kwargs):
     """xgboost.dask.predict: lazy predictions (model: a Booster or train's dict)."""
     booster = model["booster"] if isinstance(model, dict) else model
     if not isinstance(booster, Booster):
@@ -57,7 +58,7 @@ def predict(client, model, data, output_margin: bool = False, pred_leaf: bool = 
                         f"{type(model).__name__}")
     return _predict(client, booster, _ds(data), output_margin=output_margin,
                     pred_leaf=pred_leaf, iteration_range=iteration_range,
-                    pred_contribs=pred_contribs)
+                    pred_contribs=pred_contribs, pred_interactions=pred_interactions)
 
 
 inplace_predict = predict

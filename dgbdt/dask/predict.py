@@ -15,32 +15,38 @@ def _cupy_like():
 
 
 def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool,
-                   iteration_range=None, pred_contribs: bool = False):
+                   iteration_range=None, pred_contribs: bool = False,
+                   pred_interactions: bool = False):
     if block.shape[0] == 0:
         return _empty_output(booster, output_margin, pred_leaf, iteration_range,
                              like=_cupy_like() if is_cudf(block) else block,
-                             pred_contribs=pred_contribs)
+                             pred_contribs=pred_contribs, pred_interactions=pred_interactions)
     return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf,
-                           iteration_range=iteration_range, pred_contribs=pred_contribs)
+                           iteration_range=iteration_range, pred_contribs=pred_contribs,
+                           pred_interactions=pred_interactions)
 
 
 def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool,
-                  iteration_range=None, pred_contribs: bool = False):
+                  iteration_range=None, pred_contribs: bool = False,
+                  pred_interactions: bool = False):
     if part.n_rows == 0:
         return _empty_output(booster, output_margin, pred_leaf, iteration_range, like=part.X,
-                             pred_contribs=pred_contribs)
+                             pred_contribs=pred_contribs, pred_interactions=pred_interactions)
     from ..data.dataset import Dataset
     d = Dataset.__new__(Dataset)  # already checked on the worker: no second validation pass
     d.data, d.feature_names, d.base_margin = part.X, None, part.base_margin
     return booster.predict(d, output_margin=output_margin, pred_leaf=pred_leaf,
-                           iteration_range=iteration_range, pred_contribs=pred_contribs)
+                           iteration_range=iteration_range, pred_contribs=pred_contribs,
+                           pred_interactions=pred_interactions)
 
 
 def _trailing(booster: Booster, output_margin: bool, pred_leaf: bool, iteration_range=None,
-              pred_contribs: bool = False) -> tuple:
+              pred_contribs: bool = False, pred_interactions: bool = False) -> tuple:
     """The output's shape after the row axis."""
+    F = booster.n_features + 1
+    if pred_interactions:
+        return (F, F) if booster.n_outputs == 1 else (booster.n_outputs, F, F)
     if pred_contribs:
-        F = booster.n_features + 1
         return (F,) if booster.n_outputs == 1 else (booster.n_outputs, F)
     cols = _output_columns(booster, output_margin, pred_leaf, iteration_range)
     return () if cols is None else (cols,)
@@ -59,9 +65,10 @@ def _output_columns(booster: Booster, output_margin: bool, pred_leaf: bool,
 
 
 def _empty_output(booster, output_margin, pred_leaf, iteration_range=None, like=None,
-                  pred_contribs: bool = False):
+                  pred_contribs: bool = False, pred_interactions: bool = False):
     """A zero-row output, on the GPU when ``like`` (the input) is there."""
-    tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs)
+    tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs,
+                     pred_interactions)
     dtype = np.int32 if pred_leaf else np.float64
     xp = array_module(like) if like is not None else np
     return xp.zeros((0,) + tail, dtype=dtype)
@@ -69,7 +76,7 @@ def _empty_output(booster, output_margin, pred_leaf, iteration_range=None, like=
 
 def predict(client, booster: Booster, data, output_margin: bool = False,
             pred_leaf: bool = False, iteration_range: tuple[int, int] | None = None,
-            pred_contribs: bool = False):
+            pred_contribs: bool = False, pred_interactions: bool = False):
     """Predictions of ``booster`` for a DaskDataset, dask array or dask DataFrame, lazily.
 
     Returns a dask Array for arrays and DaskDatasets (one chunk per partition), a dask Series
@@ -77,13 +84,16 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
     ``iteration_range``: the (begin, end) boosting rounds to use, as in Booster.predict.
     ``pred_contribs``: SHAP values as Booster.predict's ([n, F + 1] or [n, K, F + 1]; for a
     DataFrame, columns named by the features and "bias", one output only).
+    ``pred_interactions``: SHAP interaction values as Booster.predict's ([n, F + 1, F + 1] or
+    [n, K, F + 1, F + 1]); DaskDatasets and dask arrays only (the output is 3-D or 4-D).
     """
     import dask
     import dask.array as da
 
     if not isinstance(booster, Booster):
         raise TypeError(f"booster must be a dgbdt.Booster; got {type(booster).__name__}")
-    tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs)
+    tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs,
+                     pred_interactions)
     cols = tail[0] if len(tail) == 1 else None
     dtype = np.int32 if pred_leaf else np.float64
     if isinstance(data, DaskDataset):
@@ -95,7 +105,8 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
 
         bst = dask.delayed(booster, pure=True)
         tasks = [dask.delayed(_predict_part, pure=True)(f, bst, output_margin, pred_leaf,
-                                                        iteration_range, pred_contribs)
+                                                        iteration_range, pred_contribs,
+                                                        pred_interactions)
                  for f in data.raw_parts()]
         # one block per partition, empty ones included (da.concatenate would drop those)
         name = "dgbdt-predict-" + tokenize(*(t.key for t in tasks))
@@ -105,7 +116,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         chunks = (tuple(data.part_rows),) + tuple((c,) for c in tail)
         meta = _empty_output(booster, output_margin, pred_leaf, iteration_range,
                              like=_cupy_like() if data.on_device else None,
-                             pred_contribs=pred_contribs)
+                             pred_contribs=pred_contribs, pred_interactions=pred_interactions)
         return da.Array(graph, name, chunks, dtype=dtype, meta=meta)
     if _is_dask_array(data):
         if data.ndim != 2 or data.shape[1] != booster.n_features:
@@ -114,13 +125,15 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         if len(data.chunks[1]) != 1:
             data = data.rechunk({1: -1})
         kw = dict(dtype=dtype, booster=booster, output_margin=output_margin, pred_leaf=pred_leaf,
-                  iteration_range=iteration_range, pred_contribs=pred_contribs)
+                  iteration_range=iteration_range, pred_contribs=pred_contribs,
+                  pred_interactions=pred_interactions)
         if not tail:
             return data.map_blocks(_predict_block, drop_axis=1, **kw)
+        chunks = (data.chunks[0],) + tuple((c,) for c in tail)
         if len(tail) == 1:
-            return data.map_blocks(_predict_block, chunks=(data.chunks[0], (cols,)), **kw)
-        return data.map_blocks(_predict_block, new_axis=2,
-                               chunks=(data.chunks[0], (tail[0],), (tail[1],)), **kw)
+            return data.map_blocks(_predict_block, chunks=chunks, **kw)
+        return data.map_blocks(_predict_block, new_axis=list(range(2, len(tail) + 1)),
+                               chunks=chunks, **kw)
     if _is_dask_frame(data):
         import pandas as pd
 
@@ -128,9 +141,11 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
             raise ValueError(f"data has {len(data.columns)} features but the model was trained "
                              f"on {booster.n_features}")
         if len(tail) > 1:
-            raise ValueError("pred_contribs of a model with several outputs is 3-D [n, K, F+1]: "
-                             "pass a dask array (ddf.to_dask_array(lengths=True)) or a "
-                             "DaskDataset instead of a DataFrame")
+            what = ("pred_interactions are 3-D [n, F+1, F+1] (4-D with several outputs)"
+                    if pred_interactions else
+                    "pred_contribs of a model with several outputs is 3-D [n, K, F+1]")
+            raise ValueError(f"{what}: pass a dask array (ddf.to_dask_array(lengths=True)) or "
+                             "a DaskDataset instead of a DataFrame")
         names = ([str(c) for c in data.columns] + ["bias"] if pred_contribs
                  else [str(j) for j in range(cols or 0)])
 
