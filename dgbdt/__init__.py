@@ -12,6 +12,7 @@ import logging
 
 from .booster import Booster, load_model
 from .cv import cv
+from .data.batches import BatchDataset
 from .data.dataset import Dataset
 from .params import ParameterError
 from .train import train
@@ -34,6 +35,6 @@ logging.getLogger("dgbdt").addHandler(logging.NullHandler())
 
 __version__ = "0.7.0"
 
-__all__ = ["Booster", "Dataset", "GBDTClassifier", "GBDTRegressor", "ModelFormatError",
+__all__ = ["BatchDataset", "Booster", "Dataset", "GBDTClassifier", "GBDTRegressor", "ModelFormatError",
            "ParameterError", "cv", "load_model", "plot_importance", "plot_metric", "plot_tree",
            "train", "__version__"]

@@ -116,7 +116,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     if prior is not None and prior.n_features != dtrain.num_col:
         raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
                          f"{dtrain.num_col}")
-    p["device"] = resolve_device(p["device"], dtrain.data)
+    p["device"] = resolve_device(p["device"], dtrain.device_hint())
     backend = get_backend(p["device"])
     p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
                                                  dtrain.feature_names)

@@ -6,7 +6,8 @@ Mapped: DMatrix / QuantileDMatrix (a dgbdt Dataset; ``ref=`` is accepted: dgbdt 
 with the training set's cuts anyway), train (params, evals, early stopping, evals_result,
 verbose_eval, xgb_model, callbacks), Booster and load_model (dgbdt's Booster: predict,
 save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier /
-XGBRegressor (dgbdt's estimators), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
+XGBRegressor (dgbdt's estimators), DataIter with DMatrix / QuantileDMatrix /
+ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
 error says so): ``feval=`` (use custom_metric=), custom metrics on Dask, ranking (group / qid),
@@ -20,6 +21,7 @@ import numpy as np
 
 from .. import callback  # noqa: F401  (xgb.callback.EarlyStopping, ...)
 from ..booster import load_model as _load_model
+from ..data.batches import BatchDataset
 from ..data.dataset import Dataset
 from ..cv import cv as _cv
 from ..train import train as _train
@@ -28,8 +30,52 @@ from ._common import Booster, _compat, _unsupported, refuse_unsupported, xgb_par
 __version__ = "3.2.0+dgbdt"
 
 
+class DataIter:
+    """XGBoost's DataIter: subclass it with ``next(input_data)``, which calls
+    ``input_data(data=X, label=y, weight=..., base_margin=...)`` with the next batch and
+    returns True (False when there is none left), and ``reset()``. ``DMatrix(it)``,
+    ``QuantileDMatrix(it)`` and ``ExtMemQuantileDMatrix(it)`` read it as a dgbdt BatchDataset:
+    the batches are read three times (labels, sketch, pages) and only bit-packed pages are
+    kept, one batch in memory at a time (host batches; such a matrix trains, and is evaluated
+    as the training set, but is not predicted on)."""
+
+    def __init__(self, cache_prefix=None, release_data: bool = True, **kwargs):
+        self.cache_prefix = cache_prefix
+
+    def next(self, input_data) -> bool:
+        raise NotImplementedError("a DataIter subclass defines next(input_data)")
+
+    def reset(self) -> None:
+        raise NotImplementedError("a DataIter subclass defines reset()")
+
+
+def _iter_batches(it: DataIter):
+    """The BatchDataset batches function of a DataIter: reset, then next until it says no."""
+    def batches():
+        it.reset()
+        got: list = []
+
+        def input_data(data, label=None, weight=None, base_margin=None, feature_names=None,
+                       feature_types=None, group=None, qid=None, label_lower_bound=None,
+                       label_upper_bound=None, feature_weights=None, **kwargs):
+            refuse_unsupported(group=group, qid=qid, label_lower_bound=label_lower_bound,
+                               label_upper_bound=label_upper_bound,
+                               feature_weights=feature_weights, feature_types=feature_types)
+            got.append(Dataset(data, label=label, weight=weight, base_margin=base_margin,
+                               feature_names=feature_names))
+
+        while True:
+            more = it.next(input_data)
+            yield from got
+            got.clear()
+            if not more:
+                return
+    return batches
+
+
 class DMatrix:
-    """XGBoost's DMatrix: data with labels, weights and base margins (a dgbdt Dataset)."""
+    """XGBoost's DMatrix: data with labels, weights and base margins (a dgbdt Dataset); a
+    DataIter as data gives a BatchDataset (see DataIter)."""
 
     def __init__(self, data, label=None, *, weight=None, base_margin=None, missing=None,
                  silent=False, feature_names=None, feature_types=None, nthread=None,
@@ -41,7 +87,12 @@ class DMatrix:
                            feature_weights=feature_weights,
                            enable_categorical=enable_categorical, feature_types=feature_types)
         self._kw = kwargs
-        if isinstance(data, str) and "?" not in data and data.endswith((".buffer", ".dgbdt")):
+        if isinstance(data, DataIter):
+            if label is not None or weight is not None or base_margin is not None:
+                raise ValueError("with a DataIter, labels, weights and base margins come with "
+                                 "each batch (input_data(data=..., label=...))")
+            self.dataset = BatchDataset(_iter_batches(data), feature_names=feature_names)
+        elif isinstance(data, str) and "?" not in data and data.endswith((".buffer", ".dgbdt")):
             self.dataset = Dataset.load_binary(data)      # saved by save_binary
         else:
             self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
@@ -113,6 +164,17 @@ class QuantileDMatrix(DMatrix):
         self.max_bin = max_bin
 
 
+class ExtMemQuantileDMatrix(QuantileDMatrix):
+    """XGBoost's external-memory QuantileDMatrix: a DataIter's batches as bit-packed pages
+    (dgbdt.BatchDataset; the pages stay in memory, or spill within device_memory_budget)."""
+
+    def __init__(self, data, *, max_bin=None, ref=None, **kwargs):
+        if not isinstance(data, DataIter):
+            raise TypeError("ExtMemQuantileDMatrix reads a DataIter; use QuantileDMatrix for "
+                            "arrays and frames")
+        super().__init__(data, max_bin=max_bin, ref=ref, **kwargs)
+
+
 def _dataset(d):
     return d.dataset if isinstance(d, DMatrix) else d
 
@@ -154,9 +216,10 @@ def __getattr__(name):
     if name == "dask":
         from . import xgboost_dask
         return xgboost_dask
-    if name in ("XGBRanker", "XGBRFClassifier", "XGBRFRegressor", "DataIter"):
-        _unsupported(name, "dgbdt has no ranking, random forests or data iterators yet")
+    if name in ("XGBRanker", "XGBRFClassifier", "XGBRFRegressor"):
+        _unsupported(name, "dgbdt has no ranking or random forests yet")
     raise AttributeError(f"module 'dgbdt.compat.xgboost' has no attribute {name!r}")
 
 
-__all__ = ["Booster", "DMatrix", "QuantileDMatrix", "callback", "cv", "load_model", "train"]
+__all__ = ["Booster", "DMatrix", "DataIter", "ExtMemQuantileDMatrix", "QuantileDMatrix",
+           "callback", "cv", "load_model", "train"]

@@ -95,6 +95,11 @@ class Dataset:
         self._cuts: dict[int, Cuts] = {}
         self._pages: dict[tuple, list[Page]] = {}
 
+    def device_hint(self):
+        """An array of the rows' kind, for the training's device (dgbdt.backend.
+        resolve_device)."""
+        return self.data
+
     @property
     def on_device(self) -> bool:
         """Whether the data lives on a GPU (cupy / cuDF input)."""
