@@ -147,7 +147,8 @@ def fingerprint(p: dict, num_boost_round: int, early_stopping_rounds, maximize, 
     """What must match for a checkpoint to resume a training: a JSON-safe dict. ``p``: the
     normalized parameters; ``evals``: (name, rows) per eval set; ``metrics``: their names."""
     fp = {
-        "params": {k: v for k, v in p.items() if k not in _NOT_MODEL},
+        "params": {k: (_metric_names(v) if k == "eval_metric" else v)
+                   for k, v in p.items() if k not in _NOT_MODEL},
         "num_boost_round": int(num_boost_round),
         "early_stopping_rounds": early_stopping_rounds,
         "maximize": maximize,
@@ -164,6 +165,13 @@ def fingerprint(p: dict, num_boost_round: int, early_stopping_rounds, maximize, 
             "sha256": hashlib.sha256(prior.save_raw().encode()).hexdigest()},
     }
     return json.loads(json.dumps(fp))      # as it reads back: tuples are lists
+
+
+def _metric_names(metrics):
+    """eval_metric as names (custom Metric instances by name and class)."""
+    if not metrics:
+        return metrics
+    return [m if isinstance(m, str) else f"{m.name} ({type(m).__qualname__})" for m in metrics]
 
 
 def _flat(d, prefix="") -> dict:

@@ -268,6 +268,35 @@ METRICS: tuple[str, ...] = tuple(_REGISTRY)
 PARAMETRIC = ("error", "tweedie-nloglik")
 
 
+def with_custom(eval_metric, default: str, custom, maximize) -> list:
+    """The metrics a training scores when ``custom`` (custom_metric=) is a Metric instance or
+    a list of them: the configured ones (or the objective's ``default``), then these. Custom
+    Metrics summarize per partition and merge like the built-in ones, so they are exact on
+    Dask too and early stopping watches the last (larger is better if its
+    ``higher_is_better``; ``maximize``, if given, must agree)."""
+    customs = list(custom) if isinstance(custom, (list, tuple)) else [custom]
+    for m in customs:
+        if not isinstance(m, Metric):
+            raise TypeError(f"custom_metric: a list holds dgbdt.metric.Metric instances; got "
+                            f"{type(m).__name__}")
+        if not isinstance(m.name, str) or not m.name:
+            raise ValueError(f"custom_metric: {type(m).__name__} needs a name (a class "
+                             "attribute name = '...')")
+    last = customs[-1]
+    if maximize is not None and bool(maximize) != bool(last.higher_is_better):
+        raise ValueError(f"maximize={maximize!r} but {last.name!r} says higher_is_better="
+                         f"{last.higher_is_better}: set the Metric's higher_is_better (or "
+                         "leave maximize out)")
+    return list(eval_metric or [default]) + customs
+
+
+def is_metric_custom(custom) -> bool:
+    """Whether custom_metric is Metric instances (scored as built-in metrics are) rather than
+    XGBoost's function of all the predictions."""
+    return isinstance(custom, Metric) or (isinstance(custom, (list, tuple)) and bool(custom)
+                                          and all(isinstance(m, Metric) for m in custom))
+
+
 def get_metric(name, params: dict | None = None) -> Metric:
     """The metric called ``name`` (one of ``METRICS``, or ``error@t`` / ``tweedie-nloglik@r``);
     ``params``: the training parameters a metric reads (huber_slope for mphe). A Metric is

@@ -19,6 +19,7 @@ from .backend import array_module
 from .booster import Booster, load_model
 from .data.dataset import Dataset
 from .data.labels import decode, distinct, encode, host_values, label_values
+from .metric import is_metric_custom
 from .train import train
 
 try:  # scikit-learn's base classes when it is installed (for clone, cross_val_score, tags)
@@ -104,7 +105,8 @@ class _GBDTModel(_Base):
             if n in _NOT_PARAMS:
                 continue
             v = getattr(self, n)
-            if v is not None and not callable(v):    # callables: obj= / custom_metric=
+            # callables and Metric instances: obj= / custom_metric=
+            if v is not None and not callable(v) and not is_metric_custom(v):
                 out[_RENAMED.get(n, n)] = v
         out.update(self.kwargs)
         return out
@@ -335,11 +337,15 @@ def _callables(objective, eval_metric):
     """XGBoost's scikit-learn callables as train's: ``objective(y_true, y_pred) -> (grad,
     hess)`` (raw margins in) and ``eval_metric(y_true, y_pred) -> float`` (predictions in,
     scikit-learn's metric interface; named after the function, maximized when the name says
-    so, e.g. accuracy or auc); returns (obj, custom_metric, maximize)."""
+    so, e.g. accuracy or auc); returns (obj, custom_metric, maximize). A dgbdt.metric.Metric
+    instance (or a list of them) is passed on as it is: scored as the built-in metrics are,
+    exact on Dask too."""
     obj = metric = maximize = None
     if callable(objective):
         obj = (lambda preds, d: objective(to_host(d.get_label()), preds))
-    if callable(eval_metric):
+    if is_metric_custom(eval_metric):
+        metric = eval_metric
+    elif callable(eval_metric):
         name = getattr(eval_metric, "__name__", "custom")
         metric = (lambda preds, d: (name, float(eval_metric(to_host(d.get_label()),
                                                             to_host(preds)))))

@@ -22,7 +22,7 @@ from .checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerpr
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
 from .evaluation import DatasetEval, SeamEval
-from .metric import get_metric
+from .metric import get_metric, is_metric_custom, with_custom
 from .objective import get_objective
 from .params import normalize_params
 from .progress import Progress, replay, resume_callbacks
@@ -73,7 +73,8 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     custom_metric: ``custom_metric(preds, dataset) -> (name, value)`` (or a list of pairs),
     scored on every eval set after the built-in metrics, on the objective's predictions (raw
     margins with a custom ``obj``); early stopping then watches it, larger being better with
-    ``maximize=True``.
+    ``maximize=True``. Or a dgbdt.metric.Metric instance (or a list): a row loss or a
+    summary / merge / value, scored like the built-in metrics (so also on Dask, exactly).
     checkpoint_dir: a directory for this training's checkpoint, rewritten every
     ``checkpoint_interval`` rounds and at the end (dgbdt.checkpoint). When it holds one of
     this training (the same parameters, data, eval sets, num_boost_round), training resumes
@@ -140,6 +141,10 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
                          "to quantiles of their rows' residuals, not built for the GPU yet): "
                          "pass device='cpu' (numpy data)")
     K = objective.n_outputs(num_class)
+    if is_metric_custom(custom_metric):     # Metric instances: scored as the built-in ones
+        p["eval_metric"] = with_custom(p["eval_metric"], objective.default_metric,
+                                       custom_metric, maximize)
+        custom_metric = maximize = None
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     bar = open_bar(progress_bar, p["verbosity"], int(num_boost_round))
     previous_threads = _set_threads(p["nthread"])

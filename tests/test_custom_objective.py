@@ -163,5 +163,5 @@ def test_estimators_take_callables_as_xgboost_does(client2):
     assert est.get_booster().save_raw() == ref.get_booster().save_raw()
     est = DaskGBDTRegressor(n_estimators=5, eval_metric=accuracy)
     est.client = client2
-    with pytest.raises(NotImplementedError, match="callable eval_metric is not supported on Dask"):
+    with pytest.raises(NotImplementedError, match="a function as eval_metric is not supported on Dask"):
         est.fit(da.from_array(X, chunks=(700, 5)), da.from_array(y, chunks=700))

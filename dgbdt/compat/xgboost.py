@@ -10,7 +10,7 @@ XGBRegressor (dgbdt's estimators), DataIter with DMatrix / QuantileDMatrix /
 ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
-error says so): ``feval=`` (use custom_metric=), custom metrics on Dask, ranking (group / qid),
+error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, ranking (group / qid),
 categorical data, a missing value other than NaN, label bounds (survival), feature weights,
 XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input and
 ``"file?format=libsvm|csv"`` paths are read (densified: dgbdt.data.input.densify).

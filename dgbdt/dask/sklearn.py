@@ -27,6 +27,7 @@ import numpy as np
 
 from ..data.device_input import is_cudf
 from ..data.labels import distinct, encode, host_values, label_values
+from ..metric import is_metric_custom
 from ..sklearn import (_accuracy, _booster_of, _callables, _ClassifierBase, _GBDTModel,
                        _labels_from_prediction, _proba_columns, _r2_score, _RegressorMixin,
                        _regression_params)
@@ -149,14 +150,17 @@ class _DaskGBDTModel(_GBDTModel):
                 evals.append((DaskDataset(client, ex, self._encode(_label_column(ey)), w, m),
                               name))
         obj, metric, _ = _callables(self.objective, self.eval_metric)
-        if metric is not None:
-            raise NotImplementedError("a callable eval_metric is not supported on Dask yet; "
-                                      "use dgbdt's metrics (e.g. eval_metric='auc')")
+        if metric is not None and not is_metric_custom(metric):
+            raise NotImplementedError(
+                "a function as eval_metric is not supported on Dask (it would need every "
+                "prediction in one place): use dgbdt's metrics (e.g. eval_metric='auc') or a "
+                "dgbdt.metric.Metric instance (a row loss or a mergeable summary, exact "
+                "across workers)")
         out = _dask_train(client, params, dtrain, self.n_estimators, evals=evals,
                           early_stopping_rounds=self.early_stopping_rounds,
                           verbose_eval=verbose, xgb_model=_booster_of(xgb_model), obj=obj,
                           checkpoint_dir=self.checkpoint_dir,
-                          checkpoint_interval=self.checkpoint_interval)
+                          checkpoint_interval=self.checkpoint_interval, custom_metric=metric)
         self._Booster = out["booster"]
         self.evals_result_ = out["history"]
         self._set_fit_features(dtrain.num_col,

@@ -31,7 +31,7 @@ from ..checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerp
 from ..custom import CustomObjective, objective_on
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
-from ..metric import get_metric
+from ..metric import get_metric, is_metric_custom, with_custom
 from ..objective import get_objective
 from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
@@ -199,7 +199,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
           verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto",
           collective_timeout: float = 300.0, xgb_model=None, obj=None, max_restarts: int = 3,
           recovery_timeout: float = 300.0, checkpoint_dir=None,
-          checkpoint_interval: int = DEFAULT_INTERVAL, progress_bar: bool | None = None) -> dict:
+          checkpoint_interval: int = DEFAULT_INTERVAL, progress_bar: bool | None = None,
+          custom_metric=None, maximize: bool | None = None) -> dict:
     """Train on a DaskDataset; returns {"booster": Booster, "history": {name: {metric: [...]}}}.
 
     Same parameters and semantics as dgbdt.train (and xgboost.dask.train). ``fan_in``: inputs
@@ -222,7 +223,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     partition's rows from the model's margins). ``callbacks``: as dgbdt.train's; they run
     where the boosting loop runs: here in graph mode, inside the training on the workers in the
     task and collective modes (see dgbdt.callback). ``obj``: a custom objective
-    (dgbdt.custom), run on each worker over the rows it holds.
+    (dgbdt.custom), run on each worker over the rows it holds. ``custom_metric``: a
+    dgbdt.metric.Metric instance (or a list): its summary is computed where each partition's
+    rows are and merged as the built-in metrics' are, so its value is exact for any
+    partitioning (a function of all the predictions, XGBoost's form, is refused: it would
+    need every prediction in one place); early stopping watches the last one.
 
     A worker lost during the training costs a restart, not the training
     (dgbdt.dask.recovery): the lost partitions are recomputed from lineage and the training
@@ -316,6 +321,17 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                              "CPU clusters) or 'task', not in graph mode yet: its leaves' exact "
                              "quantiles take 8 exchanges a tree")
     num_class = p["num_class"]
+    if custom_metric is not None:
+        if not is_metric_custom(custom_metric):
+            raise NotImplementedError(
+                "custom_metric on Dask takes dgbdt.metric.Metric instances (a row loss, or a "
+                "summary per partition with its merge and value: exact across workers); a "
+                "function of all the predictions would need them in one place. Subclass "
+                "Metric (e.g. define name and _row_loss(xp, y, p)), or train in-process")
+        p["eval_metric"] = with_custom(p["eval_metric"], objective.default_metric,
+                                       custom_metric, maximize)
+    elif maximize is not None:
+        raise ValueError("maximize goes with custom_metric (the built-in metrics know it)")
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     if obj is not None:
         if not callable(obj):
