@@ -95,6 +95,16 @@ def _runs(summary) -> RocRuns:
     return RocRuns.of(*summary.arrays()) if isinstance(summary, SortedScores) else summary
 
 
+def _area_and_totals(summary) -> tuple:
+    """(twice the ROC area, P, N) of one column's summary: one kernel for sorted parts
+    within their exact range, else from the merged runs."""
+    if isinstance(summary, SortedScores) and summary.exact():
+        return summary.stats()
+    runs = _runs(summary)
+    pos, neg = runs.totals()
+    return runs.twice_area(pos + neg), pos, neg
+
+
 def _fixed_weights(xp, w, n, scale):
     if w is None:
         return xp.ones(n, dtype=np.int64)
@@ -167,17 +177,11 @@ class AUC(Metric):
         if s is None:
             raise ValueError("auc: no rows to evaluate")
         if len(s) == 1:
-            if isinstance(s[0], SortedScores) and s[0].exact():
-                area2, pos, neg = s[0].stats()
-            else:
-                runs = _runs(s[0])
-                pos, neg = runs.totals()
+            area2, pos, neg = _area_and_totals(s[0])
             if not (pos > 0 and neg > 0):
                 raise ValueError(
                     "auc needs both classes: the labels (with positive weight) contain only "
                     + ("negatives" if not pos > 0 else "positives"))
-            if not isinstance(s[0], SortedScores) or not s[0].exact():
-                area2 = runs.twice_area(pos + neg)
             return area2 / (2.0 * float(pos) * float(neg))
         totals = [r.totals() for r in s]
         present = [k for k, (pos, neg) in enumerate(totals) if pos > 0]

@@ -27,11 +27,12 @@ from __future__ import annotations
 import numpy as np
 
 from .fixedpoint import _module
+from .kernels.gpu_metric import AUC_MAX_PARTS, auc_twice_area
 
 __all__ = ["SortedScores"]
 
 #: parts kept side by side (the device kernel's limit); a sum of more is sorted into one
-MAX_PARTS = 4
+MAX_PARTS = AUC_MAX_PARTS
 _EXACT_ROWS = 1 << 31
 
 
@@ -60,10 +61,15 @@ class SortedScores:
         cat = [xp.concatenate([a, b]) for a, b in ((self.score, other.score),
                                                   (self.pos, other.pos),
                                                   (self.neg, other.neg))]
-        bounds = self.bounds + [self.n_rows + b for b in other.bounds[1:]]
+        return SortedScores._within_limit(
+            *cat, self.bounds + [self.n_rows + b for b in other.bounds[1:]])
+
+    @classmethod
+    def _within_limit(cls, score, pos, neg, bounds) -> "SortedScores":
+        """These parts, or, beyond MAX_PARTS of them, their rows sorted into one."""
         if len(bounds) - 1 > MAX_PARTS:
-            return SortedScores.of(*cat)
-        return SortedScores(*cat, bounds)
+            return cls.of(score, pos, neg)
+        return cls(score, pos, neg, bounds)
 
     def arrays(self) -> tuple:
         """All rows' (score, pos, neg) (for RocRuns.of)."""
@@ -81,7 +87,6 @@ class SortedScores:
         cneg = xp.zeros(self.n_rows + 1, dtype=np.int64)
         xp.cumsum(self.neg, out=cneg[1:])
         if xp is not np:     # one kernel: the loop below, on the device
-            from .kernels.gpu_metric import auc_twice_area
             area, pos = auc_twice_area(self.score, self.pos, cneg, self.bounds)
             neg = int(cneg[-1].get())
             return area, pos, neg
@@ -107,10 +112,7 @@ class SortedScores:
         xp = _module(rows)
         bounds = [0] + [int(c) for c in np.cumsum(np.asarray(counts, dtype=np.int64))]
         score, pos, neg = (xp.ascontiguousarray(rows[:, k]) for k in range(3))
-        out = cls(score.view(np.float64), pos, neg, bounds)
-        if len(bounds) - 1 > MAX_PARTS:
-            out = SortedScores.of(*out.arrays())
-        return out
+        return cls._within_limit(score.view(np.float64), pos, neg, bounds)
 
     def __reduce__(self):
         return (SortedScores, (self.score, self.pos, self.neg, self.bounds))
