@@ -6,8 +6,8 @@ global scale, ``auc_weight_scale``; unit weights are counts). Merging concatenat
 adds weights at equal scores, exactly. From the merged runs, with ``N_<j`` the negative weight
 below score ``j``, ``2 area = sum_j pos_j (2 N_<j + neg_j)`` (a pair counts 1 when the positive
 scores higher, 1/2 on a tie), summed exactly; ``auc = area / (P N)``. XGBoost's distributed
-AUC averages per-worker values; this one is the AUC of all rows. Unweighted binary auc on a
-GPU summarizes as dgbdt.sorted_scores.SortedScores instead (the same integers, no merging).
+AUC averages per-worker values; this one is the AUC of all rows. Unweighted binary auc
+summarizes as dgbdt.sorted_scores.SortedScores instead (the same integers, no merging).
 """
 from __future__ import annotations
 
@@ -133,8 +133,8 @@ class AUC(Metric):
         p = xp.asarray(pred, dtype=np.float64)
         multi = p.ndim == 2 and p.shape[1] > 1
         p = p if multi else _vector_pred(p)
-        if not multi and xp is not np and w is None and weight_scale is None:
-            # unit weights on a GPU: sorted rows, never merged (dgbdt.sorted_scores)
+        if not multi and w is None and weight_scale is None:
+            # unit weights: sorted rows, never merged (dgbdt.sorted_scores)
             return [SortedScores.of(p, *self._unit_labels(xp, y, p.shape[0]))]
         y = _labels(xp, y, p.shape[0])
         n = y.shape[0]

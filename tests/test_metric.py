@@ -165,13 +165,20 @@ def test_merged_summaries_are_the_same_bits_for_any_partitioning(weighted):
 
 
 def test_auc_summary_is_the_distinct_scores():
-    """auc's summary holds one entry per distinct score, not per row."""
+    """Weighted auc's summary holds one entry per distinct score, not per row; unit weights
+    summarize as sorted rows (SortedScores) with the same value."""
     y = np.array([0, 1, 1, 0, 1, 0], dtype=float)
     p = np.array([0.2, 0.2, 0.7, 0.7, 0.7, 0.1])
-    (runs,) = get_metric("auc").summary(y, p)
+    metric = get_metric("auc")
+    (runs,) = metric.summary(y, p, np.full(6, 0.5))
+    unit = runs.pos[1]
     np.testing.assert_array_equal(runs.score, [0.1, 0.2, 0.7])
-    np.testing.assert_array_equal(runs.pos, [0, 1, 2])
-    np.testing.assert_array_equal(runs.neg, [1, 1, 1])
+    np.testing.assert_array_equal(runs.pos, np.array([0, 1, 2]) * unit)
+    np.testing.assert_array_equal(runs.neg, np.array([1, 1, 1]) * unit)
+    (rows,) = metric.summary(y, p)
+    assert type(rows).__name__ == "SortedScores"
+    np.testing.assert_array_equal(rows.score, np.sort(p))
+    assert metric.value([rows]) == metric.value([runs]) == skm.roc_auc_score(y, p)
 
 
 _MORE = ("rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik", "gamma-deviance",

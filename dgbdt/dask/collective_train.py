@@ -146,7 +146,7 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
     out = []
     for m, s in zip(metrics, local):
         if isinstance(m, AUC) and _sorted(comm, rows, margin):
-            # unit-weight binary auc on GPUs: every rank's sorted rows, known counts
+            # unit-weight binary auc: every rank's sorted rows, known counts
             mine = s[0].rows() if s is not None else comm.xp.zeros((0, 3), dtype=np.int64)
             out.append(float(comm.gather_apply(mine, functools.partial(_sorted_value, m),
                                                counts=rows.rank_counts)[0]))
@@ -162,8 +162,8 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
 
 def _sorted(comm, rows: EvalRows, margin) -> bool:
     """Whether every rank's auc summary is a SortedScores (AUC.summary's rule: binary, unit
-    weights on every rank, device arrays), decided from what all ranks share."""
-    return (comm.xp is not np and rows.scale is None and margin.shape[1] == 1
+    weights on every rank), decided from what all ranks share."""
+    return (rows.scale is None and margin.shape[1] == 1
             and getattr(rows, "rank_counts", None) is not None)
 
 

@@ -86,9 +86,12 @@ class CpuBackend:
 
     def predict_raw(self, X, cat, ptrs, classes, out, leaves) -> None:
         want = leaves is not None
+        if "depth" not in cat:      # cat is kept with the trees (dgbdt.booster._concatenated)
+            cat["depth"] = cpu_tree.tree_depths(cat["left"], cat["right"], ptrs)
+            cat["leaf_value"] = cat["threshold"].astype(np.float64)
         cpu_tree.predict_raw(
             X, cat["left"], cat["right"], cat["feature"], cat["threshold"], cat["default_left"],
-            cat["threshold"].astype(np.float64), ptrs, classes, out,
+            cat["leaf_value"], ptrs, classes, cat["depth"], out,
             leaves if want else np.zeros((1, 1), dtype=np.int32), want)
 
 
