@@ -15,7 +15,10 @@ Each library runs on fresh workers (a new LocalCUDACluster / LocalCluster): a **
 **warm** fit on the same workers. ``--cold`` also gives each cluster empty kernel caches
 (NUMBA_CACHE_DIR, CUPY_CACHE_DIR), as on a fresh install. One JSON line per (library, fit)
 with the fit and end-to-end seconds, rounds trained, the evaluation share (dgbdt: the boosting
-loop's "evaluation" stage over the fit) and the AUC; a last line with dgbdt / xgboost ratios.
+loop's "evaluation" stage over the fit) and the AUC; then a third fit on the warm workers
+without the eval set, as many rounds as the warm fit trained: ``evaluation_cost_share`` =
+1 - its time / the warm fit's, what the eval set costs (also where evaluation overlaps the
+training, which a stage timer cannot see); a last line with dgbdt / xgboost ratios.
 """
 from __future__ import annotations
 
@@ -79,9 +82,12 @@ def frames(path: str, gpu: bool):
     return train[features], train["label"], valid[features], valid["label"]
 
 
-def estimator(lib: str, a, gpu: bool):
-    common = dict(n_estimators=a.rounds, max_depth=a.depth, learning_rate=a.eta, max_bin=256,
-                  eval_metric="auc", early_stopping_rounds=a.early_stopping)
+def estimator(lib: str, a, gpu: bool, rounds: int | None = None):
+    """The classifier; with ``rounds`` one without evaluation that trains that many rounds."""
+    common = dict(n_estimators=rounds or a.rounds, max_depth=a.depth, learning_rate=a.eta,
+                  max_bin=256)
+    if rounds is None:
+        common.update(eval_metric="auc", early_stopping_rounds=a.early_stopping)
     if lib == "dgbdt":
         from dgbdt.dask import DaskGBDTClassifier
         return DaskGBDTClassifier(**common)
@@ -95,14 +101,19 @@ def host(a) -> np.ndarray:
     return a.get() if hasattr(a, "__cuda_array_interface__") else np.asarray(a)
 
 
-def one_fit(client, lib: str, a, gpu: bool, path: str) -> dict:
+def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None) -> dict:
+    """One fit with the eval set and early stopping; with ``rounds``, that many rounds
+    without an eval set (what the evaluation costs is the difference)."""
     from sklearn.metrics import roc_auc_score
     t0 = time.perf_counter()
     X, y, Xv, yv = frames(path, gpu)
-    est = estimator(lib, a, gpu)
+    est = estimator(lib, a, gpu, rounds)
     est.client = client
     t1 = time.perf_counter()
-    est.fit(X, y, eval_set=[(Xv, yv)], verbose=False)
+    if rounds is None:
+        est.fit(X, y, eval_set=[(Xv, yv)], verbose=False)
+    else:
+        est.fit(X, y)
     fit = time.perf_counter() - t1
     proba = client.compute(est.predict_proba(Xv)).result()
     labels = client.compute(yv).result()
@@ -110,7 +121,7 @@ def one_fit(client, lib: str, a, gpu: bool, path: str) -> dict:
     total = time.perf_counter() - t0
     booster = est.get_booster()
     out = {"fit_s": round(fit, 3), "end_to_end_s": round(total, 3), "auc": round(auc, 6),
-           "best_iteration": est.best_iteration}
+           "best_iteration": getattr(est, "best_iteration", None) if rounds is None else None}
     if lib == "dgbdt":
         timings = booster.timings
         out["rounds"] = booster.num_boosted_rounds()
@@ -159,8 +170,14 @@ def main() -> None:
         for lib in a.libs.split(","):
             with start_cluster(gpu, a.workers, a.cold) as cluster, Client(cluster) as client:
                 client.wait_for_workers(a.workers)
-                for leg in ("first", "warm"):
-                    r = one_fit(client, lib, a, gpu, path)
+                for leg in ("first", "warm", "warm_no_eval"):
+                    rounds = results[(lib, "warm")]["rounds"] if leg == "warm_no_eval" else None
+                    r = one_fit(client, lib, a, gpu, path, rounds)
+                    if rounds is not None:
+                        # what the eval set costs this library: the warm fit beside the same
+                        # rounds without one (a stage timer misses evaluation that overlaps)
+                        r["evaluation_cost_share"] = round(
+                            1 - r["fit_s"] / results[(lib, "warm")]["fit_s"], 4)
                     results[(lib, leg)] = r
                     emit_line({**common, "lib": lib, "fit": leg, **r}, a.out)
         if ("dgbdt", "first") in results and ("xgboost", "first") in results:
@@ -174,6 +191,9 @@ def main() -> None:
                          for leg in ("first", "warm")}
             emit_line({**common, "lib": "ratio dgbdt/xgboost", **ratio,
                        "fit_per_round_ratio": per_round,
+                       "evaluation_cost_share": {
+                           lib: results[(lib, "warm_no_eval")]["evaluation_cost_share"]
+                           for lib in ("dgbdt", "xgboost")},
                        "auc_diff": round(results[("dgbdt", "warm")]["auc"]
                                          - results[("xgboost", "warm")]["auc"], 6)}, a.out)
     finally:
