@@ -94,6 +94,23 @@ class LocalSeam:
         return device_grower.DeviceGrowth(k, self._tables[1], spec.max_depth, spec.p,
                                           scale_g, scale_h, be, columns=spec.columns(k, epoch))
 
+    #: while set, device-grown trees come back as PendingTrees (the host does not wait for
+    #: them); the boosting loop sets it when it defers a round's scores (``defers_scores``)
+    lazy_trees = False
+
+    @property
+    def defers_scores(self) -> bool:
+        """Whether the boosting loop should score round r after enqueueing round r + 1's
+        tree: on a GPU the evaluation's host work (the new tree's traversal of the eval rows,
+        the metrics' kernels) then overlaps that tree's device time instead of the device
+        idling while the host works. Host shards compute on the host: nothing to overlap."""
+        return self.shards[0].be.name == "cuda"
+
+    def settle_later(self):
+        """What ``settle`` would wait for now, as a callable to run before the host reads a
+        PendingTree (None: nothing to watch in-process)."""
+        return None
+
     def _visit(self):
         return self.shards if self.stream is None else self.stream.visit(self.shards)
 
@@ -119,10 +136,11 @@ class LocalSeam:
         for k in range(K):
             sg, sh = scale_for(max_g[k], self.n_rows), scale_for(max_h[k], self.n_rows)
             if graphs is not None:
-                trees.append(graphs.grow(spec, k, sg, sh, epoch, timers))
+                trees.append(graphs.grow(spec, k, sg, sh, epoch, timers, self.lazy_trees))
             else:
                 trees.append(grow_tree(self, self.start_tree(spec, k, sg, sh, epoch), timers,
-                                       getattr(objective, "leaf_alpha", None)))
+                                       getattr(objective, "leaf_alpha", None),
+                                       self.lazy_trees))
         return trees
 
     #: whether trees may be replayed as CUDA graphs here (dgbdt.tree.tree_graph); seams whose

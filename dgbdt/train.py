@@ -9,6 +9,7 @@ the new trees only. Metrics are computed on the eval sets after every round.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Sequence
 
@@ -30,6 +31,7 @@ from .progressbar import open_bar, showing
 from .sampling import Sampling
 from .seam import LocalSeam
 from .shard import Shard
+from .tree.device_grower import PendingTree
 from .tree.spec import GrowthSpec
 from .tree.spec import max_nodes as tree_max_nodes
 from .tree.split import SplitParams
@@ -325,14 +327,23 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         if resumed:
             resume_callbacks(callbacks, booster, history, prior_rounds + start)
         progress.record(start, booster, history, callbacks, spec.p.eta, progress.finished)
-    ahead = bool(getattr(seam, "runs_ahead", False)) and not callbacks
+    # a GPU seam defers round r's scores until round r + 1's trees are enqueued: the
+    # evaluation's host work then overlaps that tree's device time (the seam's trees come
+    # back as PendingTrees meanwhile); with callbacks every round is scored before the next
+    defer = bool(sources) and not callbacks and bool(getattr(seam, "defers_scores", False))
+    ahead = (bool(getattr(seam, "runs_ahead", False)) or defer) and not callbacks
     pending: list = []       # rounds whose scores are submitted, not yet recorded
-    # running ahead, the client's wait for a round's scores overlaps the next round's work:
-    # it is timed as "scores_wait", not as the evaluation's cost
+    # running ahead, the wait for a round's scores overlaps the next round's work: it is
+    # timed as "scores_wait", not as the evaluation's cost (which bench_user_path measures
+    # as a fit with the eval set beside one without)
     eval_key = "scores_wait" if ahead else "evaluation"
+    if defer:
+        seam.lazy_trees = True
 
     def record(r, handles) -> bool:
         """Round r's scores into the history and the log; whether training stops there."""
+        if isinstance(handles, _Deferred):
+            handles = handles.result()
         scores = []
         for name, handle, extra in handles:
             pairs = [(m.name, v) for m, v in zip(metrics, handle.result())] + extra
@@ -368,16 +379,17 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             if stopped:
                 break
             continue
-        # the round's GPU work is queued, not done: wait for it here, so that "evaluation"
-        # times the evaluation and "device_wait" the kernels no host timer saw finish
-        t = time.perf_counter()
-        seam.drain()
-        timers["device_wait"] += time.perf_counter() - t
+        if not defer:
+            # the round's GPU work is queued, not done: wait for it here, so that "evaluation"
+            # times the evaluation and "device_wait" the kernels no host timer saw finish
+            t = time.perf_counter()
+            seam.drain()
+            timers["device_wait"] += time.perf_counter() - t
         t = time.perf_counter()
         new = list(range(len(booster.trees) - K, len(booster.trees)))
-        pending.append((r, [(name, _submit_scores(source, booster, new, objective, metrics),
-                             _custom_scores(source, custom_metric, objective))
-                            for source, name in sources]))
+        scores = functools.partial(_round_scores, sources, booster, new, objective, metrics,
+                                   custom_metric)
+        pending.append((r, _Deferred(scores) if defer else scores()))
         if not (ahead and len(pending) < 2 and r < rounds - 1):
             stopped = record(*pending.pop(0))
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
@@ -398,6 +410,9 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
     if pending:                              # ran ahead past the stop: not part of the model
         del booster.trees[-K * len(pending):], booster.tree_class[-K * len(pending):]
+    if defer:
+        seam.lazy_trees = False
+        _resolve(booster, range(len(booster.trees)))
     progress.record(len(booster.trees) // K - prior_rounds, booster, history, callbacks,
                     spec.p.eta, finished=True)
     if stopper is not None:    # counted from the model's first round (continued training)
@@ -408,6 +423,32 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     for cb in callbacks:
         booster = cb.after_training(booster)
     return booster
+
+
+def _resolve(booster, indices) -> None:
+    """The model's PendingTrees at ``indices`` replaced by their trees (a wait, if the device
+    has not finished them)."""
+    for i in indices:
+        t = booster.trees[i]
+        if isinstance(t, PendingTree):
+            booster.trees[i] = t.result()
+
+
+class _Deferred:
+    """A round's scores to be computed when asked for (``result()``: the handles)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def result(self):
+        return self.fn()
+
+
+def _round_scores(sources, booster, new, objective, metrics, custom_metric) -> list:
+    """(name, scores handle, custom pairs) of every source for the trees ``new``."""
+    _resolve(booster, new)
+    return [(name, _submit_scores(source, booster, new, objective, metrics),
+             _custom_scores(source, custom_metric, objective)) for source, name in sources]
 
 
 def _custom_scores(source, fn, objective) -> list:

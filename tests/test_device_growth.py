@@ -135,3 +135,71 @@ def test_host_growth_type_is_unchanged_for_cpu_auto(monkeypatch):
     assert isinstance(seam.start_tree(spec, 0, 1.0, 1.0), Growth)
     monkeypatch.setenv("DGBDT_GROWTH", "device")
     assert isinstance(seam.start_tree(spec, 0, 1.0, 1.0), device_grower.DeviceGrowth)
+
+
+@pytest.fixture
+def deferred(monkeypatch):
+    """The GPU loop on the CPU: the device grower on numpy, round r scored after round r + 1's
+    trees are enqueued (LocalSeam.defers_scores is True for CUDA shards only); records the
+    PendingTrees the seam handed out."""
+    made = []
+    real = device_grower.DeviceGrowth.pending_tree
+
+    def spy(self, settle=None):
+        made.append(real(self, settle))
+        return made[-1]
+    monkeypatch.setattr(device_grower.DeviceGrowth, "pending_tree", spy)
+    monkeypatch.setattr(seam_module.LocalSeam, "defers_scores", property(lambda self: True))
+    return made
+
+
+def test_deferred_scores_give_the_same_model_history_and_stop(monkeypatch, deferred):
+    """Scoring a round after the next round's trees (and dropping those when the round
+    before stops the training) changes nothing the user sees: the model's bytes, the eval
+    history, the best iteration; every PendingTree is resolved before the model returns."""
+    X, y, _ = make(n=3000, seed=3)
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(y.shape[0]) < 0.3, 1 - y, y)       # noise: the stop comes early
+    d = dgbdt.Dataset(X[:2000], label=y[:2000])
+    dv = dgbdt.Dataset(X[2000:], label=y[2000:])
+    params = {"objective": "binary:logistic", "max_depth": 5, "eta": 0.5,
+              "eval_metric": ["logloss", "auc"]}
+
+    def fit(growth):
+        monkeypatch.setenv("DGBDT_GROWTH", growth)
+        hist = {}
+        b = dgbdt.train(params, d, 80, evals=[(d, "train"), (dv, "valid")],
+                        early_stopping_rounds=3, evals_result=hist, verbose_eval=False)
+        return b, hist
+    ref, ref_hist = fit("host")
+    assert not deferred
+    b, hist = fit("device")
+    assert ref.best_iteration < 60                              # it stopped early
+    assert len(deferred) == b.num_boosted_rounds() + 1          # one ran ahead, dropped
+    assert all(t._tree is not None for t in deferred[:-1])
+    assert b.save_raw() == ref.save_raw()
+    assert hist == ref_hist
+    assert (b.best_iteration, b.best_score) == (ref.best_iteration, ref.best_score)
+    assert all(type(t).__name__ == "Tree" for t in b.trees)
+
+
+def test_deferred_scores_on_collective_ranks(monkeypatch, deferred):
+    """Every rank defers alike, so their collectives stay in the same order; an eval set
+    spread over the ranks and early stopping."""
+    X, y, w = make_ranks_data()
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random(y.shape[0]) < 0.3, 1 - y, y)
+    Xv, yv = X[:700] * 0.9, y[:700]
+    params = {"objective": "binary:logistic", "max_depth": 4, "eta": 0.6,
+              "eval_metric": ["logloss", "auc"]}
+    ref, ref_hist = reference(params, X, y, w, 40, Xv, yv, early_stopping_rounds=2)
+    assert ref.num_boosted_rounds() < 40
+    monkeypatch.setenv("DGBDT_GROWTH", "device")
+    results, errors = run_ranks(params, X, y, w, [[(0, 700), (700, 1000)], [(1000, 2400)]], 40,
+                                [[(0, 300)], [(300, 700)]], Xv, yv, early_stopping_rounds=2,
+                                as_shards=True)
+    assert errors == [None, None]
+    assert deferred
+    for booster, hist in results:
+        assert booster.save_raw() == ref.save_raw()
+        assert hist == ref_hist

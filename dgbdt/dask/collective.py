@@ -36,6 +36,7 @@ with the reason (as PyTorch's NCCL watchdog does).
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -140,6 +141,11 @@ class Communicator:
 
     def settle(self) -> None:
         """Wait (watched) for the collectives enqueued with wait=False."""
+
+    def settle_later(self):
+        """The collectives enqueued with wait=False so far, as a callable that settles them
+        (watched) when called; later ones are not its business. None: nothing to wait for."""
+        return None
 
     def allreduce_host(self, a: np.ndarray, op: str = "sum") -> np.ndarray:
         """The all-reduce of a small host array, returned on the host."""
@@ -304,6 +310,7 @@ class NcclComm(Communicator):
         # blocks (holding the GIL) until every rank has joined; callers meet first (a barrier)
         self._comm = nccl.NcclCommunicator(self.n_ranks, uid, self.rank)
         self._pending: list = []      # (began, ended, bytes, enqueued at) of queued all-reduces
+        self._later: list = []        # lists of them handed to settle_later, not yet settled
         self._device = cupy.cuda.runtime.getDevice()
         self._dog = Watchdog(f"rank {self.rank}", lambda: self._aborted() or self._overdue(),
                              self._comm.abort,
@@ -321,8 +328,8 @@ class NcclComm(Communicator):
 
     def _overdue(self):
         """Why the oldest queued all-reduce is late (None: none is, or none is queued)."""
-        pending = self._pending            # the rank's thread replaces the list; never mutates
-        for _, ended, _, at in pending[:1]:
+        # the rank's thread replaces these lists, never mutates them
+        for _, ended, _, at in [p[0] for p in [self._pending] + self._later if p]:
             if time.perf_counter() - at > self.timeout and not ended.done:
                 return (f"a queued all-reduce of rank {self.rank} was not answered within "
                         f"{self.timeout:g} s (collective_timeout); a worker may be stuck or gone")
@@ -354,11 +361,22 @@ class NcclComm(Communicator):
         if not self._pending:
             return
         pending, self._pending = self._pending, []
+        self._settle(pending)
+
+    def settle_later(self):
+        if not self._pending:
+            return None
+        pending, self._pending = self._pending, []
+        self._later = self._later + [pending]
+        return functools.partial(self._settle, pending)
+
+    def _settle(self, pending):
         last = pending[-1][1]
         t = time.perf_counter()
         wait_for(lambda: last.done, self.timeout, self._aborted,
                  f"rank {self.rank}: {len(pending)} queued all-reduces")
         self._not_aborted()
+        self._later = [p for p in self._later if p is not pending]
         self.seconds += time.perf_counter() - t
         import cupy
         for began, ended, nbytes, _ in pending:

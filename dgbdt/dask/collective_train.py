@@ -93,6 +93,9 @@ class CollectiveSeam(LocalSeam):
         """Watch the all-reduces a device-grown tree enqueued (before the host waits on it)."""
         self.comm.settle()
 
+    def settle_later(self):
+        return self.comm.settle_later()
+
     def _quantiles(self, alpha, values, weights):
         """The leaves' quantiles over every rank's rows: each step of the descent's sums
         all-reduced (dgbdt.quantile), so every rank finds the in-process values."""

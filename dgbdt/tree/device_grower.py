@@ -234,13 +234,43 @@ class DeviceGrowth:
         return FinishRequest(self.k, self.pending, xp.where(leaf, ids, self.sentinel),
                              xp.where(leaf, weight.astype(np.float64), 0.0))
 
+    def _table(self) -> tuple:
+        return (self.left, self.right, self.parent, self.feature, self.threshold,
+                self.default_left, self.loss_change, self.totals)
+
     def tree(self) -> Tree:
         """The grown tree on the host: one wait for the device, then small copies."""
         n = int(to_host(self.n_nodes)[0])
-        host = [to_host(a[:n]) for a in (self.left, self.right, self.parent, self.feature,
-                                          self.threshold, self.default_left,
-                                          self.loss_change, self.totals)]
+        host = [to_host(a[:n]) for a in self._table()]
         return make_tree(*host, self.scale_g, self.scale_h, self.p)
 
+    def pending_tree(self, settle=None) -> "PendingTree":
+        """The tree without waiting for it: its node table copied on the device, behind the
+        tree's work on the stream (a CUDA graph replays into the same table, and the next
+        tree may be enqueued before this one is read). ``settle``: called before the host
+        reads it (the collective seam's watched wait for the tree's all-reduces)."""
+        return PendingTree([a.copy() for a in self._table()], self.n_nodes.copy(),
+                           self.scale_g, self.scale_h, self.p, settle)
 
-__all__ = ["DeviceGrowth", "DeviceTables", "fits"]
+
+class PendingTree:
+    """A device-grown tree the host has not waited for: ``result()`` is the Tree (the wait
+    and the copies happen then, once). The boosting loop keeps these in the model's tree list
+    while it runs a round ahead (dgbdt.train.boost) and replaces them before it uses them."""
+
+    def __init__(self, table, n_nodes, scale_g, scale_h, p, settle=None):
+        self._args = (table, n_nodes, scale_g, scale_h, p, settle)
+        self._tree: Tree | None = None
+
+    def result(self) -> Tree:
+        if self._tree is None:
+            table, n_nodes, scale_g, scale_h, p, settle = self._args
+            if settle is not None:
+                settle()
+            n = int(to_host(n_nodes)[0])
+            self._tree = make_tree(*[to_host(a[:n]) for a in table], scale_g, scale_h, p)
+            self._args = None
+        return self._tree
+
+
+__all__ = ["DeviceGrowth", "DeviceTables", "PendingTree", "fits"]

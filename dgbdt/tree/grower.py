@@ -250,11 +250,13 @@ def make_tree(left, right, parent, feature, threshold, default_left, loss_change
         sum_hessian=(totals[:, 1] / scale_h).astype(np.float32))
 
 
-def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = None) -> Tree:
+def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = None,
+              lazy: bool = False):
     """Drive one tree's growth over a seam; the shards' margins get its leaf values.
     ``leaf_alpha``: the objective refreshes its leaves to that quantile of their rows'
     residuals (dgbdt.objective._QuantileLoss), asked of the seam once the rows are in their
-    leaves."""
+    leaves. ``lazy``: a device-grown tree comes back as a PendingTree (dgbdt.tree.
+    device_grower), the host not waiting for it (other growths return their Tree)."""
     while not growth.done:
         growth.advance(seam.level(growth.request))
     fin = growth.finish_request()
@@ -266,6 +268,8 @@ def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = Non
                             growth.leaf_values[fin.leaves].astype(np.float64))
     seam.finish(fin)
     timers["split_evaluation"] += growth.eval_seconds
+    if lazy and hasattr(growth, "pending_tree"):
+        return growth.pending_tree(seam.settle_later())
     t = time.perf_counter()
     seam.settle()
     tree = growth.tree()

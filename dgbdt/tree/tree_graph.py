@@ -67,27 +67,29 @@ class TreeGraphs:
     def _key(spec, k: int):
         return (k, spec.max_depth, dataclasses.replace(spec.p, eta=0.0), id(spec.cuts))
 
-    def grow(self, spec, k: int, scale_g: float, scale_h: float, epoch: int, timers: dict):
-        """The tree of class k: replayed, captured and run, or grown eagerly."""
+    def grow(self, spec, k: int, scale_g: float, scale_h: float, epoch: int, timers: dict,
+             lazy: bool = False):
+        """The tree of class k: replayed, captured and run, or grown eagerly. ``lazy``: a
+        PendingTree the host has not waited for (see grow_tree)."""
         key = self._key(spec, k)
         entry = self.entries.get(key)
         if entry is not None and entry.arrays != self._addresses():
             del self.entries[key]    # a shard's array was replaced: capture again
             entry = None
         if entry is not None:
-            return self._replay(entry, spec, scale_g, scale_h, timers)
+            return self._replay(entry, spec, scale_g, scale_h, timers, lazy)
         growth = self.seam.start_tree(spec, k, scale_g, scale_h, epoch)
         usable = (not self.failed and isinstance(growth, DeviceGrowth) and growth.fused
                   and growth.columns is None)
         if not usable or key not in self.seen:
             self.seen.add(key)
-            return grow_tree(self.seam, growth, timers)
+            return grow_tree(self.seam, growth, timers, lazy=lazy)
         entry = self._capture(growth, timers)
         if entry is None:        # not capturable: this tree again, eagerly, from the start
             return grow_tree(self.seam, self.seam.start_tree(spec, k, scale_g, scale_h, epoch),
-                             timers)
+                             timers, lazy=lazy)
         self.entries[key] = entry
-        return self._run(entry, timers)
+        return self._run(entry, timers, lazy)
 
     _SHARD_ARRAYS = ("g", "h", "grad", "rows", "margin", "label", "weight", "scratch_l",
                      "begin", "end", "n_bins", "_qmax")
@@ -137,15 +139,18 @@ class TreeGraphs:
         timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
         return _Entry(graph, growth, keep, self._addresses())
 
-    def _replay(self, entry: _Entry, spec, scale_g: float, scale_h: float, timers: dict):
+    def _replay(self, entry: _Entry, spec, scale_g: float, scale_h: float, timers: dict,
+                lazy: bool = False):
         g = entry.growth
         g.scale_g, g.scale_h, g.p = scale_g, scale_h, spec.p
         self.be.upload(self.be.tree_consts(scale_g, scale_h, spec.p.eta), out=g.consts)
-        return self._run(entry, timers)
+        return self._run(entry, timers, lazy)
 
-    def _run(self, entry: _Entry, timers: dict):
+    def _run(self, entry: _Entry, timers: dict, lazy: bool = False):
         t = time.perf_counter()
         entry.graph.launch(stream=self.be.xp.cuda.get_current_stream())
+        if lazy:        # the table copied behind the graph; the next replay may overwrite it
+            return entry.growth.pending_tree()
         tree = entry.growth.tree()          # the host's one wait for the tree
         timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
         return tree

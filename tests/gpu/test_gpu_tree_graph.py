@@ -64,3 +64,41 @@ def test_graph_trees_equal_eager_trees(name, monkeypatch):
         assert not replays
     else:   # the first tree of a class is eager, the second captured, the rest replayed
         assert len(replays) == (12 - 2) * (classes if classes > 2 else 1)
+
+
+@pytest.mark.parametrize("graphs", ["1", "0"])
+def test_deferred_scores_on_the_gpu(graphs, monkeypatch):
+    """On a GPU round r is scored after round r + 1's tree is enqueued (the trees come back as
+    PendingTrees): the same model, history and stop as scoring every round before the next
+    (what a callback asks for), with and without CUDA graphs."""
+    from dgbdt.callback import TrainingCallback
+    from dgbdt.tree import device_grower
+    made = []
+    real = device_grower.DeviceGrowth.pending_tree
+
+    def spy(self, settle=None):
+        made.append(real(self, settle))
+        return made[-1]
+    monkeypatch.setattr(device_grower.DeviceGrowth, "pending_tree", spy)
+    monkeypatch.setenv("DGBDT_CUDA_GRAPHS", graphs)
+    X, y = _data()
+    flip = cp.asarray(np.random.default_rng(2).random(y.shape[0]) < 0.3)
+    y = cp.where(flip, 1 - y, y)
+    Xv, yv = _data(n=4000, seed=1)
+
+    def fit(callbacks):
+        res = {}
+        b = dgbdt.train({"objective": "binary:logistic", "max_depth": 6, "eta": 0.5,
+                         "device": "cuda", "eval_metric": ["logloss", "auc"]},
+                        dgbdt.Dataset(X, label=y), 200,
+                        evals=[(dgbdt.Dataset(Xv, label=yv), "v")], evals_result=res,
+                        verbose_eval=False, early_stopping_rounds=3, callbacks=callbacks)
+        return b, res
+    every, hist_e = fit([TrainingCallback()])
+    assert not made
+    deferred, hist_d = fit(None)
+    assert every.num_boosted_rounds() < 150
+    assert len(made) == deferred.num_boosted_rounds() + 1      # one ran ahead, dropped
+    assert deferred.save_raw() == every.save_raw()
+    assert hist_d == hist_e
+    assert deferred.best_iteration == every.best_iteration
