@@ -337,6 +337,65 @@ def test_cpu_collective_rank_failure_and_killed_worker(proc_client):
     assert ok["booster"].num_boosted_rounds() == 3
 
 
+def _kept(client):
+    from dgbdt.dask import comm_cache
+    return {w: v for w, v in client.run(comm_cache.kept).items()}
+
+
+def test_cpu_collective_keeps_its_communicator_between_fits(proc_client):
+    """A rank keeps its communicator after a successful training; the next training on the
+    same workers reuses it when every rank kept the same one, and makes a new one when any
+    rank did not (a failure, a restart): the models are the same bytes every time."""
+    import dgbdt.dask as dgd
+    from dgbdt.dask import comm_cache
+    proc_client.run(comm_cache.drop_all)
+    X, y, _ = make(n=4000, seed=11)
+    d = _cpu_dataset(proc_client, X, y)
+    workers = sorted(set(d.workers_of_parts()))
+    p = {"objective": "binary:logistic", "max_depth": 4}
+
+    def fit():
+        out = dgd.train(proc_client, p, d, 4, mode="collective", verbose_eval=False)
+        return out["booster"]
+
+    def idents():
+        kept = _kept(proc_client)
+        assert all(len(kept[w]) == 1 for w in workers), kept
+        (key0, a), (key1, b) = kept[workers[0]][0], kept[workers[1]][0]
+        assert key0[:2] == key1[:2] == ("tcp", tuple(workers)) and (key0[2], key1[2]) == (0, 1)
+        assert a == b
+        return a
+    first = fit()
+    made = idents()
+    second = fit()
+    assert idents() == made                       # reused
+    assert second.save_raw() == first.save_raw()
+    assert second.timings["connect"] >= 0
+    # one rank without it (a restarted worker): a new one for both, the old one aborted
+    proc_client.run(comm_cache.drop_all, workers=[workers[1]])
+    assert fit().save_raw() == first.save_raw()
+    remade = idents()
+    assert remade != made
+    # a failed training keeps nothing; the next makes a new one
+    def patch():
+        from dgbdt.shard import Shard
+        original, calls = Shard.level_step, [0]
+
+        def level_step(self, req, hist_ptrs):
+            calls[0] += 1
+            if calls[0] == 3:
+                Shard.level_step = original
+                raise RuntimeError("injected failure on this rank")
+            return original(self, req, hist_ptrs)
+        Shard.level_step = level_step
+    proc_client.run(patch, workers=[workers[0]])
+    with pytest.raises(RuntimeError, match="injected failure on this rank"):
+        fit()
+    assert all(not v for v in _kept(proc_client).values())
+    assert fit().save_raw() == first.save_raw()
+    assert idents() not in (made, remade)
+
+
 def test_graph_mode_killed_worker_ends_with_an_error_not_a_hang(proc_client):
     """With no restart allowed, a worker killed during graph-mode training (its unit's state
     gone, its pinned tasks unrunnable) ends the training within seconds with an error naming

@@ -195,6 +195,18 @@ class Communicator:
     def close(self) -> None:
         """Release the communicator after a successful training."""
 
+    def park(self) -> bool:
+        """After a successful training: stop watching, keep the connection for the next
+        training on these workers (dgbdt.dask.comm_cache). False when it cannot be kept (it
+        was aborted, or this kind is not kept); then the caller closes it."""
+        return False
+
+    def rebind(self, timeout: float, aborted) -> None:
+        """A parked communicator made ready for another training: its timeout and abort flag,
+        counters from zero."""
+        self.timeout, self._flag = float(timeout), aborted
+        Communicator.__init__(self)
+
 
 class Watchdog:
     """A thread that ends a communicator from outside (module docstring).
@@ -309,9 +321,13 @@ class NcclComm(Communicator):
         self._error = nccl.NcclError
         # blocks (holding the GIL) until every rank has joined; callers meet first (a barrier)
         self._comm = nccl.NcclCommunicator(self.n_ranks, uid, self.rank)
+        self._device = cupy.cuda.runtime.getDevice()
+        self._watch_start()
+
+    def _watch_start(self) -> None:
+        import cupy
         self._pending: list = []      # (began, ended, bytes, enqueued at) of queued all-reduces
         self._later: list = []        # lists of them handed to settle_later, not yet settled
-        self._device = cupy.cuda.runtime.getDevice()
         self._dog = Watchdog(f"rank {self.rank}", lambda: self._aborted() or self._overdue(),
                              self._comm.abort,
                              setup=lambda: cupy.cuda.Device(self._device).use())
@@ -422,6 +438,21 @@ class NcclComm(Communicator):
 
     def close(self) -> None:
         self._dog.end(self._comm.destroy)
+
+    def park(self) -> bool:
+        kept = []
+        self._dog.end(lambda: kept.append(True))    # not run when the watchdog aborted
+        if kept:
+            try:
+                self._comm.check_async_error()
+            except self._error:
+                self._comm.abort()
+                return False
+        return bool(kept)
+
+    def rebind(self, timeout: float, aborted) -> None:
+        super().rebind(timeout, aborted)
+        self._watch_start()
 
 
 # -- TCP, for CPU workers ----------------------------------------------------------------------
@@ -574,6 +605,9 @@ class SocketComm(Communicator):
 
     def abort(self) -> None:
         self.close()
+
+    def park(self) -> bool:
+        return bool(self._peers) or self.n_ranks == 1
 
     def close(self) -> None:
         for conn in self._peers:

@@ -9,6 +9,10 @@ any order, so every rank evaluates the same splits, grows the same tree and part
 rows. No task hop, no scheduler and no client round trip sits inside the loop. Rank 0 returns
 the booster; all ranks hold identical copies.
 
+Set-up: the ranks meet through the scheduler and connect; each rank's process keeps the
+communicator of its last successful training for the next one on the same workers
+(dgbdt.dask.comm_cache: a notebook's second fit skips NCCL's initialisation).
+
 The quantile sketch and the base score are reduced once, before, through the task graph
 (dgbdt.dask.data), as in graph mode, so the cuts and hence the model are the same in every mode.
 
@@ -41,6 +45,7 @@ from ..train import boost
 from .collective import (ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, SocketComm,
                          unique_id)
 from ..custom import objective_on
+from . import comm_cache
 from .recovery import WorkerLostError, alive_workers, later, outcome
 from .shards import concat_parts, local_shards, start_of
 from .worker import training_task
@@ -295,30 +300,58 @@ class _Flag:
             return "another rank or the client stopped the training"
 
 
-def _meet(token: str, rank: int, n_ranks: int, flag: _Flag, timeout: float) -> None:
-    """Barrier through the scheduler before NCCL's init, which blocks holding the GIL: every
-    rank must be alive and ready, or init would wait for ever."""
-    from distributed import Event
-    Event(f"{token}-ready-{rank}").set()
+def _exchange(token: str, rank: int, n_ranks: int, mine: str, flag: _Flag,
+              timeout: float) -> list[str]:
+    """Every rank's ``mine``, in rank order, through the scheduler; a barrier too (NCCL's
+    init blocks holding the GIL: every rank must be alive and ready, or it would wait for
+    ever)."""
+    from distributed import Variable
+    Variable(f"{token}-kept-{rank}").set(mine)
     deadline = time.monotonic() + timeout
+    out = []
     for r in range(n_ranks):
-        ev = Event(f"{token}-ready-{r}")
-        while not ev.wait(timeout=ABORT_POLL):
+        var = Variable(f"{token}-kept-{r}")
+        while True:
+            try:
+                out.append(str(var.get(timeout=ABORT_POLL)))
+                break
+            except TimeoutError:
+                pass
             why = flag.reason()
             if why is not None:
                 raise CollectiveError(f"rank {rank}: stopped before training because {why}")
             if time.monotonic() > deadline:
                 raise CollectiveError(f"rank {rank}: rank {r} was not ready within {timeout:g} s "
                                       "(collective_timeout)")
+    return out
 
 
-def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: _Flag):
-    """This rank's communicator: NCCL between GPU workers, TCP (SocketComm) between CPU ones;
-    both are set up through the scheduler (a barrier, or rank 0's address)."""
-    from distributed import Variable, get_worker
+def _comm_key(p, ranks, rank: int) -> tuple:
+    """What a kept communicator must match: the kind, the ranks' workers in order, this rank,
+    its device."""
+    device = -1
     if p["device"] == "cuda":
-        _meet(token, rank, n_ranks, flag, timeout)
-        return NcclComm(n_ranks, uid, rank, timeout, flag.reason)
+        import cupy
+        device = int(cupy.cuda.runtime.getDevice())
+    return ("nccl" if p["device"] == "cuda" else "tcp", tuple(ranks), int(rank), device)
+
+
+def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: _Flag,
+             key: tuple):
+    """This rank's communicator and the token of the training that made it: the one kept
+    from the last training on these workers when every rank kept the same (dgbdt.dask.
+    comm_cache), else a new one: NCCL between GPU workers, TCP (SocketComm) between CPU ones,
+    both set up through the scheduler (a barrier, or rank 0's address)."""
+    from distributed import Variable, get_worker
+    kept = comm_cache.claim(key)
+    idents = _exchange(token, rank, n_ranks, kept[0] if kept else "", flag, timeout)
+    if kept is not None and all(i == kept[0] for i in idents):
+        kept[1].rebind(timeout, flag.reason)
+        return kept[1], kept[0]
+    if kept is not None:       # another clique's: no rank can use it any more
+        kept[1].abort()
+    if p["device"] == "cuda":
+        return NcclComm(n_ranks, uid, rank, timeout, flag.reason), token
     root = Variable(f"{token}-root")
 
     def lookup():
@@ -327,7 +360,7 @@ def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: 
         except TimeoutError:
             return None
     return SocketComm(n_ranks, rank, timeout, flag.reason, _host(get_worker().address),
-                      lambda address: root.set(list(address)), lookup)
+                      lambda address: root.set(list(address)), lookup), token
 
 
 def _host(address: str) -> str:
@@ -347,13 +380,14 @@ class Interrupted:
         self.reason, self.progress = reason, progress
 
 
-def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
+def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
                train_parts, eval_sets, early_stopping_rounds, verbose_eval, log_topic,
                callbacks=None, obj=None, progress=None):
     from distributed import get_worker
 
     from ..backend import get_backend
     from ..progress import Progress
+    n_ranks = len(ranks)
     flag = _Flag(f"{token}-abort")
     comm = None
     # rank 0 writes the checkpoints (dgbdt.checkpoint), the others hold the same model
@@ -364,7 +398,10 @@ def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, round
         with training_task(p["nthread"]), device_scope(get_backend(p["device"])), \
                 log_to_client(log_topic if rank == 0 else None):
             try:
-                comm = _connect(p, rank, n_ranks, uid, token, timeout, flag)
+                key = _comm_key(p, ranks, rank)
+                t = time.perf_counter()
+                comm, ident = _connect(p, rank, n_ranks, uid, token, timeout, flag, key)
+                connect_seconds = time.perf_counter() - t
                 out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
                                  eval_sets, early_stopping_rounds, verbose_eval, callbacks, obj,
                                  progress)
@@ -378,7 +415,11 @@ def _rank_task(rank, n_ranks, uid, token, timeout, p, cuts, base, booster, round
                 if comm is not None:
                     comm.abort()
                 raise
-        comm.close()
+        if comm.park():
+            comm_cache.keep(key, ident, comm)
+        else:
+            comm.close()
+        out[0].timings["connect"] = connect_seconds
         return out if rank == 0 else None
     except CollectiveError as e:
         # stopped by another rank's failure, a lost peer or the client: the rounds completed
@@ -431,7 +472,7 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         unique_id, workers=[ranks[0]], allow_other_workers=False, pure=False,
         key=f"{token}-unique-id").result()
     futures = [client.submit(
-        _rank_task, r, n_ranks, uid, token, timeout, p, cuts, base, booster, rounds,
+        _rank_task, r, list(ranks), uid, token, timeout, p, cuts, base, booster, rounds,
         dtrain.num_row, train_by_rank[r],
         [(None if by is None else by[r], name) for by, name in evals_by_rank],
         early_stopping_rounds, verbose_eval, log_topic, callbacks, obj, progress, workers=[w],
@@ -447,7 +488,7 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         if done:  # the scheduler forgets cleared events; a rank still running keeps the flag
             try:
                 for r in range(n_ranks):
-                    Event(f"{token}-ready-{r}", client=client).clear()
+                    Variable(f"{token}-kept-{r}", client=client).delete()
                 flag.clear()
                 why.delete()
                 Variable(f"{token}-root", client=client).delete()
