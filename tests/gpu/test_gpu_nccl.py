@@ -118,6 +118,39 @@ def test_nccl_ranks_stream_pages_beyond_the_budget(client):
     assert _json(out["booster"]) == _json(ref)
 
 
+def test_nccl_keeps_its_communicator_between_fits(client):
+    """The second nccl fit on the same workers reuses the first's communicator (no NCCL init)
+    with the same model; a failed fit keeps nothing and the next makes a new one."""
+    from dgbdt.dask import comm_cache
+    client.run(comm_cache.drop_all)
+    X, z = _data(seed=4)
+    d = _dataset(client, X, z, 4000)
+    workers = _ranks(d)
+
+    def fit():
+        return dgd.train(client, {"max_depth": 5}, d, 5, mode="nccl",
+                         verbose_eval=False)["booster"]
+
+    def idents():
+        kept = client.run(comm_cache.kept)
+        got = [kept[w] for w in workers]
+        assert all(len(g) == 1 and g[0][0][0] == "nccl" for g in got), got
+        assert got[0][0][1] == got[1][0][1]
+        return got[0][0][1]
+    first = fit()
+    made = idents()
+    second = fit()
+    assert idents() == made
+    assert _json(second) == _json(first)
+    assert second.timings["connect"] < first.timings["connect"]
+    _patch_level_step(client, workers[1], "raise")
+    with pytest.raises(RuntimeError, match="injected failure on this rank"):
+        fit()
+    assert all(not v for v in client.run(comm_cache.kept).values())
+    assert _json(fit()) == _json(first)
+    assert idents() != made
+
+
 def _patch_level_step(client, worker, behaviour):
     """Make Shard.level_step misbehave on one worker's process after 5 calls."""
     def patch(behaviour=behaviour):
