@@ -12,6 +12,7 @@ the ranks agree on a new one, and the kept ones are aborted. Nothing here waits.
 """
 from __future__ import annotations
 
+import atexit
 import threading
 
 #: communicators a process keeps (different worker sets); the oldest is aborted beyond this
@@ -44,6 +45,17 @@ def drop_all() -> None:
         _kept.clear()
     for _, c in old:
         c.abort()
+
+
+@atexit.register
+def _close_sockets() -> None:
+    """At exit, the kept TCP connections are closed (quietly; NCCL's go with the process:
+    aborting them while CUDA shuts down could fail)."""
+    with _lock:
+        tcp = [k for k in _kept if k[0] == "tcp"]
+        old = [_kept.pop(k) for k in tcp]
+    for _, c in old:
+        c.close()
 
 
 def kept() -> list:
