@@ -13,6 +13,8 @@ have their own) all answer ``scores(booster, new_trees, objective, metrics) -> [
 """
 from __future__ import annotations
 
+import copy
+
 from .backend import array_module
 from .fixedpoint import ExactSum
 from .metric import auc_weight_scale
@@ -100,13 +102,25 @@ class SeamEval:
         self.rows = EvalRows.whole(xp.asarray(label), None if weight is None
                                    else xp.asarray(weight))
 
+    _margin = None       # set on a snapshot: the margins of the round it was taken at
+
+    def _margins(self):
+        return self.seam.margins() if self._margin is None else self._margin
+
+    def snapshot(self) -> "SeamEval":
+        """This source with the margins as they are now (a copy enqueued on the device): a
+        round scored later (dgbdt.train.boost defers it on GPUs) must not see later trees."""
+        out = copy.copy(self)
+        out._margin = self.seam.margins()
+        return out
+
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:
-        return values(metrics, self.rows.summaries(objective, metrics, self.seam.margins()))
+        return values(metrics, self.rows.summaries(objective, metrics, self._margins()))
 
     def custom_margins(self):
         if self.dataset is None:
             return None
-        return self.seam.margins(), self.dataset
+        return self._margins(), self.dataset
 
 
 __all__ = ["DatasetEval", "EvalRows", "SeamEval", "merge", "metric_input", "values",

@@ -387,7 +387,11 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             timers["device_wait"] += time.perf_counter() - t
         t = time.perf_counter()
         new = list(range(len(booster.trees) - K, len(booster.trees)))
-        scores = functools.partial(_round_scores, sources, booster, new, objective, metrics,
+        # deferred, a source scored from the training's own margins takes them now: the next
+        # round's trees will have moved them by the time it is scored
+        now = [(getattr(s, "snapshot", lambda s=s: s)(), n) for s, n in sources] if defer \
+            else sources
+        scores = functools.partial(_round_scores, now, booster, new, objective, metrics,
                                    custom_metric)
         pending.append((r, _Deferred(scores) if defer else scores()))
         if not (ahead and len(pending) < 2 and r < rounds - 1):

@@ -141,16 +141,23 @@ def test_host_growth_type_is_unchanged_for_cpu_auto(monkeypatch):
 def deferred(monkeypatch):
     """The GPU loop on the CPU: the device grower on numpy, round r scored after round r + 1's
     trees are enqueued (LocalSeam.defers_scores is True for CUDA shards only); records the
-    PendingTrees the seam handed out."""
-    made = []
+    PendingTrees the seam handed out; ``enable()`` turns it on (the references before)."""
+    made = _Made()
     real = device_grower.DeviceGrowth.pending_tree
 
     def spy(self, settle=None):
         made.append(real(self, settle))
         return made[-1]
     monkeypatch.setattr(device_grower.DeviceGrowth, "pending_tree", spy)
-    monkeypatch.setattr(seam_module.LocalSeam, "defers_scores", property(lambda self: True))
+
+    def enable():
+        monkeypatch.setattr(seam_module.LocalSeam, "defers_scores", property(lambda self: True))
+    made.enable = enable
     return made
+
+
+class _Made(list):
+    pass
 
 
 def test_deferred_scores_give_the_same_model_history_and_stop(monkeypatch, deferred):
@@ -172,6 +179,9 @@ def test_deferred_scores_give_the_same_model_history_and_stop(monkeypatch, defer
                         early_stopping_rounds=3, evals_result=hist, verbose_eval=False)
         return b, hist
     ref, ref_hist = fit("host")
+    deferred.enable()
+    hb, hh = fit("host")          # scores deferred, trees from the host grower (not pending)
+    assert hb.save_raw() == ref.save_raw() and hh == ref_hist
     assert not deferred
     b, hist = fit("device")
     assert ref.best_iteration < 60                              # it stopped early
@@ -194,6 +204,7 @@ def test_deferred_scores_on_collective_ranks(monkeypatch, deferred):
               "eval_metric": ["logloss", "auc"]}
     ref, ref_hist = reference(params, X, y, w, 40, Xv, yv, early_stopping_rounds=2)
     assert ref.num_boosted_rounds() < 40
+    deferred.enable()
     monkeypatch.setenv("DGBDT_GROWTH", "device")
     results, errors = run_ranks(params, X, y, w, [[(0, 700), (700, 1000)], [(1000, 2400)]], 40,
                                 [[(0, 300)], [(300, 700)]], Xv, yv, early_stopping_rounds=2,

@@ -24,6 +24,7 @@ and raises the first real error. The cluster stays usable; the training must be 
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import time
@@ -214,8 +215,16 @@ class _TrainScores:
                               None if ss[0].weight is None
                               else xp.concatenate([s.weight for s in ss]))
 
+    _margin = None       # set on a snapshot (see SeamEval.snapshot)
+
+    def snapshot(self) -> "_TrainScores":
+        out = copy.copy(self)
+        out._margin = self.seam.margins()
+        return out
+
     def scores(self, booster, new_trees, objective, metrics):
-        return collective_scores(self.comm, self.rows, self.seam.margins(), objective, metrics)
+        margin = self.seam.margins() if self._margin is None else self._margin
+        return collective_scores(self.comm, self.rows, margin, objective, metrics)
 
 
 class _EvalScores:

@@ -70,7 +70,8 @@ def test_graph_trees_equal_eager_trees(name, monkeypatch):
 def test_deferred_scores_on_the_gpu(graphs, monkeypatch):
     """On a GPU round r is scored after round r + 1's tree is enqueued (the trees come back as
     PendingTrees): the same model, history and stop as scoring every round before the next
-    (what a callback asks for), with and without CUDA graphs."""
+    (what a callback asks for), with and without CUDA graphs; the training set's own scores
+    too (taken from its margins, which the next tree moves)."""
     from dgbdt.callback import TrainingCallback
     from dgbdt.tree import device_grower
     made = []
@@ -86,12 +87,13 @@ def test_deferred_scores_on_the_gpu(graphs, monkeypatch):
     y = cp.where(flip, 1 - y, y)
     Xv, yv = _data(n=4000, seed=1)
 
+    d = dgbdt.Dataset(X, label=y)
+
     def fit(callbacks):
         res = {}
         b = dgbdt.train({"objective": "binary:logistic", "max_depth": 6, "eta": 0.5,
-                         "device": "cuda", "eval_metric": ["logloss", "auc"]},
-                        dgbdt.Dataset(X, label=y), 200,
-                        evals=[(dgbdt.Dataset(Xv, label=yv), "v")], evals_result=res,
+                         "device": "cuda", "eval_metric": ["logloss", "auc"]}, d, 200,
+                        evals=[(d, "t"), (dgbdt.Dataset(Xv, label=yv), "v")], evals_result=res,
                         verbose_eval=False, early_stopping_rounds=3, callbacks=callbacks)
         return b, res
     every, hist_e = fit([TrainingCallback()])
