@@ -43,3 +43,48 @@ def test_cached_predictions_equal_fresh_ones():
                                   _fresh(a, X, list(range(3, 9)))[:, 0])
     assert len(bmod._concat_cache) <= bmod._CONCAT_KEEP
     np.testing.assert_array_equal(a.predict(X, output_margin=True), first)
+
+
+def test_threads_predicting_at_once_share_the_kept_arrays(monkeypatch):
+    """A Dask worker's threads predict blocks with one model at once: what the CPU backend
+    derives from the kept arrays on first use is there whole or not at all for the others
+    (the derived arrays once went in as two entries, and a thread between them raised
+    KeyError; the kept dict here sleeps after every entry to open that window)."""
+    import threading
+    import time
+
+    a, X = _model(0)
+    want = a.predict(X, output_margin=True)
+    real = bmod._concatenated
+
+    class Slow(dict):
+        def __setitem__(self, key, value):
+            super().__setitem__(key, value)
+            time.sleep(0.05)
+
+    def slow(trees, classes):
+        cat, ptrs, cls = real(trees, classes)
+        if not isinstance(cat, Slow):
+            cat = Slow(cat)
+            with bmod._concat_lock:
+                bmod._concat_cache[0] = (bmod._concat_cache[0][0], bmod._concat_cache[0][1],
+                                         (cat, ptrs, cls))
+        return cat, ptrs, cls
+    monkeypatch.setattr(bmod, "_concatenated", slow)
+    bmod._concat_cache.clear()
+    out, errors = [None] * 6, []
+
+    def run(i):
+        time.sleep(0.01 * i)
+        try:
+            out[i] = a.predict(X, output_margin=True)
+        except Exception as e:      # noqa: BLE001 - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for o in out:
+        np.testing.assert_array_equal(o, want)

@@ -86,12 +86,17 @@ class CpuBackend:
 
     def predict_raw(self, X, cat, ptrs, classes, out, leaves) -> None:
         want = leaves is not None
-        if "depth" not in cat:      # cat is kept with the trees (dgbdt.booster._concatenated)
-            cat["depth"] = cpu_tree.tree_depths(cat["left"], cat["right"], ptrs)
-            cat["leaf_value"] = cat["threshold"].astype(np.float64)
+        # cat is kept with the trees (dgbdt.booster._concatenated) and shared by the threads
+        # that predict blocks at once (a Dask worker's): what is derived from it goes in as
+        # one entry, so no thread sees half of it
+        derived = cat.get("cpu_walk")
+        if derived is None:
+            derived = cat["cpu_walk"] = (cpu_tree.tree_depths(cat["left"], cat["right"], ptrs),
+                                         cat["threshold"].astype(np.float64))
+        depth, leaf_value = derived
         cpu_tree.predict_raw(
             X, cat["left"], cat["right"], cat["feature"], cat["threshold"], cat["default_left"],
-            cat["leaf_value"], ptrs, classes, cat["depth"], out,
+            leaf_value, ptrs, classes, depth, out,
             leaves if want else np.zeros((1, 1), dtype=np.int32), want)
 
 
