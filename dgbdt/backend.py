@@ -18,8 +18,8 @@ import contextlib
 
 from .arrays import array_module, is_device_array, sync_timers, to_host
 
-__all__ = ["array_module", "backend_of", "cuda_available", "device_ordinal", "device_scope",
-           "get_backend", "is_device_array", "pooled_allocations", "release_pooled",
+__all__ = ["array_module", "backend_of", "beside", "cuda_available", "device_ordinal",
+           "device_scope", "get_backend", "is_device_array", "pooled_allocations", "release_pooled",
            "resolve_device", "sync_timers", "to_host"]
 
 
@@ -74,6 +74,49 @@ def device_scope(backend):
 def _gpu_scope(backend):
     with backend.device, pooled_allocations():
         yield
+
+
+def beside(backend):
+    """A context for work the host will run *later*, beside the work queued after now.
+
+    Made when that work's inputs are queued (on a GPU it records an event on the current
+    stream), entered when the host runs it: the work then goes to a second, non-blocking
+    stream of the device that first waits for the event. Its host waits (a metric's scalar, a
+    tree's node table) then wait for the event and for the work itself, not for whatever the
+    current stream got meanwhile (the next tree: dgbdt.train.boost defers a round's scores
+    until the next round is queued, and a wait on the current stream would drain it and leave
+    the device idle while the host scores). Memory stays safe: CuPy's pool keeps blocks freed
+    on each stream for that stream, RMM's pools are stream-ordered. The CPU: nothing."""
+    if backend.name != "cuda":
+        return contextlib.nullcontext()
+    return _Beside(backend)
+
+
+class _Beside:
+    _streams: dict = {}          # device ordinal -> its side stream (one per process)
+
+    def __init__(self, backend):
+        cp = backend.xp
+        self.ordinal = backend.ordinal
+        self.event = cp.cuda.Event(block=False, disable_timing=True)
+        self.event.record()
+        self._stream = None
+
+    def __enter__(self):
+        import cupy
+        stream = _Beside._streams.get(self.ordinal)
+        if stream is None:
+            with cupy.cuda.Device(self.ordinal):
+                stream = _Beside._streams[self.ordinal] = cupy.cuda.Stream(non_blocking=True)
+        stream.wait_event(self.event)
+        self._stream = stream
+        stream.__enter__()
+        return stream
+
+    def __exit__(self, *exc):
+        self._stream.__exit__(*exc)
+        self._stream = None
+        return False
 
 
 #: RMM memory resources that allocate without synchronizing (pools, stream-ordered)

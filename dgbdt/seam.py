@@ -14,7 +14,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 
-from .backend import array_module, to_host
+from .backend import array_module, beside, to_host
 from .data.page_stream import PageStream
 from .fixedpoint import scale_for
 from .shard import Shard
@@ -110,6 +110,11 @@ class LocalSeam:
         """What ``settle`` would wait for now, as a callable to run before the host reads a
         PendingTree (None: nothing to watch in-process)."""
         return None
+
+    def scores_beside(self):
+        """The context a deferred round's scores run in (dgbdt.backend.beside: on a GPU a
+        side stream behind what is queued now, so their waits leave the next tree queued)."""
+        return beside(self.shards[0].be)
 
     def _visit(self):
         return self.shards if self.stream is None else self.stream.visit(self.shards)

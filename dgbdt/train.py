@@ -393,7 +393,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             else sources
         scores = functools.partial(_round_scores, now, booster, new, objective, metrics,
                                    custom_metric)
-        pending.append((r, _Deferred(scores) if defer else scores()))
+        pending.append((r, _Deferred(scores, seam.scores_beside()) if defer else scores()))
         if not (ahead and len(pending) < 2 and r < rounds - 1):
             stopped = record(*pending.pop(0))
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
@@ -439,13 +439,15 @@ def _resolve(booster, indices) -> None:
 
 
 class _Deferred:
-    """A round's scores to be computed when asked for (``result()``: the handles)."""
+    """A round's scores to be computed when asked for (``result()``: the handles), in
+    ``scope`` (the seam's ``scores_beside``: made now, behind the round's queued work)."""
 
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, scope):
+        self.fn, self.scope = fn, scope
 
     def result(self):
-        return self.fn()
+        with self.scope:
+            return self.fn()
 
 
 def _round_scores(sources, booster, new, objective, metrics, custom_metric) -> list:

@@ -21,3 +21,18 @@ def cuda_client():
     with dask_cuda.LocalCUDACluster(n_workers=1, dashboard_address=":0") as cluster, \
             Client(cluster) as c:
         yield c
+
+
+@pytest.fixture
+def rmm_default():
+    """CuPy allocating through RMM's default resource (cudaMalloc/cudaFree), as importing
+    cuDF leaves it; restored after."""
+    import cupy
+    rmm = pytest.importorskip("rmm")
+    from rmm.allocators.cupy import rmm_cupy_allocator
+    before_alloc, before_mr = cupy.cuda.get_allocator(), rmm.mr.get_current_device_resource()
+    rmm.mr.set_current_device_resource(rmm.mr.CudaMemoryResource())
+    cupy.cuda.set_allocator(rmm_cupy_allocator)
+    yield rmm
+    cupy.cuda.set_allocator(before_alloc)
+    rmm.mr.set_current_device_resource(before_mr)

@@ -1,5 +1,7 @@
 """Trees replayed as CUDA graphs (dgbdt/tree/tree_graph.py) give the eagerly grown model, byte
 for byte, and are really replayed."""
+import time
+
 import numpy as np
 import pytest
 
@@ -104,3 +106,52 @@ def test_deferred_scores_on_the_gpu(graphs, monkeypatch):
     assert deferred.save_raw() == every.save_raw()
     assert hist_d == hist_e
     assert deferred.best_iteration == every.best_iteration
+
+
+_SPIN = r'''
+__device__ unsigned long long now_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+extern "C" __global__ void spin(unsigned long long ns, int* out) {
+    unsigned long long start = now_ns();
+    while (now_ns() - start < ns) { }
+    out[0] = 1;
+}
+'''
+
+
+@pytest.mark.parametrize("allocator", ["cupy", "rmm_default"])
+def test_deferred_scores_wait_beside_the_next_tree(request, allocator):
+    """dgbdt.backend.beside: work entered later runs on a side stream behind what was queued
+    when it was made, so its host waits (a metric's scalar) do not drain what the current
+    stream got since (the next tree, here a kernel that spins for 1 s), and it still sees
+    the values written before it was made."""
+    from dgbdt.backend import beside, device_scope, get_backend
+    if allocator == "rmm_default":
+        request.getfixturevalue("rmm_default")
+    be = get_backend("cuda")
+    with device_scope(be):        # as in a training (with cuDF imported, RMM's default
+        _beside_check(be, beside)  # allocator would cudaFree, which waits for the device)
+
+
+def _beside_check(be, beside):
+    a = cp.zeros(1000, dtype=cp.float64)
+    float(a.sum())                                  # compiled before the clock starts
+    a += 1.0                                        # queued before: beside must see it
+    scope = beside(be)
+    flag = cp.zeros(1, dtype=cp.int32)
+    spin = cp.RawKernel(_SPIN, "spin")
+    spin.compile()
+    t = time.perf_counter()
+    spin((1,), (1,), (np.uint64(1_000_000_000), flag))          # queued after: the next tree
+    with scope as stream:
+        assert cp.cuda.get_current_stream() == stream
+        total = float(a.sum())                                  # a host wait on the side
+    waited = time.perf_counter() - t
+    cp.cuda.get_current_stream().synchronize()
+    spun = time.perf_counter() - t
+    assert total == 1000.0 and int(flag[0]) == 1
+    assert spun > 0.9, f"the spin took {spun:.3f} s"
+    assert waited < 0.5, f"the side wait took {waited:.3f} s: it waited for the spin"
