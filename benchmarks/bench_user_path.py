@@ -23,8 +23,10 @@ training, which a stage timer cannot see); a last line with dgbdt / xgboost rati
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
 import platform
+import pstats
 import shutil
 import tempfile
 import time
@@ -101,7 +103,20 @@ def host(a) -> np.ndarray:
     return a.get() if hasattr(a, "__cuda_array_interface__") else np.asarray(a)
 
 
-def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None) -> dict:
+def print_profile(prof, title: str, top: int = 18) -> None:
+    """Where the client's time went in a fit (``--profile``): dgbdt's functions by cumulative
+    seconds (the client waits inside them for the cluster's work)."""
+    stats = pstats.Stats(prof)
+    rows = [(ct, f"{os.path.basename(fn)}:{line}:{name}")
+            for (fn, line, name), (_, _, _, ct, _) in stats.stats.items()
+            if "dgbdt" in fn and "benchmarks" not in fn]
+    print(f"-- {title}; dgbdt functions by cumulative time:")
+    for ct, where in sorted(rows, reverse=True)[:top]:
+        print(f"   {ct:8.3f} s  {where}")
+
+
+def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None,
+            profile: bool = False) -> dict:
     """One fit with the eval set and early stopping; with ``rounds``, that many rounds
     without an eval set (what the evaluation costs is the difference)."""
     from sklearn.metrics import roc_auc_score
@@ -110,11 +125,17 @@ def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None
     est = estimator(lib, a, gpu, rounds)
     est.client = client
     t1 = time.perf_counter()
+    prof = cProfile.Profile() if profile and lib == "dgbdt" else None
+    if prof is not None:
+        prof.enable()
     if rounds is None:
         est.fit(X, y, eval_set=[(Xv, yv)], verbose=False)
     else:
         est.fit(X, y)
     fit = time.perf_counter() - t1
+    if prof is not None:
+        prof.disable()
+        print_profile(prof, f"{lib} {'no eval' if rounds else 'eval set'}: fit {fit:.3f} s")
     proba = client.compute(est.predict_proba(Xv)).result()
     labels = client.compute(yv).result()
     auc = float(roc_auc_score(host(labels), host(proba)[:, 1]))
@@ -148,6 +169,8 @@ def main() -> None:
     ap.add_argument("--libs", default="dgbdt,xgboost")
     ap.add_argument("--cold", action="store_true",
                     help="empty kernel caches for each cluster (a fresh install's first fit)")
+    ap.add_argument("--profile", action="store_true",
+                    help="print where the client's time goes in dgbdt's fits (cProfile)")
     ap.add_argument("--out", default=None, help="also append the JSON lines to this file")
     a = ap.parse_args()
 
@@ -172,7 +195,8 @@ def main() -> None:
                 client.wait_for_workers(a.workers)
                 for leg in ("first", "warm", "warm_no_eval"):
                     rounds = results[(lib, "warm")]["rounds"] if leg == "warm_no_eval" else None
-                    r = one_fit(client, lib, a, gpu, path, rounds)
+                    r = one_fit(client, lib, a, gpu, path, rounds,
+                                profile=a.profile)
                     if rounds is not None:
                         # what the eval set costs this library: the warm fit beside the same
                         # rounds without one (a stage timer misses evaluation that overlaps)
