@@ -106,6 +106,60 @@ def test_fit_sees_the_rows_the_users_compute_gives(client2, tmp_path):
             skm.roc_auc_score(va["label"], pred), rel=1e-12)
 
 
+_READS: list = []
+
+
+def _read(i):
+    """A partition of frame() as a reader gives it, counting the reads (the test clusters
+    run their workers in this process)."""
+    _READS.append(i)
+    return frame(N, seed=0).iloc[i * 500:(i + 1) * 500]
+
+
+def test_training_and_eval_frames_read_their_source_once(client2):
+    """The estimator's training and validation frames, random_split from one source, are
+    computed together (DaskDataset.together, graphs not fused): each source partition is read
+    once for the features and labels of both, and once more for the classes (fused and one by
+    one: four times, features and labels of each frame apart). The model is the in-process
+    classifier's on the computed frames."""
+    ddf = dd.from_map(_read, range(6), meta=frame(N).iloc[:0])
+    train, valid = ddf.random_split([0.8, 0.2], random_state=0)
+    est = dgd.DaskGBDTClassifier(n_estimators=8, max_depth=3, eval_metric="auc",
+                                 early_stopping_rounds=3)
+    est.client = client2
+    _READS.clear()
+    est.fit(train[FEATURES], train["label"], eval_set=[(valid[FEATURES], valid["label"])])
+    assert sorted(_READS) == sorted(list(range(6)) * 2), _READS
+    tr, va = client2.compute([train, valid], sync=True)
+    ref = dgbdt.GBDTClassifier(n_estimators=8, max_depth=3, eval_metric="auc",
+                               early_stopping_rounds=3)
+    ref.fit(tr[FEATURES], tr["label"], eval_set=[(va[FEATURES], va["label"])])
+    assert ref.get_booster().save_raw() == est.get_booster().save_raw()
+    assert ref.evals_result() == est.evals_result()
+
+
+def test_together_makes_the_datasets_made_one_by_one(client2, parquet_dir):
+    """DaskDataset.together: the same rows, counts and weights as separate constructions;
+    a bad collection among them raises as its own construction does, and nothing is left
+    running."""
+    ddf = dd.read_parquet(parquet_dir)
+    train, valid = ddf.random_split([0.7, 0.3], random_state=3)
+    args = [dict(data=train[FEATURES], label=train["label"], weight=train["w"]),
+            dict(data=valid[FEATURES], label=valid["label"])]
+    both = dgd.DaskDataset.together(client2, args)
+    alone = [dgd.DaskDataset(client2, **a) for a in args]
+    for a, b in zip(both, alone):
+        assert (a.part_rows, a.num_row, a.max_weight, a.feature_names) == \
+            (b.part_rows, b.num_row, b.max_weight, b.feature_names)
+        pa, pb = (client2.gather(d.persisted_parts()) for d in (a, b))
+        for x, y in zip(pa, pb):
+            np.testing.assert_array_equal(x.X, y.X)
+            np.testing.assert_array_equal(x.label, y.label)
+    bad = dict(data=valid[FEATURES], label=valid["label"] * np.nan)
+    with pytest.raises(ValueError, match="label"):
+        dgd.DaskDataset.together(client2, [args[0], bad])
+
+
 @pytest.mark.parametrize("dtype", ["category", "bool", "Int32", "boolean", "str"])
 def test_label_dtypes(client2, dtype):
     """Class labels of every pandas kind, in-process and on Dask: the same model."""

@@ -153,10 +153,16 @@ def _optimized_together(data, vectors: list) -> tuple:
     may regroup it unlike the data (16 files: the data 16 partitions, its label column 4);
     then, as when the optimizer fails, the unoptimized graphs are used: they always line up.
     (``dask.optimize`` of several collections at once is not used: with dask 2026.8 its
-    results' delayed parts lost the column projection.)"""
+    results' delayed parts lost the column projection.)
+
+    Without fusing (the same partitions: fusing only joins a partition's steps into one
+    task): fused, the features and the label each read the whole parquet file again (the
+    projection does not pass ``random_split``), and so do the validation frames; unfused,
+    their graphs share the read, split and take steps' keys, which a dataset's parts (or
+    ``DaskDataset.together``'s) computed in one call compute once."""
     lazy = [i for i, v in enumerate(vectors) if hasattr(v, "optimize")]   # others: checked later
     try:
-        opt = [data.optimize()] + [vectors[i].optimize() for i in lazy]
+        opt = [_optimize(data)] + [_optimize(vectors[i]) for i in lazy]
     except Exception:       # an optimizer failure must not stop a training: as written
         return data, vectors
     if len({c.npartitions for c in opt}) != 1:
@@ -165,6 +171,14 @@ def _optimized_together(data, vectors: list) -> tuple:
     for i, c in zip(lazy, opt[1:]):
         out[i] = c
     return opt[0], out
+
+
+def _optimize(c):
+    """The collection optimized as ``compute()`` would, without fusing (``_optimized_together``)."""
+    try:
+        return c.optimize(fuse=False)
+    except TypeError:        # a collection whose optimize() takes no fuse
+        return c.optimize()
 
 
 def _vector_blocks(v, what: str, data, n_blocks: int, frame: bool):
@@ -215,6 +229,37 @@ class DaskDataset:
 
     def __init__(self, client, data, label=None, weight=None, base_margin=None,
                  feature_names=None, max_bin: int | None = None, persist: bool = True):
+        self._build(client, data, label, weight, base_margin, feature_names, max_bin, persist)
+        self._held = self.client.compute(self._graph) if persist else [None] * len(self._graph)
+        self._check()
+
+    @classmethod
+    def together(cls, client, datasets: list[dict]) -> list["DaskDataset"]:
+        """Persisted datasets (each a dict of DaskDataset's arguments but ``client`` and
+        ``persist``) whose partitions are computed in one call, so what their collections
+        share is computed once: a parquet read split by ``random_split`` into training and
+        validation frames is read once for both (and for the label and the features), not
+        once per collection. The same datasets as made one by one."""
+        made = []
+        for kw in datasets:
+            d = cls.__new__(cls)
+            d._build(client, **kw)
+            made.append(d)
+        held = made[0].client.compute([g for d in made for g in d._graph])
+        at = 0
+        for d in made:
+            d._held, at = held[at:at + len(d._graph)], at + len(d._graph)
+        try:
+            for d in made:
+                d._check()
+        except BaseException:
+            made[0].client.cancel(held)
+            raise
+        return made
+
+    def _build(self, client, data, label=None, weight=None, base_margin=None,
+               feature_names=None, max_bin: int | None = None, persist: bool = True):
+        """Checks the arguments and makes each part's graph (nothing computed)."""
         from dask import delayed
         from distributed import default_client
 
@@ -259,10 +304,22 @@ class DaskDataset:
         # where a pass needs a part that is not held
         self._graph = [make(i, b, y, w, m, n_features) for i, (b, y, w, m) in
                        enumerate(zip(blocks, *cols))]
-        # futures of the parts held in the workers' memory (None: not held); a persisted
-        # dataset holds them all until its pages exist
-        self._held = self.client.compute(self._graph) if persist else [None] * len(blocks)
         self._pages = None      # a persisted dataset's pages: (settings, futures), see pages()
+        self.num_col = n_features
+        self.feature_names = names
+        self.has_label = label is not None
+        self.has_weight = weight is not None
+        self.has_base_margin = base_margin is not None
+        if max_bin is not None and (isinstance(max_bin, bool) or not isinstance(
+                max_bin, (int, np.integer)) or not 2 <= max_bin <= 65535):
+            raise ValueError(f"max_bin must be an integer in [2, 65535]; got {max_bin!r}")
+        self.max_bin = None if max_bin is None else int(max_bin)
+        self._cuts: dict[int, object] = {}
+
+    def _check(self) -> None:
+        """Row counts and the largest weight from every part (``_held``: futures of the parts
+        held in the workers' memory, None where not held; a persisted dataset holds them all
+        until its pages exist)."""
         futs = self.map_parts(part_stats)
         try:
             # in partition order, so a bad input reports its first bad partition every time
@@ -275,19 +332,9 @@ class DaskDataset:
         self.num_row = int(sum(self.part_rows))
         if self.num_row == 0:
             raise ValueError("data is empty: every partition has zero rows")
-        self.max_weight = max(s[1] for s in stats) if weight is not None else None
-        if weight is not None and not self.max_weight > 0:
+        self.max_weight = max(s[1] for s in stats) if self.has_weight else None
+        if self.has_weight and not self.max_weight > 0:
             raise ValueError("weight: all sample weights are zero; at least one must be > 0")
-        self.num_col = n_features
-        self.feature_names = names
-        self.has_label = label is not None
-        self.has_weight = weight is not None
-        self.has_base_margin = base_margin is not None
-        if max_bin is not None and (isinstance(max_bin, bool) or not isinstance(
-                max_bin, (int, np.integer)) or not 2 <= max_bin <= 65535):
-            raise ValueError(f"max_bin must be an integer in [2, 65535]; got {max_bin!r}")
-        self.max_bin = None if max_bin is None else int(max_bin)
-        self._cuts: dict[int, object] = {}
 
     def resolve_max_bin(self, param_max_bin: int) -> int:
         if self.max_bin is not None and self.max_bin != param_max_bin:

@@ -139,16 +139,18 @@ class _DaskGBDTModel(_GBDTModel):
         """``xgb_model``: a model to continue (a Booster, a fitted estimator, or a model file
         of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after."""
         client = self.client
-        dtrain = DaskDataset(client, X, self._encode(_label_column(y)), sample_weight,
-                             base_margin)
-        evals = []
-        for ex, ey, w, m, name in self._eval_pairs(eval_set, sample_weight_eval_set,
-                                                   base_margin_eval_set):
-            if ex is X and ey is y and w is sample_weight and m is base_margin:
-                evals.append((dtrain, name))   # the training data: metrics from its margins
-            else:
-                evals.append((DaskDataset(client, ex, self._encode(_label_column(ey)), w, m),
-                              name))
+        pairs = self._eval_pairs(eval_set, sample_weight_eval_set, base_margin_eval_set)
+        # the training data as an eval set is scored from its margins; the others are made
+        # with it in one go (DaskDataset.together: a parquet read that random_split cut into
+        # both is read once)
+        own = [ex is X and ey is y and w is sample_weight and m is base_margin
+               for ex, ey, w, m, _ in pairs]
+        made = DaskDataset.together(client, [
+            dict(data=ex, label=self._encode(_label_column(ey)), weight=w, base_margin=m)
+            for ex, ey, w, m in [(X, y, sample_weight, base_margin)]
+            + [pair[:4] for pair, mine in zip(pairs, own) if not mine]])
+        dtrain, others = made[0], iter(made[1:])
+        evals = [(dtrain if mine else next(others), pair[4]) for pair, mine in zip(pairs, own)]
         obj, metric, _ = _callables(self.objective, self.eval_metric)
         if metric is not None and not is_metric_custom(metric):
             raise NotImplementedError(
