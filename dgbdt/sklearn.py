@@ -15,10 +15,10 @@ import inspect
 import numpy as np
 
 from .arrays import to_host
-from .backend import array_module
 from .booster import Booster, load_model
 from .data.dataset import Dataset
-from .data.labels import decode, distinct, encode, host_values, label_values
+from .data.labels import (distinct, encode, host_values, label_values,
+                          labels_from_prediction, proba_columns)
 from .metric import is_metric_custom
 from .train import train
 
@@ -294,18 +294,8 @@ def _regression_params(est: _GBDTModel) -> dict:
     return params
 
 
-def _proba_columns(p):
-    """[n, n_classes] probabilities from the model's output (binary: [1 - p, p]); on the
-    prediction's device."""
-    xp = array_module(p)
-    return xp.stack([1.0 - p, p], axis=1) if p.ndim == 1 else p
-
-
-def _labels_from_prediction(p, classes: np.ndarray, softmax: bool):
-    """Class labels from the model's (non-margin) output (on the GPU for numeric classes)."""
-    xp = array_module(p)
-    idx = p.astype(np.int64) if softmax else xp.argmax(_proba_columns(p), axis=1)
-    return decode(idx, classes)
+_proba_columns = proba_columns                  # (their home is dgbdt.data.labels)
+_labels_from_prediction = labels_from_prediction
 
 
 def _r2_score(y, pred, sample_weight) -> float:

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.device_input import is_cudf
-from ..data.labels import distinct, encode, host_values, label_values
+from ..data.labels import (distinct, encode, encode_block, encode_partition, host_values,
+                           label_values, labels_from_prediction, labels_partition, part_distinct,
+                           proba_columns, series_like)
 from ..metric import is_metric_custom
 from ..sklearn import (_accuracy, _booster_of, _callables, _ClassifierBase, _GBDTModel,
-                       _labels_from_prediction, _proba_columns, _r2_score, _RegressorMixin,
-                       _regression_params)
+                       _r2_score, _RegressorMixin, _regression_params)
 from .data import DaskDataset, _is_dask_array
 from .predict import predict as _dask_predict
 from .train import train as _dask_train
@@ -56,29 +56,6 @@ def _label_column(y):
     return y
 
 
-def _series_like(s, values, name):
-    """A Series of values with s's index, of s's library (pandas, or cuDF for cuDF input)."""
-    if is_cudf(s):
-        import cudf
-        return cudf.Series(values, index=s.index, name=name)
-    import pandas as pd
-    return pd.Series(values, index=s.index, name=name)
-
-
-def _encode_partition(s, classes):
-    """One partition's labels as class indices, on its device (cuDF stays cuDF)."""
-    return _series_like(s, encode(label_values(s), classes), s.name)
-
-
-def _encode_block(block, classes):
-    return encode(label_values(block), classes)
-
-
-def _labels_partition(p, classes, softmax):
-    values = p.to_cupy() if is_cudf(p) else p.to_numpy()
-    return _series_like(p, _labels_from_prediction(values, classes, softmax), "prediction")
-
-
 def _distinct_labels(client, y) -> np.ndarray:
     """The sorted distinct labels of y (computed on the cluster for dask collections)."""
     if _is_dask_array(y):
@@ -95,15 +72,10 @@ def _distinct_labels(client, y) -> np.ndarray:
         # the workers, in label_values), merged here: no cuDF on the client, where a first
         # reduction loads libcudf's kernels (2.0 s of a first fit, measured on an H100)
         from dask import delayed
-        parts = [p for p in client.compute([delayed(_part_distinct)(b) for b in y.to_delayed()],
+        parts = [p for p in client.compute([delayed(part_distinct)(b) for b in y.to_delayed()],
                                            sync=True) if p.shape[0]] or [np.zeros(0)]
         return distinct(np.concatenate(parts))
     return distinct(label_values(y))
-
-
-def _part_distinct(s) -> np.ndarray:
-    """A partition's sorted distinct labels on the host; missing labels raise here."""
-    return distinct(label_values(s))
 
 
 def _as_array(out):
@@ -236,10 +208,10 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
         if _is_dask_array(y):
             if y.ndim != 1:
                 raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
-            return y.map_blocks(_encode_block, classes=classes, dtype=np.float64)
+            return y.map_blocks(encode_block, classes=classes, dtype=np.float64)
         if _is_dask_series(y):
-            meta = _series_like(y._meta, y._meta.iloc[:0].astype(np.float64), y.name)
-            return y.map_partitions(_encode_partition, classes=classes, meta=meta)
+            meta = series_like(y._meta, y._meta.iloc[:0].astype(np.float64), y.name)
+            return y.map_partitions(encode_partition, classes=classes, meta=meta)
         return encode(label_values(y), classes)
 
     def predict_proba(self, X, iteration_range=None, *, validate_features: bool = True,
@@ -249,7 +221,7 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
         p = self._predict_raw(X, False, iteration_range, base_margin)
         p = p.to_dask_array() if _is_dask_series(p) else _as_array(p)
         if p.ndim == 1:
-            return p.map_blocks(_proba_columns, new_axis=1, chunks=(p.chunks[0], (2,)),
+            return p.map_blocks(proba_columns, new_axis=1, chunks=(p.chunks[0], (2,)),
                                 dtype=np.float64)
         return p
 
@@ -262,13 +234,13 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
             return _as_array(p)
         classes, softmax = self.classes_, self._is_softmax()
         if _is_dask_frame(p) or _is_dask_series(p):
-            meta = _series_like(p._meta, np.zeros(0, classes.dtype), "prediction")
-            return p.map_partitions(_labels_partition, classes=classes, softmax=softmax,
+            meta = series_like(p._meta, np.zeros(0, classes.dtype), "prediction")
+            return p.map_partitions(labels_partition, classes=classes, softmax=softmax,
                                     meta=meta)
         kw = dict(classes=classes, softmax=softmax, dtype=classes.dtype)
         if p.ndim == 1:
-            return p.map_blocks(_labels_from_prediction, **kw)
-        return p.map_blocks(_labels_from_prediction, drop_axis=1, **kw)
+            return p.map_blocks(labels_from_prediction, **kw)
+        return p.map_blocks(labels_from_prediction, drop_axis=1, **kw)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy (weighted by sample_weight), computed."""
