@@ -136,7 +136,14 @@ def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None
     if prof is not None:
         prof.disable()
         print_profile(prof, f"{lib} {'no eval' if rounds else 'eval set'}: fit {fit:.3f} s")
+    t2 = time.perf_counter()
+    if prof is not None:
+        prof = cProfile.Profile()
+        prof.enable()
     proba = client.compute(est.predict_proba(Xv)).result()
+    if prof is not None:
+        prof.disable()
+        print_profile(prof, f"{lib} predict_proba: {time.perf_counter() - t2:.3f} s")
     labels = client.compute(yv).result()
     auc = float(roc_auc_score(host(labels), host(proba)[:, 1]))
     total = time.perf_counter() - t0
