@@ -303,24 +303,29 @@ def test_cpu_collective_equals_graph_and_in_process(proc_client):
     assert coll["booster"].save_raw() == ref.save_raw()
 
 
-def test_cpu_collective_rank_failure_and_killed_worker(proc_client):
-    import dgbdt.dask as dgd
-    X, y, _ = make(n=6000, seed=9)
-    d = _cpu_dataset(proc_client, X, y)
-    victim = sorted(set(d.workers_of_parts()))[1]
-
+def _failing_level_step(at: int):
+    """For proc_client.run on one worker: that rank's ``at``-th level step raises, once."""
     def patch():
         from dgbdt.shard import Shard
         original, calls = Shard.level_step, [0]
 
         def level_step(self, req, hist_ptrs):
             calls[0] += 1
-            if calls[0] == 5:
+            if calls[0] == at:
                 Shard.level_step = original
                 raise RuntimeError("injected failure on this rank")
             return original(self, req, hist_ptrs)
         Shard.level_step = level_step
-    proc_client.run(patch, workers=[victim])
+    return patch
+
+
+def test_cpu_collective_rank_failure_and_killed_worker(proc_client):
+    import dgbdt.dask as dgd
+    X, y, _ = make(n=6000, seed=9)
+    d = _cpu_dataset(proc_client, X, y)
+    victim = sorted(set(d.workers_of_parts()))[1]
+
+    proc_client.run(_failing_level_step(5), workers=[victim])
     t = time.perf_counter()
     with pytest.raises(RuntimeError, match="injected failure on this rank"):
         dgd.train(proc_client, {"max_depth": 4}, d, 20, mode="collective", verbose_eval=False)
@@ -377,18 +382,7 @@ def test_cpu_collective_keeps_its_communicator_between_fits(proc_client):
     remade = idents()
     assert remade != made
     # a failed training keeps nothing; the next makes a new one
-    def patch():
-        from dgbdt.shard import Shard
-        original, calls = Shard.level_step, [0]
-
-        def level_step(self, req, hist_ptrs):
-            calls[0] += 1
-            if calls[0] == 3:
-                Shard.level_step = original
-                raise RuntimeError("injected failure on this rank")
-            return original(self, req, hist_ptrs)
-        Shard.level_step = level_step
-    proc_client.run(patch, workers=[workers[0]])
+    proc_client.run(_failing_level_step(3), workers=[workers[0]])
     with pytest.raises(RuntimeError, match="injected failure on this rank"):
         fit()
     assert all(not v for v in _kept(proc_client).values())
@@ -451,7 +445,7 @@ def test_socket_gather_apply_computes_once_on_rank_0_in_rank_order():
     """SocketComm.gather_apply over real sockets (3 ranks in threads): rows of any count (none
     on one rank) reach rank 0 in rank order, fn runs there only, every rank gets its result;
     the same value as the default all-gather path."""
-    from dgbdt.dask.collective import SocketComm
+    from dgbdt.dask.collective_tcp import SocketComm
     box, calls, out, errors = {}, [], {}, {}
     rows = {0: np.arange(6, dtype=np.int64).reshape(3, 2), 1: np.zeros((0, 2), np.int64),
             2: np.arange(10, 14, dtype=np.int64).reshape(2, 2)}

@@ -43,8 +43,8 @@ from ..objective import get_objective
 from ..seam import LocalSeam
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..train import boost
-from .collective import (ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, SocketComm,
-                         unique_id)
+from .collective import ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, unique_id
+from .collective_tcp import SocketComm
 from ..custom import objective_on
 from . import comm_cache
 from .recovery import WorkerLostError, alive_workers, later, outcome
