@@ -23,6 +23,7 @@ training, which a stage timer cannot see); a last line with dgbdt / xgboost rati
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import os
 import platform
@@ -115,35 +116,61 @@ def print_profile(prof, title: str, top: int = 18) -> None:
         print(f"   {ct:8.3f} s  {where}")
 
 
+def print_tasks(tasks, title: str, top: int = 8) -> None:
+    """Where the workers' time went (``--profile``): seconds of compute per task prefix, from
+    distributed's task stream."""
+    from collections import defaultdict
+    from dask.utils import key_split
+    by = defaultdict(float)
+    for t in tasks:
+        for s in t.get("startstops", ()):
+            if s["action"] == "compute":
+                by[key_split(t["key"])] += s["stop"] - s["start"]
+    print(f"-- {title}; worker compute seconds by task:")
+    for name, sec in sorted(by.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"   {sec:8.3f} s  {name}")
+
+
 def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None,
             profile: bool = False) -> dict:
     """One fit with the eval set and early stopping; with ``rounds``, that many rounds
     without an eval set (what the evaluation costs is the difference)."""
+    from distributed import get_task_stream
     from sklearn.metrics import roc_auc_score
     t0 = time.perf_counter()
     X, y, Xv, yv = frames(path, gpu)
     est = estimator(lib, a, gpu, rounds)
     est.client = client
+    stream = get_task_stream(client) if profile else contextlib.nullcontext()
     t1 = time.perf_counter()
     prof = cProfile.Profile() if profile and lib == "dgbdt" else None
     if prof is not None:
         prof.enable()
-    if rounds is None:
-        est.fit(X, y, eval_set=[(Xv, yv)], verbose=False)
-    else:
-        est.fit(X, y)
+    with stream as tasks:
+        if rounds is None:
+            est.fit(X, y, eval_set=[(Xv, yv)], verbose=False)
+        else:
+            est.fit(X, y)
     fit = time.perf_counter() - t1
+    title = f"{lib} {'no eval' if rounds else 'eval set'}: fit {fit:.3f} s"
     if prof is not None:
         prof.disable()
-        print_profile(prof, f"{lib} {'no eval' if rounds else 'eval set'}: fit {fit:.3f} s")
+        print_profile(prof, title)
+    if profile:
+        print_tasks(tasks.data, title)
     t2 = time.perf_counter()
     if prof is not None:
         prof = cProfile.Profile()
         prof.enable()
-    proba = client.compute(est.predict_proba(Xv)).result()
+    stream = get_task_stream(client) if profile else contextlib.nullcontext()
+    with stream as tasks:
+        proba = client.compute(est.predict_proba(Xv)).result()
+    title = f"{lib} predict_proba: {time.perf_counter() - t2:.3f} s"
     if prof is not None:
         prof.disable()
-        print_profile(prof, f"{lib} predict_proba: {time.perf_counter() - t2:.3f} s")
+        print_profile(prof, title)
+    if profile:
+        print_tasks(tasks.data, title)
     labels = client.compute(yv).result()
     auc = float(roc_auc_score(host(labels), host(proba)[:, 1]))
     total = time.perf_counter() - t0
@@ -177,7 +204,8 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true",
                     help="empty kernel caches for each cluster (a fresh install's first fit)")
     ap.add_argument("--profile", action="store_true",
-                    help="print where the client's time goes in dgbdt's fits (cProfile)")
+                    help="print where the time goes: the client's in dgbdt's functions (cProfile), the "
+                         "workers' by task (both libraries)")
     ap.add_argument("--out", default=None, help="also append the JSON lines to this file")
     a = ap.parse_args()
 
