@@ -133,6 +133,16 @@ def print_tasks(tasks, title: str, top: int = 8) -> None:
         print(f"   {sec:8.3f} s  {name}")
 
 
+def report(prof, tasks, title: str) -> None:
+    """``--profile``'s output for a block: the client's profile (stopped here) and the
+    workers' task stream."""
+    if prof is not None:
+        prof.disable()
+        print_profile(prof, title)
+    if tasks is not None:
+        print_tasks(tasks.data, title)
+
+
 def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None,
             profile: bool = False) -> dict:
     """One fit with the eval set and early stopping; with ``rounds``, that many rounds
@@ -155,11 +165,7 @@ def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None
             est.fit(X, y)
     fit = time.perf_counter() - t1
     title = f"{lib} {'no eval' if rounds else 'eval set'}: fit {fit:.3f} s"
-    if prof is not None:
-        prof.disable()
-        print_profile(prof, title)
-    if profile:
-        print_tasks(tasks.data, title)
+    report(prof, tasks, title)
     t2 = time.perf_counter()
     if prof is not None:
         prof = cProfile.Profile()
@@ -168,11 +174,7 @@ def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None
     with stream as tasks:
         proba = client.compute(est.predict_proba(Xv)).result()
     title = f"{lib} predict_proba: {time.perf_counter() - t2:.3f} s"
-    if prof is not None:
-        prof.disable()
-        print_profile(prof, title)
-    if profile:
-        print_tasks(tasks.data, title)
+    report(prof, tasks, title)
     labels = client.compute(yv).result()
     auc = float(roc_auc_score(host(labels), host(proba)[:, 1]))
     total = time.perf_counter() - t0

@@ -274,28 +274,24 @@ class GBDTClassifier(_ClassifierBase):
         """Class probabilities [n, n_classes] (binary: [1 - p, p])."""
         p = self._margin_or_prediction(X, False, iteration_range)
         self._check_proba()
-        return _proba_columns(p)
+        return proba_columns(p)
 
     def predict(self, X, output_margin: bool = False, iteration_range=None) -> np.ndarray:
         if output_margin:
             return self._margin_or_prediction(X, True, iteration_range)
         p = self._margin_or_prediction(X, False, iteration_range)
-        return _labels_from_prediction(p, self.classes_, self._is_softmax())
+        return labels_from_prediction(p, self.classes_, self._is_softmax())
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy (weighted by sample_weight)."""
         return _accuracy(y, self.predict(X), sample_weight)
 
 
-# -- pieces shared with dgbdt.dask.sklearn (also applied per partition there) ------------------
+# -- pieces shared with dgbdt.dask.sklearn ---------------------------------------------------
 def _regression_params(est: _GBDTModel) -> dict:
     params = est._train_params()
     params.setdefault("objective", "reg:squarederror")
     return params
-
-
-_proba_columns = proba_columns                  # (their home is dgbdt.data.labels)
-_labels_from_prediction = labels_from_prediction
 
 
 def _r2_score(y, pred, sample_weight) -> float:

@@ -162,7 +162,7 @@ def _optimized_together(data, vectors: list) -> tuple:
     ``DaskDataset.together``'s) computed in one call compute once."""
     lazy = [i for i, v in enumerate(vectors) if hasattr(v, "optimize")]   # others: checked later
     try:
-        opt = [_optimize(data)] + [_optimize(vectors[i]) for i in lazy]
+        opt = [c.optimize(fuse=False) for c in [data] + [vectors[i] for i in lazy]]
     except Exception:       # an optimizer failure must not stop a training: as written
         return data, vectors
     if len({c.npartitions for c in opt}) != 1:
@@ -171,14 +171,6 @@ def _optimized_together(data, vectors: list) -> tuple:
     for i, c in zip(lazy, opt[1:]):
         out[i] = c
     return opt[0], out
-
-
-def _optimize(c):
-    """The collection optimized as ``compute()`` would, without fusing (``_optimized_together``)."""
-    try:
-        return c.optimize(fuse=False)
-    except TypeError:        # a collection whose optimize() takes no fuse
-        return c.optimize()
 
 
 def _vector_blocks(v, what: str, data, n_blocks: int, frame: bool):
