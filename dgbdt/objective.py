@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import array_module
 from .fixedpoint import ExactSum
 from .kernels import cpu_objective as _kernels
-from .objective_base import (HESS_FLOOR, PROB_EPS, Objective, _as_labels, _as_margin,
-                             _as_weights, _first_bad_row, _logit, _mean_from_stats,
-                             _need_num_class, sigmoid, softmax)
+from .objective_base import (DEVICE_LABEL_STATS, HESS_FLOOR, PROB_EPS, Objective, _as_labels,
+                             _as_margin, _as_weights, _first_bad_row, _logit,
+                             _mean_from_stats, _need_num_class, sigmoid, softmax)
 from .objective_more import (AbsoluteError, Cox, Gamma, Hinge, Poisson, PseudoHuberError,
                              QuantileError, SquaredLogError, Tweedie)
 
@@ -101,7 +102,7 @@ class RegLogistic(Objective):
             return super().label_stats(y, w, num_class)
         y = _as_labels(y)
         w = _as_weights(w, y.shape[0])
-        w = np.where(y == 1.0, spw, 1.0) * (1.0 if w is None else w)
+        w = array_module(y).where(y == 1.0, spw, 1.0) * (1.0 if w is None else w)
         return super().label_stats(y, w, num_class)
 
     def check_labels(self, y, num_class=None):
@@ -154,6 +155,9 @@ def _logistic_stump(stats) -> np.ndarray:
     step from margin 0, where p = 1/2, g = (1/2 - y) w', h = w'/4: the margin
     ``4 (mean' - 1/2)``, ``mean'`` the label mean under the scaled weights ``w'``."""
     return np.array([4.0 * (_mean_from_stats(stats) - 0.5)])
+
+
+DEVICE_LABEL_STATS.add(RegLogistic.label_stats)
 
 
 class BinaryLogistic(RegLogistic):

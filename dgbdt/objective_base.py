@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backend import array_module
+from .backend import array_module, to_host
 from .fixedpoint import ExactSum
 from .kernels import cpu_objective as _kernels
 
@@ -50,7 +50,8 @@ def _as_margin(margin: np.ndarray, k: int | None = None) -> np.ndarray:
 
 
 def _as_labels(y: np.ndarray) -> np.ndarray:
-    y = np.asarray(y, dtype=np.float64)
+    """float64 1-D labels (an [n, 1] column too), numpy or cupy as given."""
+    y = array_module(y).asarray(y, dtype=np.float64)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
@@ -61,10 +62,35 @@ def _as_labels(y: np.ndarray) -> np.ndarray:
 def _as_weights(w: np.ndarray | None, n: int) -> np.ndarray | None:
     if w is None:
         return None
-    w = np.asarray(w, dtype=np.float64).reshape(-1)
+    w = array_module(w).asarray(w, dtype=np.float64).reshape(-1)
     if w.shape[0] != n:
         raise ValueError(f"weight has {w.shape[0]} rows, labels have {n}")
     return w
+
+
+def label_witnesses(y) -> np.ndarray:
+    """Up to four of the labels ``y`` (numpy or cupy, 1-D) as a host array: a non-finite one,
+    the smallest and the largest finite one, and a finite one that is not an integer, each if
+    there is one. Every rule of ``check_labels`` is a bound, integrality or finiteness of each
+    label, so ``y`` breaks a rule iff one of its witnesses does. A device array is reduced on
+    its GPU and only the witnesses (and their flags) come back: one copy of 7 numbers."""
+    xp = array_module(y)
+    y = xp.asarray(y, dtype=np.float64).reshape(-1)
+    if y.shape[0] == 0:
+        return np.zeros(0)
+    finite = xp.isfinite(y)
+    nonint = finite & (y != xp.floor(y))
+    flags_values = xp.stack([
+        (~finite).any(), finite.any(), nonint.any(),
+        y[xp.argmin(finite)], xp.where(finite, y, np.inf).min(),
+        xp.where(finite, y, -np.inf).max(), y[xp.argmax(nonint)]]).astype(np.float64)
+    f = np.asarray(flags_values.get() if xp is not np else flags_values)
+    pick = [f[3]] if f[0] else []
+    if f[1]:
+        pick += [f[4], f[5]]
+    if f[2]:
+        pick.append(f[6])
+    return np.array(pick, dtype=np.float64)
 
 
 def _first_bad_row(bad: np.ndarray) -> int:
@@ -112,6 +138,25 @@ class Objective:
             raise ValueError(
                 f"label contains NaN or infinite values (first at row {_first_bad_row(bad)})"
             )
+
+    def check_label_array(self, y, num_class: int | None = None) -> None:
+        """``check_labels`` for host or device labels: host labels are checked whole; device
+        labels through their ``label_witnesses`` (no copy of the labels to the host), and
+        again whole on the host only when a witness fails, for the message's row number."""
+        if array_module(y) is np or getattr(y, "ndim", 1) != 1:
+            self.check_labels(to_host(y), num_class)
+            return
+        try:
+            self.check_labels(label_witnesses(y), num_class)
+        except ValueError:
+            self.check_labels(to_host(y), num_class)    # raises, naming the first bad row
+            raise
+
+    def stats_on_device(self) -> bool:
+        """Whether ``label_stats`` takes device (cupy) labels and weights: true for the
+        implementations written with the labels' array module (DEVICE_LABEL_STATS); the others
+        get host copies."""
+        return type(self).label_stats in DEVICE_LABEL_STATS
 
     # -- intercept -------------------------------------------------------------
     def label_stats(self, y: np.ndarray, w: np.ndarray | None, num_class: int | None) -> np.ndarray:
@@ -175,6 +220,11 @@ class Objective:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+
+#: the ``label_stats`` implementations that take device arrays (see Objective.stats_on_device;
+#: dgbdt.objective adds RegLogistic's)
+DEVICE_LABEL_STATS = {Objective.label_stats}
 
 
 def _mean_from_stats(stats: np.ndarray) -> float:

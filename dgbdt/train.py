@@ -115,7 +115,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         if p["base_score"] is None:        # XGBoost's intercept with a custom objective
             p["base_score"] = 0.5
     else:
-        objective.check_labels(to_host(dtrain.label), num_class)
+        objective.check_label_array(dtrain.label, num_class)
     if prior is not None and prior.n_features != dtrain.num_col:
         raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
                          f"{dtrain.num_col}")
@@ -200,8 +200,9 @@ def _check_evals(evals, dtrain) -> list[tuple[Dataset, str]]:
 def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
     if p["base_score"] is not None:
         return objective.base_score_to_margin(p["base_score"], num_class)
-    return objective.base_margin_from_labels(
-        to_host(label), None if weight is None else to_host(weight), num_class)
+    if not objective.stats_on_device():     # device labels stay there when they can
+        label, weight = to_host(label), None if weight is None else to_host(weight)
+    return objective.base_margin_from_labels(label, weight, num_class)
 
 
 

@@ -57,10 +57,11 @@ def _label_stats(part, obj, num_class):
     partition's labels, checked."""
     if part.n_rows == 0:
         return None
-    label = to_host(part.label)
-    obj.check_labels(label, num_class)
-    return obj.label_stats(label, None if part.weight is None else to_host(part.weight),
-                           num_class)
+    label, weight = part.label, part.weight
+    obj.check_label_array(label, num_class)
+    if not obj.stats_on_device():           # device labels stay there when they can
+        label, weight = to_host(label), None if weight is None else to_host(weight)
+    return obj.label_stats(label, weight, num_class)
 
 
 def _label_part(part, objective_name: str):

@@ -17,14 +17,15 @@ from dgbdt.tree.split import SplitParams
 GPU = CudaBackend.for_ordinal(0)
 
 
-@pytest.mark.parametrize("module", ["tree", "split", "data", "predict", "objective"])
+@pytest.mark.parametrize("module", ["tree", "split", "data", "predict", "objective", "sketch"])
 def test_modules_compile(module):
     import cupy
     for name in {"tree": ["build_histograms", "build_histograms_global", "partition_scatter", "tile_offsets", "subtract_siblings",
                           "partition_finish", "add_leaf_values", "start_tree"],
                  "split": ["evaluate_splits", "finish_splits"], "data": ["quantize_pack"],
                  "predict": ["predict_raw"],
-                 "objective": ["squared_error", "logistic", "softmax", "column_max"]}[module]:
+                 "objective": ["squared_error", "logistic", "softmax", "column_max"],
+                 "sketch": ["sketch_keys", "sketch_bit_lengths"]}[module]:
         assert gpu.kernel(module, name).attributes["max_threads_per_block"] > 0
 
 

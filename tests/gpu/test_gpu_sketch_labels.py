@@ -1,0 +1,97 @@
+"""The device sketch's kernels (cuda/sketch.cu) against their array specification, and device
+labels checked and summed where they are (no host copy) with the host's results."""
+import numpy as np
+import pytest
+
+import cupy as cp
+
+import dgbdt
+from dgbdt.data import sketch_device as sd
+from dgbdt.data.sketch import summarize
+from dgbdt.objective import get_objective
+
+
+def _awkward(n, nf, seed):
+    """Values the keys must order right: NaN (one feature all NaN, one none), -0.0 and +0.0,
+    negatives, many ties, denormals."""
+    rng = np.random.default_rng(seed)
+    X = np.floor(rng.standard_normal((n, nf)) * 3).astype(np.float32)
+    X[rng.random((n, nf)) < 0.2] = np.nan
+    if nf > 2:
+        X[:, 0] = np.nan
+        X[:, 1] = rng.standard_normal(n).astype(np.float32)
+    X[::7, -1] = -0.0
+    X[1::7, -1] = 0.0
+    X[2::11, -1] = np.float32(1e-42)
+    return X
+
+
+@pytest.mark.parametrize("n,nf", [(1, 1), (2, 3), (33, 31), (1000, 5), (4097, 70)])
+def test_sketch_kernels_equal_their_specification(n, nf):
+    X = _awkward(n, nf, seed=n)
+    comp_h, cnt_h = sd._sort_keys(X, np)
+    comp_d, cnt_d = sd._sort_keys(cp.asarray(X), cp)
+    np.testing.assert_array_equal(cp.asnumpy(comp_d), comp_h)
+    np.testing.assert_array_equal(cp.asnumpy(cnt_d), cnt_h)
+    comp_h.sort()
+    comp_d.sort()
+    if n > 1:
+        bl_h, hist_h = sd._bit_lengths(comp_h, n, nf, cnt_h, np)
+        bl_d, hist_d = sd._bit_lengths(comp_d, n, nf, cnt_d, cp)
+        np.testing.assert_array_equal(cp.asnumpy(bl_d), bl_h)
+        np.testing.assert_array_equal(cp.asnumpy(hist_d), hist_h)
+
+
+@pytest.mark.parametrize("layout", ["fortran", "column_slice", "reversed_rows"])
+def test_sketch_of_strided_device_arrays(layout):
+    X = _awkward(3000, 9, seed=5)
+    d = cp.asarray(X)
+    view = {"fortran": lambda a: cp.asfortranarray(a), "column_slice": lambda a: a[:, 2:7],
+            "reversed_rows": lambda a: a[::-1]}[layout]
+    host = {"fortran": lambda a: a, "column_slice": lambda a: a[:, 2:7],
+            "reversed_rows": lambda a: a[::-1]}[layout](X)
+    assert summarize(np.ascontiguousarray(host), None, 64).equals(
+        sd.summarize_device(view(d), None, 64))
+
+
+def test_infinite_values_reported_over_every_feature_group(monkeypatch):
+    X = _awkward(500, 8, seed=2)
+    X[3, 1] = np.inf
+    X[7, 6] = -np.inf
+    monkeypatch.setattr(sd, "CHUNK_VALUES", 500 * 2)      # groups of two features
+    with pytest.raises(ValueError, match=r"infinite values in feature\(s\) \[1, 6\]"):
+        sd.summarize_device(cp.asarray(X), None, 64)
+
+
+@pytest.mark.parametrize("name,params", [("reg:squarederror", {}), ("binary:logistic", {}),
+                                         ("binary:logistic", {"scale_pos_weight": 2.5}),
+                                         ("multi:softprob", {"num_class": 3}),
+                                         ("reg:gamma", {})])
+def test_device_labels_give_the_host_labels_model(name, params):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3000, 6)).astype(np.float32)
+    y = {"reg:squarederror": X[:, 0] * 2 + rng.standard_normal(3000),
+         "binary:logistic": (X[:, 0] > 0.3).astype(np.float64),
+         "multi:softprob": np.digitize(X[:, 0], [-0.5, 0.5]).astype(np.float64),
+         "reg:gamma": np.exp(X[:, 0]) + 0.1}[name]
+    w = rng.random(3000) + 0.5
+    p = {"objective": name, "max_depth": 3, "device": "cuda", **params}
+    host = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 3, verbose_eval=False)
+    dev = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y),
+                                       weight=cp.asarray(w)), 3, verbose_eval=False)
+    np.testing.assert_array_equal(dev.base_margin, host.base_margin)
+    assert dev.save_raw() == host.save_raw()
+
+
+def test_bad_device_labels_name_the_first_bad_row():
+    X = cp.zeros((10, 2), dtype=cp.float32)
+    y = cp.asarray([0, 1, 0, 1, 3, 1, 0, 0, 1, 1], dtype=cp.float32)
+    with pytest.raises(ValueError, match=r"label must be in \[0, 1\].*first bad at row 4"):
+        dgbdt.train({"objective": "binary:logistic", "device": "cuda"},
+                    dgbdt.Dataset(X, label=y), 1, verbose_eval=False)
+    y[4] = cp.nan
+    with pytest.raises(ValueError, match=r"NaN or infinite.*first at row 4"):
+        get_objective("reg:squarederror").check_label_array(y)
+    get_objective("multi:softprob").check_label_array(cp.asarray([0.0, 2.0, 1.0]), 3)
+    with pytest.raises(ValueError, match="integer in"):
+        get_objective("multi:softprob").check_label_array(cp.asarray([0.0, 1.5, 1.0]), 3)
