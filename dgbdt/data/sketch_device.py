@@ -126,12 +126,68 @@ def summarize_device(X, weights_fixed=None, max_keys: int = 4096, xp=None) -> Su
     nf = X.shape[1] if X.ndim == 2 else 0
     step = max(1, CHUNK_VALUES // max(n, 1))
     if nf > step:
-        if _any(xp.isinf(xp.asarray(X)), xp):          # reported over all features at once
+        if xp is np and _any(xp.isinf(X), xp):
+            raise _Infinite(_to_host(xp.flatnonzero(xp.isinf(X).any(axis=0))).tolist())
+        try:
+            return _concat_features([_summarize_block(X[:, a:a + step], weights_fixed,
+                                                      max_keys, xp)
+                                     for a in range(0, nf, step)])
+        except _Infinite:       # a GPU finds them block by block: report over all features
             bad = _to_host(xp.flatnonzero(xp.isinf(xp.asarray(X)).any(axis=0))).tolist()
-            raise ValueError(f"infinite values in feature(s) {bad[:10]}")
-        return _concat_features([_summarize_block(X[:, a:a + step], weights_fixed, max_keys, xp)
-                                 for a in range(0, nf, step)])
+            raise _Infinite(bad) from None
     return _summarize_block(X, weights_fixed, max_keys, xp)
+
+
+class _Infinite(ValueError):
+    """+-inf in the sketched values (the features' indices, at most ten shown)."""
+
+    def __init__(self, features: list):
+        super().__init__(f"infinite values in feature(s) {features[:10]}")
+
+
+def _sort_keys(X, xp):
+    """(comp, cnt): uint64 comp [F * n] with comp[f * n + r] = f << 32 | key(X[r, f]) (step 1
+    of the module docstring; not yet sorted) and int64 cnt [F], each feature's non-NaN count.
+    On a GPU one kernel (dgbdt.kernels.gpu_sketch) does what the array code below specifies."""
+    n, nf = X.shape
+    if xp is not np:
+        from ..kernels.gpu_sketch import sketch_keys
+        comp, nans, infs = sketch_keys(X, 0, nf)
+        if _any(infs, xp):
+            raise _Infinite(_to_host(xp.flatnonzero(infs)).tolist())
+        return comp, (n - nans).astype(xp.int64)
+    u = xp.ascontiguousarray(X.T).view(xp.uint32)
+    mag = u & _U32(0x7FFFFFFF)
+    bad = _row_counts(mag == _U32(0x7F800000), xp)
+    if _any(bad, xp):
+        raise _Infinite(_to_host(xp.flatnonzero(bad)).tolist())
+    nan = mag > _U32(0x7F800000)
+    cnt = (n - _row_counts(nan, xp)).astype(xp.int64)
+    key = xp.where((u != mag) & (mag != 0), ~u, mag | _U32(0x80000000))
+    del u, mag
+    key = xp.where(nan, _U32(NAN_KEY), key)
+    del nan
+    comp = key.astype(xp.uint64)
+    comp |= (xp.arange(nf, dtype=xp.uint64) << np.uint64(32))[:, None]
+    return comp.ravel(), cnt
+
+
+def _bit_lengths(comp, n: int, nf: int, cnt, xp):
+    """(bl, hist) of step 3: uint8 bl [F, n - 1] = bit lengths of each sorted key xor its
+    predecessor (h_j at column j - 1; 0 from a feature's first NaN key on) and hist [F, 33]
+    the counts of each bit length per feature. One kernel on a GPU (dgbdt.kernels.gpu_sketch)."""
+    if xp is not np:
+        from ..kernels.gpu_sketch import sketch_bit_lengths
+        return sketch_bit_lengths(comp, n, nf, cnt)
+    k = (comp & np.uint64(0xFFFFFFFF)).astype(xp.uint32).reshape(nf, n)
+    bl = _bit_length(k[:, 1:] ^ k[:, :-1], xp)  # [F, n-1]: h_j at column j-1
+    rows = xp.flatnonzero((cnt > 0) & (cnt < n))
+    if rows.size:  # last valid key vs first NaN key
+        bl[rows, cnt[rows] - 1] = 0
+    it = xp.int32 if 33 * nf < 2**31 else xp.int64
+    code = bl.astype(it) + (xp.arange(nf, dtype=it) * 33)[:, None]
+    hist = xp.bincount(code.ravel(), minlength=33 * nf).reshape(nf, 33)
+    return bl, hist
 
 
 def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
@@ -143,50 +199,24 @@ def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
         s.n_rows = n
         return s
 
-    # 1. keys [F, n]
-    u = xp.ascontiguousarray(X.T).view(xp.uint32)
-    mag = u & _U32(0x7FFFFFFF)
-    bad = _row_counts(mag == _U32(0x7F800000), xp)
-    if _any(bad, xp):
-        bad = _to_host(xp.flatnonzero(bad)).tolist()
-        raise ValueError(f"infinite values in feature(s) {bad[:10]}")
-    nan = mag > _U32(0x7F800000)
-    cnt = (n - _row_counts(nan, xp)).astype(xp.int64)
-    key = xp.where((u != mag) & (mag != 0), ~u, mag | _U32(0x80000000))
-    del u, mag
-    key = xp.where(nan, _U32(NAN_KEY), key)
-    del nan
-
-    # 2. sort every feature with one flat sort of f << 32 | key
-    comp = key.astype(xp.uint64)
-    comp |= (xp.arange(nf, dtype=xp.uint64) << np.uint64(32))[:, None]
-    comp = comp.ravel()
+    # 1. keys, 2. every feature sorted by one flat sort of f << 32 | key (comp [F * n])
+    comp, cnt = _sort_keys(X, xp)
     ws = None
     if weighted:
         order = xp.argsort(comp)
-        del comp
-        k = key.ravel()[order]
+        comp = comp[order]
         order %= n
         ws = w[order].reshape(nf, n)
         del order
     else:
         comp.sort()
-        comp &= np.uint64(0xFFFFFFFF)
-        k = comp.astype(xp.uint32)
-        del comp
-    del key
-    k = k.reshape(nf, n)
+
+    def keys_at(flat):      # the sorted keys at flat [F * n] positions, uint32
+        return (comp[flat] & np.uint64(0xFFFFFFFF)).astype(xp.uint32)
 
     # 3. shifts from the per-feature histogram of bit lengths; 4. bucket starts
     if n > 1:
-        bl = _bit_length(k[:, 1:] ^ k[:, :-1], xp)  # [F, n-1]: h_j at column j-1
-        rows = xp.flatnonzero((cnt > 0) & (cnt < n))
-        if rows.size:  # last valid key vs first NaN key
-            bl[rows, cnt[rows] - 1] = 0
-        it = xp.int32 if 33 * nf < 2**31 else xp.int64
-        code = bl.astype(it) + (xp.arange(nf, dtype=it) * 33)[:, None]
-        hist = xp.bincount(code.ravel(), minlength=33 * nf).reshape(nf, 33)
-        del code
+        bl, hist = _bit_lengths(comp, n, nf, cnt, xp)
         cum = xp.cumsum(hist, axis=1)
         s = ((cum[:, -1:] - cum + 1) > max_keys).sum(axis=1).astype(xp.int64)
         starts = xp.concatenate(
@@ -208,8 +238,7 @@ def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
     ends = xp.empty_like(idx)
     ends[:-1] = idx[1:] - 1
     ends[ptrs[nz + 1] - 1] = nz * n + cnt[nz] - 1  # last bucket of each feature
-    kf = k.ravel()
-    kb = kf[idx]
+    kb = keys_at(idx)
     keys = kb.astype(xp.uint64) >> s.astype(xp.uint64)[idx // n]
     if weighted:
         wf = ws.ravel()
@@ -218,7 +247,7 @@ def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
     else:
         bw = ends - idx + 1
     lo = _key_to_bits(kb, xp)
-    hi = _key_to_bits(kf[ends], xp)
+    hi = _key_to_bits(keys_at(ends), xp)
     return Summaries(
         keys=_to_host(keys).astype(np.uint64, copy=False),
         weights=_to_host(bw).astype(np.int64, copy=False),
