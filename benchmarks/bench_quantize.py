@@ -105,7 +105,9 @@ def main() -> None:
             pr.enable()
             clock(lambda: dgbdt_leg(X, y))
             pr.disable()
-            pstats.Stats(pr).sort_stats("tottime").print_stats(30)
+            st = pstats.Stats(pr)
+            st.sort_stats("tottime").print_stats(30)
+            st.print_callers("compileProgram")     # kernels first compiled at this size
             return
         out = {"bench": "quantize", "input": where, "rows": rows, "features": feats,
                "max_bin": a.max_bin,

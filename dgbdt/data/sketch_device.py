@@ -18,7 +18,7 @@ The data stay in ``xp`` arrays (on the GPU under cupy); only the final summary (
    (``_smallest_shift``).
 4. Buckets start at j = 0 (if ``c_f > 0``) and at every j with ``h_j > s_f``. Bucket
    ``[a, e]`` has key ``k_a >> s_f``, weight ``e - a + 1`` (unweighted) or
-   ``C[e] - C[a] + w_a`` with C the per-feature running sum of the sorted weights (exact:
+   ``C[e] - C[a] + w_a`` with C the running sum of the sorted weights over all features (exact:
    int64 arithmetic mod 2**64), ``lo = key_to_bits(k_a)``, ``hi = key_to_bits(k_e)``.
 """
 
@@ -146,21 +146,18 @@ class _Infinite(ValueError):
 
 
 def _sort_keys(X, xp):
-    """(comp, cnt): uint64 comp [F * n] with comp[f * n + r] = f << 32 | key(X[r, f]) (step 1
-    of the module docstring; not yet sorted) and int64 cnt [F], each feature's non-NaN count.
-    On a GPU one kernel (dgbdt.kernels.gpu_sketch) does what the array code below specifies."""
+    """(comp, cnt, infs): uint64 comp [F * n] with comp[f * n + r] = f << 32 | key(X[r, f])
+    (step 1 of the module docstring; not yet sorted), int64 cnt [F] each feature's non-NaN
+    count and infs [F] its count of infinities (the caller raises, after enqueueing the rest:
+    a check here would make the host wait). On a GPU one kernel (dgbdt.kernels.gpu_sketch)
+    does what the array code below specifies."""
     n, nf = X.shape
     if xp is not np:
         from ..kernels.gpu_sketch import sketch_keys
-        comp, nans, infs = sketch_keys(X, 0, nf)
-        if _any(infs, xp):
-            raise _Infinite(_to_host(xp.flatnonzero(infs)).tolist())
-        return comp, (n - nans).astype(xp.int64)
+        return sketch_keys(X, 0, nf)
     u = xp.ascontiguousarray(X.T).view(xp.uint32)
     mag = u & _U32(0x7FFFFFFF)
-    bad = _row_counts(mag == _U32(0x7F800000), xp)
-    if _any(bad, xp):
-        raise _Infinite(_to_host(xp.flatnonzero(bad)).tolist())
+    infs = _row_counts(mag == _U32(0x7F800000), xp)
     nan = mag > _U32(0x7F800000)
     cnt = (n - _row_counts(nan, xp)).astype(xp.int64)
     key = xp.where((u != mag) & (mag != 0), ~u, mag | _U32(0x80000000))
@@ -169,25 +166,46 @@ def _sort_keys(X, xp):
     del nan
     comp = key.astype(xp.uint64)
     comp |= (xp.arange(nf, dtype=xp.uint64) << np.uint64(32))[:, None]
-    return comp.ravel(), cnt
+    return comp.ravel(), cnt, infs
 
 
-def _bit_lengths(comp, n: int, nf: int, cnt, xp):
-    """(bl, hist) of step 3: uint8 bl [F, n - 1] = bit lengths of each sorted key xor its
-    predecessor (h_j at column j - 1; 0 from a feature's first NaN key on) and hist [F, 33]
-    the counts of each bit length per feature. One kernel on a GPU (dgbdt.kernels.gpu_sketch)."""
-    if xp is not np:
-        from ..kernels.gpu_sketch import sketch_bit_lengths
-        return sketch_bit_lengths(comp, n, nf, cnt)
-    k = (comp & np.uint64(0xFFFFFFFF)).astype(xp.uint32).reshape(nf, n)
-    bl = _bit_length(k[:, 1:] ^ k[:, :-1], xp)  # [F, n-1]: h_j at column j-1
-    rows = xp.flatnonzero((cnt > 0) & (cnt < n))
+def _bit_lengths_spec(comp, n: int, nf: int, cnt):
+    """uint8 [F, n - 1]: h_j at column j - 1 for the sorted comp (numpy; step 3)."""
+    k = (comp & np.uint64(0xFFFFFFFF)).astype(np.uint32).reshape(nf, n)
+    bl = _bit_length(k[:, 1:] ^ k[:, :-1], np)
+    rows = np.flatnonzero((cnt > 0) & (cnt < n))
     if rows.size:  # last valid key vs first NaN key
         bl[rows, cnt[rows] - 1] = 0
-    it = xp.int32 if 33 * nf < 2**31 else xp.int64
-    code = bl.astype(it) + (xp.arange(nf, dtype=it) * 33)[:, None]
-    hist = xp.bincount(code.ravel(), minlength=33 * nf).reshape(nf, 33)
-    return bl, hist
+    return bl
+
+
+def _shifts(comp, n: int, nf: int, cnt, max_keys: int, xp):
+    """int64 [F]: each feature's smallest shift with at most max_keys buckets (step 3), from
+    the histogram of its bit lengths h_j. Two small kernels on a GPU (dgbdt.kernels.
+    gpu_sketch): the shifts stay there, and no kernel sees a shape that depends on the group."""
+    if xp is not np:
+        from ..kernels.gpu_sketch import sketch_shifts
+        return sketch_shifts(comp, n, nf, cnt, max_keys)
+    if n < 2:
+        return np.zeros(nf, np.int64)
+    bl = _bit_lengths_spec(comp, n, nf, cnt)
+    code = bl.astype(np.int64) + (np.arange(nf, dtype=np.int64) * 33)[:, None]
+    cum = np.cumsum(np.bincount(code.ravel(), minlength=33 * nf).reshape(nf, 33), axis=1)
+    return ((cum[:, -1:] - cum + 1) > max_keys).sum(axis=1).astype(np.int64)
+
+
+def _starts(comp, n: int, nf: int, cnt, s, xp):
+    """bool [F, n]: bucket starts (step 4): position 0 of a feature with a non-NaN value,
+    and every j with h_j > s_f. One kernel on a GPU (dgbdt.kernels.gpu_sketch); the kernels
+    see the same shapes for any feature group, so none compiles at a size only."""
+    if xp is not np:
+        from ..kernels.gpu_sketch import sketch_starts
+        return sketch_starts(comp, n, nf, cnt, s)
+    first = (cnt > 0)[:, None]
+    if n == 1:
+        return first
+    bl = _bit_lengths_spec(comp, n, nf, cnt)
+    return np.concatenate([first, bl > s.astype(np.uint8)[:, None]], axis=1)
 
 
 def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
@@ -200,13 +218,13 @@ def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
         return s
 
     # 1. keys, 2. every feature sorted by one flat sort of f << 32 | key (comp [F * n])
-    comp, cnt = _sort_keys(X, xp)
+    comp, cnt, infs = _sort_keys(X, xp)
     ws = None
     if weighted:
         order = xp.argsort(comp)
         comp = comp[order]
         order %= n
-        ws = w[order].reshape(nf, n)
+        ws = w[order]
         del order
     else:
         comp.sort()
@@ -215,47 +233,42 @@ def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
         return (comp[flat] & np.uint64(0xFFFFFFFF)).astype(xp.uint32)
 
     # 3. shifts from the per-feature histogram of bit lengths; 4. bucket starts
-    if n > 1:
-        bl, hist = _bit_lengths(comp, n, nf, cnt, xp)
-        cum = xp.cumsum(hist, axis=1)
-        s = ((cum[:, -1:] - cum + 1) > max_keys).sum(axis=1).astype(xp.int64)
-        starts = xp.concatenate(
-            [(cnt > 0)[:, None], bl > s.astype(xp.uint8)[:, None]], axis=1)
-        del bl
-    else:
-        s = xp.zeros(nf, xp.int64)
-        starts = (cnt > 0)[:, None]
+    s = _shifts(comp, n, nf, cnt, max_keys, xp)
+    starts = _starts(comp, n, nf, cnt, s, xp)
     counts = _row_counts(starts, xp)
     idx = xp.flatnonzero(starts)  # flat [F * n] positions of bucket starts, by feature
     del starts
     ptrs = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(counts)])
-    if idx.size == 0:
-        out = Summaries.empty(nf, max_keys)
-        out.n_rows = n
-        out.shifts = _to_host(s).astype(np.int64)
-        return out
-    nz = xp.flatnonzero(counts)
-    ends = xp.empty_like(idx)
-    ends[:-1] = idx[1:] - 1
-    ends[ptrs[nz + 1] - 1] = nz * n + cnt[nz] - 1  # last bucket of each feature
+    m = int(idx.size)
+    ends = xp.empty(m + 1, dtype=xp.int64)      # slot m: for features without a bucket
+    ends[:m - 1] = idx[1:] - 1
+    ends[xp.where(counts > 0, ptrs[1:] - 1, m)] = xp.arange(nf, dtype=xp.int64) * n + cnt - 1
+    ends = ends[:m]                                 # ^ each feature's last bucket
     kb = keys_at(idx)
     keys = kb.astype(xp.uint64) >> s.astype(xp.uint64)[idx // n]
     if weighted:
-        wf = ws.ravel()
-        cw = xp.cumsum(ws, axis=1).ravel()
-        bw = cw[ends] - cw[idx] + wf[idx]
+        cw = xp.cumsum(ws)      # flat: a bucket's two ends are in one feature's run
+        bw = cw[ends] - cw[idx] + ws[idx]
     else:
         bw = ends - idx + 1
     lo = _key_to_bits(kb, xp)
     hi = _key_to_bits(keys_at(ends), xp)
-    return Summaries(
-        keys=_to_host(keys).astype(np.uint64, copy=False),
-        weights=_to_host(bw).astype(np.int64, copy=False),
-        lo=_to_host(lo).astype(np.uint32, copy=False).view(np.float32),
-        hi=_to_host(hi).astype(np.uint32, copy=False).view(np.float32),
-        ptrs=_to_host(ptrs).astype(np.int64, copy=False),
-        shifts=_to_host(s).astype(np.int64, copy=False),
-        n_rows=n, max_keys=max_keys)
+    # one copy to the host (a GPU waits once): every output as int64, then split
+    got = _to_host(xp.concatenate([keys.view(xp.int64), bw.astype(xp.int64),
+                                   lo.astype(xp.int64), hi.astype(xp.int64), ptrs,
+                                   s.astype(xp.int64), infs.astype(xp.int64)]))
+    keys, bw, lo, hi, ptrs, s, infs = np.split(got, np.cumsum([m, m, m, m, nf + 1, nf]))
+    if infs.any():
+        raise _Infinite(np.flatnonzero(infs).tolist())
+    if m == 0:
+        out = Summaries.empty(nf, max_keys)
+        out.n_rows = n
+        out.shifts = s
+        return out
+    return Summaries(keys=keys.view(np.uint64), weights=bw,
+                     lo=lo.astype(np.uint32).view(np.float32),
+                     hi=hi.astype(np.uint32).view(np.float32), ptrs=ptrs, shifts=s,
+                     n_rows=n, max_keys=max_keys)
 
 
 def summarize_weighted_device(X, weight, scale: float | None, max_keys: int,

@@ -10,9 +10,10 @@ KEYS_BLOCK = (32, 8)
 
 
 def sketch_keys(X, f0: int, g: int):
-    """(comp, nans, infs) for features f0 .. f0 + g of the device float32 X [n, F] (any
+    """(comp, cnt, infs) for features f0 .. f0 + g of the device float32 X [n, F] (any
     strides): comp uint64 [g * n] with comp[f * n + r] = f << 32 | key(X[r, f0 + f]) (the
-    sketch's sort keys, NaN last), and int64 [g] counts of each feature's NaNs and infinities."""
+    sketch's sort keys, NaN last), and int64 [g] counts of each feature's non-NaN values and
+    infinities."""
     import cupy as cp
     n = int(X.shape[0])
     s0, s1 = (int(s) // X.itemsize for s in X.strides)
@@ -23,21 +24,47 @@ def sketch_keys(X, f0: int, g: int):
         kernel("sketch", "sketch_keys")(grid, KEYS_BLOCK, (X, np.int64(n), np.int32(g),
                                                          np.int64(s0), np.int64(s1),
                                                          np.int32(f0), comp, counts))
-    counts = counts.view(cp.int64).reshape(g, 2)
-    return comp, counts[:, 0], counts[:, 1]
+    counts = counts.view(cp.int64)
+    return comp, counts[:g], counts[g:]
 
 
-def sketch_bit_lengths(comp, n: int, g: int, cnt):
-    """(bl, hist) of the sorted comp [g * n] (see sketch_keys) and the non-NaN counts cnt
-    int64 [g]: uint8 bl [g, n - 1] with the bit length of each key xor its predecessor (0 from
-    a feature's first NaN on) and int64 hist [g, 33], each row's counts of bit lengths."""
+def _grid_x(comp, n: int, g: int) -> int:
+    n_sm = comp.device.attributes["MultiProcessorCount"]
+    return max(1, min((n + BLOCK - 1) // BLOCK, max(1, n_sm * 8 // max(g, 1))))
+
+
+def sketch_bit_hist(comp, n: int, g: int, cnt):
+    """int64 [g, 33]: per feature of the sorted comp [g * n] (see sketch_keys) with non-NaN
+    counts cnt, how many of its positions j in 1 .. n - 1 have each bit length of
+    key[j] ^ key[j - 1] (0 from the feature's first NaN on)."""
     import cupy as cp
-    bl = cp.empty((g, max(n - 1, 0)), dtype=cp.uint8)
     hist = cp.zeros(g * 33, dtype=cp.uint64)
     if n > 1 and g:
-        n_sm = comp.device.attributes["MultiProcessorCount"]
-        gx = max(1, min((n + BLOCK - 1) // BLOCK, max(1, n_sm * 8 // g)))
-        kernel("sketch", "sketch_bit_lengths")((gx, g), (BLOCK,),
-                                               (comp, np.int64(n), cp.ascontiguousarray(cnt),
-                                                bl, hist))
-    return bl, hist.view(cp.int64).reshape(g, 33)
+        kernel("sketch", "sketch_bit_hist")((_grid_x(comp, n, g), g), (BLOCK,),
+                                            (comp, np.int64(n), cnt, hist))
+    return hist.view(cp.int64).reshape(g, 33)
+
+
+def sketch_starts(comp, n: int, g: int, cnt, shift):
+    """bool [g, n]: where a bucket starts in each feature's sorted keys: position 0 if the
+    feature has a non-NaN value, else where the bit length of key[j] ^ key[j - 1] exceeds
+    the feature's shift (int64 [g])."""
+    import cupy as cp
+    starts = cp.empty((g, n), dtype=cp.uint8)
+    if n and g:
+        kernel("sketch", "sketch_starts")((_grid_x(comp, n, g), g), (BLOCK,),
+                                          (comp, np.int64(n), cnt, shift, starts))
+    return starts.view(cp.bool_)
+
+
+def sketch_shifts(comp, n: int, g: int, cnt, max_keys: int):
+    """int64 [g]: each feature's smallest shift s with at most max_keys buckets of keys >> s,
+    from sketch_bit_hist (the bucket count at shift s is 1 + the positions whose bit length
+    exceeds s). Stays on the device."""
+    import cupy as cp
+    hist = sketch_bit_hist(comp, n, g, cnt)
+    shift = cp.zeros(g, dtype=cp.int64)
+    if g:
+        kernel("sketch", "sketch_shifts")(((g + BLOCK - 1) // BLOCK,), (BLOCK,),
+                                          (hist, np.int32(g), np.int64(max_keys), shift))
+    return shift

@@ -25,7 +25,7 @@ def test_modules_compile(module):
                  "split": ["evaluate_splits", "finish_splits"], "data": ["quantize_pack"],
                  "predict": ["predict_raw"],
                  "objective": ["squared_error", "logistic", "softmax", "column_max"],
-                 "sketch": ["sketch_keys", "sketch_bit_lengths"]}[module]:
+                 "sketch": ["sketch_keys", "sketch_bit_hist", "sketch_starts", "sketch_shifts"]}[module]:
         assert gpu.kernel(module, name).attributes["max_threads_per_block"] > 0
 
 

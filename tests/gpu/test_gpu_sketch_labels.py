@@ -29,17 +29,22 @@ def _awkward(n, nf, seed):
 @pytest.mark.parametrize("n,nf", [(1, 1), (2, 3), (33, 31), (1000, 5), (4097, 70)])
 def test_sketch_kernels_equal_their_specification(n, nf):
     X = _awkward(n, nf, seed=n)
-    comp_h, cnt_h = sd._sort_keys(X, np)
-    comp_d, cnt_d = sd._sort_keys(cp.asarray(X), cp)
+    X[n // 2, nf // 2] = np.inf            # counted, not raised, by the keys pass
+    comp_h, cnt_h, inf_h = sd._sort_keys(X, np)
+    comp_d, cnt_d, inf_d = sd._sort_keys(cp.asarray(X), cp)
     np.testing.assert_array_equal(cp.asnumpy(comp_d), comp_h)
     np.testing.assert_array_equal(cp.asnumpy(cnt_d), cnt_h)
+    np.testing.assert_array_equal(cp.asnumpy(inf_d), inf_h)
     comp_h.sort()
     comp_d.sort()
-    if n > 1:
-        bl_h, hist_h = sd._bit_lengths(comp_h, n, nf, cnt_h, np)
-        bl_d, hist_d = sd._bit_lengths(comp_d, n, nf, cnt_d, cp)
-        np.testing.assert_array_equal(cp.asnumpy(bl_d), bl_h)
-        np.testing.assert_array_equal(cp.asnumpy(hist_d), hist_h)
+    for max_keys in (1, 3, 16, 4096):
+        np.testing.assert_array_equal(
+            cp.asnumpy(sd._shifts(comp_d, n, nf, cnt_d, max_keys, cp)),
+            sd._shifts(comp_h, n, nf, cnt_h, max_keys, np))
+    shifts = np.random.default_rng(n).integers(0, 33, nf)
+    np.testing.assert_array_equal(
+        cp.asnumpy(sd._starts(comp_d, n, nf, cnt_d, cp.asarray(shifts), cp)),
+        sd._starts(comp_h, n, nf, cnt_h, shifts, np))
 
 
 @pytest.mark.parametrize("layout", ["fortran", "column_slice", "reversed_rows"])
