@@ -15,7 +15,7 @@ pytest.importorskip("dask.dataframe")
 import dask.array as da  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import pandas as pd  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
+from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
 
 import dgbdt  # noqa: E402
 import dgbdt.dask as dgd  # noqa: E402
@@ -120,7 +120,12 @@ def test_graph_mode_on_one_worker_equals_task_mode(client1, params):
     y = labels_for(params, y, X)
     d = dask_dataset(client1, X, y, w, 3)
     ref = reference(params, X, y, w).save_raw()
-    assert dask_model(client1, params, d, mode="graph").save_raw() == ref
+    with get_task_stream(client1) as ts:
+        assert dask_model(client1, params, d, mode="graph").save_raw() == ref
+    # one unit: a round is one task (no level waits for another worker's partials)
+    keys = [str(t["key"]) for t in ts.data]
+    assert sum(k.startswith("dgbdt-round-") for k in keys) == ROUNDS
+    assert not any(k.startswith("dgbdt-hist-") for k in keys)
     assert dask_model(client1, params, d, mode="auto").save_raw() == ref
     assert dask_model(client1, params, d, mode="task").save_raw() == ref
 

@@ -13,6 +13,10 @@ copy of the tree in growth. A round is a static graph, submitted whole and ahead
                                 next round's gradients on w's rows and their maxima (grad_w;
                                 the first round has a task of its own for them)
 
+With one unit (one worker holds every training row) no level waits for another worker's
+partials, so a round is one task: the in-process round on the unit's seam (gradients, then the
+trees; CUDA graphs on a GPU), with the same model; a task hop a round instead of a level.
+
 Every worker merges the same integer histograms and so grows the same tree (as the collective
 ranks do), so a level costs one dependent task hop and the histograms travel worker to worker
 (an all-gather through Dask), never through the client. Nothing inside a round waits on the
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import time
 import uuid
 
@@ -159,6 +164,18 @@ def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs)
             grads = _round_gradients(unit, next_gradients)
             unit.timers["gradients"] += time.perf_counter() - t
         return (tree if want_tree else None), grads
+
+
+def _round(unit: WorkerUnit, nthread, grow, *after):
+    """A whole round on the only unit (no other worker's partials to wait for between levels):
+    the in-process round (LocalSeam.grow_round: gradients, then the K trees, as CUDA graphs on a
+    GPU). ``grow`` = (objective spec, K, growth spec, epoch). Returns the round's trees."""
+    objective_spec, K, spec, epoch = grow
+    with _on(unit, nthread):
+        trees = unit.seam.grow_round(_objective(unit, objective_spec), K, spec, unit.timers,
+                                     epoch)
+        unit.trees.extend(trees)
+        return trees
 
 
 def _tree_of(finished):
@@ -328,6 +345,8 @@ class DaskSeam:
                                   key=f"{key}-{self.token}")
 
     def grow_round(self, objective, K: int, spec, timers, epoch: int = 0) -> list:
+        if len(self.units) == 1:
+            return self._whole_round(objective, K, spec, epoch)
         r, W, nt = self.n_rounds, range(len(self.units)), self.nthread
         if self.grads is None:       # the first round; later ones come with the last finish
             self.grads = [self.on_unit(i, _gradients, (_spec(objective), spec.sampling, epoch),
@@ -352,6 +371,20 @@ class DaskSeam:
                                             key=f"dgbdt-tree-t{t}-{self.token}"))
             self.n_trees += 1
         self.last, self.grads = after, after
+        self.n_rounds += 1
+        return trees
+
+    def _whole_round(self, objective, K: int, spec, epoch: int) -> list:
+        """One unit: the round is one task (levels need no other worker's partials, so they
+        need no task hop); its trees are futures of items of its result."""
+        r = self.n_rounds
+        fut = self.on_unit(0, _round, self.nthread, (_spec(objective), K, spec, epoch),
+                           self.last[0], key=f"dgbdt-round-r{r}-w0")
+        trees = [self.client.submit(operator.getitem, fut, k, pure=False,
+                                    key=f"dgbdt-tree-t{self.n_trees + k}-{self.token}")
+                 for k in range(K)]
+        self.last = [fut]
+        self.n_trees += K
         self.n_rounds += 1
         return trees
 
