@@ -6,8 +6,10 @@ copy of the tree in growth. A round is a static graph, submitted whole and ahead
 
     hist_L0_w(grad_*)           every worker's gradient maxima give the fixed-point scale; the
                                 tree starts; w's partial histograms of the root
-    hist_Ld_w(hist_L(d-1)_*)    the sum of every worker's partials of level d-1 (exact
-                                integers), split evaluation, then w's partials of level d
+    hist_Ld_w(hist_L(d-1)_*)    the sum of every worker's partials of level d-1's smaller
+                                children (exact integers; each larger sibling is the merged
+                                parent minus it), split evaluation, then w's partials of
+                                level d's smaller children
     finish_w(hist_L(D-1)_*)     the last split evaluation; leaf values into w's margins;
                                 worker 0's returns the tree; after a round's last tree, the
                                 next round's gradients on w's rows and their maxima (grad_w;
@@ -65,6 +67,7 @@ class WorkerUnit:
         self.seam = seam
         self.growth = None
         self.trees: list = []       # the trees finished here, in order (the same on every unit)
+        self.parents = None         # the previous level's merged histograms (every worker's)
         self.timers = {"gradients": 0.0, "split_evaluation": 0.0}
 
     @property
@@ -83,8 +86,35 @@ def _sum(parts):
     for p in parts:
         if p is None:
             continue
-        total = p.copy() if total is None else total + array_module(total).asarray(p)
+        if total is None:
+            total = p.copy()
+        else:
+            total += array_module(total).asarray(p)
     return total
+
+
+def _merged(unit: WorkerUnit, smalls):
+    """The merged histograms [small + large, S, 2] of the level the unit's request asked for,
+    from every worker's partials of the smaller children: each larger sibling is the merged
+    parent (kept from the level before) minus the merged smaller child, exact in integers, so
+    the same as summing every worker's own sibling (as the collective seam does) with half the
+    bytes between workers."""
+    req = unit.growth.request
+    small = _sum(smalls)
+    if len(req.large):
+        xp = array_module(small)
+        merged = xp.concatenate([small, unit.parents[xp.asarray(req.parent_slot)] - small])
+    else:
+        merged = small
+    unit.parents = merged if req.keep else None
+    return merged
+
+
+def _smalls(unit: WorkerUnit):
+    """This worker's partials of the request's smaller children (what it sends the others); a
+    copy, as the shards keep their own partials to derive siblings from."""
+    req = unit.growth.request
+    return unit.seam.level(req)[:len(req.small)].copy()
 
 
 # -- tasks on the workers ----------------------------------------------------------------------
@@ -135,13 +165,14 @@ def _level(unit: WorkerUnit, nthread, start, after, *inputs):
             max_h = max(float(m[1][k]) for m in maxima)
             unit.growth = spec.start(k, scale_for(max_g, n_rows), scale_for(max_h, n_rows),
                                      epoch)
+            unit.parents = None
         else:
             if unit.growth.done:
                 return None
-            unit.growth.advance(_sum(inputs))
+            unit.growth.advance(_merged(unit, inputs))
             if unit.growth.done:
                 return None
-        return unit.seam.level(unit.growth.request)
+        return _smalls(unit)
 
 
 def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs):
@@ -152,7 +183,8 @@ def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs)
     with _on(unit, nthread):
         g = unit.growth
         if not g.done:
-            g.advance(_sum(inputs))
+            g.advance(_merged(unit, inputs))
+        unit.parents = None
         unit.seam.finish(g.finish_request())
         unit.timers["split_evaluation"] += g.eval_seconds
         unit.growth = None
