@@ -4,11 +4,20 @@ model files (dgbdt's, or XGBoost's through dgbdt.xgboost_format), and XGBoost's 
 
 A model file is JSON (never pickle)::
 
-    {"format": "dgbdt-model", "version": 1,
+    {"format": "dgbdt-model", "version": 2,
      "learner": {"objective", "num_class", "base_margin": [K floats], "num_features",
                  "feature_names", "best_iteration", "best_score",
-                 "attributes": {str: str} (optional: absent before 0.7)},
+                 "attributes": {str: str} (optional: absent before 0.7),
+                 "feature_types": [XGBoost type per feature] (optional: categorical models),
+                 "categories": [list of category values, or null, per feature] (optional)},
      "trees": [tree, ...], "tree_class": [k of each tree]}
+
+Version 2 added categorical splits (dgbdt.tree.model) and the two optional learner fields;
+version 1 files (numerical splits only) load as before.
+
+A categorical model predicts from category codes (arrays, with the model's feature types) or
+pandas category columns, whose values are re-coded to the training's codes by value (the
+model's ``categories``; a value the training did not have is an error, as in XGBoost 3).
 
 with trees in XGBoost's array layout (dgbdt.tree.model). Loading validates every field and the
 tree structure, so a truncated or edited file fails with a ModelFormatError naming the problem.
@@ -25,14 +34,15 @@ import numpy as np
 
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors
-from .data.input import as_matrix
+from .data.input import as_features, as_matrix
 from .backend import array_module, backend_of, to_host
 from .objective import get_objective
 from .params import OBJECTIVES
 from .tree.model import ModelFormatError, Tree
 
 FORMAT = "dgbdt-model"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)      # model format versions load_model reads
 IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
 
 
@@ -58,7 +68,10 @@ class Booster:
         self.timings: dict[str, float] = {}   # seconds per training stage (not saved)
         self.memory: dict[str, int] = {}      # where the training's pages lived (not saved)
         self._attributes: dict[str, str] = {}  # set_attr's strings (saved)
-        self.feature_types: list[str] | None = None   # XGBoost's; all features are numeric
+        # XGBoost's feature types ("c": categorical), or None when all are numerical, and the
+        # category values of each categorical feature trained from a pandas category column
+        self.feature_types: list[str] | None = None
+        self.categories: list | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def num_boosted_rounds(self) -> int:
@@ -81,6 +94,11 @@ class Booster:
         data = getattr(data, "__dgbdt_dataset__", data)   # dgbdt.compat.xgboost.DMatrix
         if isinstance(data, Dataset):
             X, names, bm = data.data, data.feature_names, data.base_margin
+            have = getattr(data, "categories", None)
+        elif self.feature_types is not None:
+            X, names, _, have = as_features(data, feature_types=self.feature_types,
+                                            enable_categorical=True, check=False)
+            bm = None
         else:
             X, names = as_matrix(data)
             bm = None
@@ -90,7 +108,22 @@ class Booster:
         if names is not None and self.feature_names is not None and names != self.feature_names:
             diff = [f"{a!r} != {b!r}" for a, b in zip(names, self.feature_names) if a != b][:3]
             raise ValueError("feature names differ from the model's: " + ", ".join(diff))
+        if self.feature_types is not None:
+            from .data.categorical import mask_of, recode
+            X = recode(X, mask_of(self.feature_types), have, self.categories, names)
         return X, bm
+
+    def set_feature_types(self, data) -> None:
+        """Record the training data's feature types and category values (a Dataset or
+        DaskDataset; dgbdt.data.categorical) when it has categorical features."""
+        from .data.categorical import mask_of
+        types = getattr(data, "feature_types", None)
+        if mask_of(types) is None:
+            return
+        self.feature_types = list(types)
+        cats = getattr(data, "categories", None)
+        self.categories = None if cats is None else [None if c is None else list(c)
+                                                     for c in cats]
 
     def predict_margin_trees(self, X: np.ndarray, trees: list[int], out: np.ndarray,
                              leaves: np.ndarray | None = None) -> None:
@@ -279,6 +312,7 @@ class Booster:
         b.trees, b.tree_class = list(self.trees), list(self.tree_class)
         b.best_iteration, b.best_score = self.best_iteration, self.best_score
         b._attributes, b.feature_types = dict(self._attributes), self.feature_types
+        b.categories = self.categories
         b.timings, b.memory = dict(self.timings), dict(self.memory)
         return b
 
@@ -316,7 +350,9 @@ class Booster:
                 "objective": self.objective.name, "num_class": self.num_class,
                 "base_margin": self.base_margin.tolist(), "num_features": self.n_features,
                 "feature_names": self.feature_names, "best_iteration": self.best_iteration,
-                "best_score": self.best_score, "attributes": dict(self._attributes)},
+                "best_score": self.best_score, "attributes": dict(self._attributes),
+                **({"feature_types": list(self.feature_types), "categories": self.categories}
+                   if self.feature_types is not None else {})},
             "trees": [t.to_dict() for t in self.trees],
             "tree_class": list(self.tree_class),
         }
@@ -399,7 +435,11 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
     if not trees:
         return
     cat, ptrs, cls = _concatenated(trees, classes)
-    backend_of(X).predict_raw(X, cat, ptrs, cls, out, leaves)
+    be = backend_of(X)
+    if "is_cat" in cat and be.name != "cpu":
+        raise ValueError("a model with categorical splits predicts on the CPU for now: pass "
+                         "host rows (numpy or pandas)")
+    be.predict_raw(X, cat, ptrs, cls, out, leaves)
 
 
 _CONCAT_KEEP = 4
@@ -423,11 +463,35 @@ def _concatenated(trees: list[Tree], classes: list[int]) -> tuple:
     ptrs[1:] = np.cumsum([t.n_nodes for t in trees])
     cat = {a: np.concatenate([getattr(t, a) for t in trees])
            for a in ("left", "right", "feature", "threshold", "default_left")}
+    if any(t.categories for t in trees):
+        cat.update(_category_arrays(trees, int(ptrs[-1])))
     made = (cat, ptrs, np.array(key, dtype=np.int64))
     with _concat_lock:
         _concat_cache.insert(0, (tuple(trees), key, made))
         del _concat_cache[_CONCAT_KEEP:]
     return made
+
+
+def _category_arrays(trees: list[Tree], n_nodes: int) -> dict:
+    """The categorical splits of concatenated trees for kernels.cpu_categorical.
+    predict_raw_cat: per node ``is_cat``, ``cat_begin``, ``cat_size`` and ``cats``, a byte per
+    code 0..max of each set (1: the code goes right)."""
+    is_cat = np.zeros(n_nodes, np.bool_)
+    begin = np.zeros(n_nodes, np.int64)
+    size = np.zeros(n_nodes, np.int64)
+    parts, at, base = [], 0, 0
+    for t in trees:
+        for node, codes in sorted((t.categories or {}).items()):
+            width = int(codes.max()) + 1 if codes.size else 0
+            row = np.zeros(width, np.uint8)
+            row[codes] = 1
+            i = base + node
+            is_cat[i], begin[i], size[i] = True, at, width
+            parts.append(row)
+            at += width
+        base += t.n_nodes
+    cats = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+    return {"is_cat": is_cat, "cat_begin": begin, "cat_size": size, "cats": cats}
 
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:
@@ -473,9 +537,9 @@ def _from_dict(d) -> Booster:
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise ModelFormatError(f"not a dgbdt model: expected \"format\": \"{FORMAT}\" at the top")
     version = d.get("version")
-    if version != VERSION:
+    if version not in READS:
         raise ModelFormatError(f"unsupported dgbdt model version {version!r}; this dgbdt "
-                               f"reads version {VERSION}")
+                               f"reads versions {', '.join(map(str, READS))}")
     ln = _require(d, "learner", dict, "model")
     obj = _require(ln, "objective", str, "learner")
     if obj not in OBJECTIVES:
@@ -522,4 +586,15 @@ def _from_dict(d) -> Booster:
                                               for k, v in attrs.items()):
         raise ModelFormatError("learner: attributes must map strings to strings")
     b._attributes = dict(attrs)
+    types, cats = ln.get("feature_types"), ln.get("categories")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != n_features or not all(
+                isinstance(t, str) for t in types):
+            raise ModelFormatError(f"learner: feature_types must be null or {n_features} "
+                                   "strings")
+        if cats is not None and (not isinstance(cats, list) or len(cats) != n_features
+                                 or not all(c is None or isinstance(c, list) for c in cats)):
+            raise ModelFormatError(f"learner: categories must be null or {n_features} lists "
+                                   "(or nulls)")
+        b.feature_types, b.categories = list(types), cats
     return b

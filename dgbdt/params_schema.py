@@ -135,6 +135,16 @@ _SPECS = [
               "its string '[[0, 1], [2, 3]]'; dgbdt.constraints).",
               kind="interactions", allowed="None, or a list of lists of feature indices or "
               "names"),
+    ParamSpec("max_cat_to_onehot", 4,
+              "Categorical features (dgbdt.Dataset enable_categorical / feature_types) with "
+              "fewer categories than this split one category against the rest (one-hot); "
+              "the others split by a partition of their categories (sorted by gradient "
+              "statistics). As XGBoost (n_categories < max_cat_to_onehot); CPU only for now.",
+              kind="int", low=1),
+    ParamSpec("max_cat_threshold", 64,
+              "Most categories a partition-based categorical split puts on the side it "
+              "enumerates (XGBoost's max_cat_threshold).",
+              kind="int", low=1),
     ParamSpec("lambda", 1.0,
               "L2 regularization on leaf weights.",
               aliases=("reg_lambda",), low=0.0),

@@ -84,7 +84,7 @@ class LocalSeam:
         shards, on the host otherwise (see growth_setting)."""
         be, setting = self.shards[0].be, growth_setting()
         device = (setting == "device" or (setting == "auto" and be.name == "cuda")) and \
-            spec.policy == "depthwise"
+            spec.policy == "depthwise" and getattr(spec.cuts, "categorical", None) is None
         if not (device and device_grower.fits(spec.max_depth, int(spec.hist_ptrs[-1]),
                                               len(self.shards))):
             return spec.start(k, scale_g, scale_h, epoch)

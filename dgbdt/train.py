@@ -220,6 +220,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
         else:       # continued training: the prior's intercept and trees, new trees after
             booster = prior.snapshot()
             booster.best_iteration = booster.best_score = None
+        booster.set_feature_types(dtrain)      # categorical features (dgbdt.data.categorical)
         progress = Progress()
         if checkpoint:      # resume from this training's checkpoint, if there is one
             directory, interval, obj = checkpoint

@@ -73,8 +73,10 @@ def test_non_numeric_columns():
 
 
 def test_categorical_column_explained():
+    """As XGBoost: a category column needs enable_categorical=True (tests/test_categorical)."""
     df = pd.DataFrame({"a": [1.0, 2.0], "c": pd.Categorical(["u", "v"])})
-    with pytest.raises(TypeError, match="categorical splits are not supported yet"):
+    with pytest.raises(ValueError, match=r"category columns \('c'\): pass "
+                                         r"enable_categorical=True"):
         dgbdt.Dataset(df)
 
 

@@ -37,6 +37,8 @@ EXPECTED_DEFAULTS = {
     "quantile_alpha": 0.5,
     "monotone_constraints": None,
     "interaction_constraints": None,
+    "max_cat_to_onehot": 4,
+    "max_cat_threshold": 64,
     "subsample": 1.0,
     "sampling_method": "uniform",
     "colsample_bytree": 1.0,

@@ -42,6 +42,9 @@ class Part:
     # (partition index, rows) of the partitions whose rows these are, in order: where the rows
     # sit in the dataset's order (row sampling draws by that global index)
     pieces: tuple = ()
+    #: the dataset's category values per feature (None without category columns): X's codes
+    #: index them (dgbdt.data.categorical)
+    categories: list | None = None
 
     @property
     def n_rows(self) -> int:
@@ -66,10 +69,17 @@ def _register_sizes() -> None:
 _register_sizes()
 
 
-def make_part(index: int, X, label, weight, base_margin, n_features: int) -> Part:
-    """Check one partition (runs on a worker); errors name the partition."""
+def make_part(index: int, X, label, weight, base_margin, n_features: int, types=None,
+              categories=None) -> Part:
+    """Check one partition (runs on a worker); errors name the partition. ``types``: the
+    features' XGBoost types; ``categories``: the dataset's category values per feature, to
+    which a category column's codes are re-coded by value (the same codes for every
+    partitioning, whatever categories a partition's own dtype lists)."""
     try:
-        X, _ = as_matrix(X, allow_empty=True)
+        if types is None:
+            X, _ = as_matrix(X, allow_empty=True)
+        else:
+            X = _categorical_block(X, types, categories)
         if X.shape[1] != n_features:
             raise ValueError(f"has {X.shape[1]} features, expected {n_features}")
         n = X.shape[0]
@@ -92,7 +102,19 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int) -> Par
                 raise ValueError(f"base_margin must be finite with {n} rows")
     except (ValueError, TypeError) as e:
         raise type(e)(f"partition {index}: {e}") from None
-    return Part(X, y, w, bm, ((int(index), int(n)),))
+    return Part(X, y, w, bm, ((int(index), int(n)),), categories)
+
+
+def _categorical_block(X, types, categories):
+    """A partition with categorical features as float32 codes (checked)."""
+    from ..data import categorical as C
+    from ..data.input import as_features
+    mask = C.mask_of(types)
+    X, names, _, have = as_features(X, feature_types=types, enable_categorical=True,
+                                    allow_empty=True)
+    X = C.recode(X, mask, have, categories, names)
+    C.check_codes(X, mask, names)
+    return X
 
 
 def part_stats(part: Part) -> tuple[int, float]:
@@ -111,6 +133,26 @@ def merge_summaries(*parts: Summaries) -> Summaries:
     out = parts[0]
     for s in parts[1:]:
         out = out.merge(s, out.max_keys)
+    return out
+
+
+def _known_categories(data, names) -> list:
+    """Each column's category values (None for the others) from a dask DataFrame's known
+    categories: one order for every partition and partitioning. Unknown categories are an
+    error saying how to make them known."""
+    from ..data.categorical import category_values, is_category
+    out = []
+    for name, col in zip(names, data.columns):
+        if not is_category(data.dtypes[col]):
+            out.append(None)
+            continue
+        if not data[col].cat.known:
+            raise ValueError(f"column '{name}' has unknown categories (a dask DataFrame's "
+                             "partitions may list different ones): make them known first, "
+                             "e.g. df = df.categorize(columns=[...]) or "
+                             "df[col].astype(pd.CategoricalDtype(categories)), so every "
+                             "partition's codes mean the same categories")
+        out.append(category_values(data._meta[col].cat.categories, name))
     return out
 
 
@@ -220,8 +262,10 @@ class DaskDataset:
     """
 
     def __init__(self, client, data, label=None, weight=None, base_margin=None,
-                 feature_names=None, max_bin: int | None = None, persist: bool = True):
-        self._build(client, data, label, weight, base_margin, feature_names, max_bin, persist)
+                 feature_names=None, max_bin: int | None = None, persist: bool = True, *,
+                 feature_types=None, enable_categorical: bool = False):
+        self._build(client, data, label, weight, base_margin, feature_names, max_bin, persist,
+                    feature_types, enable_categorical)
         self._held = self.client.compute(self._graph) if persist else [None] * len(self._graph)
         self._check()
 
@@ -250,7 +294,8 @@ class DaskDataset:
         return made
 
     def _build(self, client, data, label=None, weight=None, base_margin=None,
-               feature_names=None, max_bin: int | None = None, persist: bool = True):
+               feature_names=None, max_bin: int | None = None, persist: bool = True,
+               feature_types=None, enable_categorical: bool = False):
         """Checks the arguments and makes each part's graph (nothing computed)."""
         from dask import delayed
         from distributed import default_client
@@ -259,9 +304,12 @@ class DaskDataset:
         frame = _is_dask_frame(data)
         meta = getattr(data, "_meta", None)
         self.on_device = is_device_array(meta) or is_cudf(meta)
+        frame_cats = None
         if frame:
             names = ([str(c) for c in meta.columns] if is_cudf(meta)
-                     else check_frame_columns(meta))
+                     else check_frame_columns(meta, enable_categorical))
+            if not is_cudf(meta):
+                frame_cats = _known_categories(data, names)
             data, (label, weight, base_margin) = _optimized_together(
                 data, [label, weight, base_margin])
             blocks = list(data.to_delayed(optimize_graph=False))
@@ -281,6 +329,16 @@ class DaskDataset:
             names = feature_names
         if names is not None and len(set(names)) != len(names):
             raise ValueError("feature names must be unique")
+        from ..data.categorical import mask_of, resolve_types
+        self.feature_types = resolve_types(
+            feature_types, n_features,
+            None if frame_cats is None else [c is not None for c in frame_cats])
+        self.categories = frame_cats if frame_cats is not None and any(
+            c is not None for c in frame_cats) else None
+        if mask_of(self.feature_types) is not None and self.on_device:
+            raise ValueError("categorical features train on CPU workers for now (the GPU's "
+                             "split kernels do not handle category sets yet): pass host "
+                             "partitions (pandas / numpy)")
         cols = [_vector_blocks(v, what, data, len(blocks), frame)
                 for v, what in ((label, "label"), (weight, "weight"),
                                 (base_margin, "base_margin"))]
@@ -294,8 +352,8 @@ class DaskDataset:
         self.persisted = persist
         # the lineage of each checked part: the source's graph, computed again (read, checked)
         # where a pass needs a part that is not held
-        self._graph = [make(i, b, y, w, m, n_features) for i, (b, y, w, m) in
-                       enumerate(zip(blocks, *cols))]
+        self._graph = [make(i, b, y, w, m, n_features, self.feature_types, self.categories)
+                       for i, (b, y, w, m) in enumerate(zip(blocks, *cols))]
         self._pages = None      # a persisted dataset's pages: (settings, futures), see pages()
         self.num_col = n_features
         self.feature_names = names
@@ -344,8 +402,15 @@ class DaskDataset:
             # merges first: the summaries (F x max_keys x 24 bytes a partition) do not pile up
             merged = tree_reduce(c, summaries, merge_summaries, fan_in, "dgbdt-sketch",
                                  priority=1)
-            self._cuts[max_bin] = c.submit(cuts_from_summaries, merged, max_bin, pure=False)
+            self._cuts[max_bin] = c.submit(cuts_from_summaries, merged, max_bin,
+                                           self.categorical, pure=False)
         return self._cuts[max_bin]
+
+    @property
+    def categorical(self):
+        """bool [F]: the categorical features, or None (dgbdt.data.categorical)."""
+        from ..data.categorical import mask_of
+        return mask_of(self.feature_types)
 
     def map_parts(self, fn, *args) -> list:
         """Futures of fn(part, *args) for every part, in order (args may hold futures): on

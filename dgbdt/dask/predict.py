@@ -35,6 +35,7 @@ def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool,
     from ..data.dataset import Dataset
     d = Dataset.__new__(Dataset)  # already checked on the worker: no second validation pass
     d.data, d.feature_names, d.base_margin = part.X, None, part.base_margin
+    d.categories = getattr(part, "categories", None)
     return booster.predict(d, output_margin=output_margin, pred_leaf=pred_leaf,
                            iteration_range=iteration_range, pred_contribs=pred_contribs,
                            pred_interactions=pred_interactions)

@@ -93,7 +93,7 @@ def concat_parts(parts) -> Part:
     cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
     return Part(xp.concatenate([p.X for p in nonempty]), cat([p.label for p in nonempty]),
                 cat([p.weight for p in nonempty]), cat([p.base_margin for p in nonempty]),
-                tuple(piece for p in nonempty for piece in p.pieces))
+                tuple(piece for p in nonempty for piece in p.pieces), nonempty[0].categories)
 
 
 def start_margins(part, base):

@@ -304,6 +304,10 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         raise ValueError("monotone_constraints train on CPU workers for now (the GPU's split "
                          "kernels do not bound the weights yet): pass host partitions, or "
                          "params device='cpu'")
+    if getattr(dtrain, "categorical", None) is not None and p["device"] != "cpu":
+        raise ValueError("categorical features train on CPU workers for now (the GPU's split "
+                         "kernels do not handle category sets yet): pass host partitions, or "
+                         "params device='cpu'")
     if p["grow_policy"] == "lossguide":
         if p["device"] != "cpu":
             raise ValueError('grow_policy="lossguide" trains on CPU workers for now: pass host '
@@ -365,6 +369,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                                          num_class)
         booster = Booster(objective.name, num_class, intercept, dtrain.num_col,
                           dtrain.feature_names)
+    booster.set_feature_types(dtrain)      # categorical features (dgbdt.data.categorical)
     progress, sink = Progress(), None
     if checkpoint_dir is not None:      # resume from this training's checkpoint, if any
         sink = Checkpointer(checkpoint_dir, checkpoint_interval, fingerprint(

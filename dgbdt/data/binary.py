@@ -22,6 +22,10 @@ class DatasetFormatError(ValueError):
 
 
 def save(d, path) -> None:
+    if getattr(d, "feature_types", None) is not None:
+        raise ValueError("save_binary does not store feature types or categories yet: "
+                         "rebuild the Dataset from the data with feature_types / "
+                         "enable_categorical instead")
     arrays = {"data": np.asarray(d.data)}
     for name in ("label", "weight", "base_margin"):
         v = getattr(d, name)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..backend import array_module, backend_of, is_device_array
 from .device_input import is_cudf
-from .input import as_matrix, as_vector
+from .input import as_features, as_vector
 from .pages import Page, pack
 from .quantize import Cuts, cuts_from_summaries, quantize
 from .sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
@@ -46,17 +46,31 @@ class Dataset:
         With a file path as data (``"train.txt?format=libsvm"``,
         ``"train.csv?format=csv&label_column=0"``, ``"train.parquet"``; dgbdt.data.files),
         the label's column (a position for CSV, a name for parquet).
+    feature_types : list of str, optional
+        XGBoost's type of each feature: ``"c"`` categorical (the column holds category codes,
+        whole numbers >= 0, NaN missing), ``"q"`` (or ``"float"``, ``"int"``) numerical.
+        pandas ``category`` columns are categorical without it. See dgbdt.data.categorical.
+    enable_categorical : bool
+        Accept pandas ``category`` columns (their codes, split natively); without it such a
+        column is an error, as in XGBoost. Categorical features train on the CPU.
     """
+
+    #: XGBoost's feature types ("c": categorical) or None, and the category values of each
+    #: pandas category column (dgbdt.data.categorical); class defaults for subclasses
+    feature_types = None
+    categories = None
 
     def __init__(self, data, label=None, weight=None, base_margin=None, feature_names=None,
                  max_bin: int | None = None, *, page_rows: int | None = None,
-                 label_column=None):
+                 label_column=None, feature_types=None, enable_categorical: bool = False):
         if isinstance(data, (str, os.PathLike)):     # a file (dgbdt.data.files)
             from .files import read_uri
             data, file_label, _ = read_uri(os.fspath(data), label_column)
             if label is None:
                 label = file_label
-        self.data, names = as_matrix(data, feature_names)
+        self.data, names, self.feature_types, self.categories = as_features(
+            data, feature_names, feature_types, enable_categorical)
+        self.enable_categorical = bool(enable_categorical)
         n = self.data.shape[0]
         dev = self.on_device
         xp = array_module(self.data)
@@ -125,8 +139,17 @@ class Dataset:
         """A Dataset of some rows (an index array or mask): features, labels, weights and base
         margins taken alike."""
         take = (lambda a: None if a is None else a[rows])
-        return type(self)(self.data[rows], label=take(self.label), weight=take(self.weight),
-                          base_margin=take(self.base_margin), feature_names=self.feature_names)
+        d = type(self)(self.data[rows], label=take(self.label), weight=take(self.weight),
+                       base_margin=take(self.base_margin), feature_names=self.feature_names,
+                       feature_types=self.feature_types)
+        d.categories = self.categories
+        return d
+
+    @property
+    def categorical(self):
+        """bool [F]: the categorical features, or None (dgbdt.data.categorical)."""
+        from .categorical import mask_of
+        return mask_of(self.feature_types)
 
     def save_binary(self, path) -> None:
         """Save the rows with the quantization built so far (cuts, host pages): loading it
@@ -156,6 +179,9 @@ class Dataset:
 
         Host rows sketched for a CUDA ``backend`` are copied to the GPU a chunk at a time and
         sketched there (the same summaries bit for bit, dgbdt.data.sketch_device)."""
+        if self.categorical is not None and backend is not None and backend.name != "cpu":
+            raise ValueError("categorical features train on the CPU for now (the GPU's split "
+                             "kernels do not handle category sets yet): pass device='cpu'")
         if max_bin not in self._cuts:
             max_keys = default_max_keys(max_bin)
             scale = None
@@ -166,7 +192,7 @@ class Dataset:
                 w = None if self.weight is None else self.weight[a:b]
                 s = self._summarize(a, b, w, scale, max_keys, backend)
                 merged = s if merged is None else merged.merge(s, max_keys)
-            self._cuts[max_bin] = cuts_from_summaries(merged, max_bin)
+            self._cuts[max_bin] = cuts_from_summaries(merged, max_bin, self.categorical)
         return self._cuts[max_bin]
 
     def _sketch_ranges(self, backend) -> list[tuple[int, int]]:

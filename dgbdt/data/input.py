@@ -17,17 +17,21 @@ def _is_dataframe(obj) -> bool:
     return hasattr(obj, "columns") and hasattr(obj, "dtypes") and hasattr(obj, "iloc")
 
 
-def check_frame_columns(df) -> list[str]:
-    """The column names of a (pandas or dask) DataFrame whose columns are all numeric."""
+def check_frame_columns(df, enable_categorical: bool = False) -> list[str]:
+    """The column names of a (pandas or dask) DataFrame whose columns are all numeric, or
+    category columns where ``enable_categorical`` (dgbdt.data.categorical)."""
     import pandas as pd
 
+    from .categorical import refuse_categories
+
     names = [str(c) for c in df.columns]
+    cats = [n for n, dt in zip(names, df.dtypes) if isinstance(dt, pd.CategoricalDtype)]
+    refuse_categories(cats, enable_categorical)
     bad = []
     for name, dtype in zip(names, df.dtypes):
         if isinstance(dtype, pd.CategoricalDtype):
-            bad.append(f"'{name}' (category: categorical splits are not supported yet; "
-                       "pass the codes, df[col].cat.codes, or one-hot encode)")
-        elif not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+            continue
+        if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
             bad.append(f"'{name}' ({dtype})")
     if bad:
         raise TypeError("data has non-numeric columns: " + ", ".join(bad)
@@ -88,6 +92,36 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"feature names must be unique; repeated: {dup}")
     return X, names
+
+
+def as_features(data, feature_names=None, feature_types=None, enable_categorical: bool = False,
+                allow_empty: bool = False, check: bool = True):
+    """as_matrix with categorical features (dgbdt.data.categorical): (X, names, types,
+    categories). ``types``: each feature's XGBoost type name, or None when all are numerical
+    and none was named; ``categories``: per feature the category values of a pandas category
+    column (None for the others), or None when the data has no category column. With
+    ``check``, category codes are checked (whole numbers in [0, MAX_CATEGORIES), NaN missing;
+    prediction takes any value, as XGBoost: one outside a split's set goes left)."""
+    from . import categorical as C
+
+    frame_cat = cats = None
+    host_frame = _is_dataframe(data) and not is_cudf(data)
+    if host_frame and any(C.category_columns(data)):
+        X, cats = C.frame_codes(data, enable_categorical)
+        frame_cat = [c is not None for c in cats]
+        names = [str(c) for c in data.columns] if feature_names is None else feature_names
+        X, names = as_matrix(X, names, allow_empty)
+    else:
+        X, names = as_matrix(data, feature_names, allow_empty)
+    types = C.resolve_types(feature_types, X.shape[1], frame_cat)
+    mask = C.mask_of(types)
+    if mask is not None and not isinstance(X, np.ndarray):
+        raise ValueError("categorical features train and predict on the CPU for now (GPU "
+                         "split kernels do not handle category sets yet): pass host data "
+                         "(numpy or pandas) and device='cpu'")
+    if check:
+        C.check_codes(X, mask, names)
+    return X, names, types, cats
 
 
 def _is_sparse(data) -> bool:

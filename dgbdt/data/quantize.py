@@ -20,6 +20,12 @@ weight ``W_k``) from ``dgbdt.data.sketch``:
 Quantization: ``bin(x) = #{cuts <= x}`` clipped to ``n_bins - 1`` (so
 bins are ``[cut_{b-1}, cut_b)``), NaN -> ``n_bins`` (the missing symbol;
 its histogram slot is ``hist_ptrs[f] + n_bins(f)``).
+
+Categorical features (``Cuts.categorical``, dgbdt.data.categorical): the
+cuts are the codes ``0, 1, ..., c_max`` (``c_max`` the largest code of the
+feature in the data: XGBoost's cut values), one bin per code whatever
+``max_bin`` is, and a code's bin is the code itself: quantization searches
+the cuts shifted by one (``#{cuts + 1 <= c} = c`` for a code c).
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ class Cuts:
     values: np.ndarray  # float32, ascending within each feature
     ptrs: np.ndarray  # int64 [F + 1]
     min_values: np.ndarray  # float32 [F]
+    #: bool [F]: categorical features (their cuts are the codes 0..c_max), or None
+    categorical: np.ndarray | None = None
 
     def n_bins(self) -> np.ndarray:
         """int64 [F]: bins per feature (``>= 1``), missing slot not counted."""
@@ -66,28 +74,52 @@ class Cuts:
     def feature(self, f: int) -> np.ndarray:
         return self.values[self.ptrs[f]:self.ptrs[f + 1]]
 
+    def categorical_features(self) -> np.ndarray:
+        """int64: indices of the categorical features (empty when none)."""
+        if self.categorical is None:
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(self.categorical).astype(np.int64)
+
+    def search_values(self) -> np.ndarray:
+        """The values quantization counts (``bin = #{v <= x}``): the cuts, those of
+        categorical features plus one (so a code's bin is the code)."""
+        if self.categorical is None:
+            return self.values
+        kind = np.repeat(self.categorical, self.n_bins())
+        return np.where(kind, self.values + np.float32(1), self.values).astype(np.float32)
+
     def to_dict(self) -> dict:
         """JSON-safe dict. Python floats hold float32 values exactly, and
         ``json`` writes floats with round-trip precision."""
-        return {
+        out = {
             "values": [float(v) for v in self.values],
             "ptrs": [int(p) for p in self.ptrs],
             "min_values": [float(v) for v in self.min_values],
         }
+        if self.categorical is not None:
+            out["categorical"] = [int(f) for f in self.categorical_features()]
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "Cuts":
+        ptrs = np.asarray(d["ptrs"], dtype=np.int64)
+        cat = None
+        if d.get("categorical"):
+            cat = np.zeros(ptrs.shape[0] - 1, dtype=bool)
+            cat[np.asarray(d["categorical"], dtype=np.int64)] = True
         return cls(
             values=np.asarray(d["values"], dtype=np.float64).astype(np.float32),
-            ptrs=np.asarray(d["ptrs"], dtype=np.int64),
+            ptrs=ptrs,
             min_values=np.asarray(d["min_values"], dtype=np.float64).astype(np.float32),
+            categorical=cat,
         )
 
     def equals(self, other: "Cuts") -> bool:
         return (np.array_equal(self.ptrs, other.ptrs)
                 and np.array_equal(self.values.view(np.uint32), other.values.view(np.uint32))
                 and np.array_equal(self.min_values.view(np.uint32),
-                                   other.min_values.view(np.uint32)))
+                                   other.min_values.view(np.uint32))
+                and np.array_equal(self.categorical_features(), other.categorical_features()))
 
 
 def symbol_dtype(cuts: Cuts):
@@ -126,8 +158,16 @@ def _feature_cuts(w: np.ndarray, lo: np.ndarray, hi: np.ndarray, max_bin: int):
     return cuts, min_value
 
 
-def cuts_from_summaries(s: Summaries, max_bin: int) -> Cuts:
-    """Cuts of every feature of ``s`` under the rule in the module doc."""
+def _category_cuts(w: np.ndarray, hi: np.ndarray):
+    """(cuts, min_value) of a categorical feature: its codes 0..c_max (just 0 without any
+    value), as XGBoost's cuts."""
+    c_max = int(hi[w.shape[0] - 1]) if w.shape[0] else 0
+    return np.arange(c_max + 1, dtype=np.float32), np.float32(0)
+
+
+def cuts_from_summaries(s: Summaries, max_bin: int, categorical=None) -> Cuts:
+    """Cuts of every feature of ``s`` under the rule in the module doc (``categorical``: bool
+    [F] of the categorical features, or None)."""
     max_bin = int(max_bin)
     if max_bin < 1:
         raise ValueError("max_bin must be >= 1")
@@ -137,11 +177,17 @@ def cuts_from_summaries(s: Summaries, max_bin: int) -> Cuts:
     ptrs = np.zeros(nf + 1, np.int64)
     for f in range(nf):
         a, b = int(s.ptrs[f]), int(s.ptrs[f + 1])
-        cuts, mins[f] = _feature_cuts(s.weights[a:b], s.lo[a:b], s.hi[a:b], max_bin)
+        if categorical is not None and categorical[f]:
+            cuts, mins[f] = _category_cuts(s.weights[a:b], s.hi[a:b])
+        else:
+            cuts, mins[f] = _feature_cuts(s.weights[a:b], s.lo[a:b], s.hi[a:b], max_bin)
         parts.append(cuts)
         ptrs[f + 1] = ptrs[f] + cuts.shape[0]
     values = np.concatenate(parts) if parts else np.zeros(0, np.float32)
-    return Cuts(values=values.astype(np.float32, copy=False), ptrs=ptrs, min_values=mins)
+    cat = None if categorical is None or not np.any(categorical) else \
+        np.asarray(categorical, dtype=bool).copy()
+    return Cuts(values=values.astype(np.float32, copy=False), ptrs=ptrs, min_values=mins,
+                categorical=cat)
 
 
 def quantize(X, cuts: Cuts, out: np.ndarray | None = None) -> np.ndarray:
@@ -156,6 +202,6 @@ def quantize(X, cuts: Cuts, out: np.ndarray | None = None) -> np.ndarray:
     elif out.shape != X.shape or out.dtype != dt:
         raise ValueError("out has the wrong shape or dtype")
     if X.size:
-        K.quantize_rows(X, np.ascontiguousarray(cuts.values, np.float32),
+        K.quantize_rows(X, np.ascontiguousarray(cuts.search_values(), np.float32),
                         np.ascontiguousarray(cuts.ptrs, np.int64), out)
     return out

@@ -7,7 +7,7 @@ import numba
 import numpy as np
 
 from ..arrays import to_host
-from . import cpu_split, cpu_tree
+from . import cpu_categorical, cpu_split, cpu_tree
 
 
 class CpuBackend:
@@ -63,7 +63,7 @@ class CpuBackend:
         n_left = cpu_tree.partition_rows(
             p.words, p.bits, p.n_features, shard.n_bins, shard.rows, shard.scratch_l,
             shard.scratch_r, b, e, s.feature, s.split_bin, s.default_left,
-            max(1, min(numba.get_num_threads() * 4, shard.n_rows // 4096)))
+            max(1, min(numba.get_num_threads() * 4, shard.n_rows // 4096)), s.is_cat, s.cats)
         shard.begin[s.left], shard.end[s.left] = b, b + n_left
         shard.begin[s.right], shard.end[s.right] = b + n_left, e
 
@@ -80,6 +80,12 @@ class CpuBackend:
             hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam, p.alpha, p.max_delta_step,
             p.min_child_weight, np.asarray(p.monotone, dtype=np.int8), lower, upper)
 
+    def evaluate_categorical(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p, features,
+                             width):
+        return cpu_categorical.evaluate_categorical(
+            hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam, p.alpha, p.max_delta_step,
+            p.min_child_weight, features, p.max_cat_to_onehot, p.max_cat_threshold, width)
+
     def evaluate_splits_device(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """The same, results left where the histograms are (here: the host)."""
         return self.evaluate_splits(hist, totals, hist_ptrs, inv_sg, inv_sh, p)
@@ -94,6 +100,13 @@ class CpuBackend:
             derived = cat["cpu_walk"] = (cpu_tree.tree_depths(cat["left"], cat["right"], ptrs),
                                          cat["threshold"].astype(np.float64))
         depth, leaf_value = derived
+        if "is_cat" in cat:      # trees with categorical splits (dgbdt.booster._concatenated)
+            cpu_categorical.predict_raw_cat(
+                X, cat["left"], cat["right"], cat["feature"], cat["threshold"],
+                cat["default_left"], leaf_value, cat["is_cat"], cat["cat_begin"],
+                cat["cat_size"], cat["cats"], ptrs, classes, out,
+                leaves if want else np.zeros((1, 1), dtype=np.int32), want)
+            return
         cpu_tree.predict_raw(
             X, cat["left"], cat["right"], cat["feature"], cat["threshold"], cat["default_left"],
             leaf_value, ptrs, classes, depth, out,

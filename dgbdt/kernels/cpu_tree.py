@@ -67,7 +67,7 @@ def build_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _goes_left(words, view, bits, mask, i, missing, cut, dleft):
+def _goes_left(words, view, bits, mask, i, missing, cut, dleft, categorical, cats, j):
     """Whether the row whose symbol index is i goes left (see partition_rows)."""
     if bits == 8:
         s = np.int64(view[i])
@@ -75,16 +75,30 @@ def _goes_left(words, view, bits, mask, i, missing, cut, dleft):
         s = read_symbol(words, i, bits, mask)
     if s == missing:
         return dleft
+    if categorical:
+        return cats[j, s] == 0
     return s <= cut
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
-                   seg_end, feature, split_bin, default_left, n_chunks):
+                   seg_end, feature, split_bin, default_left, n_chunks, is_cat=None, cats=None):
+    """_partition_rows; ``is_cat``/``cats`` default to numerical splits only."""
+    if is_cat is None:
+        is_cat = np.zeros(len(feature), dtype=np.bool_)
+        cats = np.zeros((len(feature), 1), dtype=np.uint8)
+    return _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
+                           seg_begin, seg_end, feature, split_bin, default_left, n_chunks,
+                           is_cat, cats)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
+                    seg_end, feature, split_bin, default_left, n_chunks, is_cat, cats):
     """Stable partition of each split node's segment; returns the left child's row count per node.
 
-    Row r goes left iff its symbol s of ``feature[j]`` satisfies s <= split_bin[j], or s is the
-    missing symbol (== n_bins[feature]) and default_left[j]. Each segment is cut into
+    Row r goes left iff its symbol s of ``feature[j]`` satisfies s <= split_bin[j] (a
+    categorical split, ``is_cat[j]``: ``cats[j, s] == 0``, s not in the set going right), or s
+    is the missing symbol (== n_bins[feature]) and default_left[j]. Each segment is cut into
     ``n_chunks`` chunks partitioned in parallel into the scratch arrays (pass 1); pass 2 copies
     every chunk's lefts, then every chunk's rights, back in chunk order, which keeps both sides
     in their previous order.
@@ -105,11 +119,13 @@ def partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, 
         missing = n_bins[f]
         cut = split_bin[j]
         dleft = default_left[j]
+        categorical = is_cat[j]
         nl = 0
         nr = 0
         for idx in range(lo, hi):
             r = rows[idx]
-            if _goes_left(words, view, bits, mask, np.uint64(r) * nf + f, missing, cut, dleft):
+            if _goes_left(words, view, bits, mask, np.uint64(r) * nf + f, missing, cut, dleft,
+                          categorical, cats, j):
                 scratch_l[lo + nl] = r
                 nl += 1
             else:

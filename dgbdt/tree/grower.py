@@ -87,6 +87,10 @@ class Growth:
         self.upper = np.full(cap, np.inf) if p.monotone is not None else None
         # interaction constraints: the features on each node's path
         self.paths = {0: frozenset()} if p.interactions is not None else None
+        # categorical features: (features, set width) for split evaluation, and each
+        # categorical split's set of categories going right
+        self.categorical = categorical_spec(cuts, p)
+        self.split_cats: dict[int, np.ndarray] = {}
         self._slot_feature = None
         self.have_root_totals = False
         self.depth = 0
@@ -117,7 +121,7 @@ class Growth:
         bounds = None if self.lower is None else \
             (self.lower[self.level_nodes], self.upper[self.level_nodes])
         cand = evaluate(hist, self.totals[self.level_nodes], self.hist_ptrs, self.scale_g,
-                        self.scale_h, self.p, bounds)
+                        self.scale_h, self.p, bounds, self.categorical)
         ok = np.flatnonzero(cand.splittable(self.p))
         if self.depth == self.max_depth or ok.size == 0:
             self.pending, self.done = None, True
@@ -145,9 +149,14 @@ class Growth:
             for node, feat, lft, rgt in zip(nodes.tolist(), f.tolist(), lefts.tolist(),
                                             rights.tolist()):
                 self.paths[lft] = self.paths[rgt] = self.paths[node] | {feat}
+        is_cat = cats = None
+        if cand.is_cat is not None:
+            is_cat, cats = cand.is_cat[ok].copy(), cand.cats[ok].copy()
+            for node, i in zip(nodes[is_cat].tolist(), np.flatnonzero(is_cat).tolist()):
+                self.split_cats[node] = np.flatnonzero(cats[i]).astype(np.int32)
         self.pending = SplitBatch(node=nodes, feature=f, split_bin=b,
                                   default_left=cand.default_left[ok].copy(),
-                                  left=lefts, right=rights)
+                                  left=lefts, right=rights, is_cat=is_cat, cats=cats)
         self.level_nodes = np.stack([lefts, rights], axis=1).ravel()
         self.depth += 1
         if self.depth == self.max_depth:       # children are leaves: no histograms needed
@@ -216,7 +225,8 @@ class Growth:
         n = self.n_nodes
         t = make_tree(self.left[:n], self.right[:n], self.parent[:n], self.feature[:n],
                       self.threshold[:n], self.default_left[:n], self.loss_change[:n],
-                      self.totals[:n], self.scale_g, self.scale_h, self.p, self._bounds(n))
+                      self.totals[:n], self.scale_g, self.scale_h, self.p, self._bounds(n),
+                      self.split_cats)
         if self.leaf_values is not None:       # the leaves' values only (XGBoost keeps the
             leaves = t.left == -1              # nodes' Newton base_weight)
             t.threshold[leaves] = self.leaf_values[:n][leaves]
@@ -234,20 +244,38 @@ def node_weights(totals, scale_g: float, scale_h: float, p: SplitParams, bounds=
     return (w * p.eta).astype(np.float32)
 
 
+def categorical_spec(cuts, p: SplitParams):
+    """(categorical features int64, widest feature's bins) for split evaluation, or None
+    without categorical features."""
+    feats = cuts.categorical_features() if getattr(cuts, "categorical", None) is not None \
+        else np.zeros(0, np.int64)
+    if not feats.size:
+        return None
+    if p.monotone is not None:
+        raise ValueError("monotone_constraints together with categorical features are not "
+                         "supported yet: train without one of them")
+    return feats, int(cuts.n_bins()[feats].max())
+
+
 def make_tree(left, right, parent, feature, threshold, default_left, loss_change, totals,
-              scale_g: float, scale_h: float, p: SplitParams, bounds=None) -> Tree:
+              scale_g: float, scale_h: float, p: SplitParams, bounds=None,
+              categories=None) -> Tree:
     """The Tree of a grown node table (host arrays of its n nodes): leaves hold their value
-    in ``threshold`` (XGBoost's split_conditions)."""
+    in ``threshold`` (XGBoost's split_conditions); ``categories``: node -> the categories a
+    categorical split sends right (its threshold is 0)."""
     weight = node_weights(totals, scale_g, scale_h, p, bounds)
     leaves = np.flatnonzero(left == -1)
     threshold = threshold.astype(np.float32)
     threshold[leaves] = weight[leaves]
+    cats = {int(n): np.asarray(c, np.int32) for n, c in (categories or {}).items()}
+    for n in cats:
+        threshold[n] = 0.0
     return Tree(
         left=left.astype(np.int32), right=right.astype(np.int32),
         parent=parent.astype(np.int32), feature=feature.astype(np.int32), threshold=threshold,
         default_left=default_left.astype(np.bool_), base_weight=weight,
         loss_change=loss_change.astype(np.float32),
-        sum_hessian=(totals[:, 1] / scale_h).astype(np.float32))
+        sum_hessian=(totals[:, 1] / scale_h).astype(np.float32), categories=cats or None)
 
 
 def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = None,

@@ -108,11 +108,13 @@ class LossguideGrowth(Growth):
             hist = self._interaction_mask(hist)
         bounds = None if self.lower is None else (self.lower[nodes], self.upper[nodes])
         cand = evaluate(hist, self.totals[nodes], self.hist_ptrs, self.scale_g, self.scale_h,
-                        self.p, bounds)
+                        self.p, bounds, self.categorical)
         for i in np.flatnonzero(cand.splittable(self.p)).tolist():
+            cats = None if cand.is_cat is None or not cand.is_cat[i] else cand.cats[i].copy()
             entry = (-float(np.float32(cand.gain[i])), int(nodes[i]),
                      (float(cand.gain[i]), int(cand.feature[i]), int(cand.split_bin[i]),
-                      bool(cand.default_left[i]), cand.left[i].copy(), cand.right[i].copy()))
+                      bool(cand.default_left[i]), cand.left[i].copy(), cand.right[i].copy(),
+                      cats))
             heapq.heappush(self._queue, entry)
             self._hist[int(nodes[i])] = merged[i]
 
@@ -142,7 +144,7 @@ class LossguideGrowth(Growth):
             return False
         return not (self.max_leaves and self.n_leaves >= self.max_leaves)
 
-    def _split(self, node: int, gain, f, b, dleft, lsum, rsum) -> int:
+    def _split(self, node: int, gain, f, b, dleft, lsum, rsum, cats=None) -> int:
         """Record node's split; its children's ids (left, left + 1) are the next two."""
         cuts = self.cuts
         self.feature[node], self.default_left[node] = f, dleft
@@ -161,9 +163,16 @@ class LossguideGrowth(Growth):
                                  rsum[None])
         if self.paths is not None:
             self.paths[left] = self.paths[right] = self.paths[node] | {f}
+        is_cat = set_ = None
+        if self.categorical is not None:       # every batch carries the set columns then
+            is_cat = np.array([cats is not None])
+            set_ = np.zeros((1, self.categorical[1]), np.uint8) if cats is None else cats[None]
+            if cats is not None:
+                self.split_cats[node] = np.flatnonzero(cats).astype(np.int32)
         self._carried.append(SplitBatch(node=nd, feature=fa, split_bin=np.array([b]),
                                         default_left=np.array([dleft]),
-                                        left=np.array([left]), right=np.array([right])))
+                                        left=np.array([left]), right=np.array([right]),
+                                        is_cat=is_cat, cats=set_))
         return left
 
     def _take_carried(self) -> SplitBatch | None:
@@ -176,4 +185,6 @@ class LossguideGrowth(Growth):
         return SplitBatch(node=cat("node").astype(np.int64), feature=cat("feature").astype(np.int64),
                           split_bin=cat("split_bin").astype(np.int64),
                           default_left=cat("default_left").astype(np.bool_),
-                          left=cat("left").astype(np.int64), right=cat("right").astype(np.int64))
+                          left=cat("left").astype(np.int64), right=cat("right").astype(np.int64),
+                          is_cat=None if self.categorical is None else cat("is_cat"),
+                          cats=None if self.categorical is None else cat("cats"))

@@ -5,6 +5,12 @@ Node 0 is the root. For an internal node n: rows with ``x[feature[n]] < threshol
 has ``left[n] == right[n] == -1`` and its value in ``threshold[n]`` (XGBoost's
 ``split_conditions`` holds both). ``base_weight`` is eta * w* of every node, ``loss_change`` the
 split's gain, ``sum_hessian`` the node's hessian sum. Floats are float32, as in XGBoost.
+
+A categorical split (``categories[n]``: the sorted category codes it sends right; the others
+go left, as XGBoost's ``Decision``; threshold 0) is stored in XGBoost's fields: ``split_type``
+(1 for categorical nodes), ``categories_nodes`` (those nodes, ascending),
+``categories_segments`` / ``categories_sizes`` (each one's run in ``categories``) and
+``categories`` (the codes). Trees without categorical splits leave these fields out.
 """
 from __future__ import annotations
 
@@ -41,6 +47,8 @@ class Tree:
     base_weight: np.ndarray
     loss_change: np.ndarray
     sum_hessian: np.ndarray
+    #: categorical splits: node -> int32 sorted codes going right; None without any
+    categories: dict | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -59,6 +67,17 @@ class Tree:
                 out[key] = arr.astype(np.float64).tolist()  # exact, and repr round-trips
             else:
                 out[key] = arr.tolist()
+        if self.categories:
+            nodes = sorted(self.categories)
+            sizes = [len(self.categories[n]) for n in nodes]
+            split_type = np.zeros(self.n_nodes, np.int64)
+            split_type[nodes] = 1
+            out["split_type"] = split_type.tolist()
+            out["categories_nodes"] = nodes
+            out["categories_segments"] = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(
+                np.int64).tolist()
+            out["categories_sizes"] = sizes
+            out["categories"] = [int(c) for n in nodes for c in self.categories[n]]
         return out
 
     @classmethod
@@ -87,7 +106,7 @@ class Tree:
             arrays[attr] = arr.astype(dtype)
         if not n:
             raise ModelFormatError(f"{where}: a tree needs at least one node")
-        tree = cls(**arrays)
+        tree = cls(**arrays, categories=_categories_from(d, n, where))
         tree._check_structure(n_features, where)
         return tree
 
@@ -110,3 +129,37 @@ class Tree:
         f = self.feature[inner]
         if np.any(f < 0) or np.any(f >= n_features):
             raise ModelFormatError(f"{where}: a split feature is outside [0, {n_features})")
+
+
+def _categories_from(d: dict, n: int, where: str) -> dict | None:
+    """The categorical splits of a tree's JSON (the XGBoost fields in the module doc), or None
+    when it has none; validated."""
+    if not d.get("categories_nodes"):
+        if any(int(v) != 0 for v in d.get("split_type", []) or []):
+            raise ModelFormatError(f"{where}: split_type marks a categorical node but "
+                                   "categories_nodes is empty")
+        return None
+    fields = {}
+    for key in ("split_type", "categories_nodes", "categories_segments", "categories_sizes",
+                "categories"):
+        v = d.get(key)
+        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool)
+                                              and x >= 0 for x in v):
+            raise ModelFormatError(f"{where}: field '{key}' must be a list of integers >= 0")
+        fields[key] = v
+    nodes, seg, size = (fields["categories_nodes"], fields["categories_segments"],
+                        fields["categories_sizes"])
+    if len(fields["split_type"]) != n:
+        raise ModelFormatError(f"{where}: field 'split_type' has {len(fields['split_type'])} "
+                               f"entries, expected {n} (one per node)")
+    if not (len(nodes) == len(seg) == len(size)) or any(x >= n for x in nodes):
+        raise ModelFormatError(f"{where}: categories_nodes/segments/sizes do not match")
+    if sorted(i for i, t in enumerate(fields["split_type"]) if t) != sorted(nodes):
+        raise ModelFormatError(f"{where}: split_type and categories_nodes disagree")
+    cats = fields["categories"]
+    out = {}
+    for node, a, k in zip(nodes, seg, size):
+        if a + k > len(cats):
+            raise ModelFormatError(f"{where}: a category segment runs past 'categories'")
+        out[int(node)] = np.asarray(sorted(cats[a:a + k]), dtype=np.int32)
+    return out

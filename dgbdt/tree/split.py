@@ -21,6 +21,11 @@ the node has missing values of that feature, left (backward scan). A candidate n
 H_L, H_R >= min_child_weight; a node is split on its best candidate when
 loss_chg > 1e-6 and loss_chg >= gamma (min_split_loss) and both children have H > 0.
 Leaf values are eta * w*. The loop form is kernels/cpu_split.py.
+
+Categorical features (their bins are category codes) split by a set of categories going right,
+one-hot or partition-based as XGBoost (kernels/cpu_categorical.py). Their best candidate and
+the numerical features' compete on the float32 gain: the larger wins, an equal gain goes to the
+smaller feature index (XGBoost's SplitEntry::NeedReplace).
 """
 from __future__ import annotations
 
@@ -47,6 +52,10 @@ class SplitParams:
     monotone: tuple | None = None
     #: interaction constraints: groups of feature indices (dgbdt.constraints), or None
     interactions: tuple | None = None
+    #: categorical features with fewer categories split one-hot (XGBoost's UseOneHot)
+    max_cat_to_onehot: int = 4
+    #: most categories a partition-based split enumerates on one side
+    max_cat_threshold: int = 64
 
     @classmethod
     def from_params(cls, p: dict) -> "SplitParams":
@@ -61,7 +70,9 @@ class SplitParams:
         return cls(eta=p["eta"], lam=p["lambda"], alpha=p["alpha"], gamma=p["gamma"],
                    min_child_weight=p["min_child_weight"], max_delta_step=p["max_delta_step"],
                    monotone=tuple(int(c) for c in mono) if mono and any(mono) else None,
-                   interactions=tuple(tuple(g) for g in inter) if inter else None)
+                   interactions=tuple(tuple(g) for g in inter) if inter else None,
+                   max_cat_to_onehot=int(p.get("max_cat_to_onehot", 4)),
+                   max_cat_threshold=int(p.get("max_cat_threshold", 64)))
 
 
 @dataclass
@@ -74,6 +85,8 @@ class SplitCandidates:
     default_left: np.ndarray  # bool [m]
     left: np.ndarray          # int64 [m, 2] fixed-point (G, H) of the left child
     right: np.ndarray         # int64 [m, 2]
+    is_cat: np.ndarray | None = None   # bool [m]: a categorical split (None: no such feature)
+    cats: np.ndarray | None = None     # uint8 [m, W]: 1 for the categories going right
 
     def splittable(self, p: SplitParams) -> np.ndarray:
         """Mask of nodes worth splitting (gain above 1e-6 and gamma, both children nonempty)."""
@@ -90,7 +103,7 @@ def splittable(gain, feature, left, right, p: SplitParams):
 
 
 def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_g: float,
-             scale_h: float, p: SplitParams, bounds=None) -> SplitCandidates:
+             scale_h: float, p: SplitParams, bounds=None, categorical=None) -> SplitCandidates:
     """Best split of every node from its merged histogram [m, S, 2] and totals [m, 2].
 
     The histogram may be on the host or a GPU (the backend of its array evaluates it there);
@@ -98,8 +111,12 @@ def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_
     XGBoost's semantics) ``bounds`` = (lower, upper) [m] are the nodes' weight bounds: every
     weight is clipped to them, gains are taken at the clipped weights, and a split on a
     feature with constraint c needs c (w_right - w_left) >= 0 (kernels.cpu_split).
+    ``categorical``: (features int64, width) of the categorical features, or None.
     """
     be = backend_of(hist)
+    if categorical is not None:
+        return _evaluate_with_categories(be, hist, totals, hist_ptrs, scale_g, scale_h, p,
+                                         *categorical)
     if p.monotone is not None:
         gain, feat, sbin, dleft, left = be.evaluate_splits_monotone(
             hist, totals, hist_ptrs, 1.0 / scale_g, 1.0 / scale_h, p, *bounds)
@@ -107,6 +124,27 @@ def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_
         gain, feat, sbin, dleft, left = be.evaluate_splits(
             hist, totals, hist_ptrs, 1.0 / scale_g, 1.0 / scale_h, p)
     return SplitCandidates(gain, feat, sbin, dleft, left, totals - left)
+
+
+def _evaluate_with_categories(be, hist, totals, hist_ptrs, scale_g, scale_h, p, features,
+                              width) -> SplitCandidates:
+    """The numerical kernel on the histograms with the categorical features' slots zeroed
+    (an all-zero feature never gains), the categorical kernel on those features; per node the
+    larger gain wins, a tie the smaller feature."""
+    slot_cat = np.zeros(int(hist_ptrs[-1]), dtype=bool)
+    for f in features.tolist():
+        slot_cat[hist_ptrs[f]:hist_ptrs[f + 1]] = True
+    numeric = hist * (~slot_cat)[None, :, None].astype(hist.dtype)
+    gain, feat, sbin, dleft, left = be.evaluate_splits(numeric, totals, hist_ptrs,
+                                                       1.0 / scale_g, 1.0 / scale_h, p)
+    cg, cf, cdl, cl, cats = be.evaluate_categorical(hist, totals, hist_ptrs, 1.0 / scale_g,
+                                                    1.0 / scale_h, p, features, width)
+    take = (cf >= 0) & ((feat < 0) | (cg > gain) | ((cg == gain) & (cf < feat)))
+    left = np.where(take[:, None], cl, left)
+    cats = cats * take[:, None].astype(np.uint8)
+    return SplitCandidates(np.where(take, cg, gain), np.where(take, cf, feat),
+                           np.where(take, 0, sbin).astype(np.int32), np.where(take, cdl, dleft),
+                           left, totals - left, is_cat=take, cats=cats)
 
 
 def leaf_weights(g, h, p: SplitParams):

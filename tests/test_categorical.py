@@ -1,0 +1,347 @@
+"""#17 native categorical features on the CPU (dgbdt.data.categorical, kernels/cpu_categorical).
+
+Parity: on numerical features with fewer distinct values than max_bin, and categorical ones
+(their bins are their codes in both libraries), XGBoost's trees and dgbdt's must be the same:
+structure, features, numerical thresholds, default directions, category sets, leaf values.
+Then: pandas category input (re-coded by value at prediction, as XGBoost 3), the model file,
+Dask byte-identical to in-process for every mode and partitioning, and the errors.
+"""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dgbdt
+
+xgb = pytest.importorskip("xgboost")
+
+
+def xgb_trees(bst):
+    return json.loads(bst.save_raw("json"))["learner"]["gradient_booster"]["model"]["trees"]
+
+
+def assert_same_trees(booster, bst, rtol=1e-5):
+    """Same structure, features, default directions, float32 thresholds of numerical splits,
+    category sets of categorical ones, leaf values within rtol of the tree's largest leaf."""
+    theirs = xgb_trees(bst)
+    assert len(booster.trees) == len(theirs)
+    for i, (a, b) in enumerate(zip(booster.trees, theirs)):
+        where = f"tree {i}"
+        np.testing.assert_array_equal(a.left, b["left_children"], err_msg=where)
+        np.testing.assert_array_equal(a.right, b["right_children"], err_msg=where)
+        inner = ~a.is_leaf()
+        np.testing.assert_array_equal(a.feature[inner], np.array(b["split_indices"])[inner],
+                                      err_msg=where)
+        np.testing.assert_array_equal(a.default_left[inner],
+                                      np.array(b["default_left"], dtype=bool)[inner],
+                                      err_msg=where)
+        split_type = np.array(b.get("split_type") or [0] * a.n_nodes)
+        theirs_cats = {n: b["categories"][s:s + k] for n, s, k in zip(
+            b["categories_nodes"], b["categories_segments"], b["categories_sizes"])}
+        ours = {n: list(c) for n, c in (a.categories or {}).items()}
+        assert ours == theirs_cats, where
+        numeric = inner & (split_type == 0)
+        np.testing.assert_array_equal(
+            a.threshold[numeric], np.array(b["split_conditions"], np.float32)[numeric],
+            err_msg=where)
+        leaves = np.array(b["split_conditions"], np.float32)[~inner]
+        np.testing.assert_allclose(a.threshold[~inner], leaves, rtol=rtol,
+                                   atol=rtol * np.abs(leaves).max(), err_msg=where)
+        np.testing.assert_allclose(a.sum_hessian, b["sum_hessian"], rtol=1e-5, err_msg=where)
+
+
+def cat_data(n=3000, cats=(3, 9, 24), missing=0.0, seed=0):
+    """Categorical features of the given sizes (codes) then two numerical features of 12
+    levels; a signal with an effect per category, not monotone in the code."""
+    rng = np.random.default_rng(seed)
+    cols = [rng.integers(0, k, n).astype(np.float32) for k in cats]
+    cols += [rng.integers(0, 12, n).astype(np.float32) * 0.5 - 2.0 for _ in range(2)]
+    X = np.stack(cols, axis=1)
+    if missing:
+        X[rng.random(X.shape) < missing] = np.nan
+    signal = np.zeros(n)
+    for j, k in enumerate(cats):
+        effect = rng.normal(size=k + 1)
+        code = np.nan_to_num(X[:, j], nan=k).astype(int)
+        signal += effect[code]
+    Z = np.nan_to_num(X[:, len(cats):], nan=0.7)
+    signal += 0.5 * Z[:, 0] - 0.3 * Z[:, 1]
+    types = ["c"] * len(cats) + ["q", "q"]
+    return X, signal, types, rng
+
+
+def fit_both(params, X, y, types, rounds, weight=None):
+    # one thread each: the machine running the suite is shared, and XGBoost's OpenMP threads
+    # spinning after its training slow numba's parallel kernels down 50x on 2 busy cores
+    params = {**params, "nthread": 1}
+    y = np.asarray(y, dtype=np.float32)     # XGBoost keeps labels in float32: same inputs
+    booster = dgbdt.train(params, dgbdt.Dataset(X, label=y, weight=weight,
+                                                feature_types=types), rounds,
+                          verbose_eval=False)
+    bst = xgb.train({**params, "tree_method": "hist"},
+                    xgb.DMatrix(X, label=y, weight=weight, feature_types=types,
+                                enable_categorical=True), rounds)
+    return booster, bst
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])
+@pytest.mark.parametrize("extra", [
+    {},                                         # 3 categories one-hot, 9 and 24 partitioned
+    {"max_cat_to_onehot": 1},                   # all partition-based
+    {"max_cat_to_onehot": 32},                  # all one-hot
+    {"max_cat_threshold": 3, "lambda": 2.0, "gamma": 0.3, "min_child_weight": 3.0},
+    {"alpha": 0.5, "max_delta_step": 0.8},
+])
+def test_same_trees_as_xgboost(objective, extra):
+    X, signal, types, rng = cat_data(missing=0.1)
+    y = signal + rng.normal(scale=0.5, size=len(signal))
+    y = y if objective.startswith("reg") else (y > np.median(y)).astype(float)
+    w = rng.uniform(0.3, 2.0, size=len(y))
+    params = {"objective": objective, "eta": 0.3, "max_depth": 4, **extra}
+    booster, bst = fit_both(params, X, y, types, 5, weight=w)
+    assert any(t.categories for t in booster.trees)
+    assert_same_trees(booster, bst)
+    np.testing.assert_allclose(booster.predict(X), bst.predict(xgb.DMatrix(
+        X, feature_types=types, enable_categorical=True)), rtol=1e-5, atol=1e-6)
+
+
+def test_multiclass_same_trees():
+    X, signal, types, rng = cat_data(seed=4, missing=0.05)
+    y = np.digitize(signal, np.quantile(signal, [0.33, 0.66]))
+    params = {"objective": "multi:softprob", "num_class": 3, "eta": 0.3, "max_depth": 3}
+    booster, bst = fit_both(params, X, y, types, 3)
+    assert_same_trees(booster, bst)
+
+
+def test_lossguide_same_trees():
+    X, signal, types, rng = cat_data(seed=5, missing=0.1)
+    y = signal + rng.normal(scale=0.5, size=len(signal))
+    params = {"eta": 0.3, "grow_policy": "lossguide", "max_leaves": 10, "max_depth": 0,
+              "interaction_constraints": "[[0, 1, 3], [2, 4]]"}
+    booster, bst = fit_both(params, X, y, types, 4)
+    assert_same_trees(booster, bst)
+
+
+def test_unseen_and_invalid_codes_predict_as_xgboost():
+    """A code past a split's set, a negative or huge one goes left (XGBoost's Decision);
+    NaN the default way."""
+    X, signal, types, rng = cat_data(n=2000, seed=2)
+    booster, bst = fit_both({"max_depth": 3, "max_cat_to_onehot": 1}, X, signal, types, 4)
+    Q = X[:40].copy()
+    Q[:10, 1] = 50.0
+    Q[10:20, 1] = -3.0
+    Q[20:30, 2] = np.nan
+    Q[30:40, 0] = 2.5          # truncated to 2, as XGBoost's cast
+    np.testing.assert_allclose(booster.predict(Q), bst.predict(xgb.DMatrix(
+        Q, feature_types=types, enable_categorical=True)), rtol=1e-5, atol=1e-6)
+
+
+def test_native_splits_beat_codes():
+    """Category effects that are not monotone in the code: depth-2 trees on the codes as
+    numbers need many thresholds to isolate them; one categorical split groups them."""
+    rng = np.random.default_rng(7)
+    n, k = 6000, 30
+    code = rng.integers(0, k, n)
+    effect = rng.permutation(np.linspace(-2, 2, k))
+    y = effect[code] + rng.normal(scale=0.3, size=n)
+    X = code[:, None].astype(np.float32)
+    tr, te = slice(0, 4000), slice(4000, None)
+    params = {"max_depth": 2, "eta": 0.3, "nthread": 1}
+
+    def rmse(types):
+        b = dgbdt.train(params, dgbdt.Dataset(X[tr], label=y[tr], feature_types=types), 10,
+                        verbose_eval=False)
+        return float(np.sqrt(np.mean((b.predict(X[te]) - y[te]) ** 2)))
+    native, codes = rmse(["c"]), rmse(["q"])
+    assert native < 0.8 * codes, (native, codes)
+
+
+def _frame(n=2000, seed=0, categories=None):
+    rng = np.random.default_rng(seed)
+    letters = list("abcdefghijkl")
+    a = rng.choice(letters, n)
+    b = rng.choice(["x", "y", "z"], n).astype(object)
+    b[rng.random(n) < 0.1] = None
+    df = pd.DataFrame({
+        "a": pd.Categorical(a, categories=categories or letters),
+        "b": pd.Categorical(b, categories=["x", "y", "z"]),
+        "x": rng.integers(0, 10, n).astype(float)})
+    effect = dict(zip(letters, rng.normal(size=len(letters))))
+    y = df["a"].astype(str).map(effect).to_numpy() + (df["b"] == "y") + 0.2 * df["x"] \
+        + rng.normal(scale=0.2, size=n)
+    return df, y.to_numpy() if hasattr(y, "to_numpy") else y
+
+
+def test_pandas_frame_as_xgboost_and_codes():
+    df, y = _frame()
+    y = y.astype(np.float32)
+    params = {"max_depth": 3, "eta": 0.3, "nthread": 1}
+    b = dgbdt.train(params, dgbdt.Dataset(df, label=y, enable_categorical=True), 4,
+                    verbose_eval=False)
+    assert b.feature_types == ["c", "c", "q"]
+    assert b.categories[0] == list("abcdefghijkl") and b.categories[2] is None
+    codes = np.stack([df["a"].cat.codes, df["b"].cat.codes, df["x"]], 1).astype(np.float32)
+    codes[codes == -1] = np.nan
+    by_codes = dgbdt.train(params, dgbdt.Dataset(codes, label=y,
+                                                 feature_types=["c", "c", "q"],
+                                                 feature_names=["a", "b", "x"]), 4,
+                           verbose_eval=False)
+    assert [t.to_dict() for t in b.trees] == [t.to_dict() for t in by_codes.trees]
+    bst = xgb.train({**params, "tree_method": "hist"},
+                    xgb.DMatrix(df, label=y, enable_categorical=True), 4)
+    assert_same_trees(b, bst)
+    np.testing.assert_allclose(b.predict(df), bst.predict(xgb.DMatrix(df, enable_categorical=True)),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(b.predict(df), b.predict(codes))
+
+
+def test_prediction_recodes_frames_by_value():
+    """A frame listing its categories in another order, or only some of them, predicts by
+    value (XGBoost 3 re-codes too); a category the training did not have is an error."""
+    df, y = _frame()
+    b = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(df, label=y, enable_categorical=True), 4,
+                    verbose_eval=False)
+    ref = b.predict(df)
+    shuffled = df.assign(a=df["a"].cat.reorder_categories(list("lkjihgfedcba")))
+    np.testing.assert_array_equal(b.predict(shuffled), ref)
+    np.testing.assert_array_equal(
+        b.predict(dgbdt.Dataset(shuffled, enable_categorical=True)), ref)
+    part = df[df["a"].isin(["c", "d"])].copy()
+    part["a"] = part["a"].cat.remove_unused_categories()
+    np.testing.assert_array_equal(b.predict(part), ref[df["a"].isin(["c", "d"]).to_numpy()])
+    new = df.head(3).assign(a=pd.Categorical(["a", "zz", "b"]))
+    with pytest.raises(ValueError, match="'zz' is not among the training data's categories"):
+        b.predict(new)
+
+
+def test_model_round_trip(tmp_path):
+    df, y = _frame()
+    b = dgbdt.train({"max_depth": 3, "max_cat_to_onehot": 1},
+                    dgbdt.Dataset(df, label=y, enable_categorical=True), 3, verbose_eval=False)
+    path = tmp_path / "m.json"
+    b.save_model(path)
+    doc = json.loads(path.read_text())
+    assert doc["version"] == 2 and doc["learner"]["feature_types"] == ["c", "c", "q"]
+    assert any("categories_nodes" in t for t in doc["trees"])
+    back = dgbdt.load_model(path)
+    assert back.save_raw() == b.save_raw()
+    shuffled = df.assign(a=df["a"].cat.reorder_categories(list("lkjihgfedcba")))
+    np.testing.assert_array_equal(back.predict(shuffled), b.predict(df))
+
+
+def test_version_1_models_still_load():
+    X, signal, _, _ = cat_data(n=500)
+    b = dgbdt.train({"max_depth": 2}, dgbdt.Dataset(X, label=signal), 2, verbose_eval=False)
+    doc = json.loads(b.save_raw())
+    assert doc["version"] == 2 and "feature_types" not in doc["learner"]
+    doc["version"] = 1
+    np.testing.assert_array_equal(dgbdt.load_model(doc).predict(X), b.predict(X))
+
+
+def test_bad_category_fields_fail_to_load():
+    X, signal, types, _ = cat_data(n=800)
+    b = dgbdt.train({"max_depth": 2}, dgbdt.Dataset(X, label=signal, feature_types=types), 2,
+                    verbose_eval=False)
+    doc = json.loads(b.save_raw())
+    t = next(t for t in doc["trees"] if "categories_nodes" in t)
+    t["categories_sizes"][0] = 10 ** 6
+    with pytest.raises(dgbdt.ModelFormatError, match="category segment"):
+        dgbdt.load_model(doc)
+
+
+def test_errors():
+    df, y = _frame(200)
+    with pytest.raises(ValueError, match=r"category columns \('a', 'b'\): pass "
+                                         r"enable_categorical=True"):
+        dgbdt.Dataset(df, label=y)
+    X = np.zeros((10, 3), np.float32)
+    with pytest.raises(ValueError, match="feature_types has 2 entries but data has 3"):
+        dgbdt.Dataset(X, feature_types=["c", "q"])
+    with pytest.raises(ValueError, match=r"unknown type\(s\) \['x'\]"):
+        dgbdt.Dataset(X, feature_types=["c", "q", "x"])
+    with pytest.raises(ValueError, match="feature 0 is numerical"):
+        dgbdt.Dataset(df, feature_types=["q", "c", "q"], enable_categorical=True)
+    bad = X.copy()
+    bad[3, 0] = -1
+    with pytest.raises(ValueError, match="categorical feature 0: invalid category code -1.0"):
+        dgbdt.Dataset(bad, feature_types=["c", "q", "q"])
+    bad[3, 0] = 1.5
+    with pytest.raises(ValueError, match="invalid category code 1.5"):
+        dgbdt.Dataset(bad, feature_types=["c", "q", "q"])
+    d = dgbdt.Dataset(X, label=np.zeros(10), feature_types=["c", "q", "q"])
+    with pytest.raises(ValueError, match="monotone_constraints together with categorical"):
+        dgbdt.train({"monotone_constraints": (0, 1, 0)}, d, 1, verbose_eval=False)
+
+
+def test_gpu_is_refused_clearly():
+    """Categorical features on a GPU: what is missing and what to do (the CPU)."""
+    from types import SimpleNamespace
+    X, signal, types, _ = cat_data(n=300)
+    d = dgbdt.Dataset(X, label=signal, feature_types=types)
+    with pytest.raises(ValueError, match="categorical features train on the CPU for now.*"
+                                         "device='cpu'"):
+        d.cuts(256, SimpleNamespace(name="cuda"))
+
+
+# -- Dask ----------------------------------------------------------------------------------------
+dd = pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+from dgbdt import dask as dgd  # noqa: E402
+
+
+@pytest.mark.parametrize("mode", ["graph", "collective"])
+@pytest.mark.parametrize("parts", [1, 4])
+def test_dask_frames_give_the_in_process_model(client2, mode, parts):
+    df, y = _frame(seed=3)
+    p = {"max_depth": 3, "max_cat_to_onehot": 5, "subsample": 0.8, "seed": 1}
+    ref = dgbdt.train(p, dgbdt.Dataset(df, label=y, enable_categorical=True), 4,
+                      verbose_eval=False)
+    d = dgd.DaskDataset(client2, dd.from_pandas(df, npartitions=parts),
+                        dd.from_pandas(pd.Series(y), npartitions=parts),
+                        enable_categorical=True)
+    out = dgd.train(client2, p, d, 4, mode=mode, verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+
+
+def test_dask_one_worker_task_mode_and_predict(client1):
+    """Partitions whose own dtypes list the categories in other orders (known categories of
+    the frame re-code them): the in-process model; dgbdt.dask.predict from frames."""
+    df, y = _frame(seed=4)
+    ref = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(df, label=y, enable_categorical=True),
+                      3, verbose_eval=False)
+    ddf = dd.from_pandas(df, npartitions=3)
+    d = dgd.DaskDataset(client1, ddf, dd.from_pandas(pd.Series(y), npartitions=3),
+                        enable_categorical=True)
+    out = dgd.train(client1, {"max_depth": 3}, d, 3, mode="task", verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+    pred = dgd.predict(client1, out["booster"], ddf).compute()
+    np.testing.assert_array_equal(np.asarray(pred), ref.predict(df))
+    pred_d = dgd.predict(client1, out["booster"], d).compute()
+    np.testing.assert_array_equal(np.asarray(pred_d), ref.predict(df))
+
+
+def test_dask_arrays_with_feature_types(client2):
+    import dask.array as da
+    X, signal, types, _ = cat_data(n=2400, seed=6, missing=0.05)
+    ref = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(X, label=signal, feature_types=types),
+                      3, verbose_eval=False)
+    for chunks in (2400, 700):
+        d = dgd.DaskDataset(client2, da.from_array(X, chunks=(chunks, 5)),
+                            da.from_array(signal, chunks=chunks), feature_types=types)
+        out = dgd.train(client2, {"max_depth": 3}, d, 3, verbose_eval=False)
+        assert out["booster"].save_raw() == ref.save_raw()
+
+
+def test_dask_errors(client1):
+    df, y = _frame(400)
+    ddf = dd.from_pandas(df, npartitions=2)
+    dy = dd.from_pandas(pd.Series(y), npartitions=2)
+    with pytest.raises(ValueError, match="pass enable_categorical=True"):
+        dgd.DaskDataset(client1, ddf, dy)
+    unknown = ddf.assign(a=ddf["a"].cat.as_unknown())
+    with pytest.raises(ValueError, match=r"column 'a' has unknown categories.*categorize"):
+        dgd.DaskDataset(client1, unknown, dy, enable_categorical=True)
+    d = dgd.DaskDataset(client1, ddf, dy, enable_categorical=True)
+    with pytest.raises(ValueError, match="categorical features train on CPU workers"):
+        dgd.train(client1, {"device": "cuda"}, d, 1, verbose_eval=False)
