@@ -2,8 +2,8 @@
 
 Why: a fresh machine has an empty CuPy kernel cache, and a kernel used only
 above some size (a chunked path, a weighted path) compiles inside the user's
-first big fit — NVRTC costs 0.1-0.5 s a kernel. After the warm-up fit on
-20k rows nothing should compile; this script prints the call site of any
+first big fit — NVRTC costs 0.1-0.5 s a kernel. After the warm-up fits on
+20k rows (unweighted and weighted) nothing should compile; this script prints the call site of any
 kernel that does.
 
     python3 benchmarks/lab/nvrtc_watch.py [--rows 10000000] [--features 28]
@@ -49,7 +49,10 @@ def main():
     args = ap.parse_args()
     X, y = make_data_gpu(args.rows, args.features, 0)
     params = {"objective": "binary:logistic", "max_depth": 8, "device": "cuda"}
-    dgbdt.train(params, dgbdt.Dataset(X[:20000], label=y[:20000]), 2, verbose_eval=False)
+    small, ys = X[:20000], y[:20000]
+    dgbdt.train(params, dgbdt.Dataset(small, label=ys), 2, verbose_eval=False)
+    dgbdt.train(params, dgbdt.Dataset(small, label=ys, weight=cp.ones(len(ys))), 2,
+                verbose_eval=False)
     _stage[0] = f"{args.rows} rows"
     dgbdt.train(params, dgbdt.Dataset(X, label=y), 2, verbose_eval=False)
     _stage[0] = f"{args.rows} rows, weighted"
