@@ -341,6 +341,11 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     eval_key = "scores_wait" if ahead else "evaluation"
     if defer:
         seam.lazy_trees = True
+    # a seam that can grow several rounds a step (graph mode on one worker) may, when nothing
+    # reads a round's trees before the end: no eval set, no callbacks
+    blocks = hasattr(seam, "block_rounds") and not sources and not callbacks
+    if blocks:
+        seam.block_rounds = True
 
     def record(r, handles) -> bool:
         """Round r's scores into the history and the log; whether training stops there."""
@@ -419,6 +424,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     if defer:
         seam.lazy_trees = False
         _resolve(booster, range(len(booster.trees)))
+    if blocks:
+        seam.block_rounds = False
     progress.record(len(booster.trees) // K - prior_rounds, booster, history, callbacks,
                     spec.p.eta, finished=True)
     if stopper is not None:    # counted from the model's first round (continued training)

@@ -121,13 +121,23 @@ def test_graph_mode_on_one_worker_equals_task_mode(client1, params):
     d = dask_dataset(client1, X, y, w, 3)
     ref = reference(params, X, y, w).save_raw()
     with get_task_stream(client1) as ts:
-        assert dask_model(client1, params, d, mode="graph").save_raw() == ref
+        out = dgd.train(client1, params, d, ROUNDS, evals=[(d, "train")], verbose_eval=False,
+                        mode="graph")
+    assert out["booster"].save_raw() == ref
     # one unit: a round is one task (no level waits for another worker's partials)
     keys = [str(t["key"]) for t in ts.data]
     assert sum(k.startswith("dgbdt-round-") for k in keys) == ROUNDS
     assert not any(k.startswith("dgbdt-hist-") for k in keys)
     assert dask_model(client1, params, d, mode="auto").save_raw() == ref
     assert dask_model(client1, params, d, mode="task").save_raw() == ref
+    # without an eval set nothing reads a round's trees before the end: 32 rounds a task
+    rounds = 40
+    ref = reference(params, X, y, w, rounds=rounds).save_raw()
+    with get_task_stream(client1) as ts:
+        assert dask_model(client1, params, d, rounds=rounds, mode="graph").save_raw() == ref
+    keys = [str(t["key"]) for t in ts.data]
+    assert sorted(k.split("-w0")[0] for k in keys if k.startswith("dgbdt-round")) == \
+        ["dgbdt-rounds-r0-31", "dgbdt-rounds-r32-39"]
 
 
 @pytest.mark.parametrize("params", [BINARY, PARAMS[2]], ids=lambda p: p["objective"])

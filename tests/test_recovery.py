@@ -126,9 +126,11 @@ def test_collective_survives_two_kills_one_after_another(cluster3, data, tmp_pat
     cluster3.wait_for_workers(3, timeout=60)
 
 
-def _kill_at_call(client, worker: str, method: str, n: int) -> None:
+def _kill_at_call(client, worker: str, method: str, n: int, once: str | None = None) -> None:
     """The worker's process exits (os._exit: no clean-up) in its n-th call of
-    ``LocalSeam.<method>`` (graph mode: "level" in a level task, "finish" in a tree's last)."""
+    ``LocalSeam.<method>`` (graph mode: "level" in a level task, "finish" in a tree's last).
+    ``once``: a path; of the workers given this kill, only the first to reach it exits (it
+    creates the file)."""
     def patch():
         from dgbdt.seam import LocalSeam
         original, calls = getattr(LocalSeam, method), [0]
@@ -136,7 +138,12 @@ def _kill_at_call(client, worker: str, method: str, n: int) -> None:
         def counted(self, *args):
             calls[0] += 1
             if calls[0] == n:
-                os._exit(1)
+                try:
+                    if once is not None:
+                        os.close(os.open(once, os.O_CREAT | os.O_EXCL))
+                    os._exit(1)
+                except FileExistsError:
+                    pass
             return original(self, *args)
         setattr(LocalSeam, method, counted)
     client.run(patch, workers=[worker])
@@ -173,7 +180,7 @@ def test_graph_mode_without_eval_sets_survives(cluster3, data):
     cluster3.wait_for_workers(3, timeout=60)
 
 
-def test_graph_mode_losing_its_only_unit_starts_again(cluster3, data):
+def test_graph_mode_losing_its_only_unit_starts_again(cluster3, data, tmp_path):
     """All the training rows on one worker (one unit): nothing survives its loss, so the
     training starts again from round 0 on the recomputed partitions, with the same model."""
     X, y, Xv, yv, *_ = data
@@ -182,10 +189,14 @@ def test_graph_mode_losing_its_only_unit_starts_again(cluster3, data):
                         da.from_array(y, chunks=len(y), name=f"y{tag}"))
     dv = dgd.DaskDataset(cluster3, da.from_array(Xv, chunks=(500, Xv.shape[1])),
                          da.from_array(yv, chunks=500))
-    victim = d.workers_of_parts()[0]
-    _kill_at_call(cluster3, victim, "level", 10)
+    # every worker gets the kill, once: the one the unit is built on is the one whose levels
+    # run (the partition may have a copy on a second worker, and the unit be made there)
+    before = set(cluster3.scheduler_info()["workers"])
+    for w in before:
+        _kill_at_call(cluster3, w, "level", 10, once=str(tmp_path / "killed"))
     out, seconds = _train(cluster3, d, dv, "graph")
-    assert victim not in cluster3.scheduler_info()["workers"], "the kill did not happen"
+    assert len(before - set(cluster3.scheduler_info()["workers"])) == 1, \
+        "the kill did not happen"
     assert out["restarts"] == 1 and seconds < LIMIT
     _same(out, data)
     cluster3.wait_for_workers(3, timeout=60)

@@ -18,6 +18,8 @@ copy of the tree in growth. A round is a static graph, submitted whole and ahead
 With one unit (one worker holds every training row) no level waits for another worker's
 partials, so a round is one task: the in-process round on the unit's seam (gradients, then the
 trees; CUDA graphs on a GPU), with the same model; a task hop a round instead of a level.
+When no round's trees are read before the end (no eval set, no callbacks), 32 rounds go as
+one task.
 
 Every worker merges the same integer histograms and so grows the same tree (as the collective
 ranks do), so a level costs one dependent task hop and the histograms travel worker to worker
@@ -210,6 +212,13 @@ def _round(unit: WorkerUnit, nthread, grow, *after):
         return trees
 
 
+def _rounds(unit: WorkerUnit, nthread, grows, *after):
+    """Several rounds on the only unit, one after the other (see ``_round``): ``grows`` holds
+    each round's (objective spec, K, growth spec, epoch). Returns every round's trees, in
+    order."""
+    return [t for grow in grows for t in _round(unit, nthread, grow)]
+
+
 def _tree_of(finished):
     return finished[0]
 
@@ -304,6 +313,10 @@ class DaskSeam:
     returns the futures of its trees; the boosting loop may run a round ahead."""
 
     runs_ahead = True
+    block_rounds = False      # set by the boosting loop when no round's trees are read before
+    #                           the end (no eval set, no callbacks): a lone unit then grows
+    #                           BLOCK rounds a task
+    BLOCK = 32
 
     def __init__(self, client, units: dict, n_rows: int, fan_in: int, nthread):
         self.client, self.fan_in, self.nthread = client, fan_in, nthread
@@ -316,6 +329,8 @@ class DaskSeam:
         self.n_trees = 0
         self.n_rounds = 0
         self.grads = None                 # futures holding each unit's gradient maxima
+        self.queued: list = []            # one unit, blocks: rounds not submitted yet
+        self.queued_trees: list = []      # their trees' Queued handles
 
     def wait(self, futures) -> None:
         """Wait for the futures, checking every WATCH seconds that every unit's worker (and
@@ -323,7 +338,7 @@ class DaskSeam:
         No cancel on a loss: the tasks go when their futures are released, and cancelling the
         units also cancelled the recomputation of lost partitions (seen in the fault test)."""
         from distributed import Future
-        futures = [f for f in futures if isinstance(f, Future)]   # resolved ones are done
+        futures = [f for f in self._submitted(futures) if isinstance(f, Future)]
         w = watched_wait(self.client, futures, self.watched)
         if w is not None:
             what = (f"the worker of unit {self.workers.index(w)} ({w})"
@@ -353,6 +368,7 @@ class DaskSeam:
     def release(self) -> None:
         """Drop every future of the training (the units' memory goes with them)."""
         self.units, self.last, self.grads = [], [], None
+        self.queued, self.queued_trees = [], []
 
     def result(self, futures):
         """The futures' results (a list for a list), waited for under watch. A result can be
@@ -362,7 +378,7 @@ class DaskSeam:
         import asyncio
         from distributed import Future
         many = isinstance(futures, (list, tuple))
-        items = list(futures) if many else [futures]
+        items = self._submitted(list(futures) if many else [futures])
         while True:
             self.wait(items)
             try:
@@ -408,17 +424,53 @@ class DaskSeam:
 
     def _whole_round(self, objective, K: int, spec, epoch: int) -> list:
         """One unit: the round is one task (levels need no other worker's partials, so they
-        need no task hop); its trees are futures of items of its result."""
-        r = self.n_rounds
-        fut = self.on_unit(0, _round, self.nthread, (_spec(objective), K, spec, epoch),
-                           self.last[0], key=f"dgbdt-round-r{r}-w0")
+        need no task hop); its trees are futures of items of its result. With
+        ``block_rounds``, rounds are queued and BLOCK of them go as one task (a task hop
+        costs a few milliseconds, a GPU round of 10M rows about ten); the trees are
+        ``Queued`` handles until then (``result`` and ``wait`` submit what is queued)."""
+        grow = (_spec(objective), K, spec, epoch)
+        if not self.block_rounds:
+            self._flush()
+            r = self.n_rounds
+            fut = self.on_unit(0, _round, self.nthread, grow, self.last[0],
+                               key=f"dgbdt-round-r{r}-w0")
+            trees = self._items(fut, K)
+            self.n_rounds += 1
+            return trees
+        self.queued.append(grow)
+        trees = [Queued() for _ in range(K)]
+        self.queued_trees.extend(trees)
+        if len(self.queued) >= self.BLOCK:
+            self._flush()
+        return trees
+
+    def _items(self, fut, n: int) -> list:
+        """Futures of the ``n`` trees of a round task's result; the task is the unit's last."""
         trees = [self.client.submit(operator.getitem, fut, k, pure=False,
                                     key=f"dgbdt-tree-t{self.n_trees + k}-{self.token}")
-                 for k in range(K)]
+                 for k in range(n)]
         self.last = [fut]
-        self.n_trees += K
-        self.n_rounds += 1
+        self.n_trees += n
         return trees
+
+    def _flush(self) -> None:
+        """Submit the queued rounds as one task; their Queued handles get its trees' futures."""
+        if not self.queued:
+            return
+        r = self.n_rounds
+        fut = self.on_unit(0, _rounds, self.nthread, self.queued, self.last[0],
+                           key=f"dgbdt-rounds-r{r}-{r + len(self.queued) - 1}-w0")
+        for handle, tree in zip(self.queued_trees, self._items(fut, len(self.queued_trees))):
+            handle.future = tree
+        self.n_rounds += len(self.queued)
+        self.queued, self.queued_trees = [], []
+
+    def _submitted(self, items: list) -> list:
+        """``items`` with each Queued handle replaced by its tree's future (submitting the
+        queued rounds first)."""
+        if any(isinstance(i, Queued) for i in items):
+            self._flush()
+        return [i.future if isinstance(i, Queued) else i for i in items]
 
     def drain(self) -> None:
         """Nothing to wait for here: evaluation tasks follow each unit's last task."""
@@ -426,6 +478,7 @@ class DaskSeam:
     def stage_times(self) -> dict[str, float]:
         """Stage seconds summed over the workers; split evaluation (the same on every worker)
         as worker 0 spent it."""
+        self._flush()
         times = self.result([self.on_unit(i, _unit_times, self.last[i],
                                           key=f"dgbdt-times-w{i}")
                              for i in range(len(self.units))])
@@ -436,6 +489,16 @@ class DaskSeam:
                     out[k] = out.get(k, 0.0) + v
         out["split_evaluation"] = times[0].get("split_evaluation", 0.0)
         return out
+
+
+class Queued:
+    """A tree of a round queued on the seam, not submitted yet (DaskSeam.block_rounds):
+    ``future`` is set when its block is submitted."""
+
+    __slots__ = ("future",)
+
+    def __init__(self):
+        self.future = None
 
 
 class Watched:
