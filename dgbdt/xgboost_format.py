@@ -12,11 +12,19 @@ differs is around the trees:
   so XGBoost's margins differ from dgbdt's by that rounding (about 1e-7) plus XGBoost's float32
   sum over the trees.
 * The root's parent is ``2147483647`` in XGBoost, ``-1`` in dgbdt.
+* Categorical splits are XGBoost's fields in both (``split_type``, ``categories``...: the
+  categories going right); the feature types are written too. Category values: when every
+  categorical feature came from a pandas column of ASCII string categories (XGBoost 3.2
+  mis-stores others: offsets in characters over UTF-8 bytes), the export writes
+  XGBoost's category encoder (``cats``), so XGBoost re-codes frames by value as dgbdt does;
+  otherwise (codes from arrays, number categories) it writes none and XGBoost reads the
+  columns' codes: pass it codes, or frames whose categories are the training's.
 
 Import reads gradient-boosted tree models (``gbtree``) of numerical splits with one tree per
-output per round and an objective dgbdt has; anything else (``gblinear``, ``dart``, categorical
-splits, random forests, multi-target trees, another objective) is refused by a
-``ModelFormatError`` that says what the model has and what dgbdt reads.
+output per round and an objective dgbdt has, categorical splits included (with the string
+categories of XGBoost's encoder, when it has them); anything else (``gblinear``, ``dart``,
+random forests, multi-target trees, another objective, an encoder of number categories) is
+refused by a ``ModelFormatError`` that says what the model has and what dgbdt reads.
 """
 from __future__ import annotations
 
@@ -76,10 +84,14 @@ def to_xgboost(booster) -> dict:
         n = t.n_nodes
         parents = t.parent.astype(np.int64)
         parents[parents < 0] = _ROOT_PARENT
+        cat = {"categories": [], "categories_nodes": [], "categories_segments": [],
+               "categories_sizes": [], "split_type": [0] * n}
+        if t.categories:
+            d = t.to_dict()
+            cat = {k: d[k] for k in cat}
         trees.append({
             "base_weights": t.base_weight.astype(np.float64).tolist(),
-            "categories": [], "categories_nodes": [], "categories_segments": [],
-            "categories_sizes": [],
+            **cat,
             "default_left": [int(v) for v in t.default_left],
             "id": i,
             "left_children": t.left.astype(np.int64).tolist(),
@@ -88,7 +100,6 @@ def to_xgboost(booster) -> dict:
             "right_children": t.right.astype(np.int64).tolist(),
             "split_conditions": t.threshold.astype(np.float64).tolist(),
             "split_indices": t.feature.astype(np.int64).tolist(),
-            "split_type": [0] * n,
             "sum_hessian": t.sum_hessian.astype(np.float64).tolist(),
             "tree_param": {"num_deleted": "0", "num_feature": str(booster.n_features),
                            "num_nodes": str(n), "size_leaf_vector": "1"},
@@ -103,10 +114,11 @@ def to_xgboost(booster) -> dict:
         "learner": {
             "attributes": attributes,
             "feature_names": list(booster.feature_names or []),
-            "feature_types": ["float"] * booster.n_features if booster.feature_names else [],
+            "feature_types": (list(booster.feature_types) if booster.feature_types else
+                              ["float"] * booster.n_features if booster.feature_names else []),
             "gradient_booster": {
                 "model": {
-                    "cats": {"enc": [], "feature_segments": [], "sorted_idx": []},
+                    "cats": _encoder(booster),
                     "gbtree_model_param": {"num_parallel_tree": "1",
                                            "num_trees": str(len(trees))},
                     "iteration_indptr": [r * K for r in range(rounds + 1)],
@@ -123,6 +135,57 @@ def to_xgboost(booster) -> dict:
         },
         "version": list(XGBOOST_VERSION),
     }
+
+
+def _encoder(booster) -> dict:
+    """XGBoost's category encoder (``cats``) of a model whose categorical features all have
+    string categories: per feature the UTF-8 bytes of its values and their offsets (empty for
+    the numerical ones), ``feature_segments`` the running count of values, ``sorted_idx``
+    each feature's values in sorted order; an empty encoder otherwise (see the module doc)."""
+    empty = {"enc": [], "feature_segments": [], "sorted_idx": []}
+    cats, types = booster.categories, booster.feature_types
+    if not cats or not types:
+        return empty
+    is_cat = [t == "c" for t in types]
+    if not all(c is not None and all(isinstance(v, str) and v.isascii() for v in c)
+               for c, k in zip(cats, is_cat) if k):
+        return empty
+    enc, segments, sorted_idx = [], [0], []
+    for c, k in zip(cats, is_cat):
+        values = c if k else []
+        raw = [v.encode("utf-8") for v in values]
+        enc.append({"offsets": np.concatenate([[0], np.cumsum([len(b) for b in raw])]).astype(
+                        np.int64).tolist() if raw else [],
+                    "values": [x for b in raw for x in b]})
+        segments.append(segments[-1] + len(values))
+        sorted_idx += sorted(range(len(values)), key=lambda i: raw[i])
+    return {"enc": enc, "feature_segments": segments, "sorted_idx": sorted_idx}
+
+
+def _decoded_categories(model: dict, n_features: int):
+    """The string categories of each feature from XGBoost's encoder (None for features
+    without), or None without an encoder; number categories are refused."""
+    enc = (model.get("cats") or {}).get("enc") or []
+    if not enc:
+        return None
+    if len(enc) != n_features:
+        raise ModelFormatError(f"XGBoost model: the category encoder has {len(enc)} entries "
+                               f"for {n_features} features")
+    out = []
+    for e in enc:
+        if "type" in e:
+            raise ModelFormatError("XGBoost model: number categories in its encoder; dgbdt "
+                                   "reads string categories (or models trained on codes)")
+        offsets, values = e.get("offsets") or [], bytes(int(v) % 256 for v in e.get("values")
+                                                        or [])
+        try:
+            out.append([values[a:b].decode("ascii") for a, b in zip(offsets[:-1], offsets[1:])]
+                       if offsets else None)
+        except UnicodeDecodeError:
+            raise ModelFormatError("XGBoost model: non-ASCII categories in its encoder (XGBoost "
+                                   "3.2 stores their offsets in characters, not bytes); dgbdt "
+                                   "reads ASCII string categories") from None
+    return out
 
 
 def _param(d: dict, key: str, where: str):
@@ -181,11 +244,15 @@ def from_xgboost(d: dict, booster_class):
     margin = np.concatenate([objective.base_score_to_margin(b, num_class)[:1] for b in base])
     names = ln.get("feature_names") or None
     types = ln.get("feature_types") or []
-    if any(t not in ("float", "q", "int", "i") for t in types):
-        raise ModelFormatError("XGBoost model: categorical features; dgbdt reads numerical "
-                               "splits only")
+    if any(t not in ("float", "q", "int", "i", "c") for t in types) or (
+            types and len(types) != n_features):
+        raise ModelFormatError(f"XGBoost model: feature_types {types!r}; dgbdt reads "
+                               f"{n_features} of 'c', 'q', 'float', 'int', 'i'")
     booster = booster_class(obj, num_class, margin, n_features,
                             [str(n) for n in names] if names else None)
+    if "c" in types:
+        booster.feature_types = [str(t) for t in types]
+        booster.categories = _decoded_categories(model, n_features)
     trees = _param(model, "trees", "model")
     info = _param(model, "tree_info", "model")
     if len(info) != len(trees) or len(trees) % K:
@@ -210,8 +277,6 @@ def from_xgboost(d: dict, booster_class):
 def _tree(t: dict, n_features: int, where: str) -> Tree:
     if not isinstance(t, dict):
         raise ModelFormatError(f"{where}: expected an object")
-    if any(int(v) != 0 for v in t.get("split_type", [])) or t.get("categories"):
-        raise ModelFormatError(f"{where}: categorical splits; dgbdt reads numerical splits")
     tp = t.get("tree_param", {})
     if int(tp.get("num_deleted", "0")) or int(tp.get("size_leaf_vector", "1")) > 1:
         raise ModelFormatError(f"{where}: deleted nodes or vector leaves; dgbdt reads plain "
@@ -219,6 +284,8 @@ def _tree(t: dict, n_features: int, where: str) -> Tree:
     parents = [(-1 if int(p) == _ROOT_PARENT else int(p)) for p in _param(t, "parents", where)]
     d = {k: t[k] for k in ("left_children", "right_children", "split_indices",
                            "split_conditions", "default_left", "base_weights",
-                           "loss_changes", "sum_hessian") if k in t}
+                           "loss_changes", "sum_hessian", "split_type", "categories",
+                           "categories_nodes", "categories_segments", "categories_sizes")
+         if k in t}
     d["parents"] = parents
     return Tree.from_dict(d, n_features, where)

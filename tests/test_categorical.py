@@ -230,6 +230,29 @@ def test_model_round_trip(tmp_path):
     np.testing.assert_array_equal(back.predict(shuffled), b.predict(df))
 
 
+def test_xgboost_export_predicts_alike():
+    """save_model(format="xgboost"): XGBoost loads the categorical splits and (string
+    categories) the encoder, so it re-codes frames by value as dgbdt; from codes too."""
+    df, y = _frame()
+    b = dgbdt.train({"max_depth": 3, "nthread": 1},
+                    dgbdt.Dataset(df, label=y, enable_categorical=True), 4, verbose_eval=False)
+    bst = xgb.Booster()
+    bst.load_model(bytearray(b.save_raw("xgboost").encode()))
+    shuffled = df.assign(a=df["a"].cat.reorder_categories(list("lkjihgfedcba")))
+    for frame in (df, shuffled):
+        np.testing.assert_allclose(
+            bst.predict(xgb.DMatrix(frame, enable_categorical=True)), b.predict(df),
+            rtol=1e-6, atol=1e-6)
+    assert dgbdt.load_model(b.save_raw("xgboost")).categories == b.categories
+    X, signal, types, _ = cat_data(n=1500)
+    bc = dgbdt.train({"max_depth": 3, "nthread": 1},
+                     dgbdt.Dataset(X, label=signal, feature_types=types), 3, verbose_eval=False)
+    bst.load_model(bytearray(bc.save_raw("xgboost").encode()))
+    np.testing.assert_allclose(
+        bst.predict(xgb.DMatrix(X, feature_types=types, enable_categorical=True)),
+        bc.predict(X), rtol=1e-6, atol=1e-6)
+
+
 def test_version_1_models_still_load():
     X, signal, _, _ = cat_data(n=500)
     b = dgbdt.train({"max_depth": 2}, dgbdt.Dataset(X, label=signal), 2, verbose_eval=False)

@@ -113,15 +113,24 @@ def test_what_dgbdt_cannot_read_is_refused_clearly(tmp_path):
         b.save_raw("ubj")
 
 
-def test_categorical_xgboost_models_are_refused():
+def test_categorical_xgboost_models_load():
+    """#17: XGBoost's categorical splits and its encoder of string categories are read (the
+    same predictions from a frame); an encoder of number categories is refused."""
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"a": rng.standard_normal(300),
-                       "c": pd.Categorical(rng.choice(["x", "y", "z"], 300))})
-    y = (df["a"] > 0).astype(float)
+                       "c": pd.Categorical(rng.choice(["x", "y", "z", "w"], 300))})
+    y = (df["a"] > 0).astype(float) + (df["c"] == "y")
+    xb = xgb.train({"max_depth": 2, "tree_method": "hist", "max_cat_to_onehot": 1},
+                   xgb.DMatrix(df, y, enable_categorical=True), 3)
+    b = dgbdt.load_model(xb.save_raw("json"))
+    assert b.feature_types == ["float", "c"] and b.categories[1] == ["w", "x", "y", "z"]
+    np.testing.assert_allclose(b.predict(df), xb.predict(xgb.DMatrix(df, enable_categorical=True)),
+                               rtol=1e-6, atol=1e-6)
+    df2 = df.assign(c=pd.Categorical(rng.choice([10, 20, 30], 300)))
     xb = xgb.train({"max_depth": 2, "tree_method": "hist"},
-                   xgb.DMatrix(df, y, enable_categorical=True), 2)
-    with pytest.raises(ModelFormatError, match="categorical"):
+                   xgb.DMatrix(df2, y, enable_categorical=True), 2)
+    with pytest.raises(ModelFormatError, match="number categories"):
         dgbdt.load_model(xb.save_raw("json"))
 
 
