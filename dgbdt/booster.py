@@ -38,7 +38,7 @@ from .data.input import as_features, as_matrix
 from .backend import array_module, backend_of, to_host
 from .objective import get_objective
 from .params import OBJECTIVES
-from .tree.model import ModelFormatError, Tree
+from .tree.model import ModelFormatError, Tree, category_arrays
 
 FORMAT = "dgbdt-model"
 VERSION = 2
@@ -188,6 +188,9 @@ class Booster:
         listed trees; the bias (intercept or base_margin, plus each tree's expected value)
         in the last column (the last diagonal entry). [n, ...] without K for one output."""
         from .kernels import cpu_shap
+        if any(self.trees[i].categories for i in trees):
+            raise ValueError("SHAP values (pred_contribs / pred_interactions) of models with "
+                             "categorical splits are not supported yet")
         xp = array_module(X)
         Xh = np.ascontiguousarray(to_host(X), dtype=np.float32)
         n, F, K = Xh.shape[0], self.n_features, self.n_outputs
@@ -464,34 +467,12 @@ def _concatenated(trees: list[Tree], classes: list[int]) -> tuple:
     cat = {a: np.concatenate([getattr(t, a) for t in trees])
            for a in ("left", "right", "feature", "threshold", "default_left")}
     if any(t.categories for t in trees):
-        cat.update(_category_arrays(trees, int(ptrs[-1])))
+        cat.update(category_arrays(trees, int(ptrs[-1])))
     made = (cat, ptrs, np.array(key, dtype=np.int64))
     with _concat_lock:
         _concat_cache.insert(0, (tuple(trees), key, made))
         del _concat_cache[_CONCAT_KEEP:]
     return made
-
-
-def _category_arrays(trees: list[Tree], n_nodes: int) -> dict:
-    """The categorical splits of concatenated trees for kernels.cpu_categorical.
-    predict_raw_cat: per node ``is_cat``, ``cat_begin``, ``cat_size`` and ``cats``, a byte per
-    code 0..max of each set (1: the code goes right)."""
-    is_cat = np.zeros(n_nodes, np.bool_)
-    begin = np.zeros(n_nodes, np.int64)
-    size = np.zeros(n_nodes, np.int64)
-    parts, at, base = [], 0, 0
-    for t in trees:
-        for node, codes in sorted((t.categories or {}).items()):
-            width = int(codes.max()) + 1 if codes.size else 0
-            row = np.zeros(width, np.uint8)
-            row[codes] = 1
-            i = base + node
-            is_cat[i], begin[i], size[i] = True, at, width
-            parts.append(row)
-            at += width
-        base += t.n_nodes
-    cats = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
-    return {"is_cat": is_cat, "cat_begin": begin, "cat_size": size, "cats": cats}
 
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:

@@ -253,6 +253,60 @@ def test_xgboost_export_predicts_alike():
         bc.predict(X), rtol=1e-6, atol=1e-6)
 
 
+def test_dumps_as_xgboost():
+    """Text, JSON and DataFrame dumps show a categorical split as XGBoost's do: its set with
+    yes = the right child."""
+    df, y = _frame()
+    y = y.astype(np.float32)
+    params = {"max_depth": 2, "max_cat_to_onehot": 1, "nthread": 1}
+    b = dgbdt.train(params, dgbdt.Dataset(df, label=y, enable_categorical=True), 2,
+                    verbose_eval=False)
+    bst = xgb.train({**params, "tree_method": "hist"},
+                    xgb.DMatrix(df, label=y, enable_categorical=True), 2)
+
+    def structure(text):       # leaf values differ in the last float32 digits
+        return [line.split("leaf=")[0] for line in text.splitlines()]
+    for ours, theirs in zip(b.get_dump(), bst.get_dump()):
+        assert structure(ours) == structure(theirs)
+    assert "[a:{" in b.get_dump()[0]
+    ours = json.loads(b.get_dump(dump_format="json")[0])
+    theirs = json.loads(bst.get_dump(dump_format="json")[0])
+    assert (ours["split_condition"], ours["yes"], ours["no"]) == \
+        (theirs["split_condition"], theirs["yes"], theirs["no"])
+    a, t = b.trees_to_dataframe(), bst.trees_to_dataframe()
+    assert list(a["Category"].iloc[:1]) == list(t["Category"].iloc[:1])
+    assert list(a[["Yes", "No"]].iloc[0]) == list(t[["Yes", "No"]].iloc[0])
+
+
+def test_shap_refused_clearly():
+    X, signal, types, _ = cat_data(n=500)
+    b = dgbdt.train({"max_depth": 2}, dgbdt.Dataset(X, label=signal, feature_types=types), 2,
+                    verbose_eval=False)
+    with pytest.raises(ValueError, match="SHAP values .* categorical splits are not supported"):
+        b.predict(X, pred_contribs=True)
+
+
+def test_eval_set_recoded_to_the_training_categories():
+    """An eval frame listing its categories in another order scores as the same frame."""
+    df, y = _frame(seed=8)
+    shuffled = df.assign(a=df["a"].cat.reorder_categories(list("lkjihgfedcba")))
+    d = dgbdt.Dataset(df, label=y, enable_categorical=True)
+    res = {}
+    dgbdt.train({"max_depth": 3, "nthread": 1}, d, 3, verbose_eval=False, evals_result=res,
+                evals=[(d, "same"), (dgbdt.Dataset(shuffled, label=y, enable_categorical=True),
+                                     "shuffled")])
+    assert res["same"] == res["shuffled"]
+
+
+def test_compat_dmatrix_takes_categories():
+    import dgbdt.compat.xgboost as cxgb
+    df, y = _frame()
+    b = cxgb.train({"max_depth": 3}, cxgb.DMatrix(df, y, enable_categorical=True), 2)
+    ref = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(df, label=y, enable_categorical=True), 2,
+                      verbose_eval=False)
+    assert b.save_raw() == ref.save_raw()
+
+
 def test_version_1_models_still_load():
     X, signal, _, _ = cat_data(n=500)
     b = dgbdt.train({"max_depth": 2}, dgbdt.Dataset(X, label=signal), 2, verbose_eval=False)
@@ -368,3 +422,23 @@ def test_dask_errors(client1):
     d = dgd.DaskDataset(client1, ddf, dy, enable_categorical=True)
     with pytest.raises(ValueError, match="categorical features train on CPU workers"):
         dgd.train(client1, {"device": "cuda"}, d, 1, verbose_eval=False)
+    other = ddf.assign(a=ddf["a"].cat.reorder_categories(list("lkjihgfedcba")))
+    dv = dgd.DaskDataset(client1, other, dy, enable_categorical=True)
+    with pytest.raises(ValueError, match="eval set 'v' has other category columns"):
+        dgd.train(client1, {}, d, 1, evals=[(dv, "v")], verbose_eval=False)
+
+
+def test_estimators_take_enable_categorical(client1):
+    """XGBoost's estimator arguments enable_categorical / feature_types reach the Dataset
+    (they are no training parameters); in-process and Dask estimators give train()'s model."""
+    df, y = _frame(seed=9)
+    ref = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(df, label=y, enable_categorical=True),
+                      4, verbose_eval=False)
+    est = dgbdt.GBDTRegressor(n_estimators=4, max_depth=3, enable_categorical=True).fit(df, y)
+    assert est.get_params()["enable_categorical"] is True
+    assert est.get_booster().save_raw() == ref.save_raw()
+    np.testing.assert_array_equal(est.predict(df), ref.predict(df))
+    dest = dgd.DaskGBDTRegressor(n_estimators=4, max_depth=3, enable_categorical=True)
+    dest.client = client1
+    dest.fit(dd.from_pandas(df, npartitions=2), dd.from_pandas(pd.Series(y), npartitions=2))
+    assert dest.get_booster().save_raw() == ref.save_raw()

@@ -11,7 +11,8 @@ ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``das
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
 error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, ranking (group / qid),
-categorical data, a missing value other than NaN, label bounds (survival), feature weights,
+categorical data in DataIter batches (DMatrix and DaskDMatrix take enable_categorical and
+feature_types, CPU only), a missing value other than NaN, label bounds (survival), feature weights,
 XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input and
 ``"file?format=libsvm|csv"`` paths are read (densified: dgbdt.data.input.densify).
 """
@@ -61,6 +62,10 @@ def _iter_batches(it: DataIter):
             refuse_unsupported(group=group, qid=qid, label_lower_bound=label_lower_bound,
                                label_upper_bound=label_upper_bound,
                                feature_weights=feature_weights, feature_types=feature_types)
+            if feature_types and "c" in feature_types:
+                raise NotImplementedError(
+                    "dgbdt.compat.xgboost: categorical features in DataIter batches are not "
+                    "supported yet; pass the data as one array or DataFrame to DMatrix")
             got.append(Dataset(data, label=label, weight=weight, base_margin=base_margin,
                                feature_names=feature_names))
 
@@ -96,7 +101,8 @@ class DMatrix:
             self.dataset = Dataset.load_binary(data)      # saved by save_binary
         else:
             self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
-                                   feature_names=feature_names)
+                                   feature_names=feature_names, feature_types=feature_types,
+                                   enable_categorical=enable_categorical)
         self.feature_types = feature_types
 
     @property

@@ -21,7 +21,8 @@ class DaskDMatrix:
                            feature_weights=feature_weights,
                            enable_categorical=enable_categorical, feature_types=feature_types)
         self.dataset = DaskDataset(client, data, label, weight, base_margin,
-                                   feature_names=feature_names)
+                                   feature_names=feature_names, feature_types=feature_types,
+                                   enable_categorical=enable_categorical)
 
 
 class DaskQuantileDMatrix(DaskDMatrix):

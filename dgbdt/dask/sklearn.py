@@ -123,7 +123,8 @@ class _DaskGBDTModel(_GBDTModel):
         own = [ex is X and ey is y and w is sample_weight and m is base_margin
                for ex, ey, w, m, _ in pairs]
         made = DaskDataset.together(client, [
-            dict(data=ex, label=self._encode(_label_column(ey)), weight=w, base_margin=m)
+            dict(data=ex, label=self._encode(_label_column(ey)), weight=w, base_margin=m,
+                 **self._data_args())
             for ex, ey, w, m in [(X, y, sample_weight, base_margin)]
             + [pair[:4] for pair, mine in zip(pairs, own) if not mine]])
         dtrain, others = made[0], iter(made[1:])
@@ -151,7 +152,7 @@ class _DaskGBDTModel(_GBDTModel):
         booster = self.get_booster()
         data = X
         if base_margin is not None:  # rows and margins travel together as a DaskDataset
-            data = DaskDataset(self.client, X, base_margin=base_margin)
+            data = DaskDataset(self.client, X, base_margin=base_margin, **self._data_args())
             if (data.feature_names is not None and booster.feature_names is not None
                     and data.feature_names != booster.feature_names):
                 raise ValueError("feature names differ from the model's")

@@ -151,9 +151,10 @@ class Growth:
                 self.paths[lft] = self.paths[rgt] = self.paths[node] | {feat}
         is_cat = cats = None
         if cand.is_cat is not None:
-            is_cat, cats = cand.is_cat[ok].copy(), cand.cats[ok].copy()
+            is_cat, cats = cand.is_cat[ok].copy(), cand.cats[ok]
             for node, i in zip(nodes[is_cat].tolist(), np.flatnonzero(is_cat).tolist()):
                 self.split_cats[node] = np.flatnonzero(cats[i]).astype(np.int32)
+            cats = pack_sets(cats)
         self.pending = SplitBatch(node=nodes, feature=f, split_bin=b,
                                   default_left=cand.default_left[ok].copy(),
                                   left=lefts, right=rights, is_cat=is_cat, cats=cats)
@@ -242,6 +243,12 @@ def node_weights(totals, scale_g: float, scale_h: float, p: SplitParams, bounds=
     if bounds is not None:
         w = np.clip(w, bounds[0], bounds[1])
     return (w * p.eta).astype(np.float32)
+
+
+def pack_sets(cats: np.ndarray) -> np.ndarray:
+    """Category sets uint8 [m, W] (1: goes right) as bits uint8 [m, ceil(W / 8)], what
+    shards read (8x less to send)."""
+    return np.packbits(cats, axis=1, bitorder="little")
 
 
 def categorical_spec(cuts, p: SplitParams):
