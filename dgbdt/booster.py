@@ -188,15 +188,23 @@ class Booster:
         listed trees; the bias (intercept or base_margin, plus each tree's expected value)
         in the last column (the last diagonal entry). [n, ...] without K for one output."""
         from .kernels import cpu_shap
-        if any(self.trees[i].categories for i in trees):
-            raise ValueError("SHAP values (pred_contribs / pred_interactions) of models with "
-                             "categorical splits are not supported yet")
         xp = array_module(X)
-        Xh = np.ascontiguousarray(to_host(X), dtype=np.float32)
-        n, F, K = Xh.shape[0], self.n_features, self.n_outputs
-        out = np.zeros((n, K, F + 1, F + 1) if interactions else (n, K, F + 1))
+        n, F, K = X.shape[0], self.n_features, self.n_outputs
         bias = to_host(self.initial_margin(n, None if bm is None else to_host(bm)))
         sel = [self.trees[i] for i in trees]
+        if sel and xp is not np and not interactions and not any(t.categories for t in sel):
+            # on the GPU: the path form of TreeSHAP (dgbdt.kernels.gpu_shap), where the block's
+            # SHAP values fit in shared memory (up to ~900 features); interaction values and
+            # categorical splits are computed on the host
+            from .kernels import gpu_shap
+            if gpu_shap.fits(F, X.device.id):
+                out = xp.zeros((n, K, F + 1))
+                paths = _shap_paths(sel, [self.tree_class[i] for i in trees], K)
+                gpu_shap.contributions(X, paths, out)
+                out[:, :, F] += xp.asarray(bias + paths["expected"])
+                return out[:, 0] if K == 1 else out
+        Xh = np.ascontiguousarray(to_host(X), dtype=np.float32)
+        out = np.zeros((n, K, F + 1, F + 1) if interactions else (n, K, F + 1))
         if sel:
             ptrs = np.zeros(len(sel) + 1, dtype=np.int64)
             ptrs[1:] = np.cumsum([t.n_nodes for t in sel])
@@ -207,7 +215,8 @@ class Booster:
             classes = np.array([self.tree_class[i] for i in trees], dtype=np.int64)
             args = (Xh, left, right, np.concatenate([t.feature for t in sel]).astype(np.int64),
                     thr, np.concatenate([t.default_left for t in sel]), cover, ptrs, classes,
-                    max(cpu_shap.tree_depth(t.left, t.right) for t in sel), out)
+                    max(cpu_shap.tree_depth(t.left, t.right) for t in sel), out,
+                    _shap_sets(sel, int(ptrs[-1])))
             (cpu_shap.interactions if interactions else cpu_shap.contributions)(*args)
             bias = bias + np.bincount(classes, weights=cpu_shap.root_means(
                 left, right, thr, cover, ptrs), minlength=K)
@@ -392,6 +401,15 @@ class Booster:
                 f"features={self.n_features})")
 
 
+def _shap_sets(trees: list[Tree], n_nodes: int) -> tuple:
+    """The categorical splits' arrays for kernels.cpu_shap (no categorical node: empty)."""
+    if any(t.categories for t in trees):
+        a = category_arrays(trees, n_nodes)
+        return a["is_cat"], a["cat_begin"], a["cat_size"], a["cats"]
+    return (np.zeros(n_nodes, np.bool_), np.zeros(n_nodes, np.int64),
+            np.zeros(n_nodes, np.int64), np.zeros(0, np.uint8))
+
+
 def initial_margins(intercept, n: int, base_margin, xp):
     """[n, K] float64 margins before any tree, arrays of ``xp``: a copy of the rows'
     base_margin ([n] or [n, K]) if given, else the intercept [K] on every row."""
@@ -443,6 +461,25 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
         raise ValueError("a model with categorical splits predicts on the CPU for now: pass "
                          "host rows (numpy or pandas)")
     be.predict_raw(X, cat, ptrs, cls, out, leaves)
+
+
+def _shap_paths(trees: list[Tree], classes: list[int], K: int) -> dict:
+    """The root-to-leaf paths of ``trees`` (dgbdt.kernels.shap_paths) with ``expected``, the
+    sum of each class's trees' expected values [K]; kept with the trees' concatenation (and
+    uploaded once per device by gpu_shap)."""
+    cat, ptrs, cls = _concatenated(trees, classes)
+    if "_shap_paths" not in cat:
+        from .kernels import cpu_shap, shap_paths
+        cover = np.concatenate([t.sum_hessian for t in trees]).astype(np.float64)
+        left = cat["left"].astype(np.int64)
+        right = cat["right"].astype(np.int64)
+        thr = cat["threshold"].astype(np.float64)
+        paths = shap_paths.ensemble_paths(left, right, cat["feature"].astype(np.int64), thr,
+                                          cat["default_left"], cover, ptrs, cls)
+        paths["expected"] = np.bincount(cls, weights=cpu_shap.root_means(
+            left, right, thr, cover, ptrs), minlength=K)
+        cat["_shap_paths"] = paths
+    return cat["_shap_paths"]
 
 
 _CONCAT_KEEP = 4

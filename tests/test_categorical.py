@@ -278,12 +278,20 @@ def test_dumps_as_xgboost():
     assert list(a[["Yes", "No"]].iloc[0]) == list(t[["Yes", "No"]].iloc[0])
 
 
-def test_shap_refused_clearly():
-    X, signal, types, _ = cat_data(n=500)
-    b = dgbdt.train({"max_depth": 2}, dgbdt.Dataset(X, label=signal, feature_types=types), 2,
-                    verbose_eval=False)
-    with pytest.raises(ValueError, match="SHAP values .* categorical splits are not supported"):
-        b.predict(X, pred_contribs=True)
+def test_shap_values_as_xgboost():
+    """TreeSHAP walks a categorical split the way prediction does: XGBoost's SHAP values and
+    interaction values, rows summing to the margin."""
+    X, signal, types, rng = cat_data(n=1500, seed=10, missing=0.1)
+    booster, bst = fit_both({"max_depth": 3, "max_cat_to_onehot": 5}, X, signal, types, 3)
+    dm = xgb.DMatrix(X[:200], feature_types=types, enable_categorical=True)
+    contribs = booster.predict(X[:200], pred_contribs=True)
+    np.testing.assert_allclose(contribs, bst.predict(dm, pred_contribs=True), rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(contribs.sum(1), booster.predict(X[:200], output_margin=True),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(booster.predict(X[:50], pred_interactions=True),
+                               bst.predict(dm, pred_interactions=True)[:50], rtol=1e-4,
+                               atol=1e-4)
 
 
 def test_eval_set_recoded_to_the_training_categories():
