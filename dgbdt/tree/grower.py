@@ -258,9 +258,6 @@ def categorical_spec(cuts, p: SplitParams):
         else np.zeros(0, np.int64)
     if not feats.size:
         return None
-    if p.monotone is not None:
-        raise ValueError("monotone_constraints together with categorical features are not "
-                         "supported yet: train without one of them")
     return feats, int(cuts.n_bins()[feats].max())
 
 
