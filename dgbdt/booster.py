@@ -143,8 +143,9 @@ class Booster:
         SHAP value (TreeSHAP, exact for the trees; dgbdt.kernels.cpu_shap) and the bias in the
         last column: float64 [n, F + 1], or [n, K, F + 1] for several outputs; a row's values
         sum to its margin; with ``pred_interactions`` SHAP interaction values [n, F + 1, F + 1]
-        ([n, K, F + 1, F + 1]) whose rows sum to the SHAP values. Both are computed on the
-        CPU (GPU rows are copied there).
+        ([n, K, F + 1, F + 1]) whose rows sum to the SHAP values. SHAP values of GPU rows
+        are computed on their GPU (dgbdt.kernels.gpu_shap; up to ~900 features, numerical
+        splits), interaction values on the CPU (GPU rows are copied there).
         ``strict_shape``: XGBoost's fixed shapes whatever the objective: [n, K] for values and
         margins (softmax: [n, 1]), [n, rounds, K, 1] for leaves, [n, K, F + 1] for SHAP values.
         """
@@ -197,9 +198,9 @@ class Booster:
             # SHAP values fit in shared memory (up to ~900 features); interaction values and
             # categorical splits are computed on the host
             from .kernels import gpu_shap
-            if gpu_shap.fits(F, X.device.id):
+            paths = _shap_paths(sel, [self.tree_class[i] for i in trees], K)
+            if gpu_shap.fits(F, X.device.id) and paths["max_len"] <= gpu_shap.MAX_LEN:
                 out = xp.zeros((n, K, F + 1))
-                paths = _shap_paths(sel, [self.tree_class[i] for i in trees], K)
                 gpu_shap.contributions(X, paths, out)
                 out[:, :, F] += xp.asarray(bias + paths["expected"])
                 return out[:, 0] if K == 1 else out
