@@ -449,3 +449,15 @@ def test_estimators_take_enable_categorical(client1):
     dest.client = client1
     dest.fit(dd.from_pandas(df, npartitions=2), dd.from_pandas(pd.Series(y), npartitions=2))
     assert dest.get_booster().save_raw() == ref.save_raw()
+
+
+def test_save_binary_keeps_categories(tmp_path):
+    df, y = _frame(seed=11)
+    d = dgbdt.Dataset(df, label=y, enable_categorical=True)
+    ref = dgbdt.train({"max_depth": 3}, d, 3, verbose_eval=False)
+    d.save_binary(tmp_path / "d.npz")
+    back = dgbdt.Dataset.load_binary(tmp_path / "d.npz")
+    assert back.feature_types == d.feature_types and back.categories == d.categories
+    assert back.cuts(256).equals(d.cuts(256))
+    assert dgbdt.train({"max_depth": 3}, back, 3, verbose_eval=False).save_raw() == \
+        ref.save_raw()
