@@ -246,6 +246,17 @@ def test_xgboost_export_predicts_alike():
             bst.predict(xgb.DMatrix(frame, enable_categorical=True)), b.predict(df),
             rtol=1e-6, atol=1e-6)
     assert dgbdt.load_model(b.save_raw("xgboost")).categories == b.categories
+    for values in ([7, 3, 11, 5], [-2, 40]):      # integer categories: a typed encoder
+        dfn = df.assign(b=pd.Categorical(np.resize(values, len(df))))
+        bn = dgbdt.train({"max_depth": 3, "nthread": 1},
+                         dgbdt.Dataset(dfn, label=y, enable_categorical=True), 3,
+                         verbose_eval=False)
+        bst.load_model(bytearray(bn.save_raw("xgboost").encode()))
+        reordered = dfn.assign(b=dfn["b"].cat.reorder_categories(
+            sorted(values, reverse=True)))
+        np.testing.assert_allclose(
+            bst.predict(xgb.DMatrix(reordered, enable_categorical=True)), bn.predict(dfn),
+            rtol=1e-6, atol=1e-6)
     X, signal, types, _ = cat_data(n=1500)
     bc = dgbdt.train({"max_depth": 3, "nthread": 1},
                      dgbdt.Dataset(X, label=signal, feature_types=types), 3, verbose_eval=False)
