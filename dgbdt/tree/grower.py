@@ -14,6 +14,9 @@ a shard needs at a level:
 children in order (as XGBoost does) and emits the next request, or ends the tree; then
 ``finish_request()`` carries the last splits and the leaf values (eta * w*) to the shards.
 
+Categorical features (cuts.categorical) split by a set of categories going right: the
+request's SplitBatch carries each split's set as bits, the Tree keeps it (dgbdt.tree.split).
+
 Because the state machine only ever sees merged histograms, the same code grows trees
 in-process (``grow_tree`` below drives it over a seam) and inside Dask tasks (dgbdt.dask
 submits a tree's levels as a graph, ``advance`` running in the task that merges a level).
@@ -89,7 +92,7 @@ class Growth:
         self.paths = {0: frozenset()} if p.interactions is not None else None
         # categorical features: (features, set width) for split evaluation, and each
         # categorical split's set of categories going right
-        self.categorical = categorical_spec(cuts, p)
+        self.categorical = categorical_spec(cuts)
         self.split_cats: dict[int, np.ndarray] = {}
         self._slot_feature = None
         self.have_root_totals = False
@@ -251,7 +254,7 @@ def pack_sets(cats: np.ndarray) -> np.ndarray:
     return np.packbits(cats, axis=1, bitorder="little")
 
 
-def categorical_spec(cuts, p: SplitParams):
+def categorical_spec(cuts):
     """(categorical features int64, widest feature's bins) for split evaluation, or None
     without categorical features."""
     feats = cuts.categorical_features() if getattr(cuts, "categorical", None) is not None \
