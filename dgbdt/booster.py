@@ -115,15 +115,21 @@ class Booster:
 
     def set_feature_types(self, data) -> None:
         """Record the training data's feature types and category values (a Dataset or
-        DaskDataset; dgbdt.data.categorical) when it has categorical features."""
+        DaskDataset; dgbdt.data.categorical) when it has categorical features. A model that
+        has category values already (continued training) must get the same ones: its trees'
+        sets are codes of those."""
         from .data.categorical import mask_of
         types = getattr(data, "feature_types", None)
         if mask_of(types) is None:
             return
-        self.feature_types = list(types)
         cats = getattr(data, "categories", None)
-        self.categories = None if cats is None else [None if c is None else list(c)
-                                                     for c in cats]
+        cats = None if cats is None else [None if c is None else list(c) for c in cats]
+        if self.categories is not None and cats != self.categories:
+            raise ValueError("the model to continue (xgb_model) was trained on other "
+                             "categories than this data's: make the data from frames with "
+                             "the model's categories (one pd.CategoricalDtype per column)")
+        self.feature_types = list(types)
+        self.categories = cats
 
     def predict_margin_trees(self, X: np.ndarray, trees: list[int], out: np.ndarray,
                              leaves: np.ndarray | None = None) -> None:

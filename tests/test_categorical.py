@@ -472,3 +472,20 @@ def test_save_binary_keeps_categories(tmp_path):
     assert back.cuts(256).equals(d.cuts(256))
     assert dgbdt.train({"max_depth": 3}, back, 3, verbose_eval=False).save_raw() == \
         ref.save_raw()
+
+
+def test_continued_training_and_cv():
+    """xgb_model: rounds added to a categorical model equal one longer training; data with
+    other categories is refused. dgbdt.cv folds keep the categories."""
+    df, y = _frame(seed=12)
+    d = dgbdt.Dataset(df, label=y, enable_categorical=True)
+    full = dgbdt.train({"max_depth": 3}, d, 4, verbose_eval=False)
+    first = dgbdt.train({"max_depth": 3}, d, 2, verbose_eval=False)
+    more = dgbdt.train({"max_depth": 3}, d, 2, xgb_model=first, verbose_eval=False)
+    assert more.save_raw() == full.save_raw()
+    shuffled = df.assign(a=df["a"].cat.reorder_categories(list("lkjihgfedcba")))
+    with pytest.raises(ValueError, match="trained on other categories"):
+        dgbdt.train({"max_depth": 3}, dgbdt.Dataset(shuffled, label=y, enable_categorical=True),
+                    1, xgb_model=first, verbose_eval=False)
+    res = dgbdt.cv({"max_depth": 3, "eval_metric": "rmse"}, d, 3, nfold=3, seed=0)
+    assert len(res["test-rmse-mean"]) == 3
