@@ -116,15 +116,17 @@ class Booster:
     def set_feature_types(self, data) -> None:
         """Record the training data's feature types and category values (a Dataset or
         DaskDataset; dgbdt.data.categorical) when it has categorical features. A model that
-        has category values already (continued training) must get the same ones: its trees'
-        sets are codes of those."""
+        has category values already (continued training) must get the same ones from a frame
+        (its trees' sets are codes of those); arrays of codes keep the model's."""
         from .data.categorical import mask_of
         types = getattr(data, "feature_types", None)
         if mask_of(types) is None:
             return
         cats = getattr(data, "categories", None)
         cats = None if cats is None else [None if c is None else list(c) for c in cats]
-        if self.categories is not None and cats != self.categories:
+        if cats is None:                # codes (arrays): read as the model's, if it has any
+            cats = self.categories
+        elif self.categories is not None and cats != self.categories:
             raise ValueError("the model to continue (xgb_model) was trained on other "
                              "categories than this data's: make the data from frames with "
                              "the model's categories (one pd.CategoricalDtype per column)")

@@ -487,5 +487,9 @@ def test_continued_training_and_cv():
     with pytest.raises(ValueError, match="trained on other categories"):
         dgbdt.train({"max_depth": 3}, dgbdt.Dataset(shuffled, label=y, enable_categorical=True),
                     1, xgb_model=first, verbose_eval=False)
+    codes = dgbdt.Dataset(d.data, label=y, feature_types=d.feature_types,
+                          feature_names=d.feature_names)
+    more = dgbdt.train({"max_depth": 3}, codes, 2, xgb_model=first, verbose_eval=False)
+    assert more.save_raw() == full.save_raw()      # codes: read as the model's categories
     res = dgbdt.cv({"max_depth": 3, "eval_metric": "rmse"}, d, 3, nfold=3, seed=0)
     assert len(res["test-rmse-mean"]) == 3
