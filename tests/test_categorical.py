@@ -493,3 +493,41 @@ def test_continued_training_and_cv():
     assert more.save_raw() == full.save_raw()      # codes: read as the model's categories
     res = dgbdt.cv({"max_depth": 3, "eval_metric": "rmse"}, d, 3, nfold=3, seed=0)
     assert len(res["test-rmse-mean"]) == 3
+
+
+def test_batches_and_data_iter():
+    """BatchDataset / XGBoost's DataIter: batches with the same categories give the in-memory
+    model; batches with other categories are refused."""
+    import dgbdt.compat.xgboost as cxgb
+    df, y = _frame(seed=13)
+    ref = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(df, label=y, enable_categorical=True), 3,
+                      verbose_eval=False)
+    parts = [(df.iloc[a:a + 700], y[a:a + 700]) for a in range(0, len(df), 700)]
+
+    def batches():
+        return [dgbdt.Dataset(X, label=t, enable_categorical=True) for X, t in parts]
+    b = dgbdt.train({"max_depth": 3}, dgbdt.BatchDataset(batches), 3, verbose_eval=False)
+    assert b.save_raw() == ref.save_raw()
+
+    class It(cxgb.DataIter):
+        def __init__(self):
+            super().__init__()
+            self.i = 0
+
+        def next(self, input_data):
+            if self.i == len(parts):
+                return False
+            input_data(data=parts[self.i][0], label=parts[self.i][1])
+            self.i += 1
+            return True
+
+        def reset(self):
+            self.i = 0
+    m = cxgb.train({"max_depth": 3}, cxgb.DMatrix(It(), enable_categorical=True), 3)
+    assert m.save_raw() == ref.save_raw()
+    flipped = list("lkjihgfedcba")
+    other = [(X.assign(a=X["a"].cat.reorder_categories(flipped)) if i == 1 else X, t)
+             for i, (X, t) in enumerate(parts)]
+    with pytest.raises(ValueError, match="batch 1 has other feature types or categories"):
+        dgbdt.BatchDataset(lambda: [dgbdt.Dataset(X, label=t, enable_categorical=True)
+                                    for X, t in other])

@@ -11,8 +11,7 @@ ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``das
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
 error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, ranking (group / qid),
-categorical data in DataIter batches (DMatrix and DaskDMatrix take enable_categorical and
-feature_types, CPU only), a missing value other than NaN, label bounds (survival), feature weights,
+a missing value other than NaN, label bounds (survival), feature weights,
 XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input and
 ``"file?format=libsvm|csv"`` paths are read (densified: dgbdt.data.input.densify).
 """
@@ -50,8 +49,9 @@ class DataIter:
         raise NotImplementedError("a DataIter subclass defines reset()")
 
 
-def _iter_batches(it: DataIter):
-    """The BatchDataset batches function of a DataIter: reset, then next until it says no."""
+def _iter_batches(it: DataIter, enable_categorical: bool = False):
+    """The BatchDataset batches function of a DataIter: reset, then next until it says no
+    (``enable_categorical``: the DMatrix's, for batches with pandas category columns)."""
     def batches():
         it.reset()
         got: list = []
@@ -62,12 +62,9 @@ def _iter_batches(it: DataIter):
             refuse_unsupported(group=group, qid=qid, label_lower_bound=label_lower_bound,
                                label_upper_bound=label_upper_bound,
                                feature_weights=feature_weights, feature_types=feature_types)
-            if feature_types and "c" in feature_types:
-                raise NotImplementedError(
-                    "dgbdt.compat.xgboost: categorical features in DataIter batches are not "
-                    "supported yet; pass the data as one array or DataFrame to DMatrix")
             got.append(Dataset(data, label=label, weight=weight, base_margin=base_margin,
-                               feature_names=feature_names))
+                               feature_names=feature_names, feature_types=feature_types,
+                               enable_categorical=enable_categorical))
 
         while True:
             more = it.next(input_data)
@@ -96,7 +93,8 @@ class DMatrix:
             if label is not None or weight is not None or base_margin is not None:
                 raise ValueError("with a DataIter, labels, weights and base margins come with "
                                  "each batch (input_data(data=..., label=...))")
-            self.dataset = BatchDataset(_iter_batches(data), feature_names=feature_names)
+            self.dataset = BatchDataset(_iter_batches(data, enable_categorical),
+                                        feature_names=feature_names)
         elif isinstance(data, str) and "?" not in data and data.endswith((".buffer", ".dgbdt")):
             self.dataset = Dataset.load_binary(data)      # saved by save_binary
         else:
