@@ -60,3 +60,14 @@ def test_gpu_shap_equals_xgboost_gpu_shap():
     theirs = xb.predict(xgb.DMatrix(cp.asarray(X)), pred_contribs=True)
     ours = cp.asnumpy(b.predict(cp.asarray(X), pred_contribs=True))
     np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)   # XGBoost: float32
+
+
+def test_dask_predict_of_cupy_partitions_computes_shap_on_the_worker_gpu(cuda_client):
+    da = pytest.importorskip("dask.array")
+    import dgbdt.dask as dgd
+    b, X = _model(3000, 8, 6, 3, 0.1, seed=5)
+    Xd = da.from_array(cp.asarray(X), chunks=(700, -1), asarray=False)
+    got = dgd.predict(cuda_client, b, Xd, pred_contribs=True).compute()
+    assert isinstance(got, cp.ndarray) and got.shape == (3000, 3, 9)
+    np.testing.assert_allclose(cp.asnumpy(got), b.predict(X, pred_contribs=True),
+                               rtol=1e-9, atol=1e-9)
