@@ -35,7 +35,7 @@ import numpy as np
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors
 from .data.input import as_features, as_matrix
-from .backend import array_module, backend_of, to_host
+from .backend import array_module, backend_of
 from .objective import get_objective
 from .params import OBJECTIVES
 from .tree.model import ModelFormatError, Tree, category_arrays
@@ -148,7 +148,7 @@ class Booster:
         Returns the objective's transform of the margins ([n] or [n, num_class] for softprob),
         the margins with ``output_margin`` ([n] or [n, K]), the leaf index of each row in each
         tree with ``pred_leaf`` (int32 [n, n_trees]), or with ``pred_contribs`` each feature's
-        SHAP value (TreeSHAP, exact for the trees; dgbdt.kernels.cpu_shap) and the bias in the
+        SHAP value (TreeSHAP, exact for the trees; dgbdt.dgbdt.explain) and the bias in the
         last column: float64 [n, F + 1], or [n, K, F + 1] for several outputs; a row's values
         sum to its margin; with ``pred_interactions`` SHAP interaction values [n, F + 1, F + 1]
         ([n, K, F + 1, F + 1]) whose rows sum to the SHAP values. SHAP values of GPU rows
@@ -196,45 +196,8 @@ class Booster:
         """SHAP values [n, K, F + 1] (or interaction values [n, K, F + 1, F + 1]) of the
         listed trees; the bias (intercept or base_margin, plus each tree's expected value)
         in the last column (the last diagonal entry). [n, ...] without K for one output."""
-        from .kernels import cpu_shap
-        xp = array_module(X)
-        n, F, K = X.shape[0], self.n_features, self.n_outputs
-        bias = to_host(self.initial_margin(n, None if bm is None else to_host(bm)))
-        sel = [self.trees[i] for i in trees]
-        if sel and xp is not np and not interactions and not any(t.categories for t in sel):
-            # on the GPU: the path form of TreeSHAP (dgbdt.kernels.gpu_shap), where the block's
-            # SHAP values fit in shared memory (up to ~900 features); interaction values and
-            # categorical splits are computed on the host
-            from .kernels import gpu_shap
-            paths = _shap_paths(sel, [self.tree_class[i] for i in trees], K)
-            if gpu_shap.fits(F, X.device.id) and paths["max_len"] <= gpu_shap.MAX_LEN:
-                out = xp.zeros((n, K, F + 1))
-                gpu_shap.contributions(X, paths, out)
-                out[:, :, F] += xp.asarray(bias + paths["expected"])
-                return out[:, 0] if K == 1 else out
-        Xh = np.ascontiguousarray(to_host(X), dtype=np.float32)
-        out = np.zeros((n, K, F + 1, F + 1) if interactions else (n, K, F + 1))
-        if sel:
-            ptrs = np.zeros(len(sel) + 1, dtype=np.int64)
-            ptrs[1:] = np.cumsum([t.n_nodes for t in sel])
-            left = np.concatenate([t.left for t in sel]).astype(np.int64)
-            right = np.concatenate([t.right for t in sel]).astype(np.int64)
-            thr = np.concatenate([t.threshold for t in sel]).astype(np.float64)
-            cover = np.concatenate([t.sum_hessian for t in sel]).astype(np.float64)
-            classes = np.array([self.tree_class[i] for i in trees], dtype=np.int64)
-            args = (Xh, left, right, np.concatenate([t.feature for t in sel]).astype(np.int64),
-                    thr, np.concatenate([t.default_left for t in sel]), cover, ptrs, classes,
-                    max(cpu_shap.tree_depth(t.left, t.right) for t in sel), out,
-                    _shap_sets(sel, int(ptrs[-1])))
-            (cpu_shap.interactions if interactions else cpu_shap.contributions)(*args)
-            bias = bias + np.bincount(classes, weights=cpu_shap.root_means(
-                left, right, thr, cover, ptrs), minlength=K)
-        if interactions:
-            out[:, :, F, F] += bias
-        else:
-            out[:, :, F] += bias
-        out = out[:, 0] if K == 1 else out
-        return xp.asarray(out) if xp is not np else out
+        from .explain import contributions
+        return contributions(self, X, bm, trees, interactions, _concatenated)
 
     def _predict(self, X, bm, output_margin, pred_leaf, iteration_range):
         trees = self._trees_in(iteration_range)
@@ -410,15 +373,6 @@ class Booster:
                 f"features={self.n_features})")
 
 
-def _shap_sets(trees: list[Tree], n_nodes: int) -> tuple:
-    """The categorical splits' arrays for kernels.cpu_shap (no categorical node: empty)."""
-    if any(t.categories for t in trees):
-        a = category_arrays(trees, n_nodes)
-        return a["is_cat"], a["cat_begin"], a["cat_size"], a["cats"]
-    return (np.zeros(n_nodes, np.bool_), np.zeros(n_nodes, np.int64),
-            np.zeros(n_nodes, np.int64), np.zeros(0, np.uint8))
-
-
 def initial_margins(intercept, n: int, base_margin, xp):
     """[n, K] float64 margins before any tree, arrays of ``xp``: a copy of the rows'
     base_margin ([n] or [n, K]) if given, else the intercept [K] on every row."""
@@ -470,25 +424,6 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
         raise ValueError("a model with categorical splits predicts on the CPU for now: pass "
                          "host rows (numpy or pandas)")
     be.predict_raw(X, cat, ptrs, cls, out, leaves)
-
-
-def _shap_paths(trees: list[Tree], classes: list[int], K: int) -> dict:
-    """The root-to-leaf paths of ``trees`` (dgbdt.kernels.shap_paths) with ``expected``, the
-    sum of each class's trees' expected values [K]; kept with the trees' concatenation (and
-    uploaded once per device by gpu_shap)."""
-    cat, ptrs, cls = _concatenated(trees, classes)
-    if "_shap_paths" not in cat:
-        from .kernels import cpu_shap, shap_paths
-        cover = np.concatenate([t.sum_hessian for t in trees]).astype(np.float64)
-        left = cat["left"].astype(np.int64)
-        right = cat["right"].astype(np.int64)
-        thr = cat["threshold"].astype(np.float64)
-        paths = shap_paths.ensemble_paths(left, right, cat["feature"].astype(np.int64), thr,
-                                          cat["default_left"], cover, ptrs, cls)
-        paths["expected"] = np.bincount(cls, weights=cpu_shap.root_means(
-            left, right, thr, cover, ptrs), minlength=K)
-        cat["_shap_paths"] = paths
-    return cat["_shap_paths"]
 
 
 _CONCAT_KEEP = 4

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.booster import _shap_paths
+from dgbdt.booster import _concatenated
+from dgbdt.explain import shap_paths_of
 from dgbdt.kernels import shap_paths
 
 
@@ -32,7 +33,8 @@ def test_path_form_equals_the_tree_walk(n, F, depth, K, missing):
     b, X = _model(n, F, depth, K, missing, seed=depth)
     trees = list(range(len(b.trees)))
     ref = b.predict(X, pred_contribs=True, strict_shape=True)     # the CPU walk
-    paths = _shap_paths([b.trees[i] for i in trees], [b.tree_class[i] for i in trees], K)
+    sel = [b.trees[i] for i in trees]
+    paths = shap_paths_of(_concatenated(sel, [b.tree_class[i] for i in trees]), sel, K)
     # one path a leaf, each with its root element; a repeated feature is one element
     leaves = sum(int((t.left == -1).sum()) for t in b.trees)
     assert paths["path_ptr"].shape[0] == leaves + 1
