@@ -419,11 +419,7 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
     if not trees:
         return
     cat, ptrs, cls = _concatenated(trees, classes)
-    be = backend_of(X)
-    if "is_cat" in cat and be.name != "cpu":
-        raise ValueError("a model with categorical splits predicts on the CPU for now: pass "
-                         "host rows (numpy or pandas)")
-    be.predict_raw(X, cat, ptrs, cls, out, leaves)
+    backend_of(X).predict_raw(X, cat, ptrs, cls, out, leaves)
 
 
 _CONCAT_KEEP = 4

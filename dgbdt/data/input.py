@@ -119,10 +119,11 @@ def as_features(data, feature_names=None, feature_types=None, enable_categorical
         X, names = as_matrix(data, feature_names, allow_empty)
     types = C.resolve_types(feature_types, X.shape[1], frame_cat)
     mask = C.mask_of(types)
-    if mask is not None and not isinstance(X, np.ndarray):
-        raise ValueError("categorical features train and predict on the CPU for now (GPU "
-                         "split kernels do not handle category sets yet): pass host data "
-                         "(numpy or pandas) and device='cpu'")
+    if mask is not None and check and not isinstance(X, np.ndarray):
+        # (prediction, check=False, takes device codes: cuda/predict.cu's predict_raw_cat)
+        raise ValueError("categorical features train on the CPU for now (GPU split kernels "
+                         "do not handle category sets yet): pass host data (numpy or pandas) "
+                         "and device='cpu'")
     if check:
         C.check_codes(X, mask, names)
     return X, names, types, cats

@@ -413,11 +413,15 @@ class CudaBackend:
             return
         want = leaves is not None
         nodes, dptrs, dclasses = _device_model(cat, ptrs, classes, X.device.id)
-        kernel("predict", "predict_raw")(
-            (_grid(n, cap=2 ** 31 - 1),), (BLOCK,),
-            (X, _i64(n), _i32(X.shape[1]), nodes, dptrs, dclasses, _i32(len(ptrs) - 1),
-             _i32(out.shape[1]), out, leaves if want else cp.zeros(1, dtype=cp.int32),
-             _i32(want)))
+        args = (X, _i64(n), _i32(X.shape[1]), nodes, dptrs, dclasses, _i32(len(ptrs) - 1),
+                _i32(out.shape[1]), out, leaves if want else cp.zeros(1, dtype=cp.int32),
+                _i32(want))
+        if "is_cat" in cat:      # trees with categorical splits (dgbdt.tree.model)
+            kernel("predict", "predict_raw_cat")(
+                (_grid(n, cap=2 ** 31 - 1),), (BLOCK,),
+                args + _device_sets(cat, X.device.id))
+            return
+        kernel("predict", "predict_raw")((_grid(n, cap=2 ** 31 - 1),), (BLOCK,), args)
 
     def quantize_pack(self, X, cuts):
         """Bins of the float32 [n, F] device matrix X packed into a device Page."""
@@ -444,6 +448,21 @@ def _device_model(cat: dict, ptrs, classes, device: int) -> tuple:
     if device not in held:
         with cp.cuda.Device(device):
             held[device] = (cp.asarray(pack_nodes(cat)), cp.asarray(ptrs), cp.asarray(classes))
+    return held[device]
+
+
+def _device_sets(cat: dict, device: int) -> tuple:
+    """The categorical splits' arrays (dgbdt.tree.model.category_arrays) on ``device``, kept
+    in ``cat`` as _device_model keeps the nodes: is_cat (uint8), cat_begin, cat_size, cats."""
+    import cupy as cp
+    held = cat.setdefault("_device_sets", {})
+    if device not in held:
+        with cp.cuda.Device(device):
+            held[device] = (cp.asarray(np.asarray(cat["is_cat"]).astype(np.uint8)),
+                            cp.asarray(np.asarray(cat["cat_begin"], np.int64)),
+                            cp.asarray(np.asarray(cat["cat_size"], np.int64)),
+                            cp.asarray(np.asarray(cat["cats"], np.uint8)
+                                       if len(cat["cats"]) else np.zeros(1, np.uint8)))
     return held[device]
 
 
