@@ -136,6 +136,13 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         raise ValueError('grow_policy="lossguide" trains on the CPU for now (the GPU grows '
                          "trees depth-wise on the device): pass device='cpu', or use "
                          'grow_policy="depthwise" on the GPU')
+    if getattr(objective, "needs_qid", False):
+        if dtrain.qid is None:
+            raise ValueError(f"{objective.name} needs query ids: pass qid= (or group=) to "
+                             "dgbdt.Dataset (rows of a query contiguous, ids sorted)")
+        if backend.name != "cpu":
+            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
+                             "device kernel yet): pass device='cpu'")
     if objective.name == "survival:cox" and backend.name != "cpu":
         raise ValueError("survival:cox trains on the CPU for now: pass device='cpu'")
     if getattr(objective, "leaf_alpha", None) is not None and backend.name != "cpu":
@@ -241,7 +248,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
         shards, store = _shards(p, dtrain, cuts, max_bin, booster, start, K, backend)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
-    sources = [(SeamEval(seam, d.label, d.weight, d) if d is dtrain
+    sources = [(SeamEval(seam, d.label, d.weight, d, d.qid) if d is dtrain
                 else DatasetEval(d, booster),
                 name) for d, name in evals]
     with gpu_memory_errors(p, "training"):
@@ -277,6 +284,8 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
                       None if dtrain.weight is None else dtrain.weight[a:b],
                       margin, max_nodes, backend)
         shard.id_pieces = [(a, b - a)]        # the rows' dataset order (row sampling)
+        if dtrain.qid is not None:
+            shard.qid = dtrain.qid[a:b]
         shards.append(shard)
     return shards, store
 

@@ -139,6 +139,7 @@ def _round_gradients(unit: WorkerUnit, grads):
     """The round's gradients on the unit: ``grads`` = (objective spec, sampling, epoch);
     rows outside the round's sample get zero gradients. Returns the maxima."""
     objective_spec, sampling, epoch = grads
+    unit.seam.epoch = epoch     # the round, for objectives that draw from it (rank pairs)
     out = unit.seam.compute_gradients(_objective(unit, objective_spec))
     if sampling is not None:
         for s in unit.seam.shards:

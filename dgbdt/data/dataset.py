@@ -53,16 +53,25 @@ class Dataset:
     enable_categorical : bool
         Accept pandas ``category`` columns (their codes, split natively); without it such a
         column is an error, as in XGBoost. Categorical features train on the CPU.
+    qid : array, optional
+        Query ids of the rows (integers), for the rank:* objectives and ranking metrics; the
+        rows of a query must be contiguous and the ids sorted (non-decreasing), as XGBoost
+        requires (dgbdt.data.queries).
+    group : array, optional
+        Query sizes instead of ``qid`` (XGBoost's ``group``): query ``q`` is the next
+        ``group[q]`` rows.
     """
 
     #: XGBoost's feature types ("c": categorical) or None, and the category values of each
     #: pandas category column (dgbdt.data.categorical); class defaults for subclasses
     feature_types = None
     categories = None
+    qid = None
 
     def __init__(self, data, label=None, weight=None, base_margin=None, feature_names=None,
                  max_bin: int | None = None, *, page_rows: int | None = None,
-                 label_column=None, feature_types=None, enable_categorical: bool = False):
+                 label_column=None, feature_types=None, enable_categorical: bool = False,
+                 qid=None, group=None):
         if isinstance(data, (str, os.PathLike)):     # a file (dgbdt.data.files)
             from .files import read_uri
             data, file_label, _ = read_uri(os.fspath(data), label_column)
@@ -83,6 +92,8 @@ class Dataset:
                 raise ValueError(f"weight must be >= 0; row {i} has weight {float(self.weight[i])}")
             if not bool(xp.any(self.weight > 0)):
                 raise ValueError("weight: all sample weights are zero; at least one must be > 0")
+        from .queries import query_ids
+        self.qid = query_ids(qid, group, n)
         self.base_margin = None
         if base_margin is not None:
             if is_cudf(base_margin):             # a cuDF Series or DataFrame
@@ -141,7 +152,7 @@ class Dataset:
         take = (lambda a: None if a is None else a[rows])
         d = type(self)(self.data[rows], label=take(self.label), weight=take(self.weight),
                        base_margin=take(self.base_margin), feature_names=self.feature_names,
-                       feature_types=self.feature_types)
+                       feature_types=self.feature_types, qid=take(self.qid))
         d.categories = self.categories
         return d
 

@@ -1,0 +1,182 @@
+"""Learning to rank (issue #16 item 2): rank:ndcg / rank:pairwise / rank:map against XGBoost on
+identical bins (topk pairs: XGBoost's gradients), the ranking metrics on the same predictions,
+the query-id checks, the mean method's determinism, and the estimators."""
+import numpy as np
+import pytest
+
+import dgbdt
+from dgbdt.metric import get_metric
+from test_compare_xgboost import assert_same_trees
+
+xgb = pytest.importorskip("xgboost")
+
+
+def rank_data(n_queries=60, seed=0, binary=False, f=5, levels=10):
+    """Queries of 1 to 49 rows (query 3 all irrelevant), graded relevance 0-4 (or 0/1),
+    features with fewer distinct values than max_bin."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 50, size=n_queries)
+    qid = np.repeat(np.arange(n_queries) * 3 + 7, sizes)      # sorted, not 0..Q-1
+    n = qid.shape[0]
+    X = rng.integers(0, levels, size=(n, f)).astype(np.float32)
+    signal = X[:, 0] - 0.5 * X[:, 1] + rng.normal(size=n)
+    y = np.clip(np.round(signal / 3 + 1), 0, 4).astype(np.float32)
+    y[qid == qid[np.cumsum(sizes)[2]]] = 0                   # an all-irrelevant query
+    if binary:
+        y = (y > 1).astype(np.float32)
+    return X, y, qid
+
+
+def fit_both(params, X, y, qid, rounds):
+    res_d, res_x = {}, {}
+    d = dgbdt.Dataset(X, label=y, qid=qid)
+    booster = dgbdt.train(params, d, rounds, evals=[(d, "t")], evals_result=res_d,
+                          verbose_eval=False)
+    dx = xgb.DMatrix(X, label=y, qid=qid)
+    bst = xgb.train({**params, "tree_method": "hist"}, dx, rounds, evals=[(dx, "t")],
+                    evals_result=res_x, verbose_eval=False)
+    return booster, bst, res_d, res_x
+
+
+@pytest.mark.parametrize("objective,extra", [
+    ("rank:ndcg", {}),
+    ("rank:ndcg", {"lambdarank_num_pair_per_sample": 4, "ndcg_exp_gain": False}),
+    ("rank:pairwise", {}),
+    ("rank:pairwise", {"lambdarank_normalization": False,
+                       "lambdarank_score_normalization": False}),
+    ("rank:map", {}),
+])
+def test_same_trees_as_xgboost(objective, extra):
+    X, y, qid = rank_data(binary=objective == "rank:map")
+    params = {"objective": objective, "max_depth": 4, "eta": 0.3, **extra}
+    booster, bst, res_d, res_x = fit_both(params, X, y, qid, 5)
+    assert float(booster.base_margin[0]) == 0.0     # XGBoost's: float noise, |.| < 1e-8
+    assert_same_trees(booster, bst)
+    np.testing.assert_allclose(booster.predict(X), bst.predict(xgb.DMatrix(X)), atol=1e-5)
+    assert list(res_d["t"]) == list(res_x["t"])      # the same default metric name
+    name = list(res_x["t"])[0]
+    np.testing.assert_allclose(res_d["t"][name], res_x["t"][name], rtol=1e-12)
+
+
+def xgb_eval(metrics, y, pred, qid):
+    """XGBoost's metric values on the predictions ``pred`` (base margins of a 0-tree model)."""
+    d = xgb.DMatrix(np.zeros((len(y), 1), np.float32), label=y, qid=qid, base_margin=pred)
+    bst = xgb.train({"objective": "rank:pairwise", "eval_metric": metrics}, d, 0)
+    out = {}
+    for item in bst.eval(d).split("\t")[1:]:
+        key, value = item.rsplit(":", 1)
+        out[key.split("-", 1)[1]] = float(value)
+    return out
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_metrics_equal_xgboost(binary):
+    rng = np.random.default_rng(1)
+    _, y, qid = rank_data(n_queries=50, seed=1, binary=binary)
+    pred = rng.integers(0, 6, size=len(y)).astype(np.float32)      # many ties
+    names = ["ndcg", "ndcg@3", "ndcg-", "ndcg@5-", "ndcg@40"]     # queries up to 49 rows
+    if binary:
+        names += ["map", "map@4", "map-", "map@2-", "map@45", "pre", "pre@3", "pre@40"]
+    theirs = xgb_eval(names, y, pred, qid)
+    for name in names:
+        m = get_metric(name)
+        assert m.value(m.query_summary(y, pred, qid)) == pytest.approx(theirs[name],
+                                                                       rel=1e-14), name
+
+
+def test_all_irrelevant_query_scores():
+    y = np.zeros(4, np.float32)
+    p = np.arange(4, dtype=np.float32)
+    q = np.zeros(4, np.int64)
+    for name, want in [("ndcg", 1.0), ("ndcg-", 0.0), ("map@2", 1.0), ("map-", 0.0),
+                       ("pre@2", 0.0)]:
+        m = get_metric(name)
+        assert m.value(m.query_summary(y, p, q)) == want, name
+
+
+def test_metric_partition_exact():
+    """Per-query values summed exactly: any split of whole queries merges to the same bits."""
+    _, y, qid = rank_data(n_queries=40, seed=2)
+    pred = np.random.default_rng(2).normal(size=len(y)).astype(np.float32)
+    m = get_metric("ndcg@10")
+    whole = m.value(m.query_summary(y, pred, qid))
+    cut = int(np.flatnonzero(np.diff(qid))[17]) + 1
+    parts = m.merge(m.query_summary(y[cut:], pred[cut:], qid[cut:]),
+                    m.query_summary(y[:cut], pred[:cut], qid[:cut]))
+    assert m.value(parts) == whole
+
+
+def test_group_equals_qid_and_pages():
+    """group= (sizes) trains as qid=; pages that cut queries change nothing (the gradients
+    are computed over the seam's rows at once)."""
+    X, y, qid = rank_data(n_queries=30, seed=3)
+    _, sizes = np.unique(qid, return_counts=True)
+    params = {"objective": "rank:ndcg", "max_depth": 3}
+    a = dgbdt.train(params, dgbdt.Dataset(X, label=y, qid=qid), 3)
+    b = dgbdt.train(params, dgbdt.Dataset(X, label=y, group=sizes, page_rows=97), 3)
+    assert a.save_raw() == b.save_raw()
+
+
+def test_mean_pairs_deterministic_and_seeded():
+    X, y, qid = rank_data(n_queries=30, seed=4)
+    params = {"objective": "rank:ndcg", "lambdarank_pair_method": "mean",
+              "lambdarank_num_pair_per_sample": 2, "max_depth": 3}
+    d = dgbdt.Dataset(X, label=y, qid=qid)
+    a = dgbdt.train(params, d, 3)
+    b = dgbdt.train(params, dgbdt.Dataset(X, label=y, qid=qid, page_rows=101), 3)
+    c = dgbdt.train({**params, "seed": 5}, d, 3)
+    assert a.save_raw() == b.save_raw()
+    assert a.save_raw() != c.save_raw()
+
+
+@pytest.mark.parametrize("objective", ["rank:ndcg", "rank:map"])
+def test_mean_default_metric_as_xgboost(objective):
+    """With mean pairs the default metric is named without @k: rank:ndcg's is over whole
+    queries (XGBoost configures it from the objective), rank:map's truncated at 32; the same
+    values as XGBoost's on the same predictions (queries of up to 49 rows)."""
+    X, y, qid = rank_data(n_queries=40, seed=6, binary=objective == "rank:map")
+    params = {"objective": objective, "lambdarank_pair_method": "mean", "max_depth": 3}
+    d = dgbdt.Dataset(X, label=y, qid=qid)
+    res = {}
+    booster = dgbdt.train(params, d, 2, evals=[(d, "t")], evals_result=res, verbose_eval=False)
+    pred = booster.predict(X)
+    dx = xgb.DMatrix(X, label=y, qid=qid, base_margin=pred)
+    bst = xgb.train({**params, "tree_method": "hist"}, dx, 0)
+    key, value = bst.eval(dx, "t").split("\t")[1].rsplit(":", 1)
+    name = key.split("-", 1)[1]
+    assert [name] == list(res["t"])
+    m = dgbdt.objective.get_objective(objective, params).default_metric
+    m = get_metric(m)
+    assert m.value(m.query_summary(y, pred, qid)) == pytest.approx(float(value), rel=1e-14)
+    wrong = get_metric(name)            # the explicit name: truncated at 32
+    if objective == "rank:ndcg":
+        assert wrong.value(wrong.query_summary(y, pred, qid)) != pytest.approx(float(value))
+
+
+def test_mean_pair_draws_differ_by_round_and_query():
+    from dgbdt.kernels.cpu_rank import pair_draw
+    draws = {(e, q): [int(pair_draw(np.uint64(0), np.uint64(e), np.uint64(q), np.int64(c), 1000))
+                      for c in range(8)] for e in range(3) for q in range(3)}
+    assert len({tuple(v) for v in draws.values()}) == 9
+    assert all(0 <= x < 1000 for v in draws.values() for x in v)
+
+
+def test_errors():
+    X, y, qid = rank_data(n_queries=10, seed=5)
+    with pytest.raises(ValueError, match="must be sorted.*sort the rows by qid"):
+        dgbdt.Dataset(X, label=y, qid=qid[::-1])
+    with pytest.raises(ValueError, match="needs query ids: pass qid="):
+        dgbdt.train({"objective": "rank:ndcg"}, dgbdt.Dataset(X, label=y), 1)
+    with pytest.raises(ValueError, match="group sizes sum to"):
+        dgbdt.Dataset(X, label=y, group=[3, 4])
+    with pytest.raises(ValueError, match="binary"):
+        dgbdt.train({"objective": "rank:map"}, dgbdt.Dataset(X, label=y, qid=qid), 1)
+    with pytest.raises(ValueError, match="lambdarank_unbiased=True .* not supported"):
+        dgbdt.train({"objective": "rank:ndcg", "lambdarank_unbiased": True},
+                    dgbdt.Dataset(X, label=y, qid=qid), 1)
+    with pytest.raises(ValueError, match="weights are not supported yet"):
+        dgbdt.train({"objective": "rank:ndcg"},
+                    dgbdt.Dataset(X, label=y, qid=qid, weight=np.ones(len(y))), 1)
+    with pytest.raises(ValueError, match="lambdarank_pair_method"):
+        dgbdt.train({"objective": "rank:ndcg", "lambdarank_pair_method": "all"},
+                    dgbdt.Dataset(X, label=y, qid=qid), 1)
