@@ -180,3 +180,77 @@ def test_errors():
     with pytest.raises(ValueError, match="lambdarank_pair_method"):
         dgbdt.train({"objective": "rank:ndcg", "lambdarank_pair_method": "all"},
                     dgbdt.Dataset(X, label=y, qid=qid), 1)
+
+
+# -- Dask --------------------------------------------------------------------------------------
+def query_chunks(qid, parts):
+    """Row chunks of about ``parts`` partitions cut at query boundaries."""
+    starts = np.flatnonzero(np.diff(qid)) + 1
+    cuts = [int(starts[np.searchsorted(starts, c)]) for c in
+            np.linspace(0, len(qid), parts + 1)[1:-1]]
+    edges = [0, *sorted(set(cuts)), len(qid)]
+    return tuple(b - a for a, b in zip(edges, edges[1:]))
+
+
+def dask_rank_dataset(client, X, y, qid, chunks):
+    da = pytest.importorskip("dask.array")
+    from dgbdt.dask import DaskDataset
+    return DaskDataset(client, da.from_array(X, chunks=(chunks, X.shape[1])),
+                       da.from_array(y, chunks=(chunks,)), qid=da.from_array(qid, chunks=(chunks,)))
+
+
+RANK_DASK = {"objective": "rank:ndcg", "max_depth": 3, "eta": 0.3,
+             "lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 2,
+             "eval_metric": ["ndcg@5", "map-"]}
+
+
+def _reference(X, y, qid, rounds=3, params=RANK_DASK):
+    d = dgbdt.Dataset(X, label=y, qid=qid)
+    res = {}
+    b = dgbdt.train(params, d, rounds, evals=[(d, "t")], evals_result=res, verbose_eval=False)
+    return b, res
+
+
+@pytest.mark.parametrize("mode,parts", [("task", 1), ("task", 3), ("graph", 1), ("graph", 4),
+                                        ("collective", 3)])
+def test_dask_one_worker_modes_equal_in_process(client1, mode, parts):
+    from dgbdt.dask import train
+    X, y, qid = rank_data(n_queries=30, seed=7)
+    y = (y > 1).astype(np.float32)              # map- needs binary labels
+    ref, res = _reference(X, y, qid)
+    d = dask_rank_dataset(client1, X, y, qid, query_chunks(qid, parts))
+    out = train(client1, RANK_DASK, d, 3, evals=[(d, "t")], mode=mode, verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+    assert out["history"] == res
+
+
+@pytest.mark.parametrize("mode", ["graph", "collective"])
+def test_dask_workers_and_partitions_equal_in_process(client4, mode):
+    from dgbdt.dask import train
+    X, y, qid = rank_data(n_queries=30, seed=8)
+    y = (y > 1).astype(np.float32)
+    ref, res = _reference(X, y, qid)
+    d = dask_rank_dataset(client4, X, y, qid, query_chunks(qid, 6))
+    ev = dask_rank_dataset(client4, X, y, qid, query_chunks(qid, 5))
+    out = train(client4, RANK_DASK, d, 3, evals=[(ev, "t")], mode=mode, verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+    assert out["history"] == res
+
+
+def test_dask_errors(client2):
+    from dgbdt.dask import DaskDataset, train
+    da = pytest.importorskip("dask.array")
+    X, y, qid = rank_data(n_queries=10, seed=9)
+    cut = int(np.flatnonzero(np.diff(qid))[3]) + 3          # inside a query
+    chunks = (cut, len(qid) - cut)
+    with pytest.raises(ValueError, match=r"query id \d+ has rows in partitions 0, 1.*sort "
+                                         "and repartition by qid"):
+        dask_rank_dataset(client2, X, y, qid, chunks)
+    with pytest.raises(ValueError, match="partition 1: qid must be sorted"):
+        q = qid.copy()
+        q[cut + 1:] = q[cut + 1:][::-1]
+        dask_rank_dataset(client2, X, y, q, chunks)
+    plain = DaskDataset(client2, da.from_array(X, chunks=(chunks, 5)),
+                        da.from_array(y, chunks=(chunks,)))
+    with pytest.raises(ValueError, match="needs query ids: pass qid= to DaskDataset"):
+        train(client2, {"objective": "rank:pairwise"}, plain, 1)

@@ -108,9 +108,13 @@ def _concat_dataset(parts) -> Dataset:
     parts = [p for p in parts if p.n_rows] or parts[:1]
     xp = array_module(parts[0].X)
     cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
-    return Dataset(xp.concatenate([p.X for p in parts]),
-                   label=cat([p.label for p in parts]), weight=cat([p.weight for p in parts]),
-                   base_margin=cat([p.base_margin for p in parts]))
+    d = Dataset(xp.concatenate([p.X for p in parts]),
+                label=cat([p.label for p in parts]), weight=cat([p.weight for p in parts]),
+                base_margin=cat([p.base_margin for p in parts]))
+    # the partitions' query ids: each partition's sorted, queries within one partition (the
+    # DaskDataset checked), so contiguous here though not sorted across partitions
+    d.qid = None if parts[0].qid is None else np.concatenate([p.qid for p in parts])
+    return d
 
 
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
@@ -139,7 +143,8 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
         xp = be.xp
         label = xp.concatenate([s.label for s in shards])
         weight = None if shards[0].weight is None else xp.concatenate([s.weight for s in shards])
-        sources = [(SeamEval(seam, label, weight) if parts is None
+        qid = None if shards[0].qid is None else np.concatenate([s.qid for s in shards])
+        sources = [(SeamEval(seam, label, weight, None, qid) if parts is None
                     else DatasetEval(_concat_dataset(parts), booster), name)
                    for parts, name in eval_sets]
         history: dict = {}
@@ -312,6 +317,14 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if p["device"] != "cpu":
             raise ValueError('grow_policy="lossguide" trains on CPU workers for now: pass host '
                              "partitions, or params device='cpu'")
+    if getattr(objective, "needs_qid", False):
+        if not getattr(dtrain, "has_qid", False):
+            raise ValueError(f"{objective.name} needs query ids: pass qid= to DaskDataset "
+                             "(a query's rows within one partition, sorted by qid there)")
+        if p["device"] != "cpu":
+            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
+                             "device kernel yet): pass host partitions, or params "
+                             "device='cpu'")
     if objective.name == "survival:cox":
         raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
                          "sets span all the rows in the order of the survival times; train "
