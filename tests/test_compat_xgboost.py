@@ -37,11 +37,13 @@ def test_refusals_name_the_feature():
     assert list(res.columns)[-2:] == ["test-logloss-mean", "test-logloss-std"]
     with pytest.raises(NotImplementedError, match="missing=-1.0 is not supported"):
         xgb.DMatrix(X, label=y, missing=-1.0)
-    with pytest.raises(NotImplementedError, match="ranking data"):
-        xgb.DMatrix(X, label=y, qid=np.zeros(50))
+    with pytest.raises(NotImplementedError, match="query weights"):
+        xgb.DMatrix(X, label=y, qid=np.zeros(50), weight=np.ones(1))
+    assert xgb.DMatrix(X, label=y, group=[20, 30]).__dgbdt_dataset__.qid[-1] == 1
     with pytest.raises(NotImplementedError, match="tree_method='exact'"):
         xgb.train({"tree_method": "exact"}, d, 2)
-    with pytest.raises(NotImplementedError, match="XGBRanker"):
-        xgb.XGBRanker
+    assert xgb.XGBRanker.__name__ == "GBDTRanker"
+    with pytest.raises(NotImplementedError, match="XGBRFClassifier"):
+        xgb.XGBRFClassifier
     sp = pytest.importorskip("scipy.sparse")
     assert xgb.DMatrix(sp.csr_matrix(X), label=y).num_row() == 50

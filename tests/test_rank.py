@@ -254,3 +254,51 @@ def test_dask_errors(client2):
                         da.from_array(y, chunks=(chunks,)))
     with pytest.raises(ValueError, match="needs query ids: pass qid= to DaskDataset"):
         train(client2, {"objective": "rank:pairwise"}, plain, 1)
+
+
+# -- estimators --------------------------------------------------------------------------------
+def test_ranker_as_xgbranker():
+    X, y, qid = rank_data(n_queries=40, seed=10)
+    Xv, yv, qv = rank_data(n_queries=15, seed=11)
+    kw = dict(n_estimators=4, max_depth=3, learning_rate=0.3)
+    ours = dgbdt.GBDTRanker(**kw).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
+    theirs = xgb.XGBRanker(**kw, tree_method="hist").fit(X, y, qid=qid, eval_set=[(Xv, yv)],
+                                                         eval_qid=[qv], verbose=False)
+    assert_same_trees(ours.get_booster(), theirs.get_booster())
+    np.testing.assert_allclose(ours.predict(Xv), theirs.predict(Xv), atol=1e-5)
+    np.testing.assert_allclose(ours.evals_result()["validation_0"]["ndcg@32"],
+                               theirs.evals_result()["validation_0"]["ndcg@32"], rtol=1e-12)
+    _, sizes = np.unique(qid, return_counts=True)
+    by_group = dgbdt.GBDTRanker(**kw).fit(X, y, group=sizes)
+    assert by_group.get_booster().save_raw() == ours.get_booster().save_raw()
+    with pytest.raises(ValueError, match="needs the query of every row"):
+        dgbdt.GBDTRanker().fit(X, y)
+    with pytest.raises(ValueError, match="eval_set pair 0 needs its queries"):
+        dgbdt.GBDTRanker().fit(X, y, qid=qid, eval_set=[(Xv, yv)])
+
+
+def test_dask_ranker_equals_in_process(client2):
+    from dgbdt.dask import DaskGBDTRanker
+    da = pytest.importorskip("dask.array")
+    X, y, qid = rank_data(n_queries=30, seed=12)
+    chunks = query_chunks(qid, 4)
+    Xd, yd = da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(y, chunks=(chunks,))
+    qd = da.from_array(qid, chunks=(chunks,))
+    kw = dict(n_estimators=3, max_depth=3, objective="rank:pairwise")
+    ours = DaskGBDTRanker(**kw)
+    ours.client = client2
+    ours.fit(Xd, yd, qid=qd, eval_set=[(Xd, yd)], eval_qid=[qd])
+    ref = dgbdt.GBDTRanker(**kw).fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid])
+    assert ours.get_booster().save_raw() == ref.get_booster().save_raw()
+    assert ours.evals_result() == ref.evals_result()
+    np.testing.assert_array_equal(client2.compute(ours.predict(Xd)).result(), ref.predict(X))
+
+
+def test_compat_names():
+    import dgbdt.compat.xgboost as cx
+    X, y, qid = rank_data(n_queries=12, seed=13)
+    params = {"objective": "rank:pairwise", "max_depth": 2}
+    ours = cx.train(params, cx.DMatrix(X, label=y, qid=qid), 2)
+    assert ours.save_raw() == dgbdt.train(params, dgbdt.Dataset(X, label=y, qid=qid), 2).save_raw()
+    assert cx.XGBRanker is dgbdt.GBDTRanker
+    assert cx.dask.DaskXGBRanker is dgbdt.dask.DaskGBDTRanker

@@ -6,12 +6,12 @@ Mapped: DMatrix / QuantileDMatrix (a dgbdt Dataset; ``ref=`` is accepted: dgbdt 
 with the training set's cuts anyway), train (params, evals, early stopping, evals_result,
 verbose_eval, xgb_model, callbacks), Booster and load_model (dgbdt's Booster: predict,
 save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier /
-XGBRegressor (dgbdt's estimators), DataIter with DMatrix / QuantileDMatrix /
+XGBRegressor / XGBRanker (dgbdt's estimators), ranking data (``qid`` / ``group``), DataIter with DMatrix / QuantileDMatrix /
 ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
-DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
+DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor / DaskXGBRanker).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
-error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, ranking (group / qid),
-categorical data, a missing value other than NaN, label bounds (survival), feature weights,
+error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, query
+weights (weight= with group / qid), categorical data, a missing value other than NaN, label bounds (survival), feature weights,
 XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input and
 ``"file?format=libsvm|csv"`` paths are read (densified: dgbdt.data.input.densify).
 """
@@ -81,7 +81,7 @@ class DMatrix:
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
-        refuse_unsupported(missing=missing, group=group, qid=qid,
+        refuse_unsupported(missing=missing, group=group, qid=qid, weight=weight,
                            label_lower_bound=label_lower_bound,
                            label_upper_bound=label_upper_bound,
                            feature_weights=feature_weights,
@@ -96,7 +96,7 @@ class DMatrix:
             self.dataset = Dataset.load_binary(data)      # saved by save_binary
         else:
             self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
-                                   feature_names=feature_names)
+                                   feature_names=feature_names, qid=qid, group=group)
         self.feature_types = feature_types
 
     @property
@@ -127,7 +127,7 @@ class DMatrix:
 
     def _rebuild(self, **change):
         d = self.dataset
-        fields = dict(label=d.label, weight=d.weight, base_margin=d.base_margin)
+        fields = dict(label=d.label, weight=d.weight, base_margin=d.base_margin, qid=d.qid)
         fields.update(change)
         self.dataset = Dataset(d.data, feature_names=d.feature_names, **fields)
 
@@ -208,7 +208,7 @@ def load_model(fname) -> Booster:
 
 
 def __getattr__(name):
-    if name in ("XGBClassifier", "XGBRegressor", "XGBModel"):
+    if name in ("XGBClassifier", "XGBRegressor", "XGBRanker", "XGBModel"):
         from .. import sklearn
         if name == "XGBModel":
             return sklearn._GBDTModel
@@ -216,8 +216,8 @@ def __getattr__(name):
     if name == "dask":
         from . import xgboost_dask
         return xgboost_dask
-    if name in ("XGBRanker", "XGBRFClassifier", "XGBRFRegressor"):
-        _unsupported(name, "dgbdt has no ranking or random forests yet")
+    if name in ("XGBRFClassifier", "XGBRFRegressor"):
+        _unsupported(name, "dgbdt has no random forests yet")
     raise AttributeError(f"module 'dgbdt.compat.xgboost' has no attribute {name!r}")
 
 
