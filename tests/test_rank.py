@@ -302,3 +302,16 @@ def test_compat_names():
     assert ours.save_raw() == dgbdt.train(params, dgbdt.Dataset(X, label=y, qid=qid), 2).save_raw()
     assert cx.XGBRanker is dgbdt.GBDTRanker
     assert cx.dask.DaskXGBRanker is dgbdt.dask.DaskGBDTRanker
+
+
+def test_xgboost_format_round_trip(tmp_path):
+    X, y, qid = rank_data(n_queries=12, seed=14)
+    booster = dgbdt.train({"objective": "rank:ndcg", "max_depth": 3},
+                          dgbdt.Dataset(X, label=y, qid=qid), 3)
+    path = str(tmp_path / "rank.json")
+    booster.save_model(path, format="xgboost")
+    bst = xgb.Booster(model_file=path)
+    np.testing.assert_allclose(bst.predict(xgb.DMatrix(X)), booster.predict(X), atol=1e-6)
+    back = dgbdt.load_model(path)
+    assert back.objective.name == "rank:ndcg"
+    np.testing.assert_array_equal(back.predict(X), booster.predict(X))
