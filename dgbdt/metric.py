@@ -17,6 +17,8 @@ aucpr      area under the precision-recall curve, XGBoost's interpolation (AUCPR
            multi-class: the mean of the one-vs-rest areas
 mlogloss   ``-sum_i w_i log p_{i, y_i} / W``, ``p`` clipped to ``[1e-16, 1]``
 merror     weighted fraction with ``argmax_k p_{i, k} != y_i``
+ndcg, map, per-query NDCG / average precision / precision (``@k``, ``-``), averaged over
+pre        queries: dgbdt.metric_rank (rows with query ids)
 =========  ==================================================================
 
 **Evaluation is a reduction.** Every metric is ``value(merge(summary(part) for part in
