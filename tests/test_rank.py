@@ -254,6 +254,10 @@ def test_dask_errors(client2):
                         da.from_array(y, chunks=(chunks,)))
     with pytest.raises(ValueError, match="needs query ids: pass qid= to DaskDataset"):
         train(client2, {"objective": "rank:pairwise"}, plain, 1)
+    with pytest.raises(ValueError, match="eval set 'v': the ranking metric 'ndcg@3' needs query "
+                                         "ids on Dask"):
+        train(client2, {"objective": "reg:squarederror", "eval_metric": "ndcg@3"}, plain, 1,
+              evals=[(plain, "v")])
 
 
 # -- estimators --------------------------------------------------------------------------------

@@ -351,6 +351,12 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     elif maximize is not None:
         raise ValueError("maximize goes with custom_metric (the built-in metrics know it)")
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
+    ranked = [m.name for m in metrics if getattr(m, "by_query", False)]
+    for d, name in evals:
+        if ranked and not getattr(d, "has_qid", False):
+            raise ValueError(f"eval set '{name}': the ranking metric {ranked[0]!r} needs query "
+                             "ids on Dask (rows without them would be one query per "
+                             "partition): pass qid= to its DaskDataset")
     if obj is not None:
         if not callable(obj):
             raise TypeError(f"obj must be a callable (preds, dtrain) -> (grad, hess); got "
