@@ -20,7 +20,9 @@ objective's parameters: untruncated (``RankMetric(..., untruncated=True)``).
   labels); no relevant row: 1 (``map-``: 0).
 * ``pre@k``: relevant rows among the top ``min(k, n)``, divided by ``min(k, n)``; binary labels.
 
-Query weights (XGBoost weighs whole queries) are not supported yet.
+With weights (one per query, as XGBoost's: dgbdt.data.queries) the mean is weighted: each
+query's value times its weight, over the sum of the weights, with XGBoost's exception that an
+ndcg query without relevant rows adds 1 (or 0) unweighted.
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ DEFAULT_K = 32
 
 
 @numba.njit(cache=True)
-def _query_values(kind, topk, minus, exp_gain, gptr, pred, label, out):
+def _query_values(kind, topk, minus, exp_gain, gptr, pred, label, qw, out):
     for q in range(gptr.shape[0] - 1):
         a = gptr[q]
         b = gptr[q + 1]
@@ -59,14 +61,14 @@ def _query_values(kind, topk, minus, exp_gain, gptr, pred, label, out):
                 idcg += (1.0 / np.log2(float(i) + 2.0)) * gain
             inv = 0.0 if idcg == 0.0 else 1.0 / idcg
             if inv <= 0.0:
-                out[q] = 0.0 if minus else 1.0
+                out[q] = 0.0 if minus else 1.0      # unweighted, as XGBoost's
                 continue
             v = 0.0
             for i in range(n):
                 gain = float((np.uint32(1) << np.uint32(y[rank[i]])) - np.uint32(1)) \
                     if exp_gain else float(y[rank[i]])
                 v += (1.0 / np.log2(float(i) + 2.0)) * gain * inv
-            out[q] = v
+            out[q] = v * qw[q]
         elif kind == 1:
             hits = 0.0
             v = 0.0
@@ -77,13 +79,13 @@ def _query_values(kind, topk, minus, exp_gain, gptr, pred, label, out):
             for i in range(n, cnt):
                 hits += float(y[rank[i]])
             if hits > 0.0:
-                out[q] = v / min(hits, float(topk))
+                out[q] = v / min(hits, float(topk)) * qw[q]
             else:
-                out[q] = 0.0 if minus else 1.0
+                out[q] = (0.0 if minus else 1.0) * qw[q]
         else:
             hits = 0.0
             for i in range(n):
-                hits += float(y[rank[i]])
+                hits += float(y[rank[i]]) * qw[q]
             out[q] = hits / float(n)
 
 
@@ -119,9 +121,10 @@ class RankMetric(Metric):
             raise ValueError(f"{self.name.split('@')[0].rstrip('-')} can only be used with "
                              "binary labels (0 or 1)")
 
-    def values(self, y, pred, qid=None) -> np.ndarray:
-        """The per-query values [n_queries] of rows whose queries are contiguous runs of
-        ``qid`` (None: one query)."""
+    def values(self, y, pred, qid=None, w=None) -> np.ndarray:
+        """The per-query values [n_queries] (times the query's weight) of rows whose queries
+        are contiguous runs of ``qid`` (None: one query); ``w``: per-row weights, constant
+        within each query, or None."""
         y = np.asarray(_host(y), dtype=np.float32).reshape(-1)
         p = np.asarray(_host(pred), dtype=np.float32)
         p = p[:, 0] if p.ndim == 2 else p
@@ -134,16 +137,26 @@ class RankMetric(Metric):
             gptr = group_pointers(_host(qid))[0]
         out = np.empty(gptr.shape[0] - 1, dtype=np.float64)
         _query_values(self.kind, self.topk, self.minus, self.exp_gain, gptr,
-                      np.ascontiguousarray(p), np.ascontiguousarray(y), out)
+                      np.ascontiguousarray(p), np.ascontiguousarray(y),
+                      self._query_weights(w, gptr), out)
         return out
 
+    @staticmethod
+    def _query_weights(w, gptr):
+        if w is None:
+            return np.ones(gptr.shape[0] - 1, dtype=np.float64)
+        return np.asarray(_host(w), dtype=np.float64).reshape(-1)[gptr[:-1]].astype(
+            np.float32).astype(np.float64)          # XGBoost keeps weights in float32
+
     def query_summary(self, y, pred, qid=None, w=None):
-        """[exact sum of the per-query values, number of queries]: merged by ``merge``."""
-        if w is not None:
-            raise ValueError(f"{self.name}: sample weights are not supported yet with ranking "
-                             "metrics (XGBoost weighs whole queries); evaluate without weight")
-        v = self.values(y, pred, qid)
-        return [ExactSum.of(v), ExactSum.of(np.array([float(v.shape[0])]))]
+        """[exact sum of the per-query values, number (or total weight) of the queries]:
+        merged by ``merge``."""
+        v = self.values(y, pred, qid, w)
+        if w is None:
+            return [ExactSum.of(v), ExactSum.of(np.array([float(v.shape[0])]))]
+        gptr = (np.array([0, np.asarray(_host(y)).shape[0]]) if qid is None
+                else group_pointers(_host(qid))[0])
+        return [ExactSum.of(v), ExactSum.of(self._query_weights(w, gptr))]
 
     def summary(self, y, pred, w=None, weight_scale=None, weight_sum=None):
         return self.query_summary(y, pred, None, w)

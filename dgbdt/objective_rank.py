@@ -25,7 +25,9 @@ precision when the two swap places in the model's ranking; 1 for rank:pairwise),
 (lambdarank_score_normalization); ``lambda = (sigma - 1) delta``,
 ``hess = 2 max(sigma (1 - sigma), 1e-16) delta``; row ``i`` gets ``(lambda, hess)``, row ``j``
 ``(-lambda, hess)``. With lambdarank_normalization each query's gradients are then scaled by
-``log2(1 + L) / L`` (``L = -2 sum lambda``; topk) or ``1 / k`` (mean).
+``log2(1 + L) / L`` (``L = -2 sum lambda``; topk) or ``1 / k`` (mean), and by the query's
+weight times ``n_queries / sum of the query weights`` (XGBoost weighs whole queries: a
+Dataset's ``weight`` with ``qid`` has one entry per query, dgbdt.data.queries).
 
 Intercept: XGBoost fits a one-Newton-step stump at margin 0, where every pair adds ``+lambda``
 and ``-lambda``: the sum of gradients is 0, so the intercept is 0 (XGBoost's is float32
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data.queries import group_pointers
+from .data.queries import group_pointers, query_weights
 from .fixedpoint import ExactSum
 from .metric_rank import RankMetric
 from .objective_base import Objective, _as_labels, _first_bad_row
@@ -104,20 +106,18 @@ class _LambdaRank(Objective):
     def group_gradients(self, margin, y, qid, w=None, epoch: int = 0):
         """(g, h) float64 [n, 1] of rows whose queries are contiguous runs of ``qid``."""
         from .kernels.cpu_rank import lambda_gradients
-        if w is not None:
-            raise ValueError(f"{self.name}: sample weights are not supported yet with ranking "
-                             "objectives (XGBoost weighs whole queries); train without weight")
         m = np.asarray(margin, dtype=np.float64)
         m = m[:, 0] if m.ndim == 2 else m
         pred = np.ascontiguousarray(m, dtype=np.float32)
         label = np.ascontiguousarray(_as_labels(y), dtype=np.float32)
         gptr, ids = group_pointers(qid)
+        qw, w_norm = query_weights(w, gptr)
         g = np.empty(pred.shape[0], dtype=np.float32)
         h = np.empty(pred.shape[0], dtype=np.float32)
         lambda_gradients(self.loss, 1 if self.pair_method == "mean" else 0, self.num_pair,
                          self.exp_gain, self.normalization, self.score_normalization,
                          np.uint64(self.seed), np.uint64(epoch), gptr, ids.view(np.uint64),
-                         pred, label, g, h)
+                         pred, label, g, h, qw, w_norm)
         return g.astype(np.float64)[:, None], h.astype(np.float64)[:, None]
 
     def gradients(self, margin, y, w, out=None):

@@ -27,12 +27,12 @@ def rank_data(n_queries=60, seed=0, binary=False, f=5, levels=10):
     return X, y, qid
 
 
-def fit_both(params, X, y, qid, rounds):
+def fit_both(params, X, y, qid, rounds, weight=None):
     res_d, res_x = {}, {}
-    d = dgbdt.Dataset(X, label=y, qid=qid)
+    d = dgbdt.Dataset(X, label=y, qid=qid, weight=weight)
     booster = dgbdt.train(params, d, rounds, evals=[(d, "t")], evals_result=res_d,
                           verbose_eval=False)
-    dx = xgb.DMatrix(X, label=y, qid=qid)
+    dx = xgb.DMatrix(X, label=y, qid=qid, weight=weight)
     bst = xgb.train({**params, "tree_method": "hist"}, dx, rounds, evals=[(dx, "t")],
                     evals_result=res_x, verbose_eval=False)
     return booster, bst, res_d, res_x
@@ -58,9 +58,23 @@ def test_same_trees_as_xgboost(objective, extra):
     np.testing.assert_allclose(res_d["t"][name], res_x["t"][name], rtol=1e-12)
 
 
-def xgb_eval(metrics, y, pred, qid):
+@pytest.mark.parametrize("objective", ["rank:ndcg", "rank:pairwise", "rank:map"])
+def test_query_weights_same_trees_as_xgboost(objective):
+    """One weight per query (XGBoost's): each query's gradients times its weight and
+    n_queries / sum of the weights; the metrics weigh queries alike."""
+    X, y, qid = rank_data(n_queries=40, seed=15, binary=objective == "rank:map")
+    w = np.random.default_rng(15).uniform(0.2, 3.0, size=40).astype(np.float32)
+    params = {"objective": objective, "max_depth": 3, "eta": 0.3}
+    booster, bst, res_d, res_x = fit_both(params, X, y, qid, 4, weight=w)
+    assert_same_trees(booster, bst)
+    name = list(res_x["t"])[0]
+    np.testing.assert_allclose(res_d["t"][name], res_x["t"][name], rtol=1e-12)
+
+
+def xgb_eval(metrics, y, pred, qid, weight=None):
     """XGBoost's metric values on the predictions ``pred`` (base margins of a 0-tree model)."""
-    d = xgb.DMatrix(np.zeros((len(y), 1), np.float32), label=y, qid=qid, base_margin=pred)
+    d = xgb.DMatrix(np.zeros((len(y), 1), np.float32), label=y, qid=qid, base_margin=pred,
+                    weight=weight)
     bst = xgb.train({"objective": "rank:pairwise", "eval_metric": metrics}, d, 0)
     out = {}
     for item in bst.eval(d).split("\t")[1:]:
@@ -82,6 +96,13 @@ def test_metrics_equal_xgboost(binary):
         m = get_metric(name)
         assert m.value(m.query_summary(y, pred, qid)) == pytest.approx(theirs[name],
                                                                        rel=1e-14), name
+    qw = rng.uniform(0.1, 2.0, size=50).astype(np.float32)        # one weight per query
+    theirs = xgb_eval(names, y, pred, qid, qw)
+    w = dgbdt.Dataset(np.zeros((len(y), 1)), label=y, qid=qid, weight=qw).weight
+    for name in names:
+        m = get_metric(name)
+        assert m.value(m.query_summary(y, pred, qid, w)) == pytest.approx(theirs[name],
+                                                                          rel=1e-14), name
 
 
 def test_all_irrelevant_query_scores():
@@ -174,9 +195,8 @@ def test_errors():
     with pytest.raises(ValueError, match="lambdarank_unbiased=True .* not supported"):
         dgbdt.train({"objective": "rank:ndcg", "lambdarank_unbiased": True},
                     dgbdt.Dataset(X, label=y, qid=qid), 1)
-    with pytest.raises(ValueError, match="weights are not supported yet"):
-        dgbdt.train({"objective": "rank:ndcg"},
-                    dgbdt.Dataset(X, label=y, qid=qid, weight=np.ones(len(y))), 1)
+    with pytest.raises(ValueError, match="one weight per query .10 queries., not 3 values"):
+        dgbdt.Dataset(X, label=y, qid=qid, weight=np.ones(3))
     with pytest.raises(ValueError, match="lambdarank_pair_method"):
         dgbdt.train({"objective": "rank:ndcg", "lambdarank_pair_method": "all"},
                     dgbdt.Dataset(X, label=y, qid=qid), 1)
@@ -250,6 +270,12 @@ def test_dask_errors(client2):
         q = qid.copy()
         q[cut + 1:] = q[cut + 1:][::-1]
         dask_rank_dataset(client2, X, y, q, chunks)
+    good = query_chunks(qid, 2)
+    weighted = DaskDataset(client2, da.from_array(X, chunks=(good, 5)),
+                           da.from_array(y, chunks=(good,)), da.ones(len(y), chunks=(good,)),
+                           qid=da.from_array(qid, chunks=(good,)))
+    with pytest.raises(ValueError, match="with query weights trains in-process for now"):
+        train(client2, {"objective": "rank:ndcg"}, weighted, 1)
     plain = DaskDataset(client2, da.from_array(X, chunks=(chunks, 5)),
                         da.from_array(y, chunks=(chunks,)))
     with pytest.raises(ValueError, match="needs query ids: pass qid= to DaskDataset"):

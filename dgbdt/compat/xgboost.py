@@ -11,7 +11,7 @@ ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``das
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor / DaskXGBRanker).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
 error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, query
-weights (weight= with group / qid), categorical data, a missing value other than NaN, label bounds (survival), feature weights,
+weights on Dask (DaskDMatrix weight= with qid), categorical data, a missing value other than NaN, label bounds (survival), feature weights,
 XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input and
 ``"file?format=libsvm|csv"`` paths are read (densified: dgbdt.data.input.densify).
 """
@@ -81,7 +81,7 @@ class DMatrix:
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
-        refuse_unsupported(missing=missing, group=group, qid=qid, weight=weight,
+        refuse_unsupported(missing=missing, group=group, qid=qid,
                            label_lower_bound=label_lower_bound,
                            label_upper_bound=label_upper_bound,
                            feature_weights=feature_weights,

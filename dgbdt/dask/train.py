@@ -325,6 +325,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
                              "device kernel yet): pass host partitions, or params "
                              "device='cpu'")
+        if dtrain.has_weight:
+            raise ValueError(f"{objective.name} with query weights trains in-process for now "
+                             "(XGBoost scales the gradients by n_queries / the sum of every "
+                             "query's weight, not reduced over workers yet): use dgbdt.train, "
+                             "or leave weight out")
     if objective.name == "survival:cox":
         raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
                          "sets span all the rows in the order of the survival times; train "

@@ -85,6 +85,9 @@ class Dataset:
         xp = array_module(self.data)
         self.feature_names = names
         self.label = None if label is None else as_vector(label, "label", n, dev)
+        from .queries import per_row_weights, query_ids
+        self.qid = query_ids(qid, group, n)
+        weight = per_row_weights(weight, self.qid, n)
         self.weight = None if weight is None else as_vector(weight, "weight", n, dev)
         if self.weight is not None:
             if bool(xp.any(self.weight < 0)):
@@ -92,8 +95,6 @@ class Dataset:
                 raise ValueError(f"weight must be >= 0; row {i} has weight {float(self.weight[i])}")
             if not bool(xp.any(self.weight > 0)):
                 raise ValueError("weight: all sample weights are zero; at least one must be > 0")
-        from .queries import query_ids
-        self.qid = query_ids(qid, group, n)
         self.base_margin = None
         if base_margin is not None:
             if is_cudf(base_margin):             # a cuDF Series or DataFrame

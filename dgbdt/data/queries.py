@@ -5,6 +5,8 @@ XGBoost requires a query's rows to be contiguous with the ids sorted; so does dg
 seam computes the gradients of whole queries (dgbdt.objective_rank)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -64,3 +66,34 @@ def group_pointers(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.concatenate([[True], qid[1:] != qid[:-1]]))
     return np.append(starts, n).astype(np.int64), qid[starts].astype(np.int64)
+
+
+def query_weights(w, gptr: np.ndarray) -> tuple[np.ndarray, float]:
+    """(float32 weight of each query, n_queries / sum of them) from per-row weights constant
+    within each query (None: ones and 1), as XGBoost's ranking objectives weigh queries."""
+    n_groups = gptr.shape[0] - 1
+    if w is None:
+        return np.ones(n_groups, dtype=np.float32), 1.0
+    w = np.asarray(w, dtype=np.float64).reshape(-1)
+    qw = w[gptr[:-1]].astype(np.float32)
+    total = math.fsum(qw.astype(np.float64))
+    if not total > 0:
+        raise ValueError("the query weights sum to 0; at least one must be > 0")
+    return qw, float(n_groups) / total
+
+
+def per_row_weights(weight, qid: np.ndarray | None, n: int):
+    """The Dataset's ``weight`` with query ids: XGBoost's one weight per query (``n_queries``
+    entries) becomes each row's; per-row weights must then be constant within each query."""
+    if weight is None or qid is None:
+        return weight
+    w = np.asarray(weight.get() if hasattr(weight, "get") else weight,
+                   dtype=np.float64).reshape(-1)
+    gptr = group_pointers(qid)[0]
+    sizes = np.diff(gptr)
+    if w.shape[0] == sizes.shape[0]:
+        return np.repeat(w, sizes)
+    if w.shape[0] == n and np.all(w == np.repeat(w[gptr[:-1]], sizes)):
+        return w
+    raise ValueError(f"weight with query ids weighs whole queries, as XGBoost: pass one "
+                     f"weight per query ({sizes.shape[0]} queries), not {w.shape[0]} values")

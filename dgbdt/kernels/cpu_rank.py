@@ -59,9 +59,9 @@ def _gain(y, exp_gain):
 
 @numba.njit(cache=True)
 def _group(loss, method, k, exp_gain, normalize, score_norm, seed, epoch, qid,
-           p, y, g, h, discount):
+           p, y, g, h, discount, w, w_norm):
     """One query's gradients into g, h (float32, zeroed here); p, y: its float32 predictions
-    and labels."""
+    and labels; w (float32) its weight, w_norm the training's n_queries / sum of weights."""
     cnt = p.shape[0]
     for i in range(cnt):
         g[i] = np.float32(0.0)
@@ -196,13 +196,18 @@ def _group(loss, method, k, exp_gain, normalize, score_norm, seed, epoch, qid,
             for i in range(cnt):
                 g[i] = np.float32(float(g[i]) * norm)
                 h[i] = np.float32(float(h[i]) * norm)
+    # XGBoost's gpair * w * w_norm: a float32 product, then one in double rounded to float32
+    for i in range(cnt):
+        g[i] = np.float32(float(g[i] * w) * w_norm)
+        h[i] = np.float32(float(h[i] * w) * w_norm)
 
 
 @numba.njit(cache=True)
 def lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epoch,
-                     gptr, qids, pred, label, g, h):
+                     gptr, qids, pred, label, g, h, qw, w_norm):
     """Every group's gradients: group ``q`` is rows ``gptr[q]:gptr[q + 1]`` with query id
-    ``qids[q]``; ``pred``, ``label`` float32 [n]; writes float32 ``g``, ``h`` [n]."""
+    ``qids[q]`` and weight ``qw[q]`` (float32); ``pred``, ``label`` float32 [n]; writes
+    float32 ``g``, ``h`` [n]."""
     n_groups = gptr.shape[0] - 1
     longest = 0
     for q in range(n_groups):
@@ -214,4 +219,4 @@ def lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epo
         a = gptr[q]
         b = gptr[q + 1]
         _group(loss, method, k, exp_gain, normalize, score_norm, seed, epoch, qids[q],
-               pred[a:b], label[a:b], g[a:b], h[a:b], discount)
+               pred[a:b], label[a:b], g[a:b], h[a:b], discount, qw[q], w_norm)
