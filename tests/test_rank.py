@@ -345,3 +345,12 @@ def test_xgboost_format_round_trip(tmp_path):
     back = dgbdt.load_model(path)
     assert back.objective.name == "rank:ndcg"
     np.testing.assert_array_equal(back.predict(X), booster.predict(X))
+
+
+def test_cv_folds_of_whole_queries():
+    X, y, qid = rank_data(n_queries=20, seed=16)
+    res = dgbdt.cv({"objective": "rank:ndcg", "max_depth": 2}, dgbdt.Dataset(X, label=y, qid=qid),
+                   2, nfold=3, as_pandas=False)
+    assert sorted(res) == ["test-ndcg@32-mean", "test-ndcg@32-std", "train-ndcg@32-mean",
+                           "train-ndcg@32-std"]
+    assert all(0 < v <= 1 for v in res["test-ndcg@32-mean"])
