@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data.queries import group_pointers, query_weights
+from .data.queries import group_pointers, query_weights, weight_norm, weight_norm_stats
 from .fixedpoint import ExactSum
 from .metric_rank import RankMetric
 from .objective_base import Objective, _as_labels, _first_bad_row
@@ -103,15 +103,23 @@ class _LambdaRank(Objective):
         return np.zeros(1)
 
     # -- gradients ---------------------------------------------------------------------------
-    def group_gradients(self, margin, y, qid, w=None, epoch: int = 0):
-        """(g, h) float64 [n, 1] of rows whose queries are contiguous runs of ``qid``."""
+    #: n_queries / sum of the query weights of the whole training set, when the caller knows
+    #: it (dgbdt.dask.train sets it for graph mode); else the seam's own (its rows are every
+    #: query in-process and in one task; the collective ranks reduce it)
+    weight_norm = None
+
+    def group_gradients(self, margin, y, qid, w=None, epoch: int = 0, w_norm=None):
+        """(g, h) float64 [n, 1] of rows whose queries are contiguous runs of ``qid``;
+        ``w_norm``: the weight normalization (default: of these rows' queries)."""
         from .kernels.cpu_rank import lambda_gradients
         m = np.asarray(margin, dtype=np.float64)
         m = m[:, 0] if m.ndim == 2 else m
         pred = np.ascontiguousarray(m, dtype=np.float32)
         label = np.ascontiguousarray(_as_labels(y), dtype=np.float32)
         gptr, ids = group_pointers(qid)
-        qw, w_norm = query_weights(w, gptr)
+        qw = query_weights(w, gptr)
+        if w_norm is None:
+            w_norm = 1.0 if w is None else weight_norm(weight_norm_stats(w, qid))
         g = np.empty(pred.shape[0], dtype=np.float32)
         h = np.empty(pred.shape[0], dtype=np.float32)
         lambda_gradients(self.loss, 1 if self.pair_method == "mean" else 0, self.num_pair,
@@ -138,8 +146,17 @@ class _LambdaRank(Objective):
         label = np.concatenate([s.label for s in shards])
         weight = None if shards[0].weight is None else \
             np.concatenate([s.weight for s in shards])
+        norm = self.weight_norm
+        if weight is not None and norm is None:
+            norm = getattr(seam, "rank_weight_norm", None)
+            if norm is None:
+                stats = weight_norm_stats(weight, qid)
+                comm = getattr(seam, "comm", None)      # the collective seam: every rank's
+                if comm is not None:
+                    stats = comm.sum_exact(stats)
+                norm = seam.rank_weight_norm = weight_norm(stats)
         g, h = self.group_gradients(seam.margins(), label, qid, weight,
-                                    getattr(seam, "epoch", 0))
+                                    getattr(seam, "epoch", 0), norm)
         return seam.set_gradients(g, h)
 
 

@@ -257,6 +257,27 @@ def test_dask_workers_and_partitions_equal_in_process(client4, mode):
     assert out["history"] == res
 
 
+@pytest.mark.parametrize("mode", ["graph", "collective"])
+def test_dask_query_weights_equal_in_process(client4, mode):
+    """The weight normalization n_queries / sum of weights is the whole set's on every worker
+    (graph: computed by the client; collective: reduced over the ranks)."""
+    from dgbdt.dask import DaskDataset, train
+    da = pytest.importorskip("dask.array")
+    X, y, qid = rank_data(n_queries=30, seed=17)
+    qw = np.random.default_rng(17).uniform(0.2, 3.0, size=30)
+    d = dgbdt.Dataset(X, label=y, qid=qid, weight=qw)
+    params = {"objective": "rank:ndcg", "max_depth": 3, "eval_metric": ["ndcg@5", "ndcg-"]}
+    res = {}
+    ref = dgbdt.train(params, d, 3, evals=[(d, "t")], evals_result=res, verbose_eval=False)
+    c = query_chunks(qid, 6)
+    dd = DaskDataset(client4, da.from_array(X, chunks=(c, X.shape[1])),
+                     da.from_array(y, chunks=(c,)), da.from_array(d.weight, chunks=(c,)),
+                     qid=da.from_array(qid, chunks=(c,)))
+    out = train(client4, params, dd, 3, evals=[(dd, "t")], mode=mode, verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+    assert out["history"] == res
+
+
 def test_dask_errors(client2):
     from dgbdt.dask import DaskDataset, train
     da = pytest.importorskip("dask.array")
@@ -270,12 +291,6 @@ def test_dask_errors(client2):
         q = qid.copy()
         q[cut + 1:] = q[cut + 1:][::-1]
         dask_rank_dataset(client2, X, y, q, chunks)
-    good = query_chunks(qid, 2)
-    weighted = DaskDataset(client2, da.from_array(X, chunks=(good, 5)),
-                           da.from_array(y, chunks=(good,)), da.ones(len(y), chunks=(good,)),
-                           qid=da.from_array(qid, chunks=(good,)))
-    with pytest.raises(ValueError, match="with query weights trains in-process for now"):
-        train(client2, {"objective": "rank:ndcg"}, weighted, 1)
     plain = DaskDataset(client2, da.from_array(X, chunks=(chunks, 5)),
                         da.from_array(y, chunks=(chunks,)))
     with pytest.raises(ValueError, match="needs query ids: pass qid= to DaskDataset"):

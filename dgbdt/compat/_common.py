@@ -58,8 +58,9 @@ def refuse_unsupported(*, missing=None, group=None, qid=None, label_lower_bound=
         _unsupported(f"missing={missing!r}", "replace that value by NaN in the data "
                      "(X[X == missing] = np.nan); NaN is dgbdt's missing value")
     if (group is not None or qid is not None) and weight is not None:
-        _unsupported("query weights on Dask (weight= with qid)", "leave weight out, or train "
-                     "in-process (xgb.DMatrix(..., qid=..., weight=one per query))")
+        _unsupported("query weights on Dask (weight= with qid: XGBoost's one per query)",
+                     "pass dgbdt.dask.DaskDataset(..., weight=..., qid=...) with each row's "
+                     "query weight (partitioned like the data), or train in-process")
     if label_lower_bound is not None or label_upper_bound is not None:
         _unsupported("label bounds (survival:aft)", "use a regression objective")
     if feature_weights is not None:

@@ -32,6 +32,7 @@ from ..custom import CustomObjective, objective_on
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
 from ..metric import get_metric, is_metric_custom, with_custom
+from ..data.queries import weight_norm, weight_norm_stats
 from ..objective import get_objective
 from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
@@ -62,6 +63,11 @@ def _label_stats(part, obj, num_class):
     if not obj.stats_on_device():           # device labels stay there when they can
         label, weight = to_host(label), None if weight is None else to_host(weight)
     return obj.label_stats(label, weight, num_class)
+
+
+def _weight_norm_stats(part):
+    """A partition's [queries, sum of their weights] (exact sums; dgbdt.data.queries)."""
+    return weight_norm_stats(to_host(part.weight), part.qid)
 
 
 def _label_part(part, objective_name: str):
@@ -325,11 +331,9 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
                              "device kernel yet): pass host partitions, or params "
                              "device='cpu'")
-        if dtrain.has_weight:
-            raise ValueError(f"{objective.name} with query weights trains in-process for now "
-                             "(XGBoost scales the gradients by n_queries / the sum of every "
-                             "query's weight, not reduced over workers yet): use dgbdt.train, "
-                             "or leave weight out")
+        if dtrain.has_weight:       # n_queries / sum of weights over every partition
+            futs = dtrain.map_rows(_weight_norm_stats)
+            objective.weight_norm = weight_norm([sum(c) for c in zip(*client.gather(futs))])
     if objective.name == "survival:cox":
         raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
                          "sets span all the rows in the order of the survival times; train "

@@ -5,8 +5,6 @@ XGBoost requires a query's rows to be contiguous with the ids sorted; so does dg
 seam computes the gradients of whole queries (dgbdt.objective_rank)."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 
@@ -68,18 +66,30 @@ def group_pointers(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.append(starts, n).astype(np.int64), qid[starts].astype(np.int64)
 
 
-def query_weights(w, gptr: np.ndarray) -> tuple[np.ndarray, float]:
-    """(float32 weight of each query, n_queries / sum of them) from per-row weights constant
-    within each query (None: ones and 1), as XGBoost's ranking objectives weigh queries."""
-    n_groups = gptr.shape[0] - 1
+def query_weights(w, gptr: np.ndarray) -> np.ndarray:
+    """The float32 weight of each query (XGBoost keeps weights in float32) from per-row
+    weights constant within each query; ones without weights."""
     if w is None:
-        return np.ones(n_groups, dtype=np.float32), 1.0
-    w = np.asarray(w, dtype=np.float64).reshape(-1)
-    qw = w[gptr[:-1]].astype(np.float32)
-    total = math.fsum(qw.astype(np.float64))
+        return np.ones(gptr.shape[0] - 1, dtype=np.float32)
+    return np.asarray(w, dtype=np.float64).reshape(-1)[gptr[:-1]].astype(np.float32)
+
+
+def weight_norm_stats(w, qid) -> list:
+    """[number of queries, sum of their weights] as exact sums (dgbdt.fixedpoint.ExactSum):
+    summed over partitions they give the whole set's, in any order."""
+    from ..fixedpoint import ExactSum
+    gptr = group_pointers(qid)[0]
+    qw = query_weights(w, gptr).astype(np.float64)
+    return [ExactSum.of(np.array([float(qw.shape[0])])), ExactSum.of(qw)]
+
+
+def weight_norm(stats) -> float:
+    """XGBoost's ranking weight normalization, n_queries / sum of the query weights, from
+    (summed) ``weight_norm_stats``."""
+    n, total = (float(s) for s in stats)
     if not total > 0:
         raise ValueError("the query weights sum to 0; at least one must be > 0")
-    return qw, float(n_groups) / total
+    return n / total
 
 
 def per_row_weights(weight, qid: np.ndarray | None, n: int):
