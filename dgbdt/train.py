@@ -120,6 +120,13 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
                          f"{dtrain.num_col}")
     p["device"] = resolve_device(p["device"], dtrain.device_hint())
+    if getattr(objective, "needs_qid", False):
+        if dtrain.qid is None:
+            raise ValueError(f"{objective.name} needs query ids: pass qid= (or group=) to "
+                             "dgbdt.Dataset (rows of a query contiguous, ids sorted)")
+        if p["device"] != "cpu":
+            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
+                             "device kernel yet): pass device='cpu'")
     backend = get_backend(p["device"])
     p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
                                                  dtrain.feature_names)
@@ -136,13 +143,6 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         raise ValueError('grow_policy="lossguide" trains on the CPU for now (the GPU grows '
                          "trees depth-wise on the device): pass device='cpu', or use "
                          'grow_policy="depthwise" on the GPU')
-    if getattr(objective, "needs_qid", False):
-        if dtrain.qid is None:
-            raise ValueError(f"{objective.name} needs query ids: pass qid= (or group=) to "
-                             "dgbdt.Dataset (rows of a query contiguous, ids sorted)")
-        if backend.name != "cpu":
-            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
-                             "device kernel yet): pass device='cpu'")
     if objective.name == "survival:cox" and backend.name != "cpu":
         raise ValueError("survival:cox trains on the CPU for now: pass device='cpu'")
     if getattr(objective, "leaf_alpha", None) is not None and backend.name != "cpu":
