@@ -376,3 +376,13 @@ def test_cv_folds_of_whole_queries():
     assert sorted(res) == ["test-ndcg@32-mean", "test-ndcg@32-std", "train-ndcg@32-mean",
                            "train-ndcg@32-std"]
     assert all(0 < v <= 1 for v in res["test-ndcg@32-mean"])
+
+
+def test_save_binary_keeps_queries(tmp_path):
+    X, y, qid = rank_data(n_queries=8, seed=18)
+    w = np.arange(1, 9, dtype=np.float64)
+    d = dgbdt.Dataset(X, label=y, qid=qid, weight=w)
+    d.save_binary(str(tmp_path / "r.dgbdt"))
+    back = dgbdt.Dataset.load_binary(str(tmp_path / "r.dgbdt"))
+    np.testing.assert_array_equal(back.qid, qid)
+    np.testing.assert_array_equal(back.weight, d.weight)
