@@ -111,7 +111,7 @@ class _LambdaRank(Objective):
     def group_gradients(self, margin, y, qid, w=None, epoch: int = 0, w_norm=None):
         """(g, h) float64 [n, 1] of rows whose queries are contiguous runs of ``qid``;
         ``w_norm``: the weight normalization (default: of these rows' queries)."""
-        from .kernels.cpu_rank import lambda_gradients
+        from .kernels.cpu_rank import lambda_gradients_threaded
         m = np.asarray(margin, dtype=np.float64)
         m = m[:, 0] if m.ndim == 2 else m
         pred = np.ascontiguousarray(m, dtype=np.float32)
@@ -122,10 +122,10 @@ class _LambdaRank(Objective):
             w_norm = 1.0 if w is None else weight_norm(weight_norm_stats(w, qid))
         g = np.empty(pred.shape[0], dtype=np.float32)
         h = np.empty(pred.shape[0], dtype=np.float32)
-        lambda_gradients(self.loss, 1 if self.pair_method == "mean" else 0, self.num_pair,
-                         self.exp_gain, self.normalization, self.score_normalization,
-                         np.uint64(self.seed), np.uint64(epoch), gptr, ids.view(np.uint64),
-                         pred, label, g, h, qw, w_norm)
+        lambda_gradients_threaded(
+            self.loss, 1 if self.pair_method == "mean" else 0, self.num_pair, self.exp_gain,
+            self.normalization, self.score_normalization, np.uint64(self.seed),
+            np.uint64(epoch), gptr, ids.view(np.uint64), pred, label, g, h, qw, w_norm)
         return g.astype(np.float64)[:, None], h.astype(np.float64)[:, None]
 
     def gradients(self, margin, y, w, out=None):

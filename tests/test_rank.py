@@ -386,3 +386,28 @@ def test_save_binary_keeps_queries(tmp_path):
     back = dgbdt.Dataset.load_binary(str(tmp_path / "r.dgbdt"))
     np.testing.assert_array_equal(back.qid, qid)
     np.testing.assert_array_equal(back.weight, d.weight)
+
+
+@pytest.mark.parametrize("method", [0, 1])
+def test_gradients_same_for_any_thread_count(method):
+    """Chunks of whole queries per thread: the same gradients for 1, 2 or 3 threads."""
+    from dgbdt.data.queries import group_pointers
+    from dgbdt.kernels.cpu_rank import lambda_gradients_threaded
+    rng = np.random.default_rng(19)
+    qid = np.repeat(np.arange(3000), rng.integers(1, 50, size=3000))
+    gptr, ids = group_pointers(qid)
+    n = qid.shape[0]
+    assert n > 65536
+    pred = rng.normal(size=n).astype(np.float32)
+    label = rng.integers(0, 5, size=n).astype(np.float32)
+    qw = np.ones(3000, np.float32)
+    outs = []
+    for threads in (1, 2, 3):
+        g, h = np.empty(n, np.float32), np.empty(n, np.float32)
+        lambda_gradients_threaded(0, method, 8, True, True, True, np.uint64(1), np.uint64(2),
+                                  gptr, ids.view(np.uint64), pred, label, g, h, qw, 1.0,
+                                  threads)
+        outs.append((g, h))
+    for g, h in outs[1:]:
+        np.testing.assert_array_equal(g, outs[0][0])
+        np.testing.assert_array_equal(h, outs[0][1])

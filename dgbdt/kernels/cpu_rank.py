@@ -7,12 +7,18 @@ As XGBoost, the predictions are float32 (its ``predt``), a pair's gradient and h
 computed in float64 and rounded to float32, and each row accumulates its pairs in float32 in the
 order XGBoost visits them; the group's normalization and weight are applied after.
 
+The groups are cut into contiguous chunks of about equal rows, one per thread
+(``lambda_gradients_threaded``; the kernel releases the GIL): each group is computed whole by
+one thread into its own rows, so the result is the same for any thread count.
+
 ``method``: 0 ``topk`` (every pair with at least one of the model's top ``k`` rows), 1 ``mean``
 (``k`` random partners with another label per row; the draws come from a counter-based hash of
 (seed, round, query id, draw number), not from XGBoost's minstd_rand stream).
 ``loss``: 0 ``rank:ndcg`` (|delta NDCG|), 1 ``rank:pairwise`` (1), 2 ``rank:map`` (|delta AP|).
 """
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -202,7 +208,7 @@ def _group(loss, method, k, exp_gain, normalize, score_norm, seed, epoch, qid,
         h[i] = np.float32(float(h[i] * w) * w_norm)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epoch,
                      gptr, qids, pred, label, g, h, qw, w_norm):
     """Every group's gradients: group ``q`` is rows ``gptr[q]:gptr[q + 1]`` with query id
@@ -220,3 +226,26 @@ def lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epo
         b = gptr[q + 1]
         _group(loss, method, k, exp_gain, normalize, score_norm, seed, epoch, qids[q],
                pred[a:b], label[a:b], g[a:b], h[a:b], discount, qw[q], w_norm)
+
+
+def lambda_gradients_threaded(loss, method, k, exp_gain, normalize, score_norm, seed, epoch,
+                              gptr, qids, pred, label, g, h, qw, w_norm, threads: int = 0):
+    """``lambda_gradients`` over chunks of whole groups on ``threads`` threads (0: numba's
+    thread count, the training's nthread)."""
+    threads = threads or numba.get_num_threads()
+    n_groups = gptr.shape[0] - 1
+    if threads <= 1 or n_groups < 2 * threads or gptr[-1] < 65536:
+        lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epoch,
+                         gptr, qids, pred, label, g, h, qw, w_norm)
+        return
+    # chunk boundaries at groups, about equal rows each
+    cuts = np.unique(np.searchsorted(gptr, np.linspace(0, gptr[-1], threads + 1)[1:-1]))
+    edges = [0, *[int(c) for c in cuts if 0 < c < n_groups], n_groups]
+
+    def run(a, b):
+        lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epoch,
+                         gptr[a:b + 1], qids[a:b], pred, label, g, h, qw[a:b], w_norm)
+
+    with ThreadPoolExecutor(max_workers=len(edges) - 1) as pool:
+        for f in [pool.submit(run, a, b) for a, b in zip(edges, edges[1:]) if b > a]:
+            f.result()
