@@ -411,3 +411,17 @@ def test_gradients_same_for_any_thread_count(method):
     for g, h in outs[1:]:
         np.testing.assert_array_equal(g, outs[0][0])
         np.testing.assert_array_equal(h, outs[0][1])
+
+
+def test_early_stopping_maximizes_ndcg_as_xgboost():
+    X, y, qid = rank_data(n_queries=40, seed=20)
+    Xv, yv, qv = rank_data(n_queries=20, seed=21)
+    params = {"objective": "rank:ndcg", "max_depth": 4, "eta": 0.5, "eval_metric": "ndcg@5"}
+    ours = dgbdt.train(params, dgbdt.Dataset(X, label=y, qid=qid), 30,
+                       evals=[(dgbdt.Dataset(Xv, label=yv, qid=qv), "v")],
+                       early_stopping_rounds=3, verbose_eval=False)
+    theirs = xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X, label=y, qid=qid), 30,
+                       evals=[(xgb.DMatrix(Xv, label=yv, qid=qv), "v")],
+                       early_stopping_rounds=3, verbose_eval=False)
+    assert ours.best_iteration == theirs.best_iteration < 29
+    assert ours.best_score == pytest.approx(theirs.best_score, rel=1e-12)
