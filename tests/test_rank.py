@@ -425,3 +425,17 @@ def test_early_stopping_maximizes_ndcg_as_xgboost():
                        early_stopping_rounds=3, verbose_eval=False)
     assert ours.best_iteration == theirs.best_iteration < 29
     assert ours.best_score == pytest.approx(theirs.best_score, rel=1e-12)
+
+
+def test_example_runs():
+    """examples/rank.py: DaskGBDTRanker on 2 workers = the in-process ranker (exit 0)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, str(root / "examples" / "rank.py"), "--queries", "160",
+                           "--rounds", "3"], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "same bytes: True" in proc.stdout
