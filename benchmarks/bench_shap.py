@@ -2,6 +2,13 @@
 
     python benchmarks/bench_shap.py                      # 100k x 28, 100 trees, depth 6, CPU
     python benchmarks/bench_shap.py --rows 20000 --out result.jsonl
+    python3 benchmarks/bench_shap.py --device cuda --rows 1000000 --trees 500 --depth 8
+
+On the GPU (``--device cuda``) both libraries train and explain on the device: dgbdt's path-form
+TreeSHAP kernel (dgbdt.kernels.gpu_shap) against XGBoost's GPUTreeShap on the same trees, rows
+given as a cupy array; dgbdt's first call (which extracts and uploads the model's paths, after a
+warm-up of the kernel on one tree) and second call are both timed; XGBoost's values come back to
+the host, dgbdt's stay on the device (their copy is timed separately).
 
 Trains dgbdt (binary:logistic on bench_cpu.py's Higgs-shaped formula), loads its XGBoost export
 into XGBoost, and times ``predict(X, pred_contribs=True)`` of both after a warm-up on 100 rows
@@ -25,8 +32,11 @@ def main() -> None:
     ap.add_argument("--features", type=int, default=28, help="at least 15")
     ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--depth", type=int, default=6)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--out", help="also append the JSON line to this file")
     a = ap.parse_args()
+    if a.device == "cuda":
+        return gpu(a)
 
     import numba
     import xgboost as xgb
@@ -55,6 +65,55 @@ def main() -> None:
                        "xgboost_s": round(tx, 3), "ratio": round(td / tx, 3),
                        "max_abs_diff": float(np.abs(c - cx).max()),
                        "xgboost": xgb.__version__, "dgbdt": dgbdt.__version__})
+    print(line)
+    if a.out:
+        with open(a.out, "a") as f:
+            f.write(line + "\n")
+
+
+def gpu(a) -> None:
+    import cupy as cp
+    import xgboost as xgb
+
+    import dgbdt
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((a.rows, a.features)).astype(np.float32)
+    y = (X[:, 0] * X[:, 1] + np.sin(2 * X[:, 2]) - X[:, 4] + 0.3 * X[:, 5:15].sum(1)
+         > 0).astype(np.float64)
+    Xd = cp.asarray(X)
+    b = dgbdt.train({"objective": "binary:logistic", "max_depth": a.depth, "eta": 0.1,
+                     "device": "cuda"}, dgbdt.Dataset(Xd, cp.asarray(y)), a.trees,
+                    verbose_eval=False)
+    xb = xgb.Booster()
+    xb.load_model(bytearray(b.save_raw("xgboost").encode()))
+    xb.set_param({"device": "cuda"})
+    b.predict(Xd[:100], pred_contribs=True, iteration_range=(0, 1))   # compiles the kernel
+    dm = xgb.DMatrix(Xd)
+    xb.predict(xgb.DMatrix(Xd[:100]), pred_contribs=True)
+
+    def timed(fn):
+        cp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        out = fn()
+        cp.cuda.Device().synchronize()
+        return out, time.perf_counter() - t
+
+    c, first = timed(lambda: b.predict(Xd, pred_contribs=True))
+    c, second = timed(lambda: b.predict(Xd, pred_contribs=True))
+    ch, copy = timed(lambda: cp.asnumpy(c))
+    cx, tx = timed(lambda: xb.predict(dm, pred_contribs=True))
+    cx2, tx2 = timed(lambda: xb.predict(dm, pred_contribs=True))
+    margin = cp.asnumpy(b.predict(Xd, output_margin=True))
+    line = json.dumps({
+        "bench": "shap", "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+        "rows": a.rows, "features": a.features, "trees": a.trees, "depth": a.depth,
+        "dgbdt_first_s": round(first, 3), "dgbdt_s": round(second, 3),
+        "dgbdt_copy_to_host_s": round(copy, 3),
+        "xgboost_first_s": round(tx, 3), "xgboost_s": round(tx2, 3),
+        "ratio": round(second / tx2, 3), "ratio_first": round(first / tx, 3),
+        "max_abs_diff": float(np.abs(ch - cx).max()),
+        "max_abs_sum_minus_margin": float(np.abs(ch.sum(1) - margin).max()),
+        "xgboost": xgb.__version__, "dgbdt": dgbdt.__version__})
     print(line)
     if a.out:
         with open(a.out, "a") as f:

@@ -38,7 +38,7 @@ from .data.input import as_features, as_matrix
 from .backend import array_module, backend_of, to_host
 from .objective import get_objective
 from .params import OBJECTIVES
-from .tree.model import ModelFormatError, Tree
+from .tree.model import ModelFormatError, Tree, category_arrays
 
 FORMAT = "dgbdt-model"
 VERSION = 2
@@ -115,15 +115,23 @@ class Booster:
 
     def set_feature_types(self, data) -> None:
         """Record the training data's feature types and category values (a Dataset or
-        DaskDataset; dgbdt.data.categorical) when it has categorical features."""
+        DaskDataset; dgbdt.data.categorical) when it has categorical features. A model that
+        has category values already (continued training) must get the same ones from a frame
+        (its trees' sets are codes of those); arrays of codes keep the model's."""
         from .data.categorical import mask_of
         types = getattr(data, "feature_types", None)
         if mask_of(types) is None:
             return
-        self.feature_types = list(types)
         cats = getattr(data, "categories", None)
-        self.categories = None if cats is None else [None if c is None else list(c)
-                                                     for c in cats]
+        cats = None if cats is None else [None if c is None else list(c) for c in cats]
+        if cats is None:                # codes (arrays): read as the model's, if it has any
+            cats = self.categories
+        elif self.categories is not None and cats != self.categories:
+            raise ValueError("the model to continue (xgb_model) was trained on other "
+                             "categories than this data's: make the data from frames with "
+                             "the model's categories (one pd.CategoricalDtype per column)")
+        self.feature_types = list(types)
+        self.categories = cats
 
     def predict_margin_trees(self, X: np.ndarray, trees: list[int], out: np.ndarray,
                              leaves: np.ndarray | None = None) -> None:
@@ -143,8 +151,9 @@ class Booster:
         SHAP value (TreeSHAP, exact for the trees; dgbdt.kernels.cpu_shap) and the bias in the
         last column: float64 [n, F + 1], or [n, K, F + 1] for several outputs; a row's values
         sum to its margin; with ``pred_interactions`` SHAP interaction values [n, F + 1, F + 1]
-        ([n, K, F + 1, F + 1]) whose rows sum to the SHAP values. Both are computed on the
-        CPU (GPU rows are copied there).
+        ([n, K, F + 1, F + 1]) whose rows sum to the SHAP values. SHAP values of GPU rows
+        are computed on their GPU (dgbdt.kernels.gpu_shap; up to ~900 features, numerical
+        splits), interaction values on the CPU (GPU rows are copied there).
         ``strict_shape``: XGBoost's fixed shapes whatever the objective: [n, K] for values and
         margins (softmax: [n, 1]), [n, rounds, K, 1] for leaves, [n, K, F + 1] for SHAP values.
         """
@@ -189,11 +198,22 @@ class Booster:
         in the last column (the last diagonal entry). [n, ...] without K for one output."""
         from .kernels import cpu_shap
         xp = array_module(X)
-        Xh = np.ascontiguousarray(to_host(X), dtype=np.float32)
-        n, F, K = Xh.shape[0], self.n_features, self.n_outputs
-        out = np.zeros((n, K, F + 1, F + 1) if interactions else (n, K, F + 1))
+        n, F, K = X.shape[0], self.n_features, self.n_outputs
         bias = to_host(self.initial_margin(n, None if bm is None else to_host(bm)))
         sel = [self.trees[i] for i in trees]
+        if sel and xp is not np and not interactions and not any(t.categories for t in sel):
+            # on the GPU: the path form of TreeSHAP (dgbdt.kernels.gpu_shap), where the block's
+            # SHAP values fit in shared memory (up to ~900 features); interaction values and
+            # categorical splits are computed on the host
+            from .kernels import gpu_shap
+            paths = _shap_paths(sel, [self.tree_class[i] for i in trees], K)
+            if gpu_shap.fits(F, X.device.id) and paths["max_len"] <= gpu_shap.MAX_LEN:
+                out = xp.zeros((n, K, F + 1))
+                gpu_shap.contributions(X, paths, out)
+                out[:, :, F] += xp.asarray(bias + paths["expected"])
+                return out[:, 0] if K == 1 else out
+        Xh = np.ascontiguousarray(to_host(X), dtype=np.float32)
+        out = np.zeros((n, K, F + 1, F + 1) if interactions else (n, K, F + 1))
         if sel:
             ptrs = np.zeros(len(sel) + 1, dtype=np.int64)
             ptrs[1:] = np.cumsum([t.n_nodes for t in sel])
@@ -204,7 +224,8 @@ class Booster:
             classes = np.array([self.tree_class[i] for i in trees], dtype=np.int64)
             args = (Xh, left, right, np.concatenate([t.feature for t in sel]).astype(np.int64),
                     thr, np.concatenate([t.default_left for t in sel]), cover, ptrs, classes,
-                    max(cpu_shap.tree_depth(t.left, t.right) for t in sel), out)
+                    max(cpu_shap.tree_depth(t.left, t.right) for t in sel), out,
+                    _shap_sets(sel, int(ptrs[-1])))
             (cpu_shap.interactions if interactions else cpu_shap.contributions)(*args)
             bias = bias + np.bincount(classes, weights=cpu_shap.root_means(
                 left, right, thr, cover, ptrs), minlength=K)
@@ -389,6 +410,15 @@ class Booster:
                 f"features={self.n_features})")
 
 
+def _shap_sets(trees: list[Tree], n_nodes: int) -> tuple:
+    """The categorical splits' arrays for kernels.cpu_shap (no categorical node: empty)."""
+    if any(t.categories for t in trees):
+        a = category_arrays(trees, n_nodes)
+        return a["is_cat"], a["cat_begin"], a["cat_size"], a["cats"]
+    return (np.zeros(n_nodes, np.bool_), np.zeros(n_nodes, np.int64),
+            np.zeros(n_nodes, np.int64), np.zeros(0, np.uint8))
+
+
 def initial_margins(intercept, n: int, base_margin, xp):
     """[n, K] float64 margins before any tree, arrays of ``xp``: a copy of the rows'
     base_margin ([n] or [n, K]) if given, else the intercept [K] on every row."""
@@ -442,6 +472,25 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
     be.predict_raw(X, cat, ptrs, cls, out, leaves)
 
 
+def _shap_paths(trees: list[Tree], classes: list[int], K: int) -> dict:
+    """The root-to-leaf paths of ``trees`` (dgbdt.kernels.shap_paths) with ``expected``, the
+    sum of each class's trees' expected values [K]; kept with the trees' concatenation (and
+    uploaded once per device by gpu_shap)."""
+    cat, ptrs, cls = _concatenated(trees, classes)
+    if "_shap_paths" not in cat:
+        from .kernels import cpu_shap, shap_paths
+        cover = np.concatenate([t.sum_hessian for t in trees]).astype(np.float64)
+        left = cat["left"].astype(np.int64)
+        right = cat["right"].astype(np.int64)
+        thr = cat["threshold"].astype(np.float64)
+        paths = shap_paths.ensemble_paths(left, right, cat["feature"].astype(np.int64), thr,
+                                          cat["default_left"], cover, ptrs, cls)
+        paths["expected"] = np.bincount(cls, weights=cpu_shap.root_means(
+            left, right, thr, cover, ptrs), minlength=K)
+        cat["_shap_paths"] = paths
+    return cat["_shap_paths"]
+
+
 _CONCAT_KEEP = 4
 _concat_cache: list = []        # (trees, classes, (cat, ptrs, classes array)), newest first
 _concat_lock = threading.Lock()
@@ -464,34 +513,12 @@ def _concatenated(trees: list[Tree], classes: list[int]) -> tuple:
     cat = {a: np.concatenate([getattr(t, a) for t in trees])
            for a in ("left", "right", "feature", "threshold", "default_left")}
     if any(t.categories for t in trees):
-        cat.update(_category_arrays(trees, int(ptrs[-1])))
+        cat.update(category_arrays(trees, int(ptrs[-1])))
     made = (cat, ptrs, np.array(key, dtype=np.int64))
     with _concat_lock:
         _concat_cache.insert(0, (tuple(trees), key, made))
         del _concat_cache[_CONCAT_KEEP:]
     return made
-
-
-def _category_arrays(trees: list[Tree], n_nodes: int) -> dict:
-    """The categorical splits of concatenated trees for kernels.cpu_categorical.
-    predict_raw_cat: per node ``is_cat``, ``cat_begin``, ``cat_size`` and ``cats``, a byte per
-    code 0..max of each set (1: the code goes right)."""
-    is_cat = np.zeros(n_nodes, np.bool_)
-    begin = np.zeros(n_nodes, np.int64)
-    size = np.zeros(n_nodes, np.int64)
-    parts, at, base = [], 0, 0
-    for t in trees:
-        for node, codes in sorted((t.categories or {}).items()):
-            width = int(codes.max()) + 1 if codes.size else 0
-            row = np.zeros(width, np.uint8)
-            row[codes] = 1
-            i = base + node
-            is_cat[i], begin[i], size[i] = True, at, width
-            parts.append(row)
-            at += width
-        base += t.n_nodes
-    cats = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
-    return {"is_cat": is_cat, "cat_begin": begin, "cat_size": size, "cats": cats}
 
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:

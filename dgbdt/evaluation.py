@@ -84,11 +84,17 @@ class DatasetEval:
         from .booster import MarginStart
         self.d = d
         # the model's margins so far (continued training: the prior model's trees first)
-        self.margin = MarginStart(booster.base_margin, booster).of(d.data, d.base_margin)
+        self.X = d.data
+        if booster.feature_types is not None:     # category codes as the training's
+            from .data.categorical import mask_of, recode
+            self.X = recode(d.data, mask_of(booster.feature_types),
+                            getattr(d, "categories", None), booster.categories,
+                            d.feature_names)
+        self.margin = MarginStart(booster.base_margin, booster).of(self.X, d.base_margin)
         self.rows = EvalRows.whole(d.label, d.weight, d.qid)
 
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:
-        booster.predict_margin_trees(self.d.data, new_trees, self.margin)
+        booster.predict_margin_trees(self.X, new_trees, self.margin)
         return values(metrics, self.rows.summaries(objective, metrics, self.margin))
 
     def custom_margins(self):

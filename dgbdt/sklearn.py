@@ -39,6 +39,8 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
 # estimator argument -> training parameter name
 _RENAMED = {"learning_rate": "eta", "reg_lambda": "lambda", "reg_alpha": "alpha",
             "random_state": "seed", "n_jobs": "nthread"}
+#: estimator arguments that go to the Dataset, not the training parameters
+_DATA_ARGS = ("enable_categorical", "feature_types")
 _NOT_PARAMS = {"n_estimators", "early_stopping_rounds", "importance_type", "kwargs",
                "checkpoint_dir", "checkpoint_interval"}
 
@@ -108,8 +110,13 @@ class _GBDTModel(_Base):
             # callables and Metric instances: obj= / custom_metric=
             if v is not None and not callable(v) and not is_metric_custom(v):
                 out[_RENAMED.get(n, n)] = v
-        out.update(self.kwargs)
+        out.update({k: v for k, v in self.kwargs.items() if k not in _DATA_ARGS})
         return out
+
+    def _data_args(self) -> dict:
+        """The Dataset's arguments among the estimator's (XGBoost's enable_categorical and
+        feature_types: categorical features, dgbdt.data.categorical)."""
+        return {k: self.kwargs[k] for k in _DATA_ARGS if k in self.kwargs}
 
     # -- fitting -----------------------------------------------------------------------------
     def _eval_pairs(self, eval_set, sample_weight_eval_set, base_margin_eval_set=None):
@@ -136,11 +143,13 @@ class _GBDTModel(_Base):
         of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after.
         ``queries``: the Dataset's qid= / group= arguments (a dict; the ranker's), and
         ``eval_queries`` one such dict per eval_set pair."""
+        data = self._data_args()
         dtrain = Dataset(X, label=self._encode(y), weight=sample_weight, base_margin=base_margin,
-                         **(queries or {}))
+                         **data, **(queries or {}))
         pairs = self._eval_pairs(eval_set, sample_weight_eval_set, base_margin_eval_set)
         eval_queries = eval_queries or [{}] * len(pairs)
-        evals = [(Dataset(ex, label=self._encode(ey), weight=w, base_margin=m, **q), name)
+        evals = [(Dataset(ex, label=self._encode(ey), weight=w, base_margin=m, **data, **q),
+                  name)
                  for (ex, ey, w, m, name), q in zip(pairs, eval_queries)]
         self.evals_result_: dict = {}
         obj, metric, maximize = _callables(self.objective, self.eval_metric)
@@ -190,8 +199,10 @@ class _GBDTModel(_Base):
         return None if b.best_iteration is None else (0, b.best_iteration + 1)
 
     def _margin_or_prediction(self, X, output_margin, iteration_range):
-        return self.get_booster().predict(Dataset(X), output_margin=output_margin,
-                                          iteration_range=self._iteration_range(iteration_range))
+        booster = self.get_booster()     # categorical models read frames themselves
+        return booster.predict(X if booster.feature_types is not None else Dataset(X),
+                               output_margin=output_margin,
+                               iteration_range=self._iteration_range(iteration_range))
 
     @property
     def feature_importances_(self) -> np.ndarray:

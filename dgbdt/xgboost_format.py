@@ -15,16 +15,17 @@ differs is around the trees:
 * Categorical splits are XGBoost's fields in both (``split_type``, ``categories``...: the
   categories going right); the feature types are written too. Category values: when every
   categorical feature came from a pandas column of ASCII string categories (XGBoost 3.2
-  mis-stores others: offsets in characters over UTF-8 bytes), the export writes
-  XGBoost's category encoder (``cats``), so XGBoost re-codes frames by value as dgbdt does;
-  otherwise (codes from arrays, number categories) it writes none and XGBoost reads the
-  columns' codes: pass it codes, or frames whose categories are the training's.
+  mis-stores others: offsets in characters over UTF-8 bytes) or of integer categories
+  (written as int64, XGBoost's type 15), the export writes XGBoost's category encoder
+  (``cats``), so XGBoost re-codes frames by value as dgbdt does; otherwise (codes from arrays;
+  float categories, which XGBoost refuses in frames; bool or mixed ones) it writes none and
+  XGBoost reads the columns' codes: pass it codes.
 
 Import reads gradient-boosted tree models (``gbtree``) of numerical splits with one tree per
-output per round and an objective dgbdt has, categorical splits included (with the string
-categories of XGBoost's encoder, when it has them); anything else (``gblinear``, ``dart``,
-random forests, multi-target trees, another objective, an encoder of number categories) is
-refused by a ``ModelFormatError`` that says what the model has and what dgbdt reads.
+output per round and an objective dgbdt has, categorical splits included (with the string or
+number categories of XGBoost's encoder, when it has them); anything else (``gblinear``,
+``dart``, random forests, multi-target trees, another objective) is refused by a
+``ModelFormatError`` that says what the model has and what dgbdt reads.
 """
 from __future__ import annotations
 
@@ -145,34 +146,56 @@ def to_xgboost(booster) -> dict:
     }
 
 
+#: XGBoost's category value types (src/data/cat_container.cc CatIndexType: 7, 8 floats)
+_I64, _NUMBER_TYPES = 15, range(7, 17)
+
+
+def _kind(values) -> str | None:
+    """How XGBoost's encoder can hold a feature's categories: "str" (ASCII), "int", or None
+    (floats: XGBoost refuses them in frames; bool, mixed, non-ASCII)."""
+    if all(isinstance(v, str) and v.isascii() for v in values):
+        return "str"
+    if any(isinstance(v, bool) for v in values):
+        return None
+    if all(isinstance(v, int) for v in values):
+        return "int"
+    return None
+
+
 def _encoder(booster) -> dict:
     """XGBoost's category encoder (``cats``) of a model whose categorical features all have
-    string categories: per feature the UTF-8 bytes of its values and their offsets (empty for
-    the numerical ones), ``feature_segments`` the running count of values, ``sorted_idx``
-    each feature's values in sorted order; an empty encoder otherwise (see the module doc)."""
+    categories it can hold (_kind): per feature the ASCII bytes of string values and their
+    offsets, or typed number values (an empty string entry for numerical features);
+    ``feature_segments`` the running count of values, ``sorted_idx`` each feature's values in
+    sorted order. An empty encoder otherwise (see the module doc)."""
     empty = {"enc": [], "feature_segments": [], "sorted_idx": []}
     cats, types = booster.categories, booster.feature_types
     if not cats or not types:
         return empty
     is_cat = [t == "c" for t in types]
-    if not all(c is not None and all(isinstance(v, str) and v.isascii() for v in c)
-               for c, k in zip(cats, is_cat) if k):
+    kinds = [_kind(c) if k and c is not None else None for c, k in zip(cats, is_cat)]
+    if any(k and kind is None for k, kind in zip(is_cat, kinds)):
         return empty
     enc, segments, sorted_idx = [], [0], []
-    for c, k in zip(cats, is_cat):
+    for c, k, kind in zip(cats, is_cat, kinds):
         values = c if k else []
-        raw = [v.encode("utf-8") for v in values]
-        enc.append({"offsets": np.concatenate([[0], np.cumsum([len(b) for b in raw])]).astype(
-                        np.int64).tolist() if raw else [],
-                    "values": [x for b in raw for x in b]})
+        if kind == "int":
+            enc.append({"type": _I64, "values": [int(v) for v in values]})
+            keys = values
+        else:
+            raw = [v.encode("ascii") for v in values]
+            enc.append({"offsets": np.concatenate([[0], np.cumsum([len(b) for b in raw])])
+                        .astype(np.int64).tolist() if raw else [],
+                        "values": [x for b in raw for x in b]})
+            keys = raw
         segments.append(segments[-1] + len(values))
-        sorted_idx += sorted(range(len(values)), key=lambda i: raw[i])
+        sorted_idx += sorted(range(len(values)), key=lambda i: keys[i])
     return {"enc": enc, "feature_segments": segments, "sorted_idx": sorted_idx}
 
 
 def _decoded_categories(model: dict, n_features: int):
-    """The string categories of each feature from XGBoost's encoder (None for features
-    without), or None without an encoder; number categories are refused."""
+    """The categories of each feature from XGBoost's encoder (strings or numbers; None for
+    features without), or None without an encoder."""
     enc = (model.get("cats") or {}).get("enc") or []
     if not enc:
         return None
@@ -182,8 +205,12 @@ def _decoded_categories(model: dict, n_features: int):
     out = []
     for e in enc:
         if "type" in e:
-            raise ModelFormatError("XGBoost model: number categories in its encoder; dgbdt "
-                                   "reads string categories (or models trained on codes)")
+            if int(e["type"]) not in _NUMBER_TYPES:
+                raise ModelFormatError(f"XGBoost model: category type {e['type']!r} in its "
+                                       "encoder; dgbdt reads strings and numbers")
+            cast = float if int(e["type"]) in (7, 8) else int
+            out.append([cast(v) for v in e.get("values") or []] or None)
+            continue
         offsets, values = e.get("offsets") or [], bytes(int(v) % 256 for v in e.get("values")
                                                         or [])
         try:

@@ -92,6 +92,8 @@ def fit_both(params, X, y, types, rounds, weight=None):
     {"max_cat_to_onehot": 32},                  # all one-hot
     {"max_cat_threshold": 3, "lambda": 2.0, "gamma": 0.3, "min_child_weight": 3.0},
     {"alpha": 0.5, "max_delta_step": 0.8},
+    {"monotone_constraints": "(0,0,0,1,-1)"},   # numerical features constrained
+    {"monotone_constraints": "(1,0,-1,1,0)", "max_cat_to_onehot": 5},  # categorical too
 ])
 def test_same_trees_as_xgboost(objective, extra):
     X, signal, types, rng = cat_data(missing=0.1)
@@ -244,6 +246,17 @@ def test_xgboost_export_predicts_alike():
             bst.predict(xgb.DMatrix(frame, enable_categorical=True)), b.predict(df),
             rtol=1e-6, atol=1e-6)
     assert dgbdt.load_model(b.save_raw("xgboost")).categories == b.categories
+    for values in ([7, 3, 11, 5], [-2, 40]):      # integer categories: a typed encoder
+        dfn = df.assign(b=pd.Categorical(np.resize(values, len(df))))
+        bn = dgbdt.train({"max_depth": 3, "nthread": 1},
+                         dgbdt.Dataset(dfn, label=y, enable_categorical=True), 3,
+                         verbose_eval=False)
+        bst.load_model(bytearray(bn.save_raw("xgboost").encode()))
+        reordered = dfn.assign(b=dfn["b"].cat.reorder_categories(
+            sorted(values, reverse=True)))
+        np.testing.assert_allclose(
+            bst.predict(xgb.DMatrix(reordered, enable_categorical=True)), bn.predict(dfn),
+            rtol=1e-6, atol=1e-6)
     X, signal, types, _ = cat_data(n=1500)
     bc = dgbdt.train({"max_depth": 3, "nthread": 1},
                      dgbdt.Dataset(X, label=signal, feature_types=types), 3, verbose_eval=False)
@@ -251,6 +264,68 @@ def test_xgboost_export_predicts_alike():
     np.testing.assert_allclose(
         bst.predict(xgb.DMatrix(X, feature_types=types, enable_categorical=True)),
         bc.predict(X), rtol=1e-6, atol=1e-6)
+
+
+def test_dumps_as_xgboost():
+    """Text, JSON and DataFrame dumps show a categorical split as XGBoost's do: its set with
+    yes = the right child."""
+    df, y = _frame()
+    y = y.astype(np.float32)
+    params = {"max_depth": 2, "max_cat_to_onehot": 1, "nthread": 1}
+    b = dgbdt.train(params, dgbdt.Dataset(df, label=y, enable_categorical=True), 2,
+                    verbose_eval=False)
+    bst = xgb.train({**params, "tree_method": "hist"},
+                    xgb.DMatrix(df, label=y, enable_categorical=True), 2)
+
+    def structure(text):       # leaf values differ in the last float32 digits
+        return [line.split("leaf=")[0] for line in text.splitlines()]
+    for ours, theirs in zip(b.get_dump(), bst.get_dump()):
+        assert structure(ours) == structure(theirs)
+    assert "[a:{" in b.get_dump()[0]
+    ours = json.loads(b.get_dump(dump_format="json")[0])
+    theirs = json.loads(bst.get_dump(dump_format="json")[0])
+    assert (ours["split_condition"], ours["yes"], ours["no"]) == \
+        (theirs["split_condition"], theirs["yes"], theirs["no"])
+    a, t = b.trees_to_dataframe(), bst.trees_to_dataframe()
+    assert list(a["Category"].iloc[:1]) == list(t["Category"].iloc[:1])
+    assert list(a[["Yes", "No"]].iloc[0]) == list(t[["Yes", "No"]].iloc[0])
+
+
+def test_shap_values_as_xgboost():
+    """TreeSHAP walks a categorical split the way prediction does: XGBoost's SHAP values and
+    interaction values, rows summing to the margin."""
+    X, signal, types, rng = cat_data(n=1500, seed=10, missing=0.1)
+    booster, bst = fit_both({"max_depth": 3, "max_cat_to_onehot": 5}, X, signal, types, 3)
+    dm = xgb.DMatrix(X[:200], feature_types=types, enable_categorical=True)
+    contribs = booster.predict(X[:200], pred_contribs=True)
+    np.testing.assert_allclose(contribs, bst.predict(dm, pred_contribs=True), rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(contribs.sum(1), booster.predict(X[:200], output_margin=True),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(booster.predict(X[:50], pred_interactions=True),
+                               bst.predict(dm, pred_interactions=True)[:50], rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_eval_set_recoded_to_the_training_categories():
+    """An eval frame listing its categories in another order scores as the same frame."""
+    df, y = _frame(seed=8)
+    shuffled = df.assign(a=df["a"].cat.reorder_categories(list("lkjihgfedcba")))
+    d = dgbdt.Dataset(df, label=y, enable_categorical=True)
+    res = {}
+    dgbdt.train({"max_depth": 3, "nthread": 1}, d, 3, verbose_eval=False, evals_result=res,
+                evals=[(d, "same"), (dgbdt.Dataset(shuffled, label=y, enable_categorical=True),
+                                     "shuffled")])
+    assert res["same"] == res["shuffled"]
+
+
+def test_compat_dmatrix_takes_categories():
+    import dgbdt.compat.xgboost as cxgb
+    df, y = _frame()
+    b = cxgb.train({"max_depth": 3}, cxgb.DMatrix(df, y, enable_categorical=True), 2)
+    ref = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(df, label=y, enable_categorical=True), 2,
+                      verbose_eval=False)
+    assert b.save_raw() == ref.save_raw()
 
 
 def test_version_1_models_still_load():
@@ -292,9 +367,6 @@ def test_errors():
     bad[3, 0] = 1.5
     with pytest.raises(ValueError, match="invalid category code 1.5"):
         dgbdt.Dataset(bad, feature_types=["c", "q", "q"])
-    d = dgbdt.Dataset(X, label=np.zeros(10), feature_types=["c", "q", "q"])
-    with pytest.raises(ValueError, match="monotone_constraints together with categorical"):
-        dgbdt.train({"monotone_constraints": (0, 1, 0)}, d, 1, verbose_eval=False)
 
 
 def test_gpu_is_refused_clearly():
@@ -368,3 +440,94 @@ def test_dask_errors(client1):
     d = dgd.DaskDataset(client1, ddf, dy, enable_categorical=True)
     with pytest.raises(ValueError, match="categorical features train on CPU workers"):
         dgd.train(client1, {"device": "cuda"}, d, 1, verbose_eval=False)
+    other = ddf.assign(a=ddf["a"].cat.reorder_categories(list("lkjihgfedcba")))
+    dv = dgd.DaskDataset(client1, other, dy, enable_categorical=True)
+    with pytest.raises(ValueError, match="eval set 'v' has other category columns"):
+        dgd.train(client1, {}, d, 1, evals=[(dv, "v")], verbose_eval=False)
+
+
+def test_estimators_take_enable_categorical(client1):
+    """XGBoost's estimator arguments enable_categorical / feature_types reach the Dataset
+    (they are no training parameters); in-process and Dask estimators give train()'s model."""
+    df, y = _frame(seed=9)
+    ref = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(df, label=y, enable_categorical=True),
+                      4, verbose_eval=False)
+    est = dgbdt.GBDTRegressor(n_estimators=4, max_depth=3, enable_categorical=True).fit(df, y)
+    assert est.get_params()["enable_categorical"] is True
+    assert est.get_booster().save_raw() == ref.save_raw()
+    np.testing.assert_array_equal(est.predict(df), ref.predict(df))
+    dest = dgd.DaskGBDTRegressor(n_estimators=4, max_depth=3, enable_categorical=True)
+    dest.client = client1
+    dest.fit(dd.from_pandas(df, npartitions=2), dd.from_pandas(pd.Series(y), npartitions=2))
+    assert dest.get_booster().save_raw() == ref.save_raw()
+
+
+def test_save_binary_keeps_categories(tmp_path):
+    df, y = _frame(seed=11)
+    d = dgbdt.Dataset(df, label=y, enable_categorical=True)
+    ref = dgbdt.train({"max_depth": 3}, d, 3, verbose_eval=False)
+    d.save_binary(tmp_path / "d.npz")
+    back = dgbdt.Dataset.load_binary(tmp_path / "d.npz")
+    assert back.feature_types == d.feature_types and back.categories == d.categories
+    assert back.cuts(256).equals(d.cuts(256))
+    assert dgbdt.train({"max_depth": 3}, back, 3, verbose_eval=False).save_raw() == \
+        ref.save_raw()
+
+
+def test_continued_training_and_cv():
+    """xgb_model: rounds added to a categorical model equal one longer training; data with
+    other categories is refused. dgbdt.cv folds keep the categories."""
+    df, y = _frame(seed=12)
+    d = dgbdt.Dataset(df, label=y, enable_categorical=True)
+    full = dgbdt.train({"max_depth": 3}, d, 4, verbose_eval=False)
+    first = dgbdt.train({"max_depth": 3}, d, 2, verbose_eval=False)
+    more = dgbdt.train({"max_depth": 3}, d, 2, xgb_model=first, verbose_eval=False)
+    assert more.save_raw() == full.save_raw()
+    shuffled = df.assign(a=df["a"].cat.reorder_categories(list("lkjihgfedcba")))
+    with pytest.raises(ValueError, match="trained on other categories"):
+        dgbdt.train({"max_depth": 3}, dgbdt.Dataset(shuffled, label=y, enable_categorical=True),
+                    1, xgb_model=first, verbose_eval=False)
+    codes = dgbdt.Dataset(d.data, label=y, feature_types=d.feature_types,
+                          feature_names=d.feature_names)
+    more = dgbdt.train({"max_depth": 3}, codes, 2, xgb_model=first, verbose_eval=False)
+    assert more.save_raw() == full.save_raw()      # codes: read as the model's categories
+    res = dgbdt.cv({"max_depth": 3, "eval_metric": "rmse"}, d, 3, nfold=3, seed=0)
+    assert len(res["test-rmse-mean"]) == 3
+
+
+def test_batches_and_data_iter():
+    """BatchDataset / XGBoost's DataIter: batches with the same categories give the in-memory
+    model; batches with other categories are refused."""
+    import dgbdt.compat.xgboost as cxgb
+    df, y = _frame(seed=13)
+    ref = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(df, label=y, enable_categorical=True), 3,
+                      verbose_eval=False)
+    parts = [(df.iloc[a:a + 700], y[a:a + 700]) for a in range(0, len(df), 700)]
+
+    def batches():
+        return [dgbdt.Dataset(X, label=t, enable_categorical=True) for X, t in parts]
+    b = dgbdt.train({"max_depth": 3}, dgbdt.BatchDataset(batches), 3, verbose_eval=False)
+    assert b.save_raw() == ref.save_raw()
+
+    class It(cxgb.DataIter):
+        def __init__(self):
+            super().__init__()
+            self.i = 0
+
+        def next(self, input_data):
+            if self.i == len(parts):
+                return False
+            input_data(data=parts[self.i][0], label=parts[self.i][1])
+            self.i += 1
+            return True
+
+        def reset(self):
+            self.i = 0
+    m = cxgb.train({"max_depth": 3}, cxgb.DMatrix(It(), enable_categorical=True), 3)
+    assert m.save_raw() == ref.save_raw()
+    flipped = list("lkjihgfedcba")
+    other = [(X.assign(a=X["a"].cat.reorder_categories(flipped)) if i == 1 else X, t)
+             for i, (X, t) in enumerate(parts)]
+    with pytest.raises(ValueError, match="batch 1 has other feature types or categories"):
+        dgbdt.BatchDataset(lambda: [dgbdt.Dataset(X, label=t, enable_categorical=True)
+                                    for X, t in other])

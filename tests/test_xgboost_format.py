@@ -114,8 +114,8 @@ def test_what_dgbdt_cannot_read_is_refused_clearly(tmp_path):
 
 
 def test_categorical_xgboost_models_load():
-    """#17: XGBoost's categorical splits and its encoder of string categories are read (the
-    same predictions from a frame); an encoder of number categories is refused."""
+    """#17: XGBoost's categorical splits and its encoder of string and integer categories
+    are read: the same predictions from a frame (re-coded by value)."""
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"a": rng.standard_normal(300),
@@ -127,11 +127,16 @@ def test_categorical_xgboost_models_load():
     assert b.feature_types == ["float", "c"] and b.categories[1] == ["w", "x", "y", "z"]
     np.testing.assert_allclose(b.predict(df), xb.predict(xgb.DMatrix(df, enable_categorical=True)),
                                rtol=1e-6, atol=1e-6)
-    df2 = df.assign(c=pd.Categorical(rng.choice([10, 20, 30], 300)))
-    xb = xgb.train({"max_depth": 2, "tree_method": "hist"},
-                   xgb.DMatrix(df2, y, enable_categorical=True), 2)
-    with pytest.raises(ModelFormatError, match="number categories"):
-        dgbdt.load_model(xb.save_raw("json"))
+    for values in ([10, 20, 30], [-4, 7]):               # int64 categories
+        df2 = df.assign(c=pd.Categorical(rng.choice(values, 300)))
+        xb = xgb.train({"max_depth": 2, "tree_method": "hist"},
+                       xgb.DMatrix(df2, y, enable_categorical=True), 2)
+        b = dgbdt.load_model(xb.save_raw("json"))
+        assert b.categories[1] == values
+        shuffled = df2.assign(c=df2["c"].cat.reorder_categories(values[::-1]))
+        np.testing.assert_allclose(b.predict(shuffled),
+                                   xb.predict(xgb.DMatrix(df2, enable_categorical=True)),
+                                   rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("objective", ["count:poisson", "reg:gamma", "reg:tweedie",

@@ -66,6 +66,5 @@ def refuse_unsupported(*, missing=None, group=None, qid=None, label_lower_bound=
     if feature_weights is not None:
         _unsupported("feature_weights", "leave them out (colsample_* samples features "
                      "uniformly)")
-    if enable_categorical or (feature_types and any(t == "c" for t in feature_types)):
-        _unsupported("categorical features", "encode them as numbers (e.g. ordinal or "
-                     "one-hot codes) first")
+    # categorical features (enable_categorical, feature_types "c") pass through to dgbdt's
+    # Dataset / DaskDataset (dgbdt.data.categorical); a DataIter's batches refuse them

@@ -11,7 +11,8 @@ ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``das
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor / DaskXGBRanker).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
 error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, query
-weights on Dask (DaskDMatrix weight= with qid), categorical data, a missing value other than NaN, label bounds (survival), feature weights,
+weights on Dask (DaskDMatrix weight= with qid), a missing value other than NaN, label bounds
+(survival), feature weights,
 XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input and
 ``"file?format=libsvm|csv"`` paths are read (densified: dgbdt.data.input.densify).
 """
@@ -49,8 +50,9 @@ class DataIter:
         raise NotImplementedError("a DataIter subclass defines reset()")
 
 
-def _iter_batches(it: DataIter):
-    """The BatchDataset batches function of a DataIter: reset, then next until it says no."""
+def _iter_batches(it: DataIter, enable_categorical: bool = False):
+    """The BatchDataset batches function of a DataIter: reset, then next until it says no
+    (``enable_categorical``: the DMatrix's, for batches with pandas category columns)."""
     def batches():
         it.reset()
         got: list = []
@@ -62,7 +64,8 @@ def _iter_batches(it: DataIter):
                                label_upper_bound=label_upper_bound,
                                feature_weights=feature_weights, feature_types=feature_types)
             got.append(Dataset(data, label=label, weight=weight, base_margin=base_margin,
-                               feature_names=feature_names))
+                               feature_names=feature_names, feature_types=feature_types,
+                               enable_categorical=enable_categorical))
 
         while True:
             more = it.next(input_data)
@@ -91,12 +94,14 @@ class DMatrix:
             if label is not None or weight is not None or base_margin is not None:
                 raise ValueError("with a DataIter, labels, weights and base margins come with "
                                  "each batch (input_data(data=..., label=...))")
-            self.dataset = BatchDataset(_iter_batches(data), feature_names=feature_names)
+            self.dataset = BatchDataset(_iter_batches(data, enable_categorical),
+                                        feature_names=feature_names)
         elif isinstance(data, str) and "?" not in data and data.endswith((".buffer", ".dgbdt")):
             self.dataset = Dataset.load_binary(data)      # saved by save_binary
         else:
             self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
-                                   feature_names=feature_names, qid=qid, group=group)
+                                   feature_names=feature_names, feature_types=feature_types,
+                                   enable_categorical=enable_categorical, qid=qid, group=group)
         self.feature_types = feature_types
 
     @property

@@ -24,7 +24,8 @@ class DaskDMatrix:
             _unsupported("group= on Dask", "pass qid= partitioned like data (each query "
                          "within one partition), as xgboost.dask does")
         self.dataset = DaskDataset(client, data, label, weight, base_margin,
-                                   feature_names=feature_names, qid=qid)
+                                   feature_names=feature_names, feature_types=feature_types,
+                                   enable_categorical=enable_categorical, qid=qid)
 
 
 class DaskQuantileDMatrix(DaskDMatrix):

@@ -131,7 +131,8 @@ class _DaskGBDTModel(_GBDTModel):
                and q.get("qid") is queries.get("qid")
                for (ex, ey, w, m, _), q in zip(pairs, eval_queries)]
         made = DaskDataset.together(client, [
-            dict(data=ex, label=self._encode(_label_column(ey)), weight=w, base_margin=m, **q)
+            dict(data=ex, label=self._encode(_label_column(ey)), weight=w, base_margin=m,
+                 **self._data_args(), **q)
             for ex, ey, w, m, q in [(X, y, sample_weight, base_margin, queries)]
             + [(*pair[:4], q) for pair, q, mine in zip(pairs, eval_queries, own) if not mine]])
         dtrain, others = made[0], iter(made[1:])
@@ -159,7 +160,7 @@ class _DaskGBDTModel(_GBDTModel):
         booster = self.get_booster()
         data = X
         if base_margin is not None:  # rows and margins travel together as a DaskDataset
-            data = DaskDataset(self.client, X, base_margin=base_margin)
+            data = DaskDataset(self.client, X, base_margin=base_margin, **self._data_args())
             if (data.feature_names is not None and booster.feature_names is not None
                     and data.feature_names != booster.feature_names):
                 raise ValueError("feature names differ from the model's")

@@ -15,7 +15,9 @@ batches again). Training on it works as on a Dataset whose pages are the batches
 the raw rows says so: predicting it, evaluating it other than as the training set itself,
 continued training (whose margins start from the prior model's predictions), and a
 ``device_memory_budget`` that would cut the pages differently. Host (numpy/pandas) batches;
-GPU batches are not supported yet.
+GPU batches are not supported yet. Categorical features (dgbdt.data.categorical): every batch
+must have the same feature types and categories (one pd.CategoricalDtype per column), so a
+code means the same category in every batch.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ class BatchDataset(Dataset):
         labels, weights, margins, sizes = [], [], [], []
         names = feature_names
         n_features = first = None
+        kinds = None
         for i, b in enumerate(self._each()):
             if b.on_device:
                 raise ValueError(f"batch {i} is on a GPU: BatchDataset takes host (numpy/"
@@ -53,6 +56,12 @@ class BatchDataset(Dataset):
             elif b.num_col != n_features:
                 raise ValueError(f"batch {i} has {b.num_col} features; batch 0 has "
                                  f"{n_features}")
+            if kinds is None:
+                kinds = (b.feature_types, b.categories)
+            elif (b.feature_types, b.categories) != kinds:
+                raise ValueError(f"batch {i} has other feature types or categories than batch "
+                                 "0: give every batch the same feature_types and category "
+                                 "columns the same categories (one pd.CategoricalDtype each)")
             if b.label is None:
                 raise ValueError(f"batch {i} has no label: every batch of training rows needs "
                                  "one")
@@ -71,6 +80,7 @@ class BatchDataset(Dataset):
         if n_features is None or not sum(sizes):
             raise ValueError("batches gave no rows")
         self.feature_names = names
+        self.feature_types, self.categories = kinds
         self._n_features = n_features
         self.label = np.concatenate(labels)
         self.weight = np.concatenate(weights) if weights else None
@@ -121,6 +131,9 @@ class BatchDataset(Dataset):
     # -- the passes over the batches ---------------------------------------------------------
     def cuts(self, max_bin: int, backend=None) -> Cuts:
         """Cuts from every batch's summary merged in order (module docstring, pass 2)."""
+        if self.categorical is not None and backend is not None and backend.name != "cpu":
+            raise ValueError("categorical features train on the CPU for now (the GPU's split "
+                             "kernels do not handle category sets yet): pass device='cpu'")
         if max_bin not in self._cuts:
             max_keys = default_max_keys(max_bin)
             scale = (None if self.weight is None
@@ -130,7 +143,7 @@ class BatchDataset(Dataset):
                 w = b.weight
                 s = b._summarize(0, b.num_row, w, scale, max_keys, backend)
                 merged = s if merged is None else merged.merge(s, max_keys)
-            self._cuts[max_bin] = cuts_from_summaries(merged, max_bin)
+            self._cuts[max_bin] = cuts_from_summaries(merged, max_bin, self.categorical)
         return self._cuts[max_bin]
 
     def pages(self, cuts: Cuts, max_bin: int, backend=None) -> list:

@@ -5,7 +5,9 @@ packing (XGBoost's DMatrix.save_binary, without pickle).
 The file is a numpy ``.npz`` archive of plain arrays (read with ``allow_pickle=False``): the
 float32 rows, labels, weights and base margins, every cut set the Dataset has built (one per
 max_bin) and its host pages (bit-packed words), with a JSON header (``format``, ``version``,
-feature names, page sizes) that is checked on load.
+feature names, page sizes; with categorical features their types, category values and which
+features of each cut set are categorical: optional keys, so older files load as before) that is
+checked on load.
 """
 from __future__ import annotations
 
@@ -22,10 +24,6 @@ class DatasetFormatError(ValueError):
 
 
 def save(d, path) -> None:
-    if getattr(d, "feature_types", None) is not None:
-        raise ValueError("save_binary does not store feature types or categories yet: "
-                         "rebuild the Dataset from the data with feature_types / "
-                         "enable_categorical instead")
     arrays = {"data": np.asarray(d.data)}
     for name in ("label", "weight", "base_margin", "qid"):
         v = getattr(d, name)
@@ -33,11 +31,15 @@ def save(d, path) -> None:
             arrays[name] = np.asarray(v)
     header = {"format": FORMAT, "version": VERSION, "feature_names": d.feature_names,
               "page_rows": d.page_rows, "max_bin": d.max_bin, "cuts": [], "pages": []}
+    if d.feature_types is not None:       # categorical features (dgbdt.data.categorical)
+        header["feature_types"], header["categories"] = list(d.feature_types), d.categories
     for max_bin, cuts in d._cuts.items():
         header["cuts"].append(int(max_bin))
         arrays[f"cuts{max_bin}_values"] = np.asarray(cuts.values)
         arrays[f"cuts{max_bin}_ptrs"] = np.asarray(cuts.ptrs)
         arrays[f"cuts{max_bin}_min"] = np.asarray(cuts.min_values)
+        if cuts.categorical is not None:
+            arrays[f"cuts{max_bin}_categorical"] = np.asarray(cuts.categorical)
     for (max_bin, where), pages in d._pages.items():
         if where != "cpu":          # device pages are rebuilt where they are needed
             continue
@@ -71,11 +73,14 @@ def load(path, dataset_class):
     d = dataset_class(z["data"], label=get("label"), weight=get("weight"),
                 base_margin=get("base_margin"), qid=get("qid"),
                 feature_names=header["feature_names"],
-                max_bin=header["max_bin"], page_rows=header["page_rows"])
+                max_bin=header["max_bin"], page_rows=header["page_rows"],
+                feature_types=header.get("feature_types"))
+    d.categories = header.get("categories")
     for max_bin in header["cuts"]:
         d._cuts[max_bin] = Cuts(values=z[f"cuts{max_bin}_values"],
                                 ptrs=z[f"cuts{max_bin}_ptrs"],
-                                min_values=z[f"cuts{max_bin}_min"])
+                                min_values=z[f"cuts{max_bin}_min"],
+                                categorical=get(f"cuts{max_bin}_categorical"))
     for entry in header["pages"]:
         max_bin = entry["max_bin"]
         d._pages[(max_bin, "cpu")] = [

@@ -105,6 +105,10 @@ def as_features(data, feature_names=None, feature_types=None, enable_categorical
     from . import categorical as C
 
     frame_cat = cats = None
+    if is_cudf(data) and enable_categorical and any(str(t) == "category" for t in data.dtypes):
+        raise ValueError("categorical features train and predict on the CPU for now (GPU "
+                         "split kernels do not handle category sets yet): pass a pandas "
+                         "frame (df.to_pandas()) and device='cpu'")
     host_frame = _is_dataframe(data) and not is_cudf(data)
     if host_frame and any(C.category_columns(data)):
         X, cats = C.frame_codes(data, enable_categorical)

@@ -81,10 +81,19 @@ class CpuBackend:
             p.min_child_weight, np.asarray(p.monotone, dtype=np.int8), lower, upper)
 
     def evaluate_categorical(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p, features,
-                             width):
+                             width, bounds=None):
+        m, n_features = hist.shape[0], len(hist_ptrs) - 1
+        if bounds is None:
+            mono = np.zeros(n_features, np.int8)
+            lower, upper = np.full(m, -np.inf), np.full(m, np.inf)
+        else:
+            mono = np.asarray(p.monotone, dtype=np.int8)
+            lower, upper = bounds
         return cpu_categorical.evaluate_categorical(
             hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam, p.alpha, p.max_delta_step,
-            p.min_child_weight, features, p.max_cat_to_onehot, p.max_cat_threshold, width)
+            p.min_child_weight, features, p.max_cat_to_onehot, p.max_cat_threshold, width,
+            bounds is not None, mono, np.asarray(lower, np.float64),
+            np.asarray(upper, np.float64))
 
     def evaluate_splits_device(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """The same, results left where the histograms are (here: the host)."""

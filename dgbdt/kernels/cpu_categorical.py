@@ -18,32 +18,44 @@ Split search (XGBoost's HistEvaluator, src/tree/hist/evaluate_splits.h), for a n
 
 A candidate needs both sides' hessian >= min_child_weight; it replaces the node's best when its
 float32 gain is strictly larger, so ties keep the first in (feature, scan) order, as XGBoost.
+Under monotone constraints (``bounded``) every weight is clipped to the node's bounds and the
+gains are taken at the clipped weights, and a feature with constraint c needs
+c (w_right - w_left) >= 0: XGBoost's TreeEvaluator, as kernels.cpu_split's monotone kernel.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
 
-from .cpu_split import leaf_weight, node_gain
+from .cpu_split import clip_weight, gain_at, leaf_weight, node_gain
 
 
 @njit(cache=True, nogil=True)
-def _gain(lg, lh, tg, th, inv_sg, inv_sh, lam, alpha, mds, mcw, parent):
+def _gain(lg, lh, tg, th, inv_sg, inv_sh, lam, alpha, mds, mcw, parent, bounded, lo, hi, c):
     """float32 loss change of left (lg, lh) / right (total - left) fixed-point sums, or -1 when
-    a side's hessian is below min_child_weight."""
+    a side's hessian is below min_child_weight (or, bounded, the constraint c fails)."""
     hl = lh * inv_sh
     hr = (th - lh) * inv_sh
     if hl < mcw or hr < mcw:
         return np.float32(-1.0)
-    return np.float32(node_gain(lg * inv_sg, hl, lam, alpha, mds, mcw)
-                      + node_gain((tg - lg) * inv_sg, hr, lam, alpha, mds, mcw) - parent)
+    gl, gr = lg * inv_sg, (tg - lg) * inv_sg
+    if not bounded:
+        return np.float32(node_gain(gl, hl, lam, alpha, mds, mcw)
+                          + node_gain(gr, hr, lam, alpha, mds, mcw) - parent)
+    wl = clip_weight(leaf_weight(gl, hl, lam, alpha, mds, mcw), lo, hi)
+    wr = clip_weight(leaf_weight(gr, hr, lam, alpha, mds, mcw), lo, hi)
+    if (c > 0 and wl > wr) or (c < 0 and wl < wr):
+        return np.float32(-1.0)
+    return np.float32(gain_at(gl, hl, lam, wl) + gain_at(gr, hr, lam, wr) - parent)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def evaluate_categorical(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_delta_step,
                          min_child_weight, features, max_cat_to_onehot, max_cat_threshold,
-                         width):
-    """Best categorical split of each node over the categorical ``features`` (ascending).
+                         width, bounded, monotone, lower, upper):
+    """Best categorical split of each node over the categorical ``features`` (ascending);
+    ``bounded``: monotone constraints (``monotone`` int8 [F], the nodes' weight bounds
+    ``lower``/``upper`` [m]).
 
     Returns (gain float32 [m], feature int32 [m] (-1: none), default_left bool [m],
     left int64 [m, 2], cats uint8 [m, width]: 1 for the categories going right).
@@ -57,11 +69,18 @@ def evaluate_categorical(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, ma
     for j in prange(m):
         tg = totals[j, 0]
         th = totals[j, 1]
-        parent = node_gain(tg * inv_sg, th * inv_sh, lam, alpha, max_delta_step,
-                           min_child_weight)
+        lo, hi = lower[j], upper[j]
+        if bounded:
+            pw = clip_weight(leaf_weight(tg * inv_sg, th * inv_sh, lam, alpha, max_delta_step,
+                                      min_child_weight), lo, hi)
+            parent = gain_at(tg * inv_sg, th * inv_sh, lam, pw)
+        else:
+            parent = node_gain(tg * inv_sg, th * inv_sh, lam, alpha, max_delta_step,
+                               min_child_weight)
         bg = np.float32(0.0)
         for fi in range(features.shape[0]):
             f = features[fi]
+            c = monotone[f]
             p0 = hist_ptrs[f]
             nb = hist_ptrs[f + 1] - p0 - 1
             mg = hist[j, p0 + nb, 0]
@@ -79,7 +98,7 @@ def evaluate_categorical(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, ma
                             rg += mg
                             rh += mh
                         gain = _gain(tg - rg, th - rh, tg, th, inv_sg, inv_sh, lam, alpha,
-                                     max_delta_step, min_child_weight, parent)
+                                     max_delta_step, min_child_weight, parent, bounded, lo, hi, c)
                         if gain > bg:
                             bg, found, kind, arg, dleft = gain, True, 0, i, missing_left
                             lg_best, lh_best = tg - rg, th - rh
@@ -96,7 +115,7 @@ def evaluate_categorical(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, ma
                     rg += hist[j, p0 + order[k], 0]
                     rh += hist[j, p0 + order[k], 1]
                     gain = _gain(tg - rg, th - rh, tg, th, inv_sg, inv_sh, lam, alpha,
-                                 max_delta_step, min_child_weight, parent)
+                                 max_delta_step, min_child_weight, parent, bounded, lo, hi, c)
                     if gain > bg:
                         bg, found, kind, arg, dleft = gain, True, 1, k + 1, True
                         lg_best, lh_best = tg - rg, th - rh
@@ -105,7 +124,7 @@ def evaluate_categorical(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, ma
                     lg += hist[j, p0 + order[nb - 1 - k], 0]
                     lh += hist[j, p0 + order[nb - 1 - k], 1]
                     gain = _gain(lg, lh, tg, th, inv_sg, inv_sh, lam, alpha,
-                                 max_delta_step, min_child_weight, parent)
+                                 max_delta_step, min_child_weight, parent, bounded, lo, hi, c)
                     if gain > bg:
                         bg, found, kind, arg, dleft = gain, True, 1, nb - 1 - k, False
                         lg_best, lh_best = lg, lh

@@ -2,7 +2,8 @@
 
 Lundberg, Erion and Lee, "Consistent individualized feature attribution for tree ensembles"
 (arXiv:1802.03888), Algorithm 2, with XGBoost's conventions: a node's "cover" is its hessian
-sum (``sum_hessian``), a missing value follows the node's default direction, and the expected
+sum (``sum_hessian``), a missing value follows the node's default direction (a categorical
+split's direction is XGBoost's Decision, kernels.cpu_categorical), and the expected
 value of a tree is its root's cover-weighted mean leaf value.
 
 For a row x, a tree's output f(x) splits into phi_0 + sum_i phi_i, phi_0 = E[f] (the bias) and
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from .cpu_categorical import goes_left_cat
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -71,14 +74,16 @@ def _unwound_sum(zero, one, pw, at, depth, k):
 @njit(cache=True, nogil=True, error_model="numpy")
 def _tree_shap(x, left, right, feature, threshold, default_left, cover, base, phi,
                feat, zero, one, pw, st_node, st_depth, st_at, st_pz, st_po, st_pf, st_cf,
-               cond, cond_feature):
+               cond, cond_feature, sets):
     """phi[f] += the Shapley value of feature f in this tree (nodes from ``base``) for the
     row x. A node's path segment starts at ``parent's + depth + 1`` (XGBoost's layout).
 
     ``cond`` = +1 / -1: the values of the game where feature ``cond_feature`` is always known /
     never known (its splits are not on the path; interaction values are the half difference);
     0: the plain values. ``st_cf``: the fraction of the row that reaches a node under that
-    condition."""
+    condition. ``sets``: (is_cat, cat_begin, cat_size, cats) of the categorical splits
+    (kernels.cpu_categorical.predict_raw_cat's arrays; all-False is_cat without any)."""
+    is_cat, cat_begin, cat_size, cats = sets
     top = 0
     st_node[0], st_depth[0], st_at[0] = 0, 0, 0
     st_pz[0], st_po[0], st_pf[0], st_cf[0] = 1.0, 1.0, -1, 1.0
@@ -105,7 +110,10 @@ def _tree_shap(x, left, right, feature, threshold, default_left, cover, base, ph
             continue
         f = feature[n]
         xv = x[f]
-        go_left = default_left[n] if np.isnan(xv) else xv < threshold[n]
+        if is_cat[n]:
+            go_left = goes_left_cat(xv, default_left[n], cats, cat_begin[n], cat_size[n])
+        else:
+            go_left = default_left[n] if np.isnan(xv) else xv < threshold[n]
         hot = left[n] if go_left else right[n]
         cold = right[n] if go_left else left[n]
         w = cover[n]
@@ -150,7 +158,7 @@ def _scratch(max_depth):
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def contributions(X, left, right, feature, threshold, default_left, cover, tree_ptrs,
-                  tree_class, max_depth, out):
+                  tree_class, max_depth, out, sets):
     """out[r, tree_class[t], f] += tree t's Shapley value of feature f for row r, for every
     tree (node arrays concatenated, tree t owns nodes tree_ptrs[t]..tree_ptrs[t+1]-1)."""
     for r in prange(X.shape[0]):
@@ -161,7 +169,7 @@ def contributions(X, left, right, feature, threshold, default_left, cover, tree_
             phi[:] = 0.0
             _tree_shap(X[r], left, right, feature, threshold, default_left, cover,
                        tree_ptrs[t], phi, feat, zero, one, pw, st_node, st_depth, st_at,
-                       st_pz, st_po, st_pf, st_cf, 0, -1)
+                       st_pz, st_po, st_pf, st_cf, 0, -1, sets)
             k = tree_class[t]
             for f in range(out.shape[2]):
                 out[r, k, f] += phi[f]
@@ -169,7 +177,7 @@ def contributions(X, left, right, feature, threshold, default_left, cover, tree_
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def interactions(X, left, right, feature, threshold, default_left, cover, tree_ptrs,
-                 tree_class, max_depth, out):
+                 tree_class, max_depth, out, sets):
     """out[r, k, i, j] += SHAP interaction values of every tree (XGBoost's definition): off
     the diagonal half the change of j's value when i goes from never known to always known;
     on it, i's value minus its interactions. Bias terms are left to the caller."""
@@ -183,16 +191,16 @@ def interactions(X, left, right, feature, threshold, default_left, cover, tree_p
             diag[:] = 0.0
             _tree_shap(X[r], left, right, feature, threshold, default_left, cover,
                        tree_ptrs[t], diag, feat, zero, one, pw, st_node, st_depth, st_at,
-                       st_pz, st_po, st_pf, st_cf, 0, -1)
+                       st_pz, st_po, st_pf, st_cf, 0, -1, sets)
             for i in range(F1):
                 on[:] = 0.0
                 off[:] = 0.0
                 _tree_shap(X[r], left, right, feature, threshold, default_left, cover,
                            tree_ptrs[t], on, feat, zero, one, pw, st_node, st_depth, st_at,
-                           st_pz, st_po, st_pf, st_cf, 1, i)
+                           st_pz, st_po, st_pf, st_cf, 1, i, sets)
                 _tree_shap(X[r], left, right, feature, threshold, default_left, cover,
                            tree_ptrs[t], off, feat, zero, one, pw, st_node, st_depth, st_at,
-                           st_pz, st_po, st_pf, st_cf, -1, i)
+                           st_pz, st_po, st_pf, st_cf, -1, i, sets)
                 out[r, k, i, i] += diag[i]
                 for j in range(F1):
                     if j != i:

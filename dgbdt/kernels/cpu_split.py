@@ -122,12 +122,12 @@ def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_del
 
 
 @njit(cache=True, nogil=True)
-def _bounded(w, lo, hi):
+def clip_weight(w, lo, hi):
     return lo if w < lo else (hi if w > hi else w)
 
 
 @njit(cache=True, nogil=True)
-def _gain_at(g, h, lam, w):
+def gain_at(g, h, lam, w):
     """-(2 G w + (H + lambda) w^2): XGBoost's gain of a node at weight w (0 when empty)."""
     if h <= 0.0:
         return 0.0
@@ -152,9 +152,9 @@ def evaluate_splits_monotone(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha
         tg = totals[j, 0]
         th = totals[j, 1]
         lo, hi = lower[j], upper[j]
-        pw = _bounded(leaf_weight(tg * inv_sg, th * inv_sh, lam, alpha, max_delta_step,
+        pw = clip_weight(leaf_weight(tg * inv_sg, th * inv_sh, lam, alpha, max_delta_step,
                                   min_child_weight), lo, hi)
-        parent = _gain_at(tg * inv_sg, th * inv_sh, lam, pw)
+        parent = gain_at(tg * inv_sg, th * inv_sh, lam, pw)
         bg = np.float32(0.0)
         for f in range(n_features):
             c = monotone[f]
@@ -177,13 +177,13 @@ def evaluate_splits_monotone(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha
                     gr, hr = (tg - lg) * inv_sg, (th - lh) * inv_sh
                     if hl < min_child_weight or hr < min_child_weight:
                         continue
-                    wl = _bounded(leaf_weight(gl, hl, lam, alpha, max_delta_step,
+                    wl = clip_weight(leaf_weight(gl, hl, lam, alpha, max_delta_step,
                                               min_child_weight), lo, hi)
-                    wr = _bounded(leaf_weight(gr, hr, lam, alpha, max_delta_step,
+                    wr = clip_weight(leaf_weight(gr, hr, lam, alpha, max_delta_step,
                                               min_child_weight), lo, hi)
                     if (c > 0 and wl > wr) or (c < 0 and wl < wr):
                         continue
-                    gain = np.float32(_gain_at(gl, hl, lam, wl) + _gain_at(gr, hr, lam, wr)
+                    gain = np.float32(gain_at(gl, hl, lam, wl) + gain_at(gr, hr, lam, wr)
                                       - parent)
                     if gain > bg:
                         bg = gain

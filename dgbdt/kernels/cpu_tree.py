@@ -75,8 +75,8 @@ def _goes_left(words, view, bits, mask, i, missing, cut, dleft, categorical, cat
         s = read_symbol(words, i, bits, mask)
     if s == missing:
         return dleft
-    if categorical:
-        return cats[j, s] == 0
+    if categorical:     # the set as bits, little-endian within each byte
+        return (cats[j, s >> 3] >> (s & 7)) & 1 == 0
     return s <= cut
 
 
@@ -97,7 +97,8 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
     """Stable partition of each split node's segment; returns the left child's row count per node.
 
     Row r goes left iff its symbol s of ``feature[j]`` satisfies s <= split_bin[j] (a
-    categorical split, ``is_cat[j]``: ``cats[j, s] == 0``, s not in the set going right), or s
+    categorical split, ``is_cat[j]``: bit s of ``cats[j]`` clear, s not in the set going
+    right), or s
     is the missing symbol (== n_bins[feature]) and default_left[j]. Each segment is cut into
     ``n_chunks`` chunks partitioned in parallel into the scratch arrays (pass 1); pass 2 copies
     every chunk's lefts, then every chunk's rights, back in chunk order, which keeps both sides

@@ -40,6 +40,13 @@ def _missing(tree: Tree, n: int) -> int:
     return int(tree.left[n] if tree.default_left[n] else tree.right[n])
 
 
+def _set(tree: Tree, n: int):
+    """The categories a categorical split sends right, as a list, or None for a numerical
+    split. XGBoost's dumps show that set with yes = the right child, no = the left."""
+    cats = tree.categories.get(n) if tree.categories else None
+    return None if cats is None else [int(c) for c in cats]
+
+
 def text(tree: Tree, names: list[str], with_stats: bool) -> str:
     lines = []
     for n, d in _order(tree):
@@ -48,11 +55,14 @@ def text(tree: Tree, names: list[str], with_stats: bool) -> str:
             s = f"{pad}{n}:leaf={_g(tree.threshold[n])}"
             if with_stats:
                 s += f",cover={_g(tree.sum_hessian[n])}"
+        elif _set(tree, n) is not None:
+            s = (f"{pad}{n}:[{names[tree.feature[n]]}:{{{','.join(map(str, _set(tree, n)))}}}] "
+                 f"yes={int(tree.right[n])},no={int(tree.left[n])},missing={_missing(tree, n)}")
         else:
             s = (f"{pad}{n}:[{names[tree.feature[n]]}<{_g(tree.threshold[n])}] "
                  f"yes={int(tree.left[n])},no={int(tree.right[n])},missing={_missing(tree, n)}")
-            if with_stats:
-                s += f",gain={_g(tree.loss_change[n])},cover={_g(tree.sum_hessian[n])}"
+        if tree.left[n] != -1 and with_stats:
+            s += f",gain={_g(tree.loss_change[n])},cover={_g(tree.sum_hessian[n])}"
         lines.append(s)
     return "\n".join(lines) + "\n"
 
@@ -64,9 +74,11 @@ def as_json(tree: Tree, names: list[str], with_stats: bool) -> str:
             if with_stats:
                 out["cover"] = float(np.float32(tree.sum_hessian[n]))
             return out
+        cats = _set(tree, n)
+        yes, no = (tree.left[n], tree.right[n]) if cats is None else (tree.right[n], tree.left[n])
         out = {"nodeid": n, "depth": d, "split": names[tree.feature[n]],
-               "split_condition": float(np.float32(tree.threshold[n])),
-               "yes": int(tree.left[n]), "no": int(tree.right[n]), "missing": _missing(tree, n)}
+               "split_condition": float(np.float32(tree.threshold[n])) if cats is None else cats,
+               "yes": int(yes), "no": int(no), "missing": _missing(tree, n)}
         if with_stats:
             out["gain"] = float(np.float32(tree.loss_change[n]))
             out["cover"] = float(np.float32(tree.sum_hessian[n]))
@@ -83,15 +95,20 @@ def dataframe(trees: list[Tree], names: list[str]):
     for t, tree in enumerate(trees):
         for n in range(tree.n_nodes):
             leaf = tree.left[n] == -1
+            cats = _set(tree, n)
+            yes, no = (tree.left[n], tree.right[n]) if cats is None else (tree.right[n],
+                                                                           tree.left[n])
             rows.append({
                 "Tree": t, "Node": n, "ID": f"{t}-{n}",
                 "Feature": "Leaf" if leaf else names[tree.feature[n]],
-                "Split": np.nan if leaf else float(np.float32(tree.threshold[n])),
-                "Yes": np.nan if leaf else f"{t}-{int(tree.left[n])}",
-                "No": np.nan if leaf else f"{t}-{int(tree.right[n])}",
+                "Split": np.nan if leaf or cats is not None else float(np.float32(
+                    tree.threshold[n])),
+                "Yes": np.nan if leaf else f"{t}-{int(yes)}",
+                "No": np.nan if leaf else f"{t}-{int(no)}",
                 "Missing": np.nan if leaf else f"{t}-{_missing(tree, n)}",
                 "Gain": float(np.float32(tree.threshold[n] if leaf else tree.loss_change[n])),
                 "Cover": float(np.float32(tree.sum_hessian[n])),
-                "Category": np.nan})
+                # XGBoost's table holds the codes as strings (read back from its text dump)
+                "Category": np.nan if cats is None else [str(c) for c in cats]})
     return pd.DataFrame(rows, columns=["Tree", "Node", "ID", "Feature", "Split", "Yes", "No",
                                        "Missing", "Gain", "Cover", "Category"])

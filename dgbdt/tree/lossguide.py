@@ -31,7 +31,7 @@ import numpy as np
 
 from ..backend import to_host
 from ..shard import SplitBatch
-from .grower import Growth, LevelRequest
+from .grower import Growth, LevelRequest, pack_sets
 from .split import evaluate
 
 
@@ -166,7 +166,8 @@ class LossguideGrowth(Growth):
         is_cat = set_ = None
         if self.categorical is not None:       # every batch carries the set columns then
             is_cat = np.array([cats is not None])
-            set_ = np.zeros((1, self.categorical[1]), np.uint8) if cats is None else cats[None]
+            set_ = pack_sets(np.zeros((1, self.categorical[1]), np.uint8) if cats is None
+                             else cats[None])
             if cats is not None:
                 self.split_cats[node] = np.flatnonzero(cats).astype(np.int32)
         self._carried.append(SplitBatch(node=nd, feature=fa, split_bin=np.array([b]),

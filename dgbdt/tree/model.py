@@ -163,3 +163,25 @@ def _categories_from(d: dict, n: int, where: str) -> dict | None:
             raise ModelFormatError(f"{where}: a category segment runs past 'categories'")
         out[int(node)] = np.asarray(sorted(cats[a:a + k]), dtype=np.int32)
     return out
+
+
+def category_arrays(trees: list[Tree], n_nodes: int) -> dict:
+    """The categorical splits of concatenated trees for kernels.cpu_categorical.
+    predict_raw_cat: per node ``is_cat``, ``cat_begin``, ``cat_size`` and ``cats``, a byte per
+    code 0..max of each set (1: the code goes right)."""
+    is_cat = np.zeros(n_nodes, np.bool_)
+    begin = np.zeros(n_nodes, np.int64)
+    size = np.zeros(n_nodes, np.int64)
+    parts, at, base = [], 0, 0
+    for t in trees:
+        for node, codes in sorted((t.categories or {}).items()):
+            width = int(codes.max()) + 1 if codes.size else 0
+            row = np.zeros(width, np.uint8)
+            row[codes] = 1
+            i = base + node
+            is_cat[i], begin[i], size[i] = True, at, width
+            parts.append(row)
+            at += width
+        base += t.n_nodes
+    cats = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+    return {"is_cat": is_cat, "cat_begin": begin, "cat_size": size, "cats": cats}

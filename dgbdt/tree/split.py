@@ -116,7 +116,7 @@ def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_
     be = backend_of(hist)
     if categorical is not None:
         return _evaluate_with_categories(be, hist, totals, hist_ptrs, scale_g, scale_h, p,
-                                         *categorical)
+                                         *categorical, bounds=bounds)
     if p.monotone is not None:
         gain, feat, sbin, dleft, left = be.evaluate_splits_monotone(
             hist, totals, hist_ptrs, 1.0 / scale_g, 1.0 / scale_h, p, *bounds)
@@ -127,7 +127,7 @@ def evaluate(hist: np.ndarray, totals: np.ndarray, hist_ptrs: np.ndarray, scale_
 
 
 def _evaluate_with_categories(be, hist, totals, hist_ptrs, scale_g, scale_h, p, features,
-                              width) -> SplitCandidates:
+                              width, bounds=None) -> SplitCandidates:
     """The numerical kernel on the histograms with the categorical features' slots zeroed
     (an all-zero feature never gains), the categorical kernel on those features; per node the
     larger gain wins, a tie the smaller feature."""
@@ -135,10 +135,15 @@ def _evaluate_with_categories(be, hist, totals, hist_ptrs, scale_g, scale_h, p, 
     for f in features.tolist():
         slot_cat[hist_ptrs[f]:hist_ptrs[f + 1]] = True
     numeric = hist * (~slot_cat)[None, :, None].astype(hist.dtype)
-    gain, feat, sbin, dleft, left = be.evaluate_splits(numeric, totals, hist_ptrs,
-                                                       1.0 / scale_g, 1.0 / scale_h, p)
+    if p.monotone is not None:
+        gain, feat, sbin, dleft, left = be.evaluate_splits_monotone(
+            numeric, totals, hist_ptrs, 1.0 / scale_g, 1.0 / scale_h, p, *bounds)
+    else:
+        gain, feat, sbin, dleft, left = be.evaluate_splits(numeric, totals, hist_ptrs,
+                                                           1.0 / scale_g, 1.0 / scale_h, p)
     cg, cf, cdl, cl, cats = be.evaluate_categorical(hist, totals, hist_ptrs, 1.0 / scale_g,
-                                                    1.0 / scale_h, p, features, width)
+                                                    1.0 / scale_h, p, features, width,
+                                                    bounds if p.monotone is not None else None)
     take = (cf >= 0) & ((feat < 0) | (cg > gain) | ((cg == gain) & (cf < feat)))
     left = np.where(take[:, None], cl, left)
     cats = cats * take[:, None].astype(np.uint8)
