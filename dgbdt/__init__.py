@@ -21,7 +21,7 @@ from .tree.model import ModelFormatError
 
 def __getattr__(name):
     # the estimators load scikit-learn (about 1 s): only when one is used, not at import
-    if name in ("GBDTClassifier", "GBDTRegressor"):
+    if name in ("GBDTClassifier", "GBDTRegressor", "GBDTRanker"):
         from . import sklearn
         return getattr(sklearn, name)
     if name in ("plot_importance", "plot_metric", "plot_tree"):   # matplotlib on first use
@@ -35,6 +35,6 @@ logging.getLogger("dgbdt").addHandler(logging.NullHandler())
 
 __version__ = "0.7.0"
 
-__all__ = ["BatchDataset", "Booster", "Dataset", "GBDTClassifier", "GBDTRegressor", "ModelFormatError",
+__all__ = ["BatchDataset", "Booster", "Dataset", "GBDTClassifier", "GBDTRanker", "GBDTRegressor", "ModelFormatError",
            "ParameterError", "cv", "load_model", "plot_importance", "plot_metric", "plot_tree",
            "train", "__version__"]

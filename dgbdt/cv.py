@@ -46,7 +46,8 @@ def cv(params: dict | None, dtrain: Dataset, num_boost_round: int = 10, nfold: i
     of lists) with columns ``{train,test}-{metric}-{mean,std}``, a row per round.
 
     folds: a list of (train indices, test indices) pairs, or an sklearn splitter
-    (``split(X, y)``), instead of nfold/stratified/shuffle/seed. metrics: eval metric(s)
+    (``split(X, y)``), instead of nfold/stratified/shuffle/seed. With query ids (ranking)
+    the nfold folds are made of whole queries (as xgboost.cv's group folds). metrics: eval metric(s)
     (default: params' eval_metric, else the objective's).
     """
     from .train import train
@@ -61,7 +62,20 @@ def cv(params: dict | None, dtrain: Dataset, num_boost_round: int = 10, nfold: i
     if metrics:
         params["eval_metric"] = [metrics] if isinstance(metrics, str) else list(metrics)
     n = dtrain.num_row
-    if folds is None:
+    if folds is None and dtrain.qid is not None:     # ranking: folds of whole queries
+        from .data.queries import group_pointers
+        gptr = group_pointers(dtrain.qid)[0]
+        q = gptr.shape[0] - 1
+        if stratified:
+            raise ValueError("stratified folds are not defined for ranking data (qid): the "
+                             "folds are made of whole queries; pass stratified=False")
+        if isinstance(nfold, bool) or not isinstance(nfold, int) or not 2 <= nfold <= q:
+            raise ValueError(f"nfold must be an integer in [2, {q}] (the folds are made of "
+                             f"whole queries); got {nfold!r}")
+        tests = [np.concatenate([np.arange(gptr[g], gptr[g + 1]) for g in f])
+                 for f in _folds(q, nfold, None, False, shuffle, seed)]
+        pairs = [(np.setdiff1d(np.arange(n), t), t) for t in tests]
+    elif folds is None:
         if isinstance(nfold, bool) or not isinstance(nfold, int) or not 2 <= nfold <= n:
             raise ValueError(f"nfold must be an integer in [2, {n}]; got {nfold!r}")
         tests = _folds(n, nfold, to_host(dtrain.label) if stratified else None, stratified,

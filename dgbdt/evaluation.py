@@ -38,25 +38,28 @@ class EvalRows:
     ``scale``: the whole set's auc weight scale (``weight_scale``), the same for each part.
     """
 
-    def __init__(self, label, weight, scale: float | None):
+    def __init__(self, label, weight, scale: float | None, qid=None):
         self.label, self.weight, self.scale = label, weight, scale
+        self.qid = qid      # query ids (host int64) for the ranking metrics, or None
         self.n = int(label.shape[0])
         # the ratio metrics' sum of weights: the same every round, computed once
         self.weight_sum = None if weight is None or self.n == 0 else ExactSum.of(weight)
 
     @classmethod
-    def whole(cls, label, weight) -> "EvalRows":
+    def whole(cls, label, weight, qid=None) -> "EvalRows":
         """Rows that are the whole set: the scale from their own weights."""
         xp = array_module(label)
         mw = None if weight is None else (float(xp.max(weight)) if weight.shape[0] else 0.0)
-        return cls(label, weight, weight_scale(mw, int(label.shape[0])))
+        return cls(label, weight, weight_scale(mw, int(label.shape[0])), qid)
 
     def summaries(self, objective, metrics, margin) -> list:
         """Each metric's summary of these rows at these margins (None without rows)."""
         if self.n == 0:
             return [m.empty() for m in metrics]
         pred = metric_input(objective, margin)
-        return [m.summary(self.label, pred, self.weight, self.scale, self.weight_sum)
+        return [m.query_summary(self.label, pred, self.qid, self.weight)
+                if getattr(m, "by_query", False)
+                else m.summary(self.label, pred, self.weight, self.scale, self.weight_sum)
                 for m in metrics]
 
 
@@ -88,7 +91,7 @@ class DatasetEval:
                             getattr(d, "categories", None), booster.categories,
                             d.feature_names)
         self.margin = MarginStart(booster.base_margin, booster).of(self.X, d.base_margin)
-        self.rows = EvalRows.whole(d.label, d.weight)
+        self.rows = EvalRows.whole(d.label, d.weight, d.qid)
 
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:
         booster.predict_margin_trees(self.X, new_trees, self.margin)
@@ -102,11 +105,11 @@ class DatasetEval:
 class SeamEval:
     """The training set itself: its margins are the seam's shards' (no traversal)."""
 
-    def __init__(self, seam, label, weight, dataset=None):
+    def __init__(self, seam, label, weight, dataset=None, qid=None):
         xp = array_module(seam.shards[0].margin)
         self.seam, self.dataset = seam, dataset
         self.rows = EvalRows.whole(xp.asarray(label), None if weight is None
-                                   else xp.asarray(weight))
+                                   else xp.asarray(weight), qid)
 
     _margin = None       # set on a snapshot: the margins of the round it was taken at
 

@@ -17,6 +17,8 @@ aucpr      area under the precision-recall curve, XGBoost's interpolation (AUCPR
            multi-class: the mean of the one-vs-rest areas
 mlogloss   ``-sum_i w_i log p_{i, y_i} / W``, ``p`` clipped to ``[1e-16, 1]``
 merror     weighted fraction with ``argmax_k p_{i, k} != y_i``
+ndcg, map, per-query NDCG / average precision / precision (``@k``, ``-``), averaged over
+pre        queries: dgbdt.metric_rank (rows with query ids)
 =========  ==================================================================
 
 **Evaluation is a reduction.** Every metric is ``value(merge(summary(part) for part in
@@ -38,8 +40,10 @@ import numpy as np
 
 from .metric_auc import AUC, AUCPR, RocRuns, auc_weight_scale
 from .metric_base import _PROB_EPS, Metric, _class_index
+from .metric_rank import RankMetric, is_rank_metric
 
-__all__ = ["AUC", "AUCPR", "Metric", "METRICS", "RocRuns", "auc_weight_scale", "get_metric"]
+__all__ = ["AUC", "AUCPR", "Metric", "METRICS", "RankMetric", "RocRuns", "auc_weight_scale",
+           "get_metric"]
 
 
 class RMSE(Metric):
@@ -263,7 +267,7 @@ _REGISTRY: dict[str, type[Metric]] = {
                               MAPE, MPHE, PoissonNLogLik, GammaNLogLik, GammaDeviance,
                               TweedieNLogLik, Quantile, CoxNLogLik)
 }
-METRICS: tuple[str, ...] = tuple(_REGISTRY)
+METRICS: tuple[str, ...] = tuple(_REGISTRY) + ("ndcg", "map", "pre")
 #: metrics that take a number after "@" (XGBoost's spelling): error@0.7, tweedie-nloglik@1.2
 PARAMETRIC = ("error", "tweedie-nloglik")
 
@@ -305,6 +309,9 @@ def get_metric(name, params: dict | None = None) -> Metric:
         return name
     if not isinstance(name, str):
         raise ValueError(f"a metric name must be a str; got {type(name).__name__}")
+    if is_rank_metric(name):        # ndcg, map, pre with @k and '-' (dgbdt.metric_rank)
+        exp_gain = (params or {}).get("ndcg_exp_gain")
+        return RankMetric(name, True if exp_gain is None else bool(exp_gain))
     base, at, arg = name.partition("@")
     if at:
         if base not in PARAMETRIC:
@@ -320,7 +327,7 @@ def get_metric(name, params: dict | None = None) -> Metric:
     cls = _REGISTRY.get(name)
     if cls is None:
         raise ValueError(f"unknown metric {name!r}; supported: {', '.join(METRICS)} (and "
-                         "error@t, tweedie-nloglik@r)")
+                         "error@t, tweedie-nloglik@r, ndcg@k, map@k, pre@k and the '-' forms)")
     if cls is MPHE:
         return MPHE((params or {}).get("huber_slope", 1.0) or 1.0)
     if cls is Quantile:

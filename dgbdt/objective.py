@@ -32,6 +32,7 @@ from .objective_base import (DEVICE_LABEL_STATS, HESS_FLOOR, PROB_EPS, Objective
                              _mean_from_stats, _need_num_class, sigmoid, softmax)
 from .objective_more import (AbsoluteError, Cox, Gamma, Hinge, Poisson, PseudoHuberError,
                              QuantileError, SquaredLogError, Tweedie)
+from .objective_rank import MAP as RankMAP, NDCG as RankNDCG, Pairwise as RankPairwise
 
 __all__ = [
     "Objective",
@@ -50,6 +51,9 @@ __all__ = [
     "AbsoluteError",
     "QuantileError",
     "Cox",
+    "RankNDCG",
+    "RankPairwise",
+    "RankMAP",
     "OBJECTIVES",
     "get_objective",
     "sigmoid",
@@ -273,7 +277,7 @@ _REGISTRY: dict[str, type[Objective]] = {
     cls.name: cls
     for cls in (SquaredError, RegLogistic, BinaryLogistic, BinaryLogitRaw, MultiSoftprob,
                 MultiSoftmax, SquaredLogError, PseudoHuberError, Poisson, Gamma, Tweedie, Hinge,
-                AbsoluteError, QuantileError, Cox)
+                AbsoluteError, QuantileError, Cox, RankNDCG, RankPairwise, RankMAP)
 }
 OBJECTIVES: tuple[str, ...] = tuple(_REGISTRY)
 
@@ -281,7 +285,7 @@ OBJECTIVES: tuple[str, ...] = tuple(_REGISTRY)
 def get_objective(name: str, params: dict | None = None) -> Objective:
     """Instantiate the objective called ``name`` (e.g. ``"binary:logistic"``), reading its
     own parameters (``huber_slope``, ``tweedie_variance_power``, ``scale_pos_weight``,
-    ``max_delta_step``) from ``params`` (their defaults without)."""
+    ``max_delta_step``, the ``lambdarank_*`` ones) from ``params`` (their defaults without)."""
     try:
         return _REGISTRY[name](params)
     except (KeyError, TypeError):

@@ -43,7 +43,8 @@ __all__ = [
 ]
 
 #: metrics spelled with a number after "@" (XGBoost's): error@0.7, tweedie-nloglik@1.2
-_METRIC_AT = re.compile(r"^(error|tweedie-nloglik)@([0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?)$")
+_METRIC_AT = re.compile(r"^(error|tweedie-nloglik)@([0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?)$"
+                        r"|^(ndcg|map|pre)(@[0-9]+)?-?$")
 
 _DOCS_HINT = "see docs/parameters.md (or dgbdt.params.parameters_markdown()) for the full list"
 
@@ -188,7 +189,8 @@ def _as_metrics(ctx: _Ctx, value: object) -> list[str]:
             fix = (f"Fix: did you mean eval_metric='{close}'?" if close
                    else "Fix: pick metrics from the names listed.")
             raise ctx.fail(item, "one of " + ", ".join(repr(m) for m in METRICS)
-                           + " (or 'error@t', 'tweedie-nloglik@r' with a number)", fix)
+                           + " (or 'error@t', 'tweedie-nloglik@r' with a number, 'ndcg@k', "
+                           "'map@k', 'pre@k', optionally with a trailing '-')", fix)
         if item not in out:
             out.append(item)
     return out

@@ -22,6 +22,9 @@ OBJECTIVES: tuple[str, ...] = (
     "reg:absoluteerror",
     "reg:quantileerror",
     "survival:cox",
+    "rank:ndcg",
+    "rank:pairwise",
+    "rank:map",
 )
 MULTI_OBJECTIVES = frozenset({"multi:softprob", "multi:softmax"})
 #: objectives whose base_score is a probability, so it must lie strictly in (0, 1)
@@ -29,7 +32,8 @@ PROBABILITY_BASE_SCORE = frozenset({"reg:logistic", "binary:logistic"})
 
 METRICS: tuple[str, ...] = ("rmse", "mae", "logloss", "error", "auc", "aucpr", "mlogloss",
                             "merror", "rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik",
-                            "gamma-deviance", "tweedie-nloglik", "quantile", "cox-nloglik")
+                            "gamma-deviance", "tweedie-nloglik", "quantile", "cox-nloglik",
+                            "ndcg", "map", "pre")
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,34 @@ _SPECS = [
     ParamSpec("quantile_alpha", 0.5,
               "The quantile reg:quantileerror fits (one per model for now).",
               low=0.0, high=1.0, low_open=True, high_open=True),
+    ParamSpec("lambdarank_pair_method", "topk",
+              "How the rank:* objectives pair a query's rows: 'topk', every pair with one of "
+              "the model's top lambdarank_num_pair_per_sample rows (deterministic, XGBoost's "
+              "gradients); 'mean', that many random partners per row, drawn from (seed, round, "
+              "query id) (not XGBoost's draws).",
+              kind="choice", choices=("topk", "mean")),
+    ParamSpec("lambdarank_num_pair_per_sample", None,
+              "The k of lambdarank_pair_method: the truncation level with 'topk' (None: 32), "
+              "the pairs per row with 'mean' (None: 1).",
+              kind="int", low=1, allowed="None, or an int >= 1"),
+    ParamSpec("lambdarank_normalization", True,
+              "Scale each query's rank:* gradients (topk: by log2(1 + L) / L, L the sum of "
+              "its pairs' |lambda| times 2; mean: by 1 / k).",
+              kind="bool"),
+    ParamSpec("lambdarank_score_normalization", True,
+              "Divide a pair's delta metric by the difference of its two scores plus 0.01.",
+              kind="bool"),
+    ParamSpec("lambdarank_unbiased", False,
+              "Position-debiased LambdaMART (XGBoost's); not supported yet: True is an error.",
+              kind="bool"),
+    ParamSpec("lambdarank_bias_norm", 1.0,
+              "The Lp regularization of lambdarank_unbiased (accepted for compatibility; "
+              "unused while lambdarank_unbiased is not supported).",
+              low=0.0),
+    ParamSpec("ndcg_exp_gain", True,
+              "The NDCG gain of relevance y (rank:ndcg and the ndcg metric): 2^y - 1 (labels "
+              "integers in [0, 31]), or y when False.",
+              kind="bool"),
     ParamSpec("monotone_constraints", None,
               "Per-feature monotone constraints: -1, 0, 1 by position (a tuple, a list or the "
               "string '(1,0,-1)'), or a dict by feature name (dgbdt.constraints).",

@@ -131,6 +131,7 @@ class LocalSeam:
         scale per class from the global maxima and the row count (dgbdt.fixedpoint), then the
         class trees in turn."""
         t = time.perf_counter()
+        self.epoch = epoch      # the round, for objectives that draw from it (rank pairs)
         max_g, max_h = self.compute_gradients(objective)
         if spec.sampling is not None:
             for s in self.shards:

@@ -46,6 +46,9 @@ class Shard:
     backend (numpy) or the CUDA backend (cupy on one GPU). This class is the same for both.
     """
 
+    #: the rows' query ids (int64, host) for the rank:* objectives, or None
+    qid = None
+
     def __init__(self, page: Page, n_bins: np.ndarray, label, weight, margin, max_nodes: int,
                  backend=None):
         if backend is None:

@@ -1,4 +1,4 @@
-"""scikit-learn style estimators: GBDTRegressor and GBDTClassifier.
+"""scikit-learn style estimators: GBDTRegressor, GBDTClassifier and GBDTRanker.
 
 They follow scikit-learn's conventions (constructor arguments stored as given, get_params /
 set_params, fit returns self, learned attributes end in ``_``) and xgboost.sklearn's habits
@@ -137,15 +137,20 @@ class _GBDTModel(_Base):
         return out
 
     def _fit(self, X, y, params, sample_weight, base_margin, eval_set,
-             sample_weight_eval_set, verbose, base_margin_eval_set=None, xgb_model=None):
+             sample_weight_eval_set, verbose, base_margin_eval_set=None, xgb_model=None,
+             queries=None, eval_queries=None):
         """``xgb_model``: a model to continue (a Booster, a fitted estimator, or a model file
-        of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after."""
+        of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after.
+        ``queries``: the Dataset's qid= / group= arguments (a dict; the ranker's), and
+        ``eval_queries`` one such dict per eval_set pair."""
         data = self._data_args()
         dtrain = Dataset(X, label=self._encode(y), weight=sample_weight, base_margin=base_margin,
-                         **data)
-        evals = [(Dataset(ex, label=self._encode(ey), weight=w, base_margin=m, **data), name)
-                 for ex, ey, w, m, name in self._eval_pairs(eval_set, sample_weight_eval_set,
-                                                            base_margin_eval_set)]
+                         **data, **(queries or {}))
+        pairs = self._eval_pairs(eval_set, sample_weight_eval_set, base_margin_eval_set)
+        eval_queries = eval_queries or [{}] * len(pairs)
+        evals = [(Dataset(ex, label=self._encode(ey), weight=w, base_margin=m, **data, **q),
+                  name)
+                 for (ex, ey, w, m, name), q in zip(pairs, eval_queries)]
         self.evals_result_: dict = {}
         obj, metric, maximize = _callables(self.objective, self.eval_metric)
         self._Booster = train(params, dtrain, self.n_estimators, evals=evals,
@@ -298,7 +303,58 @@ class GBDTClassifier(_ClassifierBase):
         return _accuracy(y, self.predict(X), sample_weight)
 
 
+class GBDTRanker(_GBDTModel):
+    """Learning to rank (default objective rank:ndcg), as xgboost.XGBRanker: ``fit(X, y,
+    qid=...)`` or ``group=`` (query sizes), the rows of a query contiguous and the ids sorted;
+    ``eval_set`` with ``eval_qid`` (or ``eval_group``), one per pair. ``predict`` gives the
+    ranking scores (margins)."""
+
+    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, base_margin=None,
+            eval_set=None, eval_group=None, eval_qid=None, verbose: bool | int = False,
+            xgb_model=None, sample_weight_eval_set=None,
+            base_margin_eval_set=None) -> "GBDTRanker":
+        queries, eval_queries = _rank_queries(group, qid, eval_set, eval_group, eval_qid)
+        return self._fit(X, y, _ranking_params(self), sample_weight, base_margin, eval_set,
+                         sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model,
+                         queries, eval_queries)
+
+    def predict(self, X, output_margin: bool = False, iteration_range=None) -> np.ndarray:
+        return self._margin_or_prediction(X, output_margin, iteration_range)
+
+
 # -- pieces shared with dgbdt.dask.sklearn ---------------------------------------------------
+def _ranking_params(est: _GBDTModel) -> dict:
+    params = est._train_params()
+    params.setdefault("objective", "rank:ndcg")
+    if not str(params["objective"]).startswith("rank:"):
+        raise ValueError(f"a ranker trains a rank:* objective; got {params['objective']!r}")
+    return params
+
+
+def _rank_queries(group, qid, eval_set, eval_group, eval_qid, allow_group: bool = True):
+    """The Dataset query arguments of the training rows and of each eval_set pair."""
+    if (group is None) == (qid is None):
+        raise ValueError("a ranker needs the query of every row: pass qid= (or group=, the "
+                         "query sizes), one of them")
+    if group is not None and not allow_group:
+        raise ValueError("group= is not supported on Dask (a query must lie within one "
+                         "partition): pass qid= partitioned like X")
+    n_eval = 0 if eval_set is None else len(eval_set)
+    out = []
+    for what, given in (("eval_group", eval_group), ("eval_qid", eval_qid)):
+        if given is not None and len(given) != n_eval:
+            raise ValueError(f"{what} must have one entry per eval_set pair")
+    for i in range(n_eval):
+        g = None if eval_group is None else eval_group[i]
+        q = None if eval_qid is None else eval_qid[i]
+        if (g is None) == (q is None):
+            raise ValueError(f"eval_set pair {i} needs its queries: eval_qid (or eval_group), "
+                             "one entry per pair")
+        out.append({"qid": q} if g is None else {"group": g})
+    return ({"qid": qid} if group is None else {"group": group}), out
+
+
+
 def _regression_params(est: _GBDTModel) -> dict:
     params = est._train_params()
     params.setdefault("objective", "reg:squarederror")

@@ -120,6 +120,13 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
                          f"{dtrain.num_col}")
     p["device"] = resolve_device(p["device"], dtrain.device_hint())
+    if getattr(objective, "needs_qid", False):
+        if dtrain.qid is None:
+            raise ValueError(f"{objective.name} needs query ids: pass qid= (or group=) to "
+                             "dgbdt.Dataset (rows of a query contiguous, ids sorted)")
+        if p["device"] != "cpu":
+            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
+                             "device kernel yet): pass device='cpu'")
     backend = get_backend(p["device"])
     p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
                                                  dtrain.feature_names)
@@ -241,7 +248,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
         shards, store = _shards(p, dtrain, cuts, max_bin, booster, start, K, backend)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
-    sources = [(SeamEval(seam, d.label, d.weight, d) if d is dtrain
+    sources = [(SeamEval(seam, d.label, d.weight, d, d.qid) if d is dtrain
                 else DatasetEval(d, booster),
                 name) for d, name in evals]
     with gpu_memory_errors(p, "training"):
@@ -277,6 +284,8 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
                       None if dtrain.weight is None else dtrain.weight[a:b],
                       margin, max_nodes, backend)
         shard.id_pieces = [(a, b - a)]        # the rows' dataset order (row sampling)
+        if dtrain.qid is not None:
+            shard.qid = dtrain.qid[a:b]
         shards.append(shard)
     return shards, store
 

@@ -69,6 +69,14 @@ def _objective_config(obj, num_class: int) -> dict:
                 {"quantile_alpha": f"[{_num(prm['quantile_alpha'])}]"}}
     if name in ("reg:squaredlogerror", "binary:hinge", "reg:absoluteerror", "survival:cox"):
         return {"name": name}
+    if name.startswith("rank:"):
+        return {"name": name, "lambdarank_param": {
+            "lambdarank_bias_norm": "1",
+            "lambdarank_normalization": str(int(obj.normalization)),
+            "lambdarank_num_pair_per_sample": str(obj.num_pair if obj.k_given else 4294967295),
+            "lambdarank_pair_method": obj.pair_method,
+            "lambdarank_score_normalization": str(int(obj.score_normalization)),
+            "lambdarank_unbiased": "0", "ndcg_exp_gain": str(int(obj.exp_gain))}}
     return {"name": name, "reg_loss_param":
             {"scale_pos_weight": _num(prm.get("scale_pos_weight", 1.0))}}
 

@@ -37,11 +37,12 @@ def test_refusals_name_the_feature():
     assert list(res.columns)[-2:] == ["test-logloss-mean", "test-logloss-std"]
     with pytest.raises(NotImplementedError, match="missing=-1.0 is not supported"):
         xgb.DMatrix(X, label=y, missing=-1.0)
-    with pytest.raises(NotImplementedError, match="ranking data"):
-        xgb.DMatrix(X, label=y, qid=np.zeros(50))
+    d = xgb.DMatrix(X, label=y, group=[20, 30], weight=[1.0, 2.0]).__dgbdt_dataset__
+    assert d.qid[-1] == 1 and d.weight[-1] == 2.0       # one weight per query, as XGBoost
     with pytest.raises(NotImplementedError, match="tree_method='exact'"):
         xgb.train({"tree_method": "exact"}, d, 2)
-    with pytest.raises(NotImplementedError, match="XGBRanker"):
-        xgb.XGBRanker
+    assert xgb.XGBRanker.__name__ == "GBDTRanker"
+    with pytest.raises(NotImplementedError, match="XGBRFClassifier"):
+        xgb.XGBRFClassifier
     sp = pytest.importorskip("scipy.sparse")
     assert xgb.DMatrix(sp.csr_matrix(X), label=y).num_row() == 50

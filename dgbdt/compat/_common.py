@@ -52,14 +52,15 @@ def xgb_params(params, dtrain=None) -> dict:
 
 def refuse_unsupported(*, missing=None, group=None, qid=None, label_lower_bound=None,
                        label_upper_bound=None, feature_weights=None, enable_categorical=False,
-                       feature_types=None) -> None:
+                       feature_types=None, weight=None) -> None:
     """A DMatrix's (or DaskDMatrix's) arguments that dgbdt does not read, refused by name."""
     if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
         _unsupported(f"missing={missing!r}", "replace that value by NaN in the data "
                      "(X[X == missing] = np.nan); NaN is dgbdt's missing value")
-    if group is not None or qid is not None:
-        _unsupported("ranking data (group / qid)", "train a regression or classification "
-                     "objective; learning to rank is not built yet")
+    if (group is not None or qid is not None) and weight is not None:
+        _unsupported("query weights on Dask (weight= with qid: XGBoost's one per query)",
+                     "pass dgbdt.dask.DaskDataset(..., weight=..., qid=...) with each row's "
+                     "query weight (partitioned like the data), or train in-process")
     if label_lower_bound is not None or label_upper_bound is not None:
         _unsupported("label bounds (survival:aft)", "use a regression objective")
     if feature_weights is not None:

@@ -6,12 +6,13 @@ Mapped: DMatrix / QuantileDMatrix (a dgbdt Dataset; ``ref=`` is accepted: dgbdt 
 with the training set's cuts anyway), train (params, evals, early stopping, evals_result,
 verbose_eval, xgb_model, callbacks), Booster and load_model (dgbdt's Booster: predict,
 save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier /
-XGBRegressor (dgbdt's estimators), DataIter with DMatrix / QuantileDMatrix /
+XGBRegressor / XGBRanker (dgbdt's estimators), ranking data (``qid`` / ``group``), DataIter with DMatrix / QuantileDMatrix /
 ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
-DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor).
+DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor / DaskXGBRanker).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
-error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, ranking (group / qid),
-a missing value other than NaN, label bounds (survival), feature weights,
+error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, query
+weights on Dask (DaskDMatrix weight= with qid), a missing value other than NaN, label bounds
+(survival), feature weights,
 XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input and
 ``"file?format=libsvm|csv"`` paths are read (densified: dgbdt.data.input.densify).
 """
@@ -100,7 +101,7 @@ class DMatrix:
         else:
             self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
                                    feature_names=feature_names, feature_types=feature_types,
-                                   enable_categorical=enable_categorical)
+                                   enable_categorical=enable_categorical, qid=qid, group=group)
         self.feature_types = feature_types
 
     @property
@@ -131,7 +132,7 @@ class DMatrix:
 
     def _rebuild(self, **change):
         d = self.dataset
-        fields = dict(label=d.label, weight=d.weight, base_margin=d.base_margin)
+        fields = dict(label=d.label, weight=d.weight, base_margin=d.base_margin, qid=d.qid)
         fields.update(change)
         self.dataset = Dataset(d.data, feature_names=d.feature_names, **fields)
 
@@ -212,7 +213,7 @@ def load_model(fname) -> Booster:
 
 
 def __getattr__(name):
-    if name in ("XGBClassifier", "XGBRegressor", "XGBModel"):
+    if name in ("XGBClassifier", "XGBRegressor", "XGBRanker", "XGBModel"):
         from .. import sklearn
         if name == "XGBModel":
             return sklearn._GBDTModel
@@ -220,8 +221,8 @@ def __getattr__(name):
     if name == "dask":
         from . import xgboost_dask
         return xgboost_dask
-    if name in ("XGBRanker", "XGBRFClassifier", "XGBRFRegressor"):
-        _unsupported(name, "dgbdt has no ranking or random forests yet")
+    if name in ("XGBRFClassifier", "XGBRFRegressor"):
+        _unsupported(name, "dgbdt has no random forests yet")
     raise AttributeError(f"module 'dgbdt.compat.xgboost' has no attribute {name!r}")
 
 

@@ -15,14 +15,17 @@ class DaskDMatrix:
                  missing=None, silent=False, feature_names=None, feature_types=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
-        refuse_unsupported(missing=missing, group=group, qid=qid,
+        refuse_unsupported(missing=missing, group=group, qid=qid, weight=weight,
                            label_lower_bound=label_lower_bound,
                            label_upper_bound=label_upper_bound,
                            feature_weights=feature_weights,
                            enable_categorical=enable_categorical, feature_types=feature_types)
+        if group is not None:
+            _unsupported("group= on Dask", "pass qid= partitioned like data (each query "
+                         "within one partition), as xgboost.dask does")
         self.dataset = DaskDataset(client, data, label, weight, base_margin,
                                    feature_names=feature_names, feature_types=feature_types,
-                                   enable_categorical=enable_categorical)
+                                   enable_categorical=enable_categorical, qid=qid)
 
 
 class DaskQuantileDMatrix(DaskDMatrix):
@@ -66,7 +69,7 @@ inplace_predict = predict
 
 
 def __getattr__(name):
-    if name in ("DaskXGBClassifier", "DaskXGBRegressor"):
+    if name in ("DaskXGBClassifier", "DaskXGBRegressor", "DaskXGBRanker"):
         from ..dask import sklearn
         return getattr(sklearn, "DaskGBDT" + name[7:])
     raise AttributeError(f"module 'dgbdt.compat.xgboost.dask' has no attribute {name!r}")

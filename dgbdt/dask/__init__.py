@@ -18,10 +18,11 @@ from .train import train
 
 def __getattr__(name):
     # the estimators load scikit-learn (about 1 s): only when one is used, not at import
-    if name in ("DaskGBDTClassifier", "DaskGBDTRegressor"):
+    if name in ("DaskGBDTClassifier", "DaskGBDTRegressor", "DaskGBDTRanker"):
         from . import sklearn
         return getattr(sklearn, name)
     raise AttributeError(f"module 'dgbdt.dask' has no attribute {name!r}")
 
-__all__ = ["Booster", "CollectiveError", "DaskDataset", "DaskGBDTClassifier", "DaskGBDTRegressor",
+__all__ = ["Booster", "CollectiveError", "DaskDataset", "DaskGBDTClassifier", "DaskGBDTRanker",
+           "DaskGBDTRegressor",
            "GraphModeError", "RecoveryError", "WorkerLostError", "predict", "train"]

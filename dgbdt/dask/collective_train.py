@@ -123,7 +123,7 @@ def rank_quantiles(comm, alpha, values, weights):
                          part.histogram(prefixes, step, part.masses(scales), groups), "sum"))
 
 
-def rank_rows(comm, label, weight) -> EvalRows:
+def rank_rows(comm, label, weight, qid=None) -> EvalRows:
     """This rank's rows of an evaluation set, with the auc weight scale of the whole set (the
     largest weight and the row count are reduced over the ranks once)."""
     xp = comm.xp
@@ -135,7 +135,7 @@ def rank_rows(comm, label, weight) -> EvalRows:
         weight = xp.asarray(weight, dtype=np.float64) if weight is not None else None
         local = float(weight.max()) if weight is not None and weight.shape[0] else 0.0
         scale = weight_scale(comm.allreduce_host(np.array([local]), "max")[0], int(n))
-    rows = EvalRows(label, weight, scale)
+    rows = EvalRows(label, weight, scale, qid)
     rows.rank_counts = counts
     return rows
 
@@ -213,7 +213,9 @@ class _TrainScores:
         self.comm, self.seam = comm, seam
         self.rows = rank_rows(comm, xp.concatenate([s.label for s in ss]),
                               None if ss[0].weight is None
-                              else xp.concatenate([s.weight for s in ss]))
+                              else xp.concatenate([s.weight for s in ss]),
+                              None if ss[0].qid is None
+                              else np.concatenate([s.qid for s in ss]))
 
     _margin = None       # set on a snapshot (see SeamEval.snapshot)
 
@@ -234,13 +236,14 @@ class _EvalScores:
         from ..booster import add_tree_margins
         self.comm, self.add = comm, add_tree_margins
         xp = comm.xp
+        qid = None
         if part is None:      # this rank holds none of the set's rows
             self.X, label, weight = None, xp.zeros(0), None
             self.margin = xp.zeros((0, n_outputs))
         else:
-            self.X, label, weight = part.X, part.label, part.weight
+            self.X, label, weight, qid = part.X, part.label, part.weight, part.qid
             self.margin = start_of(base).of(part.X, part.base_margin, xp)
-        self.rows = rank_rows(comm, label, weight)
+        self.rows = rank_rows(comm, label, weight, qid)
 
     def scores(self, booster, new_trees, objective, metrics):
         if self.X is not None and self.X.shape[0]:

@@ -27,6 +27,7 @@ from ..data.input import as_matrix, as_vector, check_frame_columns
 from ..data.quantize import cuts_from_summaries
 from ..data.sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
 from ..data.sketch_device import summarize_weighted_device
+from ..data.queries import group_pointers, query_ids
 from .pages import PagePlan, make_paged
 from .reduce import tree_reduce
 
@@ -45,6 +46,9 @@ class Part:
     #: the dataset's category values per feature (None without category columns): X's codes
     #: index them (dgbdt.data.categorical)
     categories: list | None = None
+    #: int64 [n] query ids (host) for ranking, or None; sorted within the partition, and no
+    #: query has rows in two partitions (DaskDataset checks it)
+    qid: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -70,7 +74,7 @@ _register_sizes()
 
 
 def make_part(index: int, X, label, weight, base_margin, n_features: int, types=None,
-              categories=None) -> Part:
+              categories=None, qid=None) -> Part:
     """Check one partition (runs on a worker); errors name the partition. ``types``: the
     features' XGBoost types; ``categories``: the dataset's category values per feature, to
     which a category column's codes are re-coded by value (the same codes for every
@@ -100,9 +104,10 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
             bm = bm[:, None] if bm.ndim == 1 else bm
             if bm.shape[0] != n or not bool(xp.all(xp.isfinite(bm))):
                 raise ValueError(f"base_margin must be finite with {n} rows")
+        q = None if qid is None else query_ids(qid, None, n)
     except (ValueError, TypeError) as e:
         raise type(e)(f"partition {index}: {e}") from None
-    return Part(X, y, w, bm, ((int(index), int(n)),), categories)
+    return Part(X, y, w, bm, ((int(index), int(n)),), categories, q)
 
 
 def _categorical_block(X, types, categories):
@@ -118,9 +123,29 @@ def _categorical_block(X, types, categories):
 
 
 def part_stats(part: Part) -> tuple[int, float]:
-    """(rows, largest weight) of a part."""
+    """(rows, largest weight, its distinct query ids or None) of a part."""
     wmax = float(part.weight.max()) if part.weight is not None and part.n_rows else 0.0
+    if part.qid is not None:
+        return part.n_rows, wmax, group_pointers(part.qid)[1]
     return part.n_rows, wmax
+
+
+def check_queries_within_partitions(ids: list) -> None:
+    """Raise unless every query id (``ids``: each partition's distinct ids) lies in one
+    partition only: a query's gradients and metrics need all its rows together."""
+    sizes = [len(i) for i in ids]
+    every = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    values, counts = np.unique(every, return_counts=True)
+    if (counts > 1).any():
+        q = values[counts > 1][0]
+        where = np.searchsorted(np.cumsum(sizes), np.flatnonzero(every == q), side="right")
+        raise ValueError(
+            f"query id {q} has rows in partitions {', '.join(str(int(p)) for p in where)}: a "
+            "query group must lie within one partition (its gradients and ranking metrics "
+            "need all its rows). Fix: sort and repartition by qid so that each query lies "
+            "within one partition, e.g. ddf = ddf.set_index('qid', sorted=False) (or "
+            "ddf.sort_values('qid')), then check that no qid spans a partition boundary, "
+            "rows of a query contiguous and sorted within each partition")
 
 
 def part_summary(part: Part, scale: float | None, max_keys: int) -> Summaries:
@@ -267,9 +292,9 @@ class DaskDataset:
 
     def __init__(self, client, data, label=None, weight=None, base_margin=None,
                  feature_names=None, max_bin: int | None = None, persist: bool = True, *,
-                 feature_types=None, enable_categorical: bool = False):
+                 feature_types=None, enable_categorical: bool = False, qid=None):
         self._build(client, data, label, weight, base_margin, feature_names, max_bin, persist,
-                    feature_types, enable_categorical)
+                    feature_types, enable_categorical, qid)
         self._held = self.client.compute(self._graph) if persist else [None] * len(self._graph)
         self._check()
 
@@ -299,7 +324,7 @@ class DaskDataset:
 
     def _build(self, client, data, label=None, weight=None, base_margin=None,
                feature_names=None, max_bin: int | None = None, persist: bool = True,
-               feature_types=None, enable_categorical: bool = False):
+               feature_types=None, enable_categorical: bool = False, qid=None):
         """Checks the arguments and makes each part's graph (nothing computed)."""
         from dask import delayed
         from distributed import default_client
@@ -314,8 +339,8 @@ class DaskDataset:
                      else check_frame_columns(meta, enable_categorical))
             if not is_cudf(meta):
                 frame_cats = _known_categories(data, names)
-            data, (label, weight, base_margin) = _optimized_together(
-                data, [label, weight, base_margin])
+            data, (label, weight, base_margin, qid) = _optimized_together(
+                data, [label, weight, base_margin, qid])
             blocks = list(data.to_delayed(optimize_graph=False))
         elif _is_dask_array(data):
             blocks, names = _array_blocks(data)
@@ -345,8 +370,8 @@ class DaskDataset:
                              "partitions (pandas / numpy)")
         cols = [_vector_blocks(v, what, data, len(blocks), frame)
                 for v, what in ((label, "label"), (weight, "weight"),
-                                (base_margin, "base_margin"))]
-        for c, what in zip(cols, ("label", "weight", "base_margin")):
+                                (base_margin, "base_margin"), (qid, "qid"))]
+        for c, what in zip(cols, ("label", "weight", "base_margin", "qid")):
             if len(c) != len(blocks):
                 raise ValueError(f"{what} has {len(c)} partitions but data has {len(blocks)}; "
                                  f"partition {what} like data")
@@ -356,14 +381,15 @@ class DaskDataset:
         self.persisted = persist
         # the lineage of each checked part: the source's graph, computed again (read, checked)
         # where a pass needs a part that is not held
-        self._graph = [make(i, b, y, w, m, n_features, self.feature_types, self.categories)
-                       for i, (b, y, w, m) in enumerate(zip(blocks, *cols))]
+        self._graph = [make(i, b, y, w, m, n_features, self.feature_types, self.categories, q)
+                       for i, (b, y, w, m, q) in enumerate(zip(blocks, *cols))]
         self._pages = None      # a persisted dataset's pages: (settings, futures), see pages()
         self.num_col = n_features
         self.feature_names = names
         self.has_label = label is not None
         self.has_weight = weight is not None
         self.has_base_margin = base_margin is not None
+        self.has_qid = qid is not None
         if max_bin is not None and (isinstance(max_bin, bool) or not isinstance(
                 max_bin, (int, np.integer)) or not 2 <= max_bin <= 65535):
             raise ValueError(f"max_bin must be an integer in [2, 65535]; got {max_bin!r}")
@@ -387,6 +413,8 @@ class DaskDataset:
         if self.num_row == 0:
             raise ValueError("data is empty: every partition has zero rows")
         self.max_weight = max(s[1] for s in stats) if self.has_weight else None
+        if self.has_qid:
+            check_queries_within_partitions([s[2] for s in stats])
         if self.has_weight and not self.max_weight > 0:
             raise ValueError("weight: all sample weights are zero; at least one must be > 0")
 

@@ -43,6 +43,8 @@ import operator
 import time
 import uuid
 
+import numpy as np
+
 from ..backend import array_module, device_scope
 from ..booster import add_tree_margins
 from ..evaluation import EvalRows, merge, values, weight_scale
@@ -139,6 +141,7 @@ def _round_gradients(unit: WorkerUnit, grads):
     """The round's gradients on the unit: ``grads`` = (objective spec, sampling, epoch);
     rows outside the round's sample get zero gradients. Returns the maxima."""
     objective_spec, sampling, epoch = grads
+    unit.seam.epoch = epoch     # the round, for objectives that draw from it (rank pairs)
     out = unit.seam.compute_gradients(_objective(unit, objective_spec))
     if sampling is not None:
         for s in unit.seam.shards:
@@ -232,11 +235,12 @@ def _unit_times(unit: WorkerUnit, *after) -> dict:
 
 
 # -- evaluation tasks --------------------------------------------------------------------------
-def _summaries(margin, label, weight, scale, objective_name, metric_names):
-    """Per-metric summaries of some rows, on their device (dgbdt.evaluation)."""
+def _summaries(margin, label, weight, scale, objective_name, metric_names, qid=None):
+    """Per-metric summaries of some rows, on their device (dgbdt.evaluation); ``qid``: their
+    query ids (whole queries) for the ranking metrics."""
     metrics = [get_metric(m) for m in metric_names]
-    return EvalRows(label, weight, scale).summaries(get_objective(objective_name), metrics,
-                                                    margin)
+    return EvalRows(label, weight, scale, qid).summaries(get_objective(objective_name),
+                                                         metrics, margin)
 
 
 def _merge(metric_names, *parts) -> list:
@@ -265,8 +269,9 @@ def _unit_summaries(unit: WorkerUnit, scale, objective_name, metric_names, *afte
             return None
         label = xp.concatenate([s.label for s in ss])
         weight = None if ss[0].weight is None else xp.concatenate([s.weight for s in ss])
+        qid = None if ss[0].qid is None else np.concatenate([s.qid for s in ss])
         return _summaries(unit.seam.margins(), label, weight, scale, objective_name,
-                          metric_names)
+                          metric_names, qid)
 
 
 class EvalPart:
@@ -289,7 +294,7 @@ def _eval_summaries(ev: EvalPart, trees, classes, scale, objective_name, metric_
     with training_task(None, whole_training=False):
         add_tree_margins(ev.part.X, trees, classes, ev.margin)
         return _summaries(ev.margin, ev.part.label, ev.part.weight, scale, objective_name,
-                          metric_names)
+                          metric_names, ev.part.qid)
 
 
 def by_worker(items, workers) -> dict:

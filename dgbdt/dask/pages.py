@@ -47,6 +47,7 @@ class PagedPart:
     pieces: tuple
     n_rows: int
     store: tuple                # (page set token, worker address): the PageStore that placed it
+    qid: object = None          # the partition's query ids (ranking), or None
 
 
 @dataclass
@@ -135,7 +136,7 @@ def make_paged(part, cuts, device: str, plan: PagePlan) -> PagedPart:
             f"device_memory_budget={store.budget} bytes: it streams through the GPU whole, so "
             "the budget is exceeded while it is there.", BudgetWarning, stacklevel=2)
     return PagedPart(tuple(ranges), pages, part.label, part.weight, part.base_margin,
-                     part.pieces, n, key)
+                     part.pieces, n, key, part.qid)
 
 
 def stream_slots(units) -> int:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 
 from ..backend import array_module, device_scope, get_backend
 from ..booster import MarginStart, initial_margins
@@ -51,6 +53,8 @@ def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Sha
     shard = Shard(page, cuts.n_bins(), part.label[a:b],
                   None if part.weight is None else part.weight[a:b], margin, max_nodes, be)
     shard.id_pieces = row_pieces(part.pieces, start.row_offsets, a, b)
+    if part.qid is not None:
+        shard.qid = part.qid[a:b]
     return shard
 
 
@@ -93,7 +97,8 @@ def concat_parts(parts) -> Part:
     cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
     return Part(xp.concatenate([p.X for p in nonempty]), cat([p.label for p in nonempty]),
                 cat([p.weight for p in nonempty]), cat([p.base_margin for p in nonempty]),
-                tuple(piece for p in nonempty for piece in p.pieces), nonempty[0].categories)
+                tuple(piece for p in nonempty for piece in p.pieces), nonempty[0].categories,
+                None if nonempty[0].qid is None else np.concatenate([p.qid for p in nonempty]))
 
 
 def start_margins(part, base):
@@ -124,6 +129,8 @@ def paged_shards(units, cuts, max_nodes: int, base, be) -> list[Shard]:
                           None if paged.weight is None else paged.weight[a:b], xp.asarray(m),
                           max_nodes, be)
             shard.id_pieces = row_pieces(paged.pieces, start.row_offsets, a, b)
+            if paged.qid is not None:
+                shard.qid = paged.qid[a:b]
             out.append(shard)
     return out
 

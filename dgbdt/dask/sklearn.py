@@ -1,4 +1,5 @@
-"""scikit-learn style estimators on Dask: DaskGBDTRegressor and DaskGBDTClassifier.
+"""scikit-learn style estimators on Dask: DaskGBDTRegressor, DaskGBDTClassifier and
+DaskGBDTRanker.
 
 The in-process estimators (dgbdt.sklearn) with dask collections in and out, as
 xgboost.dask's DaskXGBRegressor / DaskXGBClassifier:
@@ -30,7 +31,8 @@ from ..data.labels import (distinct, encode, encode_block, encode_partition, hos
                            proba_columns, series_like)
 from ..metric import is_metric_custom
 from ..sklearn import (_accuracy, _booster_of, _callables, _ClassifierBase, _GBDTModel,
-                       _r2_score, _RegressorMixin, _regression_params)
+                       _r2_score, _rank_queries, _ranking_params, _RegressorMixin,
+                       _regression_params)
 from .data import DaskDataset, _is_dask_array
 from .predict import predict as _dask_predict
 from .train import train as _dask_train
@@ -112,21 +114,27 @@ class _DaskGBDTModel(_GBDTModel):
         return state
 
     def _fit(self, X, y, params, sample_weight, base_margin, eval_set,
-             sample_weight_eval_set, verbose, base_margin_eval_set=None, xgb_model=None):
+             sample_weight_eval_set, verbose, base_margin_eval_set=None, xgb_model=None,
+             queries=None, eval_queries=None):
         """``xgb_model``: a model to continue (a Booster, a fitted estimator, or a model file
-        of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after."""
+        of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after.
+        ``queries`` / ``eval_queries``: the ranker's qid= arguments (dicts) of the training
+        rows and of each eval_set pair."""
         client = self.client
         pairs = self._eval_pairs(eval_set, sample_weight_eval_set, base_margin_eval_set)
+        queries = queries or {}
+        eval_queries = eval_queries or [{}] * len(pairs)
         # the training data as an eval set is scored from its margins; the others are made
         # with it in one go (DaskDataset.together: a parquet read that random_split cut into
         # both is read once)
         own = [ex is X and ey is y and w is sample_weight and m is base_margin
-               for ex, ey, w, m, _ in pairs]
+               and q.get("qid") is queries.get("qid")
+               for (ex, ey, w, m, _), q in zip(pairs, eval_queries)]
         made = DaskDataset.together(client, [
             dict(data=ex, label=self._encode(_label_column(ey)), weight=w, base_margin=m,
-                 **self._data_args())
-            for ex, ey, w, m in [(X, y, sample_weight, base_margin)]
-            + [pair[:4] for pair, mine in zip(pairs, own) if not mine]])
+                 **self._data_args(), **q)
+            for ex, ey, w, m, q in [(X, y, sample_weight, base_margin, queries)]
+            + [(*pair[:4], q) for pair, q, mine in zip(pairs, eval_queries, own) if not mine]])
         dtrain, others = made[0], iter(made[1:])
         evals = [(dtrain if mine else next(others), pair[4]) for pair, mine in zip(pairs, own)]
         obj, metric, _ = _callables(self.objective, self.eval_metric)
@@ -247,3 +255,25 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
         """Mean accuracy (weighted by sample_weight), computed."""
         y, pred, w = self._compute(y, self.predict(X), sample_weight)
         return _accuracy(y, pred, w)
+
+
+class DaskGBDTRanker(_DaskGBDTModel):
+    """Learning to rank on Dask collections (default objective rank:ndcg), as
+    xgboost.dask.DaskXGBRanker: ``fit(X, y, qid=...)`` with ``qid`` partitioned like X, each
+    query within one partition and sorted there (DaskDataset checks it); ``eval_set`` with
+    ``eval_qid``. ``predict`` gives the ranking scores, lazily."""
+
+    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, base_margin=None,
+            eval_set=None, eval_group=None, eval_qid=None, verbose: bool | int = False,
+            xgb_model=None, sample_weight_eval_set=None,
+            base_margin_eval_set=None) -> "DaskGBDTRanker":
+        queries, eval_queries = _rank_queries(group, qid, eval_set, eval_group, eval_qid,
+                                              allow_group=False)
+        return self._fit(X, y, _ranking_params(self), sample_weight, base_margin, eval_set,
+                         sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model,
+                         queries, eval_queries)
+
+    def predict(self, X, output_margin: bool = False, iteration_range=None, *,
+                validate_features: bool = True, base_margin=None):
+        """Lazy ranking scores: a dask Series for a DataFrame, a dask array for an array."""
+        return _as_array(self._predict_raw(X, output_margin, iteration_range, base_margin))

@@ -32,6 +32,7 @@ from ..custom import CustomObjective, objective_on
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
 from ..metric import get_metric, is_metric_custom, with_custom
+from ..data.queries import weight_norm, weight_norm_stats
 from ..objective import get_objective
 from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
@@ -62,6 +63,11 @@ def _label_stats(part, obj, num_class):
     if not obj.stats_on_device():           # device labels stay there when they can
         label, weight = to_host(label), None if weight is None else to_host(weight)
     return obj.label_stats(label, weight, num_class)
+
+
+def _weight_norm_stats(part):
+    """A partition's [queries, sum of their weights] (exact sums; dgbdt.data.queries)."""
+    return weight_norm_stats(to_host(part.weight), part.qid)
 
 
 def _label_part(part, objective_name: str):
@@ -108,9 +114,13 @@ def _concat_dataset(parts) -> Dataset:
     parts = [p for p in parts if p.n_rows] or parts[:1]
     xp = array_module(parts[0].X)
     cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
-    return Dataset(xp.concatenate([p.X for p in parts]),
-                   label=cat([p.label for p in parts]), weight=cat([p.weight for p in parts]),
-                   base_margin=cat([p.base_margin for p in parts]))
+    d = Dataset(xp.concatenate([p.X for p in parts]),
+                label=cat([p.label for p in parts]), weight=cat([p.weight for p in parts]),
+                base_margin=cat([p.base_margin for p in parts]))
+    # the partitions' query ids: each partition's sorted, queries within one partition (the
+    # DaskDataset checked), so contiguous here though not sorted across partitions
+    d.qid = None if parts[0].qid is None else np.concatenate([p.qid for p in parts])
+    return d
 
 
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
@@ -139,7 +149,8 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
         xp = be.xp
         label = xp.concatenate([s.label for s in shards])
         weight = None if shards[0].weight is None else xp.concatenate([s.weight for s in shards])
-        sources = [(SeamEval(seam, label, weight) if parts is None
+        qid = None if shards[0].qid is None else np.concatenate([s.qid for s in shards])
+        sources = [(SeamEval(seam, label, weight, None, qid) if parts is None
                     else DatasetEval(_concat_dataset(parts), booster), name)
                    for parts, name in eval_sets]
         history: dict = {}
@@ -318,6 +329,17 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if p["device"] != "cpu":
             raise ValueError('grow_policy="lossguide" trains on CPU workers for now: pass host '
                              "partitions, or params device='cpu'")
+    if getattr(objective, "needs_qid", False):
+        if not getattr(dtrain, "has_qid", False):
+            raise ValueError(f"{objective.name} needs query ids: pass qid= to DaskDataset "
+                             "(a query's rows within one partition, sorted by qid there)")
+        if p["device"] != "cpu":
+            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
+                             "device kernel yet): pass host partitions, or params "
+                             "device='cpu'")
+        if dtrain.has_weight:       # n_queries / sum of weights over every partition
+            futs = dtrain.map_rows(_weight_norm_stats)
+            objective.weight_norm = weight_norm([sum(c) for c in zip(*client.gather(futs))])
     if objective.name == "survival:cox":
         raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
                          "sets span all the rows in the order of the survival times; train "
@@ -344,6 +366,12 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     elif maximize is not None:
         raise ValueError("maximize goes with custom_metric (the built-in metrics know it)")
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
+    ranked = [m.name for m in metrics if getattr(m, "by_query", False)]
+    for d, name in evals:
+        if ranked and not getattr(d, "has_qid", False):
+            raise ValueError(f"eval set '{name}': the ranking metric {ranked[0]!r} needs query "
+                             "ids on Dask (rows without them would be one query per "
+                             "partition): pass qid= to its DaskDataset")
     if obj is not None:
         if not callable(obj):
             raise TypeError(f"obj must be a callable (preds, dtrain) -> (grad, hess); got "

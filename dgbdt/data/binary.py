@@ -25,7 +25,7 @@ class DatasetFormatError(ValueError):
 
 def save(d, path) -> None:
     arrays = {"data": np.asarray(d.data)}
-    for name in ("label", "weight", "base_margin"):
+    for name in ("label", "weight", "base_margin", "qid"):
         v = getattr(d, name)
         if v is not None:
             arrays[name] = np.asarray(v)
@@ -71,7 +71,8 @@ def load(path, dataset_class):
                                  f"reads version {VERSION}")
     get = (lambda k: z[k] if k in z.files else None)
     d = dataset_class(z["data"], label=get("label"), weight=get("weight"),
-                base_margin=get("base_margin"), feature_names=header["feature_names"],
+                base_margin=get("base_margin"), qid=get("qid"),
+                feature_names=header["feature_names"],
                 max_bin=header["max_bin"], page_rows=header["page_rows"],
                 feature_types=header.get("feature_types"))
     d.categories = header.get("categories")

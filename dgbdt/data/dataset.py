@@ -53,16 +53,25 @@ class Dataset:
     enable_categorical : bool
         Accept pandas ``category`` columns (their codes, split natively); without it such a
         column is an error, as in XGBoost. Categorical features train on the CPU.
+    qid : array, optional
+        Query ids of the rows (integers), for the rank:* objectives and ranking metrics; the
+        rows of a query must be contiguous and the ids sorted (non-decreasing), as XGBoost
+        requires (dgbdt.data.queries).
+    group : array, optional
+        Query sizes instead of ``qid`` (XGBoost's ``group``): query ``q`` is the next
+        ``group[q]`` rows.
     """
 
     #: XGBoost's feature types ("c": categorical) or None, and the category values of each
     #: pandas category column (dgbdt.data.categorical); class defaults for subclasses
     feature_types = None
     categories = None
+    qid = None
 
     def __init__(self, data, label=None, weight=None, base_margin=None, feature_names=None,
                  max_bin: int | None = None, *, page_rows: int | None = None,
-                 label_column=None, feature_types=None, enable_categorical: bool = False):
+                 label_column=None, feature_types=None, enable_categorical: bool = False,
+                 qid=None, group=None):
         if isinstance(data, (str, os.PathLike)):     # a file (dgbdt.data.files)
             from .files import read_uri
             data, file_label, _ = read_uri(os.fspath(data), label_column)
@@ -76,6 +85,9 @@ class Dataset:
         xp = array_module(self.data)
         self.feature_names = names
         self.label = None if label is None else as_vector(label, "label", n, dev)
+        from .queries import per_row_weights, query_ids
+        self.qid = query_ids(qid, group, n)
+        weight = per_row_weights(weight, self.qid, n)
         self.weight = None if weight is None else as_vector(weight, "weight", n, dev)
         if self.weight is not None:
             if bool(xp.any(self.weight < 0)):
@@ -141,7 +153,7 @@ class Dataset:
         take = (lambda a: None if a is None else a[rows])
         d = type(self)(self.data[rows], label=take(self.label), weight=take(self.weight),
                        base_margin=take(self.base_margin), feature_names=self.feature_names,
-                       feature_types=self.feature_types)
+                       feature_types=self.feature_types, qid=take(self.qid))
         d.categories = self.categories
         return d
 
