@@ -122,7 +122,8 @@ def test_device_metrics_equal_host_metrics():
     w = rng.uniform(0.1, 3.0, n)
     binary = ("logloss", "error", "auc", "aucpr")
     exact = ("rmse", "mae", "error", "auc", "merror", "mape", "mphe", "quantile")
-    for name in METRICS:
+    # (the ranking metrics need query ids and are scored on the host: tests/test_rank.py)
+    for name in [m for m in METRICS if m not in ("ndcg", "map", "pre")]:
         m = get_metric(name)
         if name in ("mlogloss", "merror"):
             pairs = [(ym, pm)]
