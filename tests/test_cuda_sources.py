@@ -14,8 +14,9 @@ MODULES = ["tree", "split", "grow", "data", "predict", "objective"]
 
 
 def _launched():
-    """(module, kernel) pairs named in kernel("module", "name") calls of the GPU backend."""
-    src = (CUDA.parent / "gpu.py").read_text()
+    """(module, kernel) pairs named in kernel("module", "name") calls of the GPU backend
+    (gpu.py and its categorical part, gpu_categorical.py)."""
+    src = "".join((CUDA.parent / f).read_text() for f in ("gpu.py", "gpu_categorical.py"))
     return set(re.findall(r'kernel\("(\w+)", "(\w+)"\)', src))
 
 

@@ -314,11 +314,18 @@ class CudaBackend:
         per = max(1, math.ceil(self.n_sm * 8 / m))
         if shard.n_rows:
             tile_ptr = self._tile_ptr(shard, split, m, BLOCK * PART_ITEMS)
-            kernel("tree", "partition_scatter")(
-                (self.n_sm * 8,), (BLOCK,),
-                (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), shard.n_bins,
-                 shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), tile_ptr,
-                 counts))
+            if s.is_cat is not None and bool(np.any(s.is_cat)):   # categorical sets
+                from . import gpu_categorical as gc
+                gc.partition_scatter_cat(
+                    kernel, (self.n_sm * 8,), (BLOCK,), p.words, p.bits, p.mask, p.n_features,
+                    shard.n_bins, shard.rows, shard.scratch_l, shard.begin, shard.end, split,
+                    m, tile_ptr, counts, *gc.split_rows(self, s.is_cat, s.cats, m))
+            else:
+                kernel("tree", "partition_scatter")(
+                    (self.n_sm * 8,), (BLOCK,),
+                    (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features),
+                     shard.n_bins, shard.rows, shard.scratch_l, shard.begin, shard.end, split,
+                     _i32(m), tile_ptr, counts))
         kernel("tree", "partition_finish")(
             (per, m), (BLOCK,),
             (shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), counts))
@@ -341,6 +348,22 @@ class CudaBackend:
         gain = r[:, 0].astype(np.uint32).view(np.float32)
         return (gain, r[:, 1].astype(np.int32), r[:, 2].astype(np.int32),
                 r[:, 3].astype(np.bool_), np.ascontiguousarray(r[:, 4:6]))
+
+    def evaluate_splits_monotone(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p, lower,
+                                 upper):
+        """evaluate_splits under monotone constraints (the CPU kernel on a host copy of the
+        histograms: dgbdt.kernels.gpu_categorical); results as numpy."""
+        from . import gpu_categorical
+        return gpu_categorical.evaluate_splits_monotone(hist, totals, hist_ptrs, inv_sg, inv_sh,
+                                                        p, lower, upper)
+
+    def evaluate_categorical(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p, features,
+                             width, bounds=None):
+        """The categorical features' best split per node (dgbdt.kernels.gpu_categorical);
+        results as numpy."""
+        from . import gpu_categorical
+        return gpu_categorical.evaluate_categorical(hist, totals, hist_ptrs, inv_sg, inv_sh, p,
+                                                    features, width, bounds)
 
     def evaluate_splits_device(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """The same, as device arrays (queued: no wait for the GPU)."""
@@ -435,7 +458,7 @@ class CudaBackend:
             kernel("data", "quantize_pack")(
                 (_grid(n_data, cap=2 ** 31 - 1),), (BLOCK,),
                 (cp.ascontiguousarray(X, dtype=cp.float32), _i64(n * nf), _i32(nf),
-                 cp.asarray(cuts.values, dtype=cp.float32), cp.asarray(cuts.ptrs),
+                 cp.asarray(cuts.search_values(), dtype=cp.float32), cp.asarray(cuts.ptrs),
                  _i32(bits), _i64(n_data), words))
         return Page(words=words, n_rows=int(n), n_features=int(nf), bits=bits)
 

@@ -134,7 +134,7 @@ def _evaluate_with_categories(be, hist, totals, hist_ptrs, scale_g, scale_h, p, 
     slot_cat = np.zeros(int(hist_ptrs[-1]), dtype=bool)
     for f in features.tolist():
         slot_cat[hist_ptrs[f]:hist_ptrs[f + 1]] = True
-    numeric = hist * (~slot_cat)[None, :, None].astype(hist.dtype)
+    numeric = hist * array_module(hist).asarray((~slot_cat)[None, :, None].astype(hist.dtype))
     if p.monotone is not None:
         gain, feat, sbin, dleft, left = be.evaluate_splits_monotone(
             numeric, totals, hist_ptrs, 1.0 / scale_g, 1.0 / scale_h, p, *bounds)

@@ -199,14 +199,21 @@ extern "C" __global__ void build_histograms_global(
 // threads' counts places them, and one atomicAdd per side reserves the tile's slots (counts
 // [m, 2], zeroed). The order within a side depends on block timing; nothing computed from a
 // segment depends on its order (histograms are integer sums, leaf values per-row updates).
+//
+// CAT (partition_scatter_cat): a split j with is_cat[j] != 0 is categorical: s goes right iff
+// bit s of its set is set (cats: uint8 [m, cat_bytes], bit s & 7 of byte s >> 3, as
+// np.packbits(..., bitorder="little")), the missing symbol the default way; split_bin is
+// unused there (dgbdt/kernels/cpu_tree.py's _goes_left, the CPU's rule).
 #define PART_ITEMS 8
 #define PART_BLOCK 256   // the launch's block size (dgbdt/kernels/gpu.py: BLOCK)
-extern "C" __global__ void partition_scatter(
+template <bool CAT>
+__device__ __forceinline__ void partition_scatter_impl(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ n_bins, const int* __restrict__ rows, int* __restrict__ scratch,
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
         const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
-        u64* __restrict__ counts) {
+        u64* __restrict__ counts, const unsigned char* __restrict__ is_cat,
+        const unsigned char* __restrict__ cats, int cat_bytes) {
     __shared__ u32 warp_l[32], warp_r[32], tot_l, tot_r;
     __shared__ u64 base_l, base_r;
     __shared__ int lbuf[PART_BLOCK * PART_ITEMS], rbuf[PART_BLOCK * PART_ITEMS];
@@ -218,6 +225,8 @@ extern "C" __global__ void partition_scatter(
         const bool dleft = split[3 * m + j] != 0;
         const i64 b = seg_begin[node], e = seg_end[node];
         const u32 missing = (u32)n_bins[f];
+        const bool categorical = CAT && is_cat[j] != 0;
+        const unsigned char* set = CAT ? cats + (i64)j * cat_bytes : nullptr;
         const i64 start = b + (t - tile_ptr[j]) * (i64)blockDim.x * PART_ITEMS;
         int r[PART_ITEMS];
         u32 left = 0, valid = 0;
@@ -229,7 +238,11 @@ extern "C" __global__ void partition_scatter(
                 r[k] = rows[i];
                 valid |= 1u << k;
                 const u32 s = read_symbol(words, (u64)(u32)r[k] * n_features + f, bits, mask);
-                if ((s == missing) ? dleft : ((i64)s <= cut)) left |= 1u << k;
+                bool go_left;
+                if (s == missing) go_left = dleft;
+                else if (categorical) go_left = ((set[s >> 3] >> (s & 7)) & 1) == 0;
+                else go_left = (i64)s <= cut;
+                if (go_left) left |= 1u << k;
             }
         }
         const u32 nl = __popc(left), nr = __popc(valid & ~left);
@@ -265,6 +278,29 @@ extern "C" __global__ void partition_scatter(
             scratch[e - 1 - (i64)(base_r + i)] = rbuf[i];
         __syncthreads();
     }
+}
+
+extern "C" __global__ void partition_scatter(
+        const u32* __restrict__ words, int bits, u32 mask, int n_features,
+        const i64* __restrict__ n_bins, const int* __restrict__ rows, int* __restrict__ scratch,
+        const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
+        const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
+        u64* __restrict__ counts) {
+    partition_scatter_impl<false>(words, bits, mask, n_features, n_bins, rows, scratch,
+                                  seg_begin, seg_end, split, m, tile_ptr, counts, nullptr,
+                                  nullptr, 0);
+}
+
+extern "C" __global__ void partition_scatter_cat(
+        const u32* __restrict__ words, int bits, u32 mask, int n_features,
+        const i64* __restrict__ n_bins, const int* __restrict__ rows, int* __restrict__ scratch,
+        const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
+        const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
+        u64* __restrict__ counts, const unsigned char* __restrict__ is_cat,
+        const unsigned char* __restrict__ cats, int cat_bytes) {
+    partition_scatter_impl<true>(words, bits, mask, n_features, n_bins, rows, scratch,
+                                 seg_begin, seg_end, split, m, tile_ptr, counts, is_cat, cats,
+                                 cat_bytes);
 }
 
 // Partition pass 2: copy the split segments back from scratch and record the children's
