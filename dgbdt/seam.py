@@ -35,6 +35,15 @@ def growth_setting() -> str:
     return value
 
 
+def device_growable(spec) -> bool:
+    """Whether dgbdt.tree.device_grower grows the trees of ``spec``: depth-wise, numerical
+    splits, no monotone or interaction constraints. The others (lossguide, categorical sets,
+    constraints) grow on the host (dgbdt.tree.grower, dgbdt.tree.lossguide), whose requests
+    GPU shards run as CPU ones do."""
+    return (spec.policy == "depthwise" and getattr(spec.cuts, "categorical", None) is None
+            and spec.p.monotone is None and spec.p.interactions is None)
+
+
 class TrainingSeam(Protocol):
     """What growing trees needs from the data, wherever it lives."""
 
@@ -81,10 +90,11 @@ class LocalSeam:
 
     def start_tree(self, spec, k: int, scale_g: float, scale_h: float, epoch: int = 0):
         """A new tree's growth state: on the device (no host wait inside the tree) for GPU
-        shards, on the host otherwise (see growth_setting)."""
+        shards, on the host otherwise (see growth_setting). Trees the device grower does not
+        grow (device_growable) grow on the host over the shards' histograms, GPU ones too."""
         be, setting = self.shards[0].be, growth_setting()
         device = (setting == "device" or (setting == "auto" and be.name == "cuda")) and \
-            spec.policy == "depthwise" and getattr(spec.cuts, "categorical", None) is None
+            device_growable(spec)
         if not (device and device_grower.fits(spec.max_depth, int(spec.hist_ptrs[-1]),
                                               len(self.shards))):
             return spec.start(k, scale_g, scale_h, epoch)

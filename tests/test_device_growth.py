@@ -78,6 +78,30 @@ def test_device_growth_is_used_and_falls_back_when_levels_do_not_fit(monkeypatch
     assert calls == [0, 0]
 
 
+@pytest.mark.parametrize("extra", [{"monotone_constraints": [1, 0, -1, 0, 0, 0, 0]},
+                                   {"interaction_constraints": [[0, 1], [2, 3, 4]]},
+                                   {"grow_policy": "lossguide", "max_leaves": 9}],
+                         ids=["monotone", "interaction", "lossguide"])
+def test_trees_the_device_grower_lacks_grow_on_the_host(monkeypatch, extra):
+    """Constraints and lossguide are the host grower's (the fixed-shape grower would ignore
+    them): with DGBDT_GROWTH=device they still grow there, the host setting's model."""
+    X, y, _ = make(n=1500)
+    calls = []
+    real = device_grower.DeviceGrowth
+
+    def spy(*a, **kw):
+        calls.append(a[0])
+        return real(*a, **kw)
+    monkeypatch.setattr(device_grower, "DeviceGrowth", spy)
+    params = {"objective": "binary:logistic", "max_depth": 4, **extra}
+    assert train(monkeypatch, "device", params, X, y, rounds=3) == \
+        train(monkeypatch, "host", params, X, y, rounds=3)
+    assert calls == []
+    plain = {"objective": "binary:logistic", "max_depth": 4}
+    train(monkeypatch, "device", plain, X, y, rounds=1, evals=False)
+    assert calls == [0]                         # the spy sees device trees when they may grow
+
+
 def test_growth_setting_rejects_unknown_values(monkeypatch):
     monkeypatch.setenv("DGBDT_GROWTH", "gpu")
     with pytest.raises(ValueError, match="DGBDT_GROWTH must be one of auto, host, device"):
