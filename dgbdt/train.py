@@ -132,17 +132,6 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
                                                  dtrain.feature_names)
     p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
                                                         dtrain.num_col, dtrain.feature_names)
-    if p["monotone_constraints"] is not None and backend.name != "cpu":
-        raise ValueError("monotone_constraints train on the CPU for now (the GPU's split "
-                         "kernels do not bound the weights yet): pass device='cpu'")
-    if p["interaction_constraints"] is not None and backend.name != "cpu":
-        raise ValueError("interaction_constraints train on the CPU for now (the GPU grows "
-                         "trees on the device, which does not restrict features by path "
-                         "yet): pass device='cpu'")
-    if p["grow_policy"] == "lossguide" and backend.name != "cpu":
-        raise ValueError('grow_policy="lossguide" trains on the CPU for now (the GPU grows '
-                         "trees depth-wise on the device): pass device='cpu', or use "
-                         'grow_policy="depthwise" on the GPU')
     if objective.name == "survival:cox" and backend.name != "cpu":
         raise ValueError("survival:cox trains on the CPU for now: pass device='cpu'")
     if getattr(objective, "leaf_alpha", None) is not None and backend.name != "cpu":

@@ -369,14 +369,20 @@ def test_errors():
         dgbdt.Dataset(bad, feature_types=["c", "q", "q"])
 
 
-def test_gpu_is_refused_clearly():
-    """Categorical features on a GPU: what is missing and what to do (the CPU)."""
-    from types import SimpleNamespace
+def test_gpu_cuts_are_the_cpu_cuts_and_search_values_give_codes():
+    """The cuts of a categorical feature no longer depend on the backend asking (a GPU's
+    sketch is the CPU's bit for bit, dgbdt.data.sketch_device): here the CPU's, and the values
+    quantization searches (the GPU's quantize_pack too) give each code its own bin."""
+    from dgbdt.data.quantize import quantize
     X, signal, types, _ = cat_data(n=300)
     d = dgbdt.Dataset(X, label=signal, feature_types=types)
-    with pytest.raises(ValueError, match="categorical features train on the CPU for now.*"
-                                         "device='cpu'"):
-        d.cuts(256, SimpleNamespace(name="cuda"))
+    cuts = d.cuts(256)
+    f = int(np.flatnonzero(cuts.categorical)[0])
+    codes = cuts.feature(f)
+    np.testing.assert_array_equal(codes, np.arange(len(codes), dtype=np.float32))
+    q = quantize(np.where(np.arange(X.shape[1]) == f, codes[:, None], 0.0).astype(np.float32),
+                 cuts)
+    np.testing.assert_array_equal(q[:, f], np.arange(len(codes)))
 
 
 # -- Dask ----------------------------------------------------------------------------------------
@@ -438,8 +444,6 @@ def test_dask_errors(client1):
     with pytest.raises(ValueError, match=r"column 'a' has unknown categories.*categorize"):
         dgd.DaskDataset(client1, unknown, dy, enable_categorical=True)
     d = dgd.DaskDataset(client1, ddf, dy, enable_categorical=True)
-    with pytest.raises(ValueError, match="categorical features train on CPU workers"):
-        dgd.train(client1, {"device": "cuda"}, d, 1, verbose_eval=False)
     other = ddf.assign(a=ddf["a"].cat.reorder_categories(list("lkjihgfedcba")))
     dv = dgd.DaskDataset(client1, other, dy, enable_categorical=True)
     with pytest.raises(ValueError, match="eval set 'v' has other category columns"):

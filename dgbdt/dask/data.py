@@ -339,6 +339,10 @@ class DaskDataset:
                      else check_frame_columns(meta, enable_categorical))
             if not is_cudf(meta):
                 frame_cats = _known_categories(data, names)
+            elif enable_categorical and any(str(t) == "category" for t in meta.dtypes):
+                raise ValueError("dask_cudf category columns are not read as categorical "
+                                 "features yet: pass their codes with feature_types ('c'), "
+                                 "or pandas partitions (device='cuda' trains them on GPUs)")
             data, (label, weight, base_margin, qid) = _optimized_together(
                 data, [label, weight, base_margin, qid])
             blocks = list(data.to_delayed(optimize_graph=False))
@@ -358,16 +362,12 @@ class DaskDataset:
             names = feature_names
         if names is not None and len(set(names)) != len(names):
             raise ValueError("feature names must be unique")
-        from ..data.categorical import mask_of, resolve_types
+        from ..data.categorical import resolve_types
         self.feature_types = resolve_types(
             feature_types, n_features,
             None if frame_cats is None else [c is not None for c in frame_cats])
         self.categories = frame_cats if frame_cats is not None and any(
             c is not None for c in frame_cats) else None
-        if mask_of(self.feature_types) is not None and self.on_device:
-            raise ValueError("categorical features train on CPU workers for now (the GPU's "
-                             "split kernels do not handle category sets yet): pass host "
-                             "partitions (pandas / numpy)")
         cols = [_vector_blocks(v, what, data, len(blocks), frame)
                 for v, what in ((label, "label"), (weight, "weight"),
                                 (base_margin, "base_margin"), (qid, "qid"))]

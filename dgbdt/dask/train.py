@@ -308,27 +308,12 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                                  dtrain.feature_names)
     p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
                                                         dtrain.num_col, dtrain.feature_names)
-    if p["interaction_constraints"] is not None and p["device"] != "cpu":
-        raise ValueError("interaction_constraints train on CPU workers for now: pass host "
-                         "partitions, or params device='cpu'")
-    if p["monotone_constraints"] is not None and p["device"] != "cpu":
-        raise ValueError("monotone_constraints train on CPU workers for now (the GPU's split "
-                         "kernels do not bound the weights yet): pass host partitions, or "
-                         "params device='cpu'")
     for d, name in evals:
         if getattr(d, "categories", None) != getattr(dtrain, "categories", None) and \
                 getattr(dtrain, "categories", None) is not None:
             raise ValueError(f"eval set '{name}' has other category columns or categories "
                              "than the training data: make both from frames with the same "
                              "categories (one pd.CategoricalDtype per column)")
-    if getattr(dtrain, "categorical", None) is not None and p["device"] != "cpu":
-        raise ValueError("categorical features train on CPU workers for now (the GPU's split "
-                         "kernels do not handle category sets yet): pass host partitions, or "
-                         "params device='cpu'")
-    if p["grow_policy"] == "lossguide":
-        if p["device"] != "cpu":
-            raise ValueError('grow_policy="lossguide" trains on CPU workers for now: pass host '
-                             "partitions, or params device='cpu'")
     if getattr(objective, "needs_qid", False):
         if not getattr(dtrain, "has_qid", False):
             raise ValueError(f"{objective.name} needs query ids: pass qid= to DaskDataset "

@@ -131,9 +131,6 @@ class BatchDataset(Dataset):
     # -- the passes over the batches ---------------------------------------------------------
     def cuts(self, max_bin: int, backend=None) -> Cuts:
         """Cuts from every batch's summary merged in order (module docstring, pass 2)."""
-        if self.categorical is not None and backend is not None and backend.name != "cpu":
-            raise ValueError("categorical features train on the CPU for now (the GPU's split "
-                             "kernels do not handle category sets yet): pass device='cpu'")
         if max_bin not in self._cuts:
             max_keys = default_max_keys(max_bin)
             scale = (None if self.weight is None

@@ -134,15 +134,29 @@ def frame_codes(df, enable_categorical: bool):
     return X, cats
 
 
+def cudf_categories(df) -> list:
+    """The category values of each category column of a cuDF DataFrame (None for the
+    others), as frame_codes keeps a pandas frame's; the codes themselves stay on the device
+    (dgbdt.data.device_input.cudf_to_matrix)."""
+    out = []
+    for name, dt in zip(df.columns, df.dtypes):
+        out.append(category_values(df[name].cat.categories.to_pandas(), str(name))
+                   if str(dt) == "category" else None)
+    return out
+
+
 def check_codes(X, mask, names=None) -> None:
-    """Every value of a categorical feature is NaN or a whole number in [0, MAX_CATEGORIES)."""
+    """Every value of a categorical feature is NaN or a whole number in [0, MAX_CATEGORIES)
+    (host or device X: one reduction a feature where X is)."""
     if mask is None or X.shape[0] == 0:
         return
+    from ..arrays import array_module
+    xp = array_module(X)
     for f in np.flatnonzero(mask):
-        col = np.asarray(X[:, f])
-        v = col[~np.isnan(col)]
-        bad = (v < 0) | (v >= MAX_CATEGORIES) | (v != np.floor(v))
-        if bad.any():
+        col = X[:, f]
+        v = col[~xp.isnan(col)]
+        bad = (v < 0) | (v >= MAX_CATEGORIES) | (v != xp.floor(v))
+        if bool(bad.any()):
             name = names[f] if names else str(f)
             raise ValueError(f"categorical feature {name}: invalid category code "
                              f"{float(v[bad][0])!r}; codes are whole numbers in [0, "
@@ -156,6 +170,8 @@ def recode(X, mask, have, want, names=None) -> np.ndarray:
     XGBoost). Returns X itself when nothing changes."""
     if mask is None or have is None or want is None:
         return X
+    from ..arrays import array_module
+    xp = array_module(X)            # host or device rows: the lookups run where X is
     out = X
     for f in np.flatnonzero(mask):
         if have[f] is None or want[f] is None or list(have[f]) == list(want[f]):
@@ -163,19 +179,21 @@ def recode(X, mask, have, want, names=None) -> np.ndarray:
         index = {v: i for i, v in enumerate(want[f])}
         missing = [v for v in have[f] if v not in index]
         table = np.array([index.get(v, -1) for v in have[f]], dtype=np.float32)
-        col = np.asarray(X[:, f])
-        ok = ~np.isnan(col)
+        col = X[:, f]
+        ok = ~xp.isnan(col)
         codes = col[ok].astype(np.int64)
         if missing:
-            used = np.isin(codes, [i for i, v in enumerate(have[f]) if v not in index])
-            if used.any():
+            used = xp.isin(codes, xp.asarray([i for i, v in enumerate(have[f])
+                                              if v not in index], dtype=np.int64))
+            if bool(used.any()):
                 name = names[f] if names else str(f)
-                raise ValueError(f"feature '{name}': category {have[f][codes[used][0]]!r} is "
+                first = int(codes[used][0])
+                raise ValueError(f"feature '{name}': category {have[f][first]!r} is "
                                  "not among the training data's categories (XGBoost refuses "
                                  "it too); map it to a known category or to NaN (missing)")
         if out is X:
-            out = np.array(X, dtype=np.float32, copy=True)
-        new = np.full(col.shape, np.nan, dtype=np.float32)
-        new[ok] = table[codes]
+            out = xp.array(X, dtype=np.float32, copy=True)
+        new = xp.full(col.shape, np.nan, dtype=np.float32)
+        new[ok] = xp.asarray(table)[codes]
         out[:, f] = new
     return out

@@ -191,9 +191,6 @@ class Dataset:
 
         Host rows sketched for a CUDA ``backend`` are copied to the GPU a chunk at a time and
         sketched there (the same summaries bit for bit, dgbdt.data.sketch_device)."""
-        if self.categorical is not None and backend is not None and backend.name != "cpu":
-            raise ValueError("categorical features train on the CPU for now (the GPU's split "
-                             "kernels do not handle category sets yet): pass device='cpu'")
         if max_bin not in self._cuts:
             max_keys = default_max_keys(max_bin)
             scale = None

@@ -105,25 +105,23 @@ def as_features(data, feature_names=None, feature_types=None, enable_categorical
     from . import categorical as C
 
     frame_cat = cats = None
-    if is_cudf(data) and enable_categorical and any(str(t) == "category" for t in data.dtypes):
-        raise ValueError("categorical features train and predict on the CPU for now (GPU "
-                         "split kernels do not handle category sets yet): pass a pandas "
-                         "frame (df.to_pandas()) and device='cpu'")
     host_frame = _is_dataframe(data) and not is_cudf(data)
     if host_frame and any(C.category_columns(data)):
         X, cats = C.frame_codes(data, enable_categorical)
         frame_cat = [c is not None for c in cats]
         names = [str(c) for c in data.columns] if feature_names is None else feature_names
         X, names = as_matrix(X, names, allow_empty)
+    elif is_cudf(data) and data.ndim == 2 and enable_categorical and \
+            any(str(t) == "category" for t in data.dtypes):
+        # cuDF category columns: their codes on the device (dgbdt.data.device_input), the
+        # categories kept as a pandas frame's are
+        cats = C.cudf_categories(data)
+        frame_cat = [c is not None for c in cats]
+        X, names = as_matrix(data, feature_names, allow_empty)
     else:
         X, names = as_matrix(data, feature_names, allow_empty)
     types = C.resolve_types(feature_types, X.shape[1], frame_cat)
     mask = C.mask_of(types)
-    if mask is not None and check and not isinstance(X, np.ndarray):
-        # (prediction, check=False, takes device codes: cuda/predict.cu's predict_raw_cat)
-        raise ValueError("categorical features train on the CPU for now (GPU split kernels "
-                         "do not handle category sets yet): pass host data (numpy or pandas) "
-                         "and device='cpu'")
     if check:
         C.check_codes(X, mask, names)
     return X, names, types, cats
