@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 CUDA = Path(str(resources.files("dgbdt.kernels") / "cuda"))
-MODULES = ["tree", "split", "grow", "data", "predict", "objective"]
+MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical"]
 
 
 def _launched():
@@ -23,7 +23,7 @@ def _launched():
 def test_sources_are_installed_with_the_package():
     for m in MODULES:
         assert (CUDA / f"{m}.cu").is_file(), f"{m}.cu missing from the installed package"
-    assert (CUDA / "common.cuh").is_file()
+    assert (CUDA / "common.cuh").is_file() and (CUDA / "gain.cuh").is_file()
 
 
 def test_every_launched_kernel_exists():
@@ -39,6 +39,7 @@ def test_cupy_cache_key_sees_the_header():
     """NVRTC gets the header inlined, so editing common.cuh changes CuPy's cache key."""
     from dgbdt.kernels.gpu import source
     assert "read_symbol" in source("tree") and '#include "common.cuh"' not in source("tree")
+    assert "node_gain" in source("categorical") and '#include' not in source("categorical")
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import time
 from pathlib import Path
 
@@ -37,9 +38,10 @@ LEAF_TILE = 4096
 
 @functools.lru_cache(maxsize=None)
 def source(name: str) -> str:
-    """The CUDA source of ``cuda/<name>.cu`` with its header inlined (NVRTC, CuPy's cache key)."""
+    """The CUDA source of ``cuda/<name>.cu`` with its headers (``#include "x.cuh"``, one
+    level) inlined (NVRTC, CuPy's cache key)."""
     text = (_DIR / f"{name}.cu").read_text()
-    return text.replace('#include "common.cuh"', (_DIR / "common.cuh").read_text())
+    return re.sub(r'#include "(\w+\.cuh)"', lambda m: (_DIR / m.group(1)).read_text(), text)
 
 
 @functools.lru_cache(maxsize=None)
@@ -362,8 +364,9 @@ class CudaBackend:
         """The categorical features' best split per node (dgbdt.kernels.gpu_categorical);
         results as numpy."""
         from . import gpu_categorical
-        return gpu_categorical.evaluate_categorical(hist, totals, hist_ptrs, inv_sg, inv_sh, p,
-                                                    features, width, bounds)
+        return gpu_categorical.evaluate_categorical(kernel, self.upload, hist, totals,
+                                                    hist_ptrs, inv_sg, inv_sh, p, features,
+                                                    width, bounds)
 
     def evaluate_splits_device(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         """The same, as device arrays (queued: no wait for the GPU)."""

@@ -7,14 +7,20 @@ not have (categorical sets, monotone bounds).
   bits, np.packbits(..., bitorder="little"); dgbdt.shard.SplitBatch), the missing symbol the
   default way, as the CPU's kernels/cpu_tree.py. The symbol of a category code is the code
   (dgbdt.data.quantize), so a code outside the set, unseen in the node, goes left.
-* ``evaluate_categorical`` and ``evaluate_splits_monotone``: the merged histograms (exact
-  int64 sums) are copied to the host and searched by the CPU kernels (kernels/cpu_categorical,
-  kernels/cpu_split): the same integers into the same float64 operations, so the same
-  decisions as training on the CPU, bit for bit.
+* ``evaluate_categorical``: cuda/categorical.cu searches each (categorical feature, node) on
+  the device, cpu_categorical's candidates in its order with the same float64 arithmetic
+  (cuda/gain.cuh), finding a partition scan's categories by repeated block-wide minima
+  instead of a sort; ``_pick`` then takes each node's best feature and builds its set.
+  DGBDT_CATEGORICAL_SEARCH=host runs the CPU kernel on a host copy instead.
+* ``evaluate_splits_monotone``: the merged histograms (exact int64 sums) are copied to the
+  host and searched by the CPU kernel (kernels/cpu_split): the same integers into the same
+  float64 operations, so the same decisions as training on the CPU, bit for bit.
 
 Functions here take arrays (cupy on the device, numpy on the host), not training objects.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -47,8 +53,85 @@ def partition_scatter_cat(kernel, grid, block, words, bits, mask, n_features, n_
          end, split, _i32(m), tile_ptr, counts, is_cat_d, cats_d, _i32(cat_bytes)))
 
 
-def evaluate_categorical(hist, totals, hist_ptrs, inv_sg, inv_sh, p, features, width,
-                         bounds=None):
+def search_setting() -> str:
+    """DGBDT_CATEGORICAL_SEARCH: where GPU histograms' categorical splits are searched:
+    "device" (the default: cuda/categorical.cu) or "host" (the CPU kernel on a host copy; the
+    same decisions, a check of the device kernel and a baseline for its speed)."""
+    value = os.environ.get("DGBDT_CATEGORICAL_SEARCH", "device") or "device"
+    if value not in ("device", "host"):
+        raise ValueError(f"DGBDT_CATEGORICAL_SEARCH must be 'device' or 'host'; got {value!r}")
+    return value
+
+
+def evaluate_categorical(kernel, upload, hist, totals, hist_ptrs, inv_sg, inv_sh, p, features,
+                         width, bounds=None):
+    """The best categorical split of each node of device histograms [m, S, 2], as
+    kernels/cpu_categorical.evaluate_categorical returns it (numpy: gain, feature,
+    default_left, left, cats): cuda/categorical.cu searches every (feature, node) on the
+    device; here each node's best feature is picked (the first of the largest gain, as the
+    CPU's running best) and its set built. ``kernel``/``upload``: the CUDA backend's."""
+    if search_setting() == "host":
+        return evaluate_categorical_host(hist, totals, hist_ptrs, inv_sg, inv_sh, p, features,
+                                         width, bounds)
+    import cupy as cp
+    hp = np.asarray(hist_ptrs, dtype=np.int64)
+    features = np.asarray(features, dtype=np.int64)
+    hist = cp.ascontiguousarray(hist)
+    m, S = int(hist.shape[0]), int(hist.shape[1])
+    nc = len(features)
+    nbs = hp[features + 1] - hp[features] - 1
+    sel_width = max(1, min(int(p.max_cat_threshold), int(nbs.max())) - 1)
+    res = cp.empty((m, nc, 6), dtype=cp.int64)
+    sel = cp.zeros((m, nc, 2, sel_width), dtype=cp.int32)
+    if m == 0:
+        return _pick(np.zeros((0, nc, 6), np.int64), None, features, nbs, width)
+    bounded = bounds is not None
+    mono = np.asarray(p.monotone if bounded else np.zeros(len(hp) - 1), dtype=np.int32)
+    lower, upper = ((np.asarray(to_numpy(b), np.float64) for b in bounds) if bounded
+                    else (np.zeros(m), np.zeros(m)))
+    kernel("categorical", "evaluate_categorical")(
+        (nc, m), (256,),
+        (hist, _i32(S), cp.asarray(hp), upload(np.asarray(to_numpy(totals), np.int64)),
+         upload(np.array([0.0, 0.0, inv_sg, inv_sh, 0.0])), np.float64(p.lam),
+         np.float64(p.alpha), np.float64(p.max_delta_step), np.float64(p.min_child_weight),
+         upload(features), _i32(nc), _i32(p.max_cat_to_onehot), _i32(p.max_cat_threshold),
+         _i32(bounded), upload(mono), upload(lower), upload(upper),
+         cp.empty((m, S), dtype=cp.uint64), _i32(sel_width), res, sel))
+    return _pick(cp.asnumpy(res), cp.asnumpy(sel), features, nbs, width)
+
+
+def _pick(res, sel, features, nbs, width):
+    """Each node's best over the features' candidates res [m, nc, 6] (cuda/categorical.cu's
+    rows) in feature order, strictly larger gains replacing; its set as uint8 [m, width]
+    (1: goes right) from the visiting orders sel [m, nc, 2, :]."""
+    m, nc = res.shape[0], res.shape[1]
+    gain = np.zeros(m, np.float32)
+    which = np.full(m, -1, np.int64)
+    for fi in range(nc):
+        g = (res[:, fi, 0] & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+        take = (res[:, fi, 1] >= 0) & (g > gain)
+        gain = np.where(take, g, gain)
+        which = np.where(take, fi, which)
+    feat = np.full(m, -1, np.int32)
+    dleft = np.zeros(m, np.bool_)
+    left = np.zeros((m, 2), np.int64)
+    cats = np.zeros((m, width), np.uint8)
+    for j in np.flatnonzero(which >= 0).tolist():
+        fi = int(which[j])
+        _, kind, arg, dl, lg, lh = res[j, fi].tolist()
+        feat[j], dleft[j], left[j] = features[fi], dl != 0, (lg, lh)
+        if kind == 0:                      # one-hot: {arg}
+            cats[j, arg] = 1
+        elif kind == 1:                    # the first arg sorted categories go right
+            cats[j, sel[j, fi, 0, :arg]] = 1
+        else:                              # all but the last arg sorted ones go right
+            cats[j, :nbs[fi]] = 1
+            cats[j, sel[j, fi, 1, :arg]] = 0
+    return gain, feat, dleft, left, cats
+
+
+def evaluate_categorical_host(hist, totals, hist_ptrs, inv_sg, inv_sh, p, features, width,
+                              bounds=None):
     """The best categorical split of each node of device histograms [m, S, 2]: the CPU
     kernel (kernels/cpu_categorical.evaluate_categorical) on a host copy of the categorical
     features' slots. Returns numpy arrays (gain, feature, default_left, left, cats)."""

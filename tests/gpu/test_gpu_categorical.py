@@ -111,6 +111,48 @@ def test_host_setting_and_lossguide_with_categories(monkeypatch):
     assert gpu.save_raw() == cpu.save_raw()
 
 
+@pytest.mark.parametrize("onehot,threshold,bounded", [
+    (4, 64, False), (4, 64, True), (1, 8, False), (1, 300, True), (5000, 64, False),
+    (2, 2, False)])
+def test_device_search_is_the_cpu_kernel(onehot, threshold, bounded):
+    """cuda/categorical.cu + _pick against kernels/cpu_categorical on the same integer
+    histograms: every output equal, with empty categories (equal keys, ordered by category as
+    the CPU's stable sort), repeated category statistics, thousands of categories, one-hot,
+    partitions shorter and longer than max_cat_threshold, and monotone bounds."""
+    from dgbdt.kernels import cpu_categorical
+    from dgbdt.kernels import gpu_categorical as gc
+    from dgbdt.kernels.gpu import CudaBackend, kernel
+    from dgbdt.tree.split import SplitParams
+    rng = np.random.default_rng(onehot * 7 + threshold)
+    nbs = np.array([16, 3, 40, 12, 70, 3000])        # features 1, 3, 4, 5 categorical
+    features = np.array([1, 3, 4, 5], np.int64)
+    hp = np.concatenate([[0], np.cumsum(nbs + 1)]).astype(np.int64)
+    m = 37
+    hist = np.zeros((m, int(hp[-1]), 2), np.int64)
+    hist[..., 0] = rng.integers(-(1 << 21), 1 << 21, hist.shape[:2])
+    hist[..., 1] = rng.integers(0, 1 << 21, hist.shape[:2])
+    hist[rng.random(hist.shape[:2]) < 0.3] = 0                   # empty categories
+    hist[:, hp[5] + 10:hp[5] + 20] = hist[:, hp[5] + 100:hp[5] + 110]   # repeated stats
+    totals = hist[:, hp[5]:hp[6]].sum(axis=1)
+    mono = (0, 1, 0, -1, 1, -1)
+    p = SplitParams(eta=0.3, lam=1.0, alpha=0.0, gamma=0.0, min_child_weight=0.5,
+                    max_delta_step=0.0, monotone=mono if bounded else None,
+                    max_cat_to_onehot=onehot, max_cat_threshold=threshold)
+    inv = 1.0 / (1 << 20)
+    lower = rng.uniform(-2, 0, m) if bounded else np.full(m, -np.inf)
+    upper = rng.uniform(0, 2, m) if bounded else np.full(m, np.inf)
+    width = int(nbs[features].max())
+    cpu = cpu_categorical.evaluate_categorical(
+        hist, hp, totals, inv, inv, p.lam, p.alpha, p.max_delta_step, p.min_child_weight,
+        features, onehot, threshold, width, bounded, np.asarray(mono, np.int8), lower, upper)
+    be = CudaBackend.for_ordinal(0)
+    gpu = gc.evaluate_categorical(kernel, be.upload, cp.asarray(hist), totals, hp, inv, inv,
+                                  p, features, width, (lower, upper) if bounded else None)
+    assert (cpu[1] >= 0).sum() > m // 2
+    for name, a, b in zip(("gain", "feature", "default_left", "left", "cats"), cpu, gpu):
+        np.testing.assert_array_equal(np.asarray(b), a, err_msg=name)
+
+
 def _frame(n=5000, seed=0, categories=None):
     rng = np.random.default_rng(seed)
     letters = list("abcdefghijkl")
@@ -147,14 +189,14 @@ def test_cudf_category_frame(rmm_default):
     p = {**SQ, "max_cat_to_onehot": 1}
     cpu = dgbdt.train(p, dgbdt.Dataset(df, label=y, enable_categorical=True), 6,
                       verbose_eval=False)
-    g = cudf.DataFrame.from_pandas(df)
+    g = cudf.from_pandas(df)
     d = dgbdt.Dataset(g, label=cp.asarray(y), enable_categorical=True)
     assert d.on_device and d.feature_types == ["c", "c", "q"]
     gpu = dgbdt.train(p, d, 6, verbose_eval=False)
     assert _set_sizes(cpu) and gpu.save_raw() == cpu.save_raw()
     other = df.assign(a=df["a"].cat.reorder_categories(list("lkjihgfedcba")))
     want = cpu.predict(df)
-    got = gpu.predict(cudf.DataFrame.from_pandas(other))
+    got = gpu.predict(cudf.from_pandas(other))
     assert isinstance(got, cp.ndarray)
     np.testing.assert_allclose(cp.asnumpy(got), want, rtol=1e-6, atol=1e-6)
 

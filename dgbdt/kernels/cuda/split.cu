@@ -2,34 +2,7 @@
 // parallel over (feature, node), with the same float64 arithmetic in the same order (compiled
 // with --fmad=false, so no fused multiply-adds) and the same tie rule, hence the same splits.
 #include "common.cuh"
-
-struct GainParams {
-    double inv_sg, inv_sh, lam, alpha, max_delta_step, min_child_weight;
-};
-
-__device__ __forceinline__ double threshold_l1(double g, double alpha) {
-    if (g > alpha) return g - alpha;
-    if (g < -alpha) return g + alpha;
-    return 0.0;
-}
-
-__device__ double leaf_weight(double g, double h, const GainParams& p) {
-    if (h < p.min_child_weight || h <= 0.0) return 0.0;
-    double w = -threshold_l1(g, p.alpha) / (h + p.lam);
-    if (p.max_delta_step != 0.0 && fabs(w) > p.max_delta_step)
-        w = w > 0 ? p.max_delta_step : -p.max_delta_step;
-    return w;
-}
-
-__device__ double node_gain(double g, double h, const GainParams& p) {
-    if (h <= 0.0) return 0.0;
-    if (p.max_delta_step == 0.0) {
-        const double t = threshold_l1(g, p.alpha);
-        return t * t / (h + p.lam);
-    }
-    const double w = leaf_weight(g, h, p);
-    return -(2.0 * g * w + (h + p.lam) * w * w);
-}
+#include "gain.cuh"
 
 // Candidates of one feature in the CPU's scan order: forward b = 0..nb-1 (index b), then, if
 // the node has missing values of the feature, backward i = nb-1..0 (index nb + nb-1-i, split
