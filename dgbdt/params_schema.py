@@ -171,7 +171,7 @@ _SPECS = [
               "Categorical features (dgbdt.Dataset enable_categorical / feature_types) with "
               "fewer categories than this split one category against the rest (one-hot); "
               "the others split by a partition of their categories (sorted by gradient "
-              "statistics). As XGBoost (n_categories < max_cat_to_onehot); CPU only for now.",
+              "statistics). As XGBoost (n_categories < max_cat_to_onehot).",
               kind="int", low=1),
     ParamSpec("max_cat_threshold", 64,
               "Most categories a partition-based categorical split puts on the side it "
@@ -214,7 +214,7 @@ _SPECS = [
               }),
     ParamSpec("grow_policy", "depthwise",
               "Order in which nodes are expanded: level by level, or the leaf with the "
-              "largest loss change first (lossguide; CPU only for now).",
+              "largest loss change first (lossguide).",
               kind="choice", choices=("depthwise", "lossguide")),
     ParamSpec("device", None,
               "Where training runs; None: where the data lives (the GPU for cupy/cuDF input, "

@@ -32,7 +32,7 @@ class SplitBatch:
     left: np.ndarray          # int32 [m] left child ids
     right: np.ndarray         # int32 [m] right child ids
     packed: object = None     # optional int64 [6, m] of the six rows (a device-grown level's)
-    #: categorical splits (CPU): bool [m], which splits are categorical, and uint8 [m, W/8]
+    #: categorical splits (CPU and GPU shards): bool [m], which splits are categorical, and uint8 [m, W/8]
     #: their sets as bits (np.packbits(..., bitorder="little"); a set bit: the category goes
     #: right; dgbdt.kernels.cpu_categorical); None: none
     is_cat: np.ndarray | None = None

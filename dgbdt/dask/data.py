@@ -273,10 +273,11 @@ class DaskDataset:
     """Training or evaluation data held as partitions on a Dask cluster.
 
     data: a dask DataFrame (pandas- or cuDF-backed) or a 2-D dask array (numpy or cupy chunks).
-    Categorical features (CPU): pandas category columns with ``enable_categorical=True``, whose
-    categories must be known (``ddf.categorize()``): every partition is re-coded to them, so the
-    model does not depend on the partitioning; or ``feature_types`` ("c"/"q", XGBoost's names)
-    for arrays of codes (dgbdt.data.categorical).
+    Categorical features (CPU and GPU workers): pandas category columns with
+    ``enable_categorical=True``, whose categories must be known (``ddf.categorize()``): every
+    partition is re-coded to them, so the model does not depend on the partitioning; or
+    ``feature_types`` ("c"/"q", XGBoost's names) for arrays of codes, numpy or cupy
+    (dgbdt.data.categorical). dask_cudf category columns are refused (not read yet).
     label, weight, base_margin: dask Series/arrays partitioned like data (numpy arrays are
     accepted with dask array data). GPU partitions stay on their worker's GPU. Partitions are
     checked and kept on the workers that compute them; empty partitions are fine.
