@@ -174,27 +174,38 @@ class CudaBackend:
         slots = np.diff(hp)
         budget = hist_shared_budget(self.smem_optin)
         cap = budget // HIST_SLOT_BYTES
-        groups, use_shared = [0], True
-        if slots.size and slots.max() > cap:
-            use_shared = False       # a feature's bins exceed shared memory: global atomics
-        else:
-            acc = 0
-            for f, s in enumerate(slots.tolist()):
-                if acc + s > cap:
-                    groups.append(f)
-                    acc = 0
-                acc += s
-            groups.append(len(slots))
-        g = np.asarray(groups, dtype=np.int32)
-        gslots = [int(hp[b] - hp[a]) for a, b in zip(g[:-1], g[1:])]
-        nfg = int(np.diff(g).max()) if g.size > 1 else 0
+        # groups: runs of consecutive features whose slots fit in shared memory together
+        # (build_histograms); a feature wider than that alone is summed in global memory
+        # (build_histograms_global), the others still in shared memory
+        pairs, wide, start, acc = [], [], None, 0
+        for f, s in enumerate(slots.tolist()):
+            if s > cap:
+                if start is not None:
+                    pairs += [start, f]
+                start, acc = None, 0
+                wide.append(f)
+                continue
+            if start is not None and acc + s > cap:
+                pairs += [start, f]
+                start, acc = None, 0
+            if start is None:
+                start = f
+            acc += s
+        if start is not None:
+            pairs += [start, len(slots)]
+        g = np.asarray(pairs, dtype=np.int32).reshape(-1, 2)
+        gslots = [int(hp[b] - hp[a]) for a, b in g]
+        nfg = int((g[:, 1] - g[:, 0]).max()) if len(g) else 0
         smem = HIST_SLOT_BYTES * max(gslots, default=0) + 4 * (nfg + 1)
         # one wave of resident blocks: as many per SM as threads and shared memory allow
         per_sm = max(1, min(self.threads_per_sm // HIST_BLOCK,
                             self.smem_per_sm // (smem + 1024)))
-        st = {"key": hist_ptrs.tobytes(), "hist_ptrs": cp.asarray(hp), "groups": cp.asarray(g),
-              "n_groups": len(g) - 1, "smem": smem, "shared": use_shared,
+        st = {"key": hist_ptrs.tobytes(), "hist_ptrs": cp.asarray(hp),
+              "groups": cp.asarray(g.ravel() if len(g) else np.zeros(2, np.int32)),
+              "n_groups": len(g), "smem": smem, "wide": cp.asarray(np.asarray(
+                  wide or [0], dtype=np.int32)), "n_wide": len(wide),
               "n_slots": int(hp[-1]), "blocks": self.n_sm * per_sm}
+        use_shared = len(g) > 0
         if use_shared and smem > 48 * 1024:
             kernel("tree", "build_histograms").max_dynamic_shared_size_bytes = smem
         shard._cuda_static = st
@@ -261,7 +272,7 @@ class CudaBackend:
             return out
         p = shard.page
         nodes_d = self.on_device(nodes, np.int64)
-        if st["shared"]:
+        if st["n_groups"]:
             tile_ptr = self._tile_ptr(shard, nodes_d, m, HIST_TILE)
             G = st["n_groups"]
             kernel("tree", "build_histograms")(
@@ -270,13 +281,13 @@ class CudaBackend:
                  shard.rows, shard.grad, shard.begin, shard.end, nodes_d, tile_ptr, _i32(m),
                  _i32(HIST_TILE), st["groups"], _i32(st["n_slots"]), shard._qmax, out),
                 shared_mem=st["smem"])
-        else:
+        if st["n_wide"]:
             bpn = max(1, math.ceil(self.n_sm * 4 / m))
             kernel("tree", "build_histograms_global")(
                 (bpn, m), (GLOBAL_HIST_BLOCK,),
                 (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), st["hist_ptrs"],
                  shard.rows, shard.grad, shard.begin, shard.end, nodes_d, _i32(st["n_slots"]),
-                 out))
+                 st["wide"], _i32(st["n_wide"]), out))
         return out
 
     def level_histograms(self, shard, req, hist_ptrs: np.ndarray):

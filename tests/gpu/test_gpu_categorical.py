@@ -62,6 +62,21 @@ def test_gpu_model_is_the_cpu_model(extra):
     assert dev_rows.save_raw() == cpu.save_raw()
 
 
+@pytest.mark.parametrize("smem", ["600", "40"])
+def test_features_too_wide_for_shared_memory(monkeypatch, smem):
+    """A feature whose bins exceed the shared-memory histogram (thousands of categories) is
+    summed in global memory, the others still in shared-memory groups (600 bytes: the 4 and
+    10 slot features in groups, the 41 slot and numerical ones global; 40: all global):
+    the CPU's model."""
+    monkeypatch.setenv("DGBDT_HIST_SMEM", smem)
+    X, y, types = _data(n=5000, seed=9)
+    p = {**SQ, "max_cat_to_onehot": 4}
+    cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, feature_types=types), 6, verbose_eval=False)
+    gpu = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y),
+                                       feature_types=types), 6, verbose_eval=False)
+    assert _set_sizes(cpu) and gpu.save_raw() == cpu.save_raw()
+
+
 def test_logistic_with_weights_pages_and_eval_on_the_gpu():
     """binary:logistic on several pages with weights: the training rows' margins, which
     reach the rows through the GPU's partition of them (the category sets applied by

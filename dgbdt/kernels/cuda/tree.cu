@@ -68,7 +68,8 @@ extern "C" __global__ void tile_offsets(
 // hist[j, hist_ptrs[f] + bin(r, f)] += grad[r] for every row r in node nodes[j]'s segment
 // rows[seg_begin[node]:seg_end[node]] and every feature f of the block's feature group.
 //
-// Grid (blocks, 1, feature groups). Block x takes a contiguous range of the level's tiles
+// Grid (blocks, 1, feature groups): group z is features [groups[2z], groups[2z + 1]) (features
+// too wide for shared memory are in none: build_histograms_global sums them). Block x takes a contiguous range of the level's tiles
 // (tile_ptr), so the rows, not the nodes, are shared evenly. It privatizes its group's
 // histogram in shared memory as three 32-bit planes per gradient component (the pieces above:
 // g's p0 | g's p1 | g's p2 | h's p0 | h's p1 | h's p2, each plane one word per slot, so the
@@ -85,7 +86,7 @@ extern "C" __global__ void build_histograms(
         const i64* __restrict__ tile_ptr, int m, int tile, const int* __restrict__ groups,
         int n_slots, const u64* __restrict__ qmax, u64* __restrict__ out) {
     extern __shared__ u32 sh32[];
-    const int f0 = groups[blockIdx.z], f1 = groups[blockIdx.z + 1];
+    const int f0 = groups[2 * blockIdx.z], f1 = groups[2 * blockIdx.z + 1];
     const int nfg = f1 - f0;
     const i64 s0 = hist_ptrs[f0];
     const int gs = (int)(hist_ptrs[f1] - s0);
@@ -166,23 +167,24 @@ extern "C" __global__ void subtract_siblings(
     }
 }
 
-// The same sums straight into global memory, for a feature whose bins do not fit in shared
-// memory (max_bin in the tens of thousands). Grid (blocks per node, nodes).
+// The same sums straight into global memory for the features wide[0..n_wide) whose bins do not
+// fit in shared memory (max_bin, or a categorical feature's codes, in the thousands); the other
+// features go through build_histograms. Grid (blocks per node, nodes).
 extern "C" __global__ void build_histograms_global(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ hist_ptrs, const int* __restrict__ rows,
         const i64* __restrict__ grad, const i64* __restrict__ seg_begin,
         const i64* __restrict__ seg_end, const i64* __restrict__ nodes, int n_slots,
-        u64* __restrict__ out) {
+        const int* __restrict__ wide, int n_wide, u64* __restrict__ out) {
     const int j = blockIdx.y;
     const i64 node = nodes[j];
     const i64 b = seg_begin[node];
-    const i64 n_elem = (seg_end[node] - b) * n_features;
+    const i64 n_elem = (seg_end[node] - b) * n_wide;
     const i64 stride = (i64)gridDim.x * blockDim.x;
     u64* o = out + (i64)j * n_slots * 2;
     for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < n_elem; t += stride) {
-        const i64 ri = t / n_features;
-        const int f = (int)(t - ri * n_features);
+        const i64 ri = t / n_wide;
+        const int f = wide[(int)(t - ri * n_wide)];
         const u64 r = (u32)rows[b + ri];
         const u32 sym = read_symbol(words, r * n_features + f, bits, mask);
         const i64 slot = hist_ptrs[f] + sym;
