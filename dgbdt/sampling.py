@@ -53,12 +53,20 @@ class Sampling:
     bytree: float = 1.0
     bylevel: float = 1.0
     bynode: float = 1.0
+    method: str = "uniform"     # of the rows: "uniform" or "gradient_based"
 
     @classmethod
     def from_params(cls, p: dict) -> "Sampling | None":
         s = cls(int(p["seed"]), float(p["subsample"]), float(p["colsample_bytree"]),
-                float(p["colsample_bylevel"]), float(p["colsample_bynode"]))
+                float(p["colsample_bylevel"]), float(p["colsample_bynode"]),
+                str(p.get("sampling_method") or "uniform"))
         return None if (s.subsample, s.bytree, s.bylevel, s.bynode) == (1.0,) * 4 else s
+
+    @property
+    def by_gradient(self) -> bool:
+        """Whether rows are sampled by their gradients (dgbdt.sampling_gradient): a global
+        threshold, so the seam samples (``sample_rows``), not each shard alone."""
+        return self.method == "gradient_based" and self.subsample < 1.0
 
     @property
     def columns(self) -> bool:
@@ -67,7 +75,7 @@ class Sampling:
     # -- rows --------------------------------------------------------------------------------
     def apply_rows(self, shard, epoch: int) -> None:
         """Zero the gradients of the shard's rows outside round ``epoch``'s sample."""
-        if self.subsample >= 1.0:
+        if self.subsample >= 1.0 or self.by_gradient:
             return
         xp = shard.be.xp
         ids = global_ids(shard, xp)
@@ -75,6 +83,18 @@ class Sampling:
         keep = keep.astype(np.float64)[:, None]
         shard.g *= keep
         shard.h *= keep
+
+    def sample_rows(self, shards, epoch: int, n_rows: int, max_g, max_h, reduce):
+        """Sample round ``epoch``'s rows of every shard in place; returns the gradient maxima
+        (max |g|, max h) per class afterwards. ``reduce(array, op)`` merges host arrays over
+        the seam's other holders (an all-reduce between collective ranks; in-process the
+        identity). Uniform sampling needs none of that: each shard draws alone."""
+        if not self.by_gradient:
+            for s in shards:
+                self.apply_rows(s, epoch)
+            return max_g, max_h
+        from .sampling_gradient import sample
+        return sample(shards, self, epoch, n_rows, max_g, max_h, reduce)
 
     # -- columns -----------------------------------------------------------------------------
     def tree_features(self, n_features: int, epoch: int, k: int) -> np.ndarray:

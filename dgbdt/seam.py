@@ -134,8 +134,8 @@ class LocalSeam:
         self.epoch = epoch      # the round, for objectives that draw from it (rank pairs)
         max_g, max_h = self.compute_gradients(objective)
         if spec.sampling is not None:
-            for s in self.shards:
-                spec.sampling.apply_rows(s, epoch)
+            max_g, max_h = spec.sampling.sample_rows(self.shards, epoch, self.n_rows, max_g,
+                                                     max_h, self.reduce_host)
         timers["gradients"] += time.perf_counter() - t
         graphs = self._tree_graphs()
         trees = []
@@ -160,6 +160,11 @@ class LocalSeam:
                   and tree_graph.enabled())
             self._graphs = tree_graph.TreeGraphs(self) if ok else False
         return self._graphs or None
+
+    def reduce_host(self, a: np.ndarray, op: str) -> np.ndarray:
+        """A small host array merged over the seam's holders of rows: in-process they are all
+        here, so the identity (the collective seam all-reduces)."""
+        return a
 
     def level(self, request):
         total = None
