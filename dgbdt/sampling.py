@@ -65,7 +65,8 @@ class Sampling:
     @property
     def by_gradient(self) -> bool:
         """Whether rows are sampled by their gradients (dgbdt.sampling_gradient): a global
-        threshold, so the seam samples (``sample_rows``), not each shard alone."""
+        threshold, so the seam samples (dgbdt.sampling_gradient.sample_rows), not each shard
+        alone."""
         return self.method == "gradient_based" and self.subsample < 1.0
 
     @property
@@ -83,18 +84,6 @@ class Sampling:
         keep = keep.astype(np.float64)[:, None]
         shard.g *= keep
         shard.h *= keep
-
-    def sample_rows(self, shards, epoch: int, n_rows: int, max_g, max_h, reduce):
-        """Sample round ``epoch``'s rows of every shard in place; returns the gradient maxima
-        (max |g|, max h) per class afterwards. ``reduce(array, op)`` merges host arrays over
-        the seam's other holders (an all-reduce between collective ranks; in-process the
-        identity). Uniform sampling needs none of that: each shard draws alone."""
-        if not self.by_gradient:
-            for s in shards:
-                self.apply_rows(s, epoch)
-            return max_g, max_h
-        from .sampling_gradient import sample
-        return sample(shards, self, epoch, n_rows, max_g, max_h, reduce)
 
     # -- columns -----------------------------------------------------------------------------
     def tree_features(self, n_features: int, epoch: int, k: int) -> np.ndarray:

@@ -145,3 +145,16 @@ def sample(shards, sampling, epoch: int, n_rows: int, max_g, max_h, reduce):
                                                       to_host(s.h.max(axis=0))]))
     both = reduce(local, "max")
     return both[:K], both[K:]
+
+
+def sample_rows(sampling, shards, epoch: int, n_rows: int, max_g, max_h, reduce):
+    """Sample round ``epoch``'s rows of every shard in place, by ``sampling``'s method;
+    returns the gradient maxima (max |g|, max h) per class afterwards. ``reduce(array, op)``
+    merges host arrays over the seam's other holders of rows (an all-reduce between
+    collective ranks; in-process the identity). Uniform sampling needs none of that: each
+    shard draws alone (dgbdt.sampling.Sampling.apply_rows)."""
+    if not sampling.by_gradient:
+        for s in shards:
+            sampling.apply_rows(s, epoch)
+        return max_g, max_h
+    return sample(shards, sampling, epoch, n_rows, max_g, max_h, reduce)
