@@ -3,6 +3,7 @@ external memory on the same rows, in one run; one JSON line.
 
     python benchmarks/bench_ooc.py                       # 20M x 28, 100 rounds, depth 8
     python benchmarks/bench_ooc.py --rows 2000000 --rounds 20 --out results.jsonl
+    python benchmarks/bench_ooc.py --subsample 0.2 --sampling-method gradient_based
 
 Legs (all from the same host float32 rows, the out-of-core setting: the raw data is not on the
 GPU):
@@ -15,6 +16,9 @@ GPU):
   budget at factor 4) and min_cache_page_bytes=1, so XGBoost keeps one cache page per batch
   and streams them (by default it joins pages up to 1/16 of the GPU's memory and a cache of
   one page stays on the GPU: not external memory at this size).
+With --subsample < 1 every leg samples rows alike (XGBoost too) and dgbdt's streamed rounds
+read the pages twice a tree (dgbdt.compact) instead of once a level; the leg
+dgbdt_incore_unsampled (in core, no sampling) gives the accuracy the sampling costs.
 Times: "<leg>_s" the whole call (page / DMatrix building included), "<leg>_train_s" the
 training alone (dgbdt: less its page building; XGBoost: xgb.train). Throughput ratios use
 the training alone. dgbdt_ooc also reports bytes moved per pass and the host-to-device rate its
@@ -63,6 +67,8 @@ def main() -> None:
     ap.add_argument("--factor", type=float, default=4.0, help="pages / device budget")
     ap.add_argument("--batches", type=int, default=16, help="XGBoost iterator batches")
     ap.add_argument("--xgb-ratios", default="1.0,0.75", help="cache_host_ratio values")
+    ap.add_argument("--subsample", type=float, default=1.0)
+    ap.add_argument("--sampling-method", default="uniform", choices=("uniform", "gradient_based"))
     ap.add_argument("--skip", default="", help="comma list of legs to skip")
     ap.add_argument("--out", help="append the JSON line to this file")
     a = ap.parse_args()
@@ -78,8 +84,12 @@ def main() -> None:
 
     params = {"objective": "binary:logistic", "max_depth": a.depth, "eta": 0.1,
               "max_bin": a.max_bin}
+    unsampled = dict(params)
+    if a.subsample < 1:
+        params |= {"subsample": a.subsample, "sampling_method": a.sampling_method}
     out = {"bench": "ooc", "rows": a.rows, "features": a.features, "rounds": a.rounds,
            "depth": a.depth, "max_bin": a.max_bin, "factor": a.factor,
+           "subsample": a.subsample, "sampling_method": a.sampling_method,
            "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
            "python": platform.python_version(), "dgbdt": dgbdt.__version__,
            "xgboost": xgb.__version__ if xgb else None,
@@ -98,11 +108,12 @@ def main() -> None:
                     verbose_eval=False)     # compile the kernels outside the timings
     models = {}
 
-    def dgbdt_leg(name, budget):
+    def dgbdt_leg(name, budget, leg_params=None):
         def leg():
             cp.cuda.Device().synchronize()
             t = time.perf_counter()
-            b = dgbdt.train(params | {"device": "cuda", "device_memory_budget": budget},
+            b = dgbdt.train((leg_params or params) | {"device": "cuda",
+                                                      "device_memory_budget": budget},
                             dgbdt.Dataset(X, label=y), a.rounds, verbose_eval=False)
             cp.cuda.Device().synchronize()
             total = time.perf_counter() - t
@@ -131,6 +142,13 @@ def main() -> None:
         run_leg(out, "dgbdt_ooc", dgbdt_leg("dgbdt_ooc", budget), free)
     if len(models) == 2:
         out["ooc_identical"] = models["dgbdt_ooc"] == models["dgbdt_incore"]
+    if a.subsample < 1 and "dgbdt_incore_unsampled" not in skip:
+        run_leg(out, "dgbdt_incore_unsampled",
+                dgbdt_leg("dgbdt_incore_unsampled", None, unsampled), free)
+        for leg in ("dgbdt_incore", "dgbdt_ooc"):
+            if f"{leg}_auc" in out and "dgbdt_incore_unsampled_auc" in out:
+                out[f"{leg}_auc_minus_unsampled"] = round(
+                    out[f"{leg}_auc"] - out["dgbdt_incore_unsampled_auc"], 6)
 
     xparams = params | {"tree_method": "hist", "device": "cuda"}
 

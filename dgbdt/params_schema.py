@@ -241,10 +241,12 @@ _SPECS = [
               "so the model is the same for any partitioning or worker count.",
               low=0.0, low_open=True, high=1.0),
     ParamSpec("sampling_method", "uniform",
-              "How rows are sampled when subsample < 1.",
-              kind="choice", choices=("uniform",),
-              rejected={"gradient_based": "sampling_method='gradient_based' is not supported "
-                                          "yet; use 'uniform'."}),
+              "How rows are sampled when subsample < 1: 'uniform' (each row with probability "
+              "subsample), or 'gradient_based' (XGBoost's minimal-variance sampling: a row's "
+              "probability grows with sqrt(g^2 + 0.1 h^2), sampled rows are reweighted by "
+              "1/p, subsample sets the expected fraction; on the CPU too, and the same model "
+              "for any partitioning). Graph mode on Dask: 'uniform' only.",
+              kind="choice", choices=("uniform", "gradient_based")),
     ParamSpec("colsample_bytree", 1.0,
               "Fraction of features each tree may split on.",
               low=0.0, low_open=True, high=1.0),

@@ -53,12 +53,21 @@ class Sampling:
     bytree: float = 1.0
     bylevel: float = 1.0
     bynode: float = 1.0
+    method: str = "uniform"     # of the rows: "uniform" or "gradient_based"
 
     @classmethod
     def from_params(cls, p: dict) -> "Sampling | None":
         s = cls(int(p["seed"]), float(p["subsample"]), float(p["colsample_bytree"]),
-                float(p["colsample_bylevel"]), float(p["colsample_bynode"]))
+                float(p["colsample_bylevel"]), float(p["colsample_bynode"]),
+                str(p.get("sampling_method") or "uniform"))
         return None if (s.subsample, s.bytree, s.bylevel, s.bynode) == (1.0,) * 4 else s
+
+    @property
+    def by_gradient(self) -> bool:
+        """Whether rows are sampled by their gradients (dgbdt.sampling_gradient): a global
+        threshold, so the seam samples (dgbdt.sampling_gradient.sample_rows), not each shard
+        alone."""
+        return self.method == "gradient_based" and self.subsample < 1.0
 
     @property
     def columns(self) -> bool:
@@ -67,7 +76,7 @@ class Sampling:
     # -- rows --------------------------------------------------------------------------------
     def apply_rows(self, shard, epoch: int) -> None:
         """Zero the gradients of the shard's rows outside round ``epoch``'s sample."""
-        if self.subsample >= 1.0:
+        if self.subsample >= 1.0 or self.by_gradient:
             return
         xp = shard.be.xp
         ids = global_ids(shard, xp)

@@ -17,7 +17,9 @@ import numpy as np
 from .backend import array_module, beside, to_host
 from .data.page_stream import PageStream
 from .fixedpoint import scale_for
+from .sampling_gradient import sample_rows
 from .shard import Shard
+from . import compact
 from .tree import device_grower, tree_graph
 from .tree.grower import grow_tree
 
@@ -87,6 +89,7 @@ class LocalSeam:
                        if any(s.page.streamed for s in self.shards) else None)
         self._tables = None      # (spec, DeviceTables) of the training, for device growth
         self._graphs = None      # dgbdt.tree.tree_graph.TreeGraphs, made at the first round
+        self._pending = []       # trees grown from compact pages, not yet in the margins
 
     def start_tree(self, spec, k: int, scale_g: float, scale_h: float, epoch: int = 0):
         """A new tree's growth state: on the device (no host wait inside the tree) for GPU
@@ -130,6 +133,7 @@ class LocalSeam:
         return self.shards if self.stream is None else self.stream.visit(self.shards)
 
     def compute_gradients(self, objective):
+        self.fold()
         custom = getattr(objective, "seam_gradients", None)   # dgbdt.custom: the user's obj
         if custom is not None:
             return custom(self)
@@ -140,12 +144,14 @@ class LocalSeam:
         """Gradients (those of rows outside round ``epoch``'s sample zeroed), one fixed-point
         scale per class from the global maxima and the row count (dgbdt.fixedpoint), then the
         class trees in turn."""
+        if compact.applies(self, spec, objective):
+            return self._grow_compact(objective, K, spec, timers, epoch)
         t = time.perf_counter()
         self.epoch = epoch      # the round, for objectives that draw from it (rank pairs)
         max_g, max_h = self.compute_gradients(objective)
         if spec.sampling is not None:
-            for s in self.shards:
-                spec.sampling.apply_rows(s, epoch)
+            max_g, max_h = sample_rows(spec.sampling, self.shards, epoch, self.n_rows,
+                                       max_g, max_h, self.reduce_host)
         timers["gradients"] += time.perf_counter() - t
         graphs = self._tree_graphs()
         trees = []
@@ -159,6 +165,45 @@ class LocalSeam:
                                        self.lazy_trees))
         return trees
 
+    def _grow_compact(self, objective, K, spec, timers, epoch):
+        """A sampled round over streamed pages in two passes (dgbdt.compact): the pending
+        trees folded into the margins with the gradients, then the sampled rows gathered into
+        in-core shards on which the round's trees grow."""
+        t = time.perf_counter()
+        self.epoch = epoch
+        max_g, max_h = self.compute_gradients(objective)          # pass 1: the fold
+        max_g, max_h = sample_rows(spec.sampling, self.shards, epoch, self.n_rows, max_g,
+                                   max_h, self.reduce_host)
+        timers["gradients"] += time.perf_counter() - t
+        t = time.perf_counter()
+        small = compact.gather(self._visit())                  # pass 2: the sampled rows
+        timers["compact"] = timers.get("compact", 0.0) + time.perf_counter() - t
+        sub = self._compact_seam([small])
+        sub.n_rows = self.n_rows      # the fixed-point scale of the whole data's trees
+        sub._tables = self._tables
+        trees = []
+        for k in range(K):
+            sg, sh = scale_for(max_g[k], self.n_rows), scale_for(max_h[k], self.n_rows)
+            trees.append(grow_tree(sub, sub.start_tree(spec, k, sg, sh, epoch), timers, None,
+                                   self.lazy_trees))
+        self._tables = sub._tables
+        self._pending = sub.records
+        return trees
+
+    def _compact_seam(self, shards):
+        """An in-core seam over compact shards that records its trees (dgbdt.compact)."""
+        seam = compact.recording(LocalSeam)(shards, self.hist_ptrs)
+        seam.records = []
+        return seam
+
+    def fold(self) -> None:
+        """Add the trees grown from compact pages to every row's margins (one pass)."""
+        if self._pending:
+            pending, self._pending = self._pending, []
+            for s in self._visit():
+                for rec in pending:
+                    rec.replay(s)
+
     #: whether trees may be replayed as CUDA graphs here (dgbdt.tree.tree_graph); seams whose
     #: levels do more than run the shards' kernels (collective all-reduces) say no
     graph_trees = True
@@ -170,6 +215,11 @@ class LocalSeam:
                   and tree_graph.enabled())
             self._graphs = tree_graph.TreeGraphs(self) if ok else False
         return self._graphs or None
+
+    def reduce_host(self, a: np.ndarray, op: str) -> np.ndarray:
+        """A small host array merged over the seam's holders of rows: in-process they are all
+        here, so the identity (the collective seam all-reduces)."""
+        return a
 
     def level(self, request):
         total = None
@@ -253,5 +303,6 @@ class LocalSeam:
 
     def margins(self) -> np.ndarray:
         """Current margins of all rows, in the dataset's row order (pages are row ranges)."""
+        self.fold()
         return array_module(self.shards[0].margin).concatenate(
             [s.margin for s in self.shards], axis=0)

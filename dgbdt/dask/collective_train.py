@@ -73,6 +73,16 @@ class CollectiveSeam(LocalSeam):
         k = len(max_g)
         return both[:k], both[k:]
 
+    def reduce_host(self, a, op):
+        return self.comm.allreduce_host(a, op)
+
+    def _compact_seam(self, shards):
+        """The compact shards' seam (dgbdt.compact): their levels all-reduced as these."""
+        from ..compact import recording
+        seam = recording(CollectiveSeam)(shards, self.hist_ptrs, self.comm, self.n_rows)
+        seam.records = []
+        return seam
+
     def level(self, request):
         """The level's merged histograms [small + large, S, 2] with half the traffic: only the
         smaller children are all-reduced; each larger sibling is the merged parent (kept from

@@ -144,6 +144,8 @@ def _round_gradients(unit: WorkerUnit, grads):
     unit.seam.epoch = epoch     # the round, for objectives that draw from it (rank pairs)
     out = unit.seam.compute_gradients(_objective(unit, objective_spec))
     if sampling is not None:
+        if sampling.by_gradient:       # refused in dgbdt.dask.train: a global threshold
+            raise RuntimeError("graph mode cannot sample rows by gradient")
         for s in unit.seam.shards:
             sampling.apply_rows(s, epoch)
     return out

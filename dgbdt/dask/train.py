@@ -189,6 +189,11 @@ def _closing(log: ClientLog | None):
             log.close(finished)
 
 
+def _by_gradient(p: dict) -> bool:
+    """Whether the rows are sampled by gradient (dgbdt.sampling_gradient)."""
+    return p.get("sampling_method") == "gradient_based" and float(p["subsample"]) < 1.0
+
+
 def _auto_mode(client, workers, device: str) -> str:
     """What mode="auto" picks (see train): one worker trains in one task; several meet in a
     collective (NCCL between GPUs, TCP between CPUs); GPUs without NCCL use the graph."""
@@ -338,6 +343,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             raise ValueError(f"{objective.name} trains in mode='collective' (the default on "
                              "CPU clusters) or 'task', not in graph mode yet: its leaves' exact "
                              "quantiles take 8 exchanges a tree")
+    if mode == "graph" and _by_gradient(p):
+        raise ValueError("sampling_method='gradient_based' trains in mode='collective' (the "
+                         "default on CPU clusters), 'nccl' or 'task', not in graph mode: its "
+                         "threshold is a global quantity that takes 4 exchanges a round; or "
+                         "use sampling_method='uniform'")
     num_class = p["num_class"]
     if custom_metric is not None:
         if not is_metric_custom(custom_metric):
@@ -466,7 +476,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
     if mode == "auto":
         mode = _auto_mode(client, workers, p["device"])
         if mode == "graph" and (getattr(objective, "leaf_alpha", None) is not None
-                                or p["grow_policy"] == "lossguide"):
+                                or p["grow_policy"] == "lossguide" or _by_gradient(p)):
             mode = "collective"       # (graph mode cannot refresh their leaves yet; it grows
             #                            leaf-wise trees a task hop per split)
 

@@ -29,6 +29,20 @@ class CpuBackend:
         """Small request arrays (node ids, split decisions) where the kernels read them."""
         return np.ascontiguousarray(a)
 
+    def take_rows(self, page, rows):
+        """A page of ``page``'s ``rows`` (in that order), with the same symbol width."""
+        return self.pack_symbols(self.row_symbols(page, rows), page.bits)
+
+    def row_symbols(self, page, rows):
+        """uint16 (uint32 beyond 16 bits) [len(rows), F]: the rows' symbols, unpacked."""
+        from ..data.pages import unpack_rows
+        return unpack_rows(page, rows)
+
+    def pack_symbols(self, symbols, bits: int):
+        """A page of ``bits``-bit symbols from a uint16/uint32 [n, F] array."""
+        from ..data.pages import pack
+        return pack(symbols, bits=bits)
+
     def gradients(self, objective, margin, label, weight, g, h):
         objective.gradients(margin, label, weight, out=(g, h))
         if margin.shape[0] == 0:

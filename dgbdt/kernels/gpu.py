@@ -460,6 +460,41 @@ class CudaBackend:
             return
         kernel("predict", "predict_raw")((_grid(n, cap=2 ** 31 - 1),), (BLOCK,), args)
 
+    def take_rows(self, page, rows, bits: int | None = None):
+        """A device page of ``page``'s ``rows`` (in that order) with ``bits``-bit symbols
+        (default: the page's width)."""
+        from ..data.pages import Page, n_words
+        cp = self.xp
+        n, nf = int(rows.shape[0]), page.n_features
+        bits = page.bits if bits is None else int(bits)
+        words = cp.zeros(n_words(n * nf, bits), dtype=cp.uint32)
+        n_data = (n * nf * bits + 31) // 32
+        if n_data:
+            kernel("data", "take_rows_pack")(
+                (_grid(n_data, cap=2 ** 31 - 1),), (BLOCK,),
+                (page.words, _i32(page.bits), np.uint32(page.mask), _i32(nf),
+                 cp.ascontiguousarray(rows, dtype=cp.int64), _i64(n * nf), _i32(bits),
+                 _i64(n_data), words))
+        return Page(words=words, n_rows=n, n_features=nf, bits=bits)
+
+    def row_symbols(self, page, rows):
+        """uint16 (uint32 beyond 16 bits) [len(rows), F]: the rows' symbols, unpacked."""
+        wide = 16 if page.bits <= 16 else 32
+        out = self.take_rows(page, rows, wide)
+        n = out.n_rows * out.n_features
+        return out.words.view(page.dtype)[:n].reshape(out.n_rows, out.n_features)
+
+    def pack_symbols(self, symbols, bits: int):
+        """A device page of ``bits``-bit symbols from a uint16/uint32 [n, F] device array."""
+        from ..data.pages import Page
+        cp = self.xp
+        n, nf = symbols.shape
+        wide = 16 if symbols.dtype == cp.uint16 else 32
+        words = cp.zeros(((n * nf * wide + 31) // 32) + 1, dtype=cp.uint32)
+        words.view(symbols.dtype)[:n * nf] = symbols.ravel()
+        src = Page(words=words, n_rows=int(n), n_features=int(nf), bits=wide)
+        return self.take_rows(src, cp.arange(n, dtype=cp.int64), bits)
+
     def quantize_pack(self, X, cuts):
         """Bins of the float32 [n, F] device matrix X packed into a device Page."""
         from ..data.pages import Page, bits_for, n_words

@@ -38,6 +38,23 @@ def test_row_and_column_sampling_on_the_gpu_is_the_cpu_model(monkeypatch, growth
     assert unsampled.save_raw() != gpu.save_raw()
 
 
+@pytest.mark.parametrize("growth", ["device", "host"])
+def test_gradient_based_sampling_on_the_gpu_is_the_cpu_model(monkeypatch, growth):
+    """The threshold's bucket sums, the draws and the 1/p weights on cupy give the CPU's
+    bits (dgbdt.sampling_gradient), in core and from pages."""
+    monkeypatch.setenv("DGBDT_GROWTH", growth)
+    X, y = _data(seed=2)
+    p = {**SQ, "subsample": 0.25, "sampling_method": "gradient_based", "seed": 3}
+    cpu, gpu = _both(p, X, y, 12)
+    assert gpu.save_raw() == cpu.save_raw()
+    paged = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y), page_rows=3000),
+                        12, verbose_eval=False)
+    assert paged.save_raw() == cpu.save_raw()
+    uniform = dgbdt.train({**p, "sampling_method": "uniform"}, dgbdt.Dataset(X, label=y), 12,
+                          verbose_eval=False)
+    assert uniform.save_raw() != cpu.save_raw()
+
+
 def test_continued_training_on_the_gpu():
     X, y = _data(seed=1)
     d = dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y))

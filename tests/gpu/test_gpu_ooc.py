@@ -1,7 +1,5 @@
 """Out-of-core on the GPU: pages beyond device_memory_budget stream from pinned host memory
 through two staging buffers, and the model is byte-identical to in-core training."""
-import json
-
 import numpy as np
 import pytest
 
@@ -152,3 +150,43 @@ def test_host_rows_are_quantized_on_the_gpu_in_chunks(monkeypatch):
     whole = be.quantize_pack(cp.asarray(X), cuts)
     assert chunked.bits == whole.bits
     assert bool((chunked.words == whole.words).all())
+
+
+@pytest.mark.parametrize("growth", ["device", "host"])
+@pytest.mark.parametrize("sampling", [{"subsample": 0.3},
+                                      {"subsample": 0.2, "sampling_method": "gradient_based"}])
+def test_sampled_streamed_rounds_grow_from_compact_pages(small_pages, monkeypatch, growth,
+                                                         sampling):
+    """With row sampling a streamed round reads the pages twice (dgbdt.compact: the fold of
+    the last trees, the gather of the sampled rows with take_rows_pack), not once a level;
+    the model is in-core training's (and the CPU's) with the same sampling."""
+    monkeypatch.setenv("DGBDT_GROWTH", growth)
+    X, y = _data(seed=3)
+    ref, ref_res = _fit(X, y, device="cuda", **sampling)
+    cpu, _ = _fit(X, y, device="cpu", **sampling)
+    budget = max(1, ref.memory["pages_in_memory_bytes"] // 4)
+    b, res = _fit(X, y, device="cuda", device_memory_budget=budget, **sampling)
+    assert b.save_raw() == ref.save_raw() == cpu.save_raw()
+    assert res == ref_res
+    m = b.memory
+    assert m["pages_host"] == m["pages"] >= 3
+    assert m["stream_passes"] <= 3 * 6          # fold, gather, and the eval's fold: not 7
+
+
+def test_take_rows_gathers_the_packed_rows():
+    from dgbdt.backend import get_backend
+    from dgbdt.data.pages import pack, unpack
+    from dgbdt.kernels.cpu import CPU
+    rng = np.random.default_rng(1)
+    for bits, nf in ((3, 7), (8, 28), (13, 5), (32, 3)):
+        sym = rng.integers(0, 2 ** bits, (5000, nf), dtype=np.uint64).astype(np.uint32)
+        page = pack(sym, bits=bits)
+        rows = np.sort(rng.choice(5000, 1234, replace=False))
+        gpu = get_backend("cuda")
+        dpage = type(page)(words=cp.asarray(page.words), n_rows=page.n_rows,
+                           n_features=nf, bits=bits)
+        got = gpu.take_rows(dpage, cp.asarray(rows))
+        host = type(page)(words=cp.asnumpy(got.words), n_rows=got.n_rows, n_features=nf,
+                          bits=bits)
+        np.testing.assert_array_equal(unpack(host), sym[rows])
+        np.testing.assert_array_equal(cp.asnumpy(got.words), CPU.take_rows(page, rows).words)

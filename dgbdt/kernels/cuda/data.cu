@@ -36,6 +36,31 @@ extern "C" __global__ void quantize_pack(
     words[w] = (u32)acc;
 }
 
+// Rows[0..n) of a page of `src_bits` symbols into a page of `bits` symbols (dgbdt.compact;
+// `bits` 16 or 32 gives the rows' symbols as a plain uint16/uint32 array): one thread per
+// data word w of the new page, as quantize_pack; its symbol i = r * F + f is the old page's
+// rows[r] * F + f.
+extern "C" __global__ void take_rows_pack(
+        const u32* __restrict__ src, int src_bits, u32 src_mask, int n_features,
+        const i64* __restrict__ rows, i64 n_sym, int bits, i64 n_data_words,
+        u32* __restrict__ words) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= n_data_words) return;
+    const i64 bit0 = w * 32;
+    const i64 i0 = bit0 / bits;
+    i64 i1 = (bit0 + 32 + bits - 1) / bits;
+    if (i1 > n_sym) i1 = n_sym;
+    u64 acc = 0;
+    for (i64 i = i0; i < i1; ++i) {
+        const i64 r = i / n_features;
+        const u32 s = read_symbol(src, (u64)(rows[r] * n_features + (i - r * n_features)),
+                                  src_bits, src_mask);
+        const i64 off = i * bits - bit0;
+        acc |= off >= 0 ? ((u64)s << off) : ((u64)s >> (-off));
+    }
+    words[w] = (u32)acc;
+}
+
 // out[r] += the number of nonzero bytes of row r of the C-contiguous bool/uint8 [R, C] mask.
 // Grid (x, R): the blocks of row blockIdx.y stride over its C columns; one atomic per warp.
 // (CuPy reduces an axis with one block per output: a [1, 9M] count took 2.5 ms, this 10 us.)

@@ -1,0 +1,136 @@
+"""Sampled trees from streamed pages in two passes, not one pass a level (issue 14).
+
+Streamed pages (dgbdt.data.page_stream) cross the bus once per tree level in the per-level
+schedule: a depth-8 tree reads every page 9 times, and out-of-core training is bound by the
+copies. With row sampling (``subsample`` < 1, uniform or gradient-based) a tree only needs its
+sampled rows, so a round here is (Ou, "Out-of-Core GPU Gradient Boosting", 2020; XGBoost's
+external-memory sampling):
+
+1. **fold** (one pass over the pages): the previous round's trees reach every row's margins:
+   with its page resident, a shard replays each tree's recorded split decisions level by level
+   (the same partition kernels the tree was grown with) and adds the leaf values;
+2. gradients of every row and the round's sample (dgbdt.sampling, dgbdt.sampling_gradient:
+   no page needed);
+3. **compact** (a second pass): each page's sampled rows (any class's gradient or hessian
+   nonzero) are gathered into a small in-core page with their gradients;
+4. the round's trees grow in core on those compact shards, any growth (device or host), and
+   their split decisions and leaf values are recorded for step 1 of the next round.
+
+Two passes a tree, whatever the depth. The trees are the per-level schedule's bit for bit:
+rows outside the sample carry zero gradients there and add nothing to any histogram, and the
+compact seam uses the whole data's row count for the fixed-point scale; so the model is the same
+as in-core training with the same sampling (tests/test_compact.py).
+
+Anything that reads the margins between rounds (evaluation of the training rows, custom
+objectives) first folds the pending trees (``LocalSeam.margins``); after the last round the
+pending trees are folded only if something asks.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .shard import Shard, SplitBatch
+
+
+def applies(seam, spec, objective) -> bool:
+    """Whether ``seam`` grows ``spec``'s rounds from compact pages: streamed pages, row
+    sampling, and an objective that needs nothing but the rows' gradients (the quantile
+    losses read every sampled row's residual at the leaves; they keep the per-level
+    schedule)."""
+    s = spec.sampling
+    return (seam.stream is not None and s is not None and s.subsample < 1.0
+            and getattr(objective, "leaf_alpha", None) is None
+            and getattr(objective, "seam_gradients", None) is None
+            and getattr(seam, "compact_rounds", True))
+
+
+def _copy(a):
+    return a.copy() if hasattr(a, "copy") and not np.isscalar(a) else a
+
+
+def copy_batch(b: SplitBatch | None) -> SplitBatch | None:
+    """A SplitBatch whose arrays are the caller's own (a device grower reuses its buffers)."""
+    if b is None:
+        return None
+    return dataclasses.replace(b, **{f.name: _copy(getattr(b, f.name))
+                                     for f in dataclasses.fields(b)})
+
+
+class Recorded:
+    """One tree's split decisions, level by level, and its leaf values (FinishRequest)."""
+
+    def __init__(self):
+        self.levels: list[SplitBatch] = []
+        self.finish = None
+
+    def replay(self, shard: Shard) -> None:
+        """The tree's leaf values added to every row of ``shard`` (its page resident)."""
+        be, xp = shard.be, shard.be.xp
+        n = shard.n_rows
+        shard.rows[:] = xp.arange(n, dtype=shard.rows.dtype)
+        shard.begin[0] = 0
+        shard.end[0] = n
+        for b in self.levels:
+            be.apply_splits(shard, b)
+        fin = self.finish
+        if fin.splits is not None:
+            be.apply_splits(shard, fin.splits)
+        be.add_leaves(shard, fin.k, fin.leaves, fin.values)
+
+
+def recording(seam_class):
+    """``seam_class`` whose levels and finishes are also recorded (``seam.records``)."""
+
+    class RecordingSeam(seam_class):
+        graph_trees = False         # a replayed CUDA graph would not pass through level()
+        compact_rounds = False
+
+        def start_tree(self, spec, k, scale_g, scale_h, epoch=0):
+            self.records.append(Recorded())
+            return super().start_tree(spec, k, scale_g, scale_h, epoch)
+
+        def level(self, request):
+            if request.splits is not None:
+                self.records[-1].levels.append(copy_batch(request.splits))
+            return super().level(request)
+
+        def finish(self, request):
+            self.records[-1].finish = dataclasses.replace(
+                request, splits=copy_batch(request.splits), leaves=_copy(request.leaves),
+                values=_copy(request.values))
+            super().finish(request)
+
+    RecordingSeam.__name__ = "Recording" + seam_class.__name__
+    return RecordingSeam
+
+
+def sampled_rows(shard: Shard):
+    """The shard's rows in the round's sample: any class's gradient or hessian nonzero."""
+    xp = shard.be.xp
+    keep = xp.any((shard.g != 0) | (shard.h != 0), axis=1)
+    return xp.flatnonzero(keep)
+
+
+def gather(shards) -> Shard:
+    """One in-core shard of the sampled rows of ``shards`` (each visited with its page
+    resident: a PageStream pass), with their labels, weights and gradients. The symbols go
+    through an unpacked array (2 bytes each up to 16 bits) and are packed once, so the
+    compact rows are one page whatever the number of pages they came from."""
+    parts, first = [], None
+    for s in shards:
+        first = first or s
+        rows = sampled_rows(s)
+        parts.append((s.be.row_symbols(s.page, rows), s.label[rows],
+                      None if s.weight is None else s.weight[rows], s.margin[rows],
+                      s.g[rows], s.h[rows]))
+    be, xp = first.be, first.be.xp
+    cat = [xp.concatenate([p[i] for p in parts]) if parts[0][i] is not None else None
+           for i in range(6)]
+    symbols, label, weight, margin, g, h = cat
+    page = be.pack_symbols(symbols, first.page.bits)
+    del symbols
+    out = Shard(page, first.n_bins, label, weight, margin, int(first.begin.shape[0]), be)
+    out.g, out.h = xp.ascontiguousarray(g), xp.ascontiguousarray(h)
+    return out

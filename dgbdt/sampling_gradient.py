@@ -1,0 +1,160 @@
+"""Gradient-based row sampling (``sampling_method="gradient_based"``), exact and deterministic.
+
+The scheme is XGBoost's (its GPU sampler; Ou, "Out-of-Core GPU Gradient Boosting", 2020),
+which is Minimal Variance Sampling (Ibragimov & Gusev, 2019) with lambda = 0.1: each row's
+*regularized gradient*
+
+    v_i = sqrt(g_i^2 + 0.1 * h_i^2)
+
+sets its probability ``p_i = min(1, v_i / u)``, where the threshold u makes the expected
+sample size the target ``T = floor(subsample * n)``:  sum_i min(1, v_i / u) = T. A row is
+kept when its draw ``u(seed, round, class, row's global index) < p_i`` (dgbdt.sampling's
+counter-based hash) and its gradient and hessian are divided by p_i, so every histogram sum is
+an unbiased estimate of the full one; the others get zero gradients (as uniform sampling).
+Rows with g = h = 0 are never kept.
+
+**Exact in any order.** The threshold is a global quantity over rows that live on many
+pages, partitions or workers, and must come out the same bits however they are split. So the
+v_i are put in fixed point first: ``q_i = ceil(v_i * s)`` with ``s = 2**24 / vmax`` and vmax
+= sqrt(max|g|^2 + 0.1 max h^2) from the (already global) gradient maxima; then
+
+    C(t) = #{i : q_i >= t}         V(t) = sum of q_i < t          S(t) = C(t) + V(t) / t
+
+are integers (S rational), S decreases in t, and the threshold index is found by a radix
+descent over the bytes of q (4 steps of 256 buckets: only per-bucket counts and integer sums,
+which merge exactly in any order — summed over shards in-process, all-reduced between
+collective ranks). With t0 the largest t for which S(t) > T and t* = t0 + 1, the rows with
+q_i >= t* are always kept and the rest have
+
+    p_i = q_i * (T - C(t*)) / V(t*)          (u = V(t*) / (T - C(t*)), in units of q)
+
+which sums to T exactly over the rows below t* plus C(t*) above it. (If S(1) <= T, every
+row with a gradient is kept.) The ceil keeps a positive v from rounding to q = 0; q's 24 bits
+are finer than the float32 gradients XGBoost samples from. Per holder a bucket's sum is
+accumulated in float64 (numpy/cupy bincount), exact while a holder has under 2**29 rows.
+
+After the draw the gradient maxima are reduced again (a max is the same in any order): the
+fixed-point scale of the round's histograms (dgbdt.fixedpoint) comes from them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .sampling import global_ids, uniform
+
+#: MVS's lambda in XGBoost's sampler: the hessian's weight in the regularized gradient
+LAMBDA = 0.1
+BITS = 24                 # fixed-point bits of the regularized gradients
+_STEPS = 4                # bytes the descent walks (q < 2**32)
+_DRAW = 5_000_011         # the draw's stream: apart from uniform sampling's and the columns'
+
+
+def magnitudes(g, h, vmax: float, xp):
+    """int64 q = ceil(sqrt(g^2 + 0.1 h^2) * 2**24 / vmax) of one class's gradients."""
+    if vmax <= 0:
+        return xp.zeros(g.shape[0], dtype=np.int64)
+    v = xp.sqrt(g * g + LAMBDA * (h * h))
+    return xp.ceil(v * (float(2 ** BITS) / vmax)).astype(np.int64)
+
+
+def bucket_sums(q, prefix: int, step: int, xp) -> np.ndarray:
+    """[2, 256] int64: the count and the sum of the q whose bytes above this step's equal
+    ``prefix``, by this step's byte (step 0: the highest of the 4)."""
+    shift = 8 * (_STEPS - 1 - step)
+    inside = (q >> (shift + 8)) == prefix if step else xp.ones(q.shape[0], dtype=bool)
+    sel = q[inside]
+    byte = ((sel >> shift) & 255).astype(np.int64)
+    counts = xp.bincount(byte, minlength=256)
+    sums = xp.bincount(byte, weights=sel.astype(np.float64), minlength=256)
+    out = xp.stack([counts.astype(np.int64), sums.astype(np.int64)])
+    return out.get() if hasattr(out, "get") else np.asarray(out)
+
+
+def threshold(T: int, sums_of) -> tuple[int, int, int]:
+    """(t*, C(t*), V(t*)) of the module docstring.
+
+    ``sums_of(prefix, step)`` returns the [2, 256] bucket counts and sums over every holder
+    (bucket_sums, reduced). Python ints throughout: the comparisons ``C t + V > T t`` are
+    exact."""
+    above_c, below_v, prefix, eq_c = 0, 0, 0, 0   # rows above the prefix's range; q below it
+    for step in range(_STEPS):
+        cnt, sm = (np.asarray(a, dtype=np.int64).tolist() for a in sums_of(prefix, step))
+        shift = 8 * (_STEPS - 1 - step)
+        # S at each bucket's lower bound t_b = (prefix * 256 + b) << shift: C counts the rows
+        # at or above it, V sums those below. t0 (the largest t with S(t) > T) lies in the
+        # last bucket whose lower bound has S > T (S(0) counts as infinite; S decreases)
+        c_at, v_at = above_c + sum(cnt), below_v
+        chosen = 0
+        for b in range(256):
+            t = ((prefix << 8) | b) << shift
+            if t and c_at * t + v_at <= T * t:
+                break
+            chosen, below_here = b, v_at
+            c_at -= cnt[b]
+            v_at += sm[b]
+        above_c += sum(cnt[chosen + 1:])
+        below_v = below_here
+        eq_c = cnt[chosen]
+        prefix = (prefix << 8) | chosen
+    t0 = prefix
+    # t* = t0 + 1: the rows above t0 are kept for certain; V sums every q <= t0
+    return t0 + 1, above_c, below_v + t0 * eq_c
+
+
+def probabilities(q, t_star: int, c_star: int, v_star: int, T: int, xp):
+    """float64 p_i: 1 at or above t*, else q_i (T - C) / V (0 where q = 0)."""
+    if v_star == 0:
+        return (q >= t_star).astype(np.float64)
+    p = q.astype(np.float64) * (float(T - c_star) / float(v_star))
+    return xp.where(q >= t_star, 1.0, p)
+
+
+def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, reduce) -> None:
+    """Sample class k's rows of every shard in place (module docstring): the threshold from
+    the shards' bucket sums (``reduce(array, "sum")`` merges them over other holders: an
+    all-reduce between collective ranks, the identity in-process)."""
+    xp = shards[0].be.xp
+    qs = [magnitudes(s.g[:, k], s.h[:, k], vmax, xp) for s in shards]
+
+    def sums_of(prefix, step):
+        local = sum(bucket_sums(q, prefix, step, xp) for q in qs)
+        return reduce(np.asarray(local, dtype=np.int64), "sum")
+
+    t_star, c_star, v_star = threshold(T, sums_of)
+    for s, q in zip(shards, qs):
+        p = probabilities(q, t_star, c_star, v_star, T, xp)
+        draw = uniform(xp, seed, _DRAW + k, epoch, global_ids(s, xp))
+        scale = xp.where(draw < p, 1.0 / xp.where(p > 0, p, 1.0), 0.0)
+        s.g[:, k] *= scale
+        s.h[:, k] *= scale
+
+
+def sample(shards, sampling, epoch: int, n_rows: int, max_g, max_h, reduce):
+    """Gradient-based sampling of every class of the shards' gradients (in place); returns the
+    new global (max |g|, max h) per class, which set the round's fixed-point scales."""
+    K = len(max_g)
+    T = int(n_rows * sampling.subsample)
+    for k in range(K):
+        vmax = float(np.sqrt(float(max_g[k]) ** 2 + LAMBDA * float(max_h[k]) ** 2))
+        sample_class(shards, k, vmax, T, sampling.seed, epoch, reduce)
+    from .backend import to_host
+    local = np.zeros(2 * K)
+    for s in shards:
+        if s.n_rows:
+            local = np.maximum(local, np.concatenate([to_host(abs(s.g).max(axis=0)),
+                                                      to_host(s.h.max(axis=0))]))
+    both = reduce(local, "max")
+    return both[:K], both[K:]
+
+
+def sample_rows(sampling, shards, epoch: int, n_rows: int, max_g, max_h, reduce):
+    """Sample round ``epoch``'s rows of every shard in place, by ``sampling``'s method;
+    returns the gradient maxima (max |g|, max h) per class afterwards. ``reduce(array, op)``
+    merges host arrays over the seam's other holders of rows (an all-reduce between
+    collective ranks; in-process the identity). Uniform sampling needs none of that: each
+    shard draws alone (dgbdt.sampling.Sampling.apply_rows)."""
+    if not sampling.by_gradient:
+        for s in shards:
+            sampling.apply_rows(s, epoch)
+        return max_g, max_h
+    return sample(shards, sampling, epoch, n_rows, max_g, max_h, reduce)
