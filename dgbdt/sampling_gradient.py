@@ -15,13 +15,14 @@ Rows with g = h = 0 are never kept.
 
 **Exact in any order.** The threshold is a global quantity over rows that live on many
 pages, partitions or workers, and must come out the same bits however they are split. So the
-v_i are put in fixed point first: ``q_i = ceil(v_i * s)`` with ``s = 2**24 / vmax`` and vmax
+v_i are put in fixed point first: ``q_i = min(ceil(v_i * s), 2**24 - 1)`` with
+``s = 2**24 / vmax`` and vmax
 = sqrt(max|g|^2 + 0.1 max h^2) from the (already global) gradient maxima; then
 
     C(t) = #{i : q_i >= t}         V(t) = sum of q_i < t          S(t) = C(t) + V(t) / t
 
 are integers (S rational), S decreases in t, and the threshold index is found by a radix
-descent over the bytes of q (4 steps of 256 buckets: only per-bucket counts and integer sums,
+descent over the bytes of q (3 steps of 256 buckets: only per-bucket counts and integer sums,
 which merge exactly in any order — summed over shards in-process, all-reduced between
 collective ranks). With t0 the largest t for which S(t) > T and t* = t0 + 1, the rows with
 q_i >= t* are always kept and the rest have
@@ -45,29 +46,63 @@ from .sampling import global_ids, uniform
 #: MVS's lambda in XGBoost's sampler: the hessian's weight in the regularized gradient
 LAMBDA = 0.1
 BITS = 24                 # fixed-point bits of the regularized gradients
-_STEPS = 4                # bytes the descent walks (q < 2**32)
+_STEPS = 3                # bytes the descent walks (q < 2**24)
 _DRAW = 5_000_011         # the draw's stream: apart from uniform sampling's and the columns'
 
 
 def magnitudes(g, h, vmax: float, xp):
-    """int64 q = ceil(sqrt(g^2 + 0.1 h^2) * 2**24 / vmax) of one class's gradients."""
+    """int64 q = min(ceil(sqrt(g^2 + 0.1 h^2) * 2**24 / vmax), 2**24 - 1) of one class's
+    gradients."""
     if vmax <= 0:
         return xp.zeros(g.shape[0], dtype=np.int64)
     v = xp.sqrt(g * g + LAMBDA * (h * h))
-    return xp.ceil(v * (float(2 ** BITS) / vmax)).astype(np.int64)
+    q = xp.ceil(v * (float(2 ** BITS) / vmax)).astype(np.int64)
+    return xp.minimum(q, 2 ** BITS - 1)
 
 
 def bucket_sums(q, prefix: int, step: int, xp) -> np.ndarray:
     """[2, 256] int64: the count and the sum of the q whose bytes above this step's equal
-    ``prefix``, by this step's byte (step 0: the highest of the 4)."""
+    ``prefix``, by this step's byte (step 0: the highest of the 3). Stateless: Holder is what
+    training uses."""
     shift = 8 * (_STEPS - 1 - step)
-    inside = (q >> (shift + 8)) == prefix if step else xp.ones(q.shape[0], dtype=bool)
-    sel = q[inside]
-    byte = ((sel >> shift) & 255).astype(np.int64)
+    sel = q[(q >> (shift + 8)) == prefix] if step else q
+    return _by_byte(sel, shift, xp)
+
+
+def _by_byte(sel, shift: int, xp) -> np.ndarray:
+    byte = (sel >> shift) & 255
     counts = xp.bincount(byte, minlength=256)
     sums = xp.bincount(byte, weights=sel.astype(np.float64), minlength=256)
     out = xp.stack([counts.astype(np.int64), sums.astype(np.int64)])
     return out.get() if hasattr(out, "get") else np.asarray(out)
+
+
+class Holder:
+    """One holder's q, answering the descent's bucket sums (bucket_sums) without a pass over
+    every row a step. On the host: each step keeps only the rows in the prefix found so far
+    (the first step bins every row, the next ones ~1/256 of them). On a GPU, where a 256-bin
+    histogram of millions of rows is atomics on a few addresses, the q are sorted once and a
+    step is 257 binary searches and differences of the prefix sums (exact int64)."""
+
+    def __init__(self, q, xp):
+        self.xp = xp
+        if xp is np:
+            self.sub = q
+        else:
+            self.sorted = xp.sort(q)
+            self.cum = xp.concatenate([xp.zeros(1, dtype=np.int64),
+                                       xp.cumsum(self.sorted, dtype=np.int64)])
+
+    def sums(self, prefix: int, step: int) -> np.ndarray:
+        xp, shift = self.xp, 8 * (_STEPS - 1 - step)
+        if xp is np:
+            if step:
+                self.sub = self.sub[(self.sub >> (shift + 8)) == prefix]
+            return _by_byte(self.sub, shift, xp)
+        bounds = ((np.int64(prefix) << 8) | xp.arange(257, dtype=np.int64)) << shift
+        idx = xp.searchsorted(self.sorted, bounds, side="left")
+        out = xp.stack([xp.diff(idx).astype(np.int64), xp.diff(self.cum[idx])])
+        return out.get()
 
 
 def threshold(T: int, sums_of) -> tuple[int, int, int]:
@@ -115,9 +150,10 @@ def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, red
     all-reduce between collective ranks, the identity in-process)."""
     xp = shards[0].be.xp
     qs = [magnitudes(s.g[:, k], s.h[:, k], vmax, xp) for s in shards]
+    holders = [Holder(q, xp) for q in qs]
 
     def sums_of(prefix, step):
-        local = sum(bucket_sums(q, prefix, step, xp) for q in qs)
+        local = sum(h.sums(prefix, step) for h in holders)
         return reduce(np.asarray(local, dtype=np.int64), "sum")
 
     t_star, c_star, v_star = threshold(T, sums_of)

@@ -110,7 +110,7 @@ def test_the_gradient_threshold_is_exact_for_any_split_of_the_rows():
     """The radix descent finds XGBoost's threshold (the smallest t with S(t) <= T, brute
     force below) from bucket sums merged over any split of the rows, and the probabilities
     then sum to the target."""
-    from dgbdt.sampling_gradient import bucket_sums, probabilities, threshold
+    from dgbdt.sampling_gradient import Holder, bucket_sums, probabilities, threshold
 
     def brute(q, T):
         for t in range(1, int(q.max()) + int(q.sum()) + 3):
@@ -136,6 +136,10 @@ def test_the_gradient_threshold_is_exact_for_any_split_of_the_rows():
     big = rng.integers(1, 2 ** 24, 100_000)             # every byte of the descent in play
     t, C, V = threshold(20_000, lambda prefix, step: bucket_sums(big, prefix, step, np))
     assert abs(probabilities(big, t, C, V, 20_000, np).sum() - 20_000) < 1e-6
+    # the holders training uses (each step narrows its rows) answer the same sums
+    halves = [Holder(big[:40_000], np), Holder(big[40_000:], np)]
+    assert threshold(20_000, lambda prefix, step: sum(h.sums(prefix, step)
+                                                      for h in halves)) == (t, C, V)
 
 
 def test_gradient_based_sampling_keeps_large_gradients_and_is_unbiased():

@@ -346,7 +346,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     if mode == "graph" and _by_gradient(p):
         raise ValueError("sampling_method='gradient_based' trains in mode='collective' (the "
                          "default on CPU clusters), 'nccl' or 'task', not in graph mode: its "
-                         "threshold is a global quantity that takes 4 exchanges a round; or "
+                         "threshold is a global quantity that takes 3 exchanges a round; or "
                          "use sampling_method='uniform'")
     num_class = p["num_class"]
     if custom_metric is not None:

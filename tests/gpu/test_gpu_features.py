@@ -55,6 +55,21 @@ def test_gradient_based_sampling_on_the_gpu_is_the_cpu_model(monkeypatch, growth
     assert uniform.save_raw() != cpu.save_raw()
 
 
+def test_the_gpu_holders_find_the_hosts_threshold():
+    """Sorted q and binary searches on the GPU, narrowing bincounts on the host: the same
+    bucket sums, so the same threshold (dgbdt.sampling_gradient.Holder)."""
+    from dgbdt.sampling_gradient import Holder, threshold
+    rng = np.random.default_rng(4)
+    q = rng.integers(0, 2 ** 24, 300_000)
+    q[rng.random(q.size) < 0.2] = 0
+    q[:5000] = 77
+    for T in (1, 1000, 60_000, 290_000):
+        host = [Holder(q[:100_000], np), Holder(q[100_000:], np)]
+        dev = [Holder(cp.asarray(q[:100_000]), cp), Holder(cp.asarray(q[100_000:]), cp)]
+        assert threshold(T, lambda p, st: sum(h.sums(p, st) for h in dev)) == \
+            threshold(T, lambda p, st: sum(h.sums(p, st) for h in host))
+
+
 def test_continued_training_on_the_gpu():
     X, y = _data(seed=1)
     d = dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y))
