@@ -34,8 +34,8 @@ row with a gradient is kept.) The ceil keeps a positive v from rounding to q = 0
 are finer than the float32 gradients XGBoost samples from. Per holder a bucket's sum is
 accumulated in float64 (numpy/cupy bincount), exact while a holder has under 2**29 rows.
 
-After the draw the gradient maxima are reduced again (a max is the same in any order): the
-fixed-point scale of the round's histograms (dgbdt.fixedpoint) comes from them.
+After the draw the round's fixed-point scale (dgbdt.fixedpoint) comes from bounds on the
+reweighted gradients that follow from the global integers (``bound_below``): no reduction.
 """
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ class Holder:
         if xp is np:
             self.sub = q
         else:
-            self.sorted = xp.sort(q)
+            self.sorted = xp.sort(q.astype(np.int32))       # q < 2**24: 32-bit keys sort faster
             self.cum = xp.concatenate([xp.zeros(1, dtype=np.int64),
                                        xp.cumsum(self.sorted, dtype=np.int64)])
 
@@ -99,8 +99,8 @@ class Holder:
             if step:
                 self.sub = self.sub[(self.sub >> (shift + 8)) == prefix]
             return _by_byte(self.sub, shift, xp)
-        bounds = ((np.int64(prefix) << 8) | xp.arange(257, dtype=np.int64)) << shift
-        idx = xp.searchsorted(self.sorted, bounds, side="left")
+        bounds = ((int(prefix) << 8) + xp.arange(257, dtype=np.int64)) << shift
+        idx = xp.searchsorted(self.sorted, bounds.astype(np.int32), side="left")
         out = xp.stack([xp.diff(idx).astype(np.int64), xp.diff(self.cum[idx])])
         return out.get()
 
@@ -144,10 +144,11 @@ def probabilities(q, t_star: int, c_star: int, v_star: int, T: int, xp):
     return xp.where(q >= t_star, 1.0, p)
 
 
-def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, reduce) -> None:
+def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, reduce):
     """Sample class k's rows of every shard in place (module docstring): the threshold from
     the shards' bucket sums (``reduce(array, "sum")`` merges them over other holders: an
-    all-reduce between collective ranks, the identity in-process)."""
+    all-reduce between collective ranks, the identity in-process). Returns the bound on the
+    reweighted |g| / p of the rows below the threshold (``bound_below``)."""
     xp = shards[0].be.xp
     qs = [magnitudes(s.g[:, k], s.h[:, k], vmax, xp) for s in shards]
     holders = [Holder(q, xp) for q in qs]
@@ -163,24 +164,33 @@ def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, red
         scale = xp.where(draw < p, 1.0 / xp.where(p > 0, p, 1.0), 0.0)
         s.g[:, k] *= scale
         s.h[:, k] *= scale
+    return bound_below(vmax, T, c_star, v_star)
+
+
+def bound_below(vmax: float, T: int, c_star: int, v_star: int) -> float:
+    """An upper bound on |g| / p (and sqrt(0.1) h / p) of every reweighted row: with
+    q >= v s (s = 2**24 / vmax; the cap at 2**24 - 1 and float rounding within the margin)
+    and |g| <= v, |g| / p = |g| V / (q (T - C)) <= V / (s (T - C)). It comes from global
+    integers, so the round's fixed-point scale needs no reduction over the rows and is the
+    same for every holder. 0 when no row is reweighted (V = 0)."""
+    if v_star == 0 or T <= c_star:
+        return 0.0
+    return float(v_star) * vmax / (float(2 ** BITS) * float(T - c_star)) * (1 + 2.0 ** -20)
 
 
 def sample(shards, sampling, epoch: int, n_rows: int, max_g, max_h, reduce):
-    """Gradient-based sampling of every class of the shards' gradients (in place); returns the
-    new global (max |g|, max h) per class, which set the round's fixed-point scales."""
+    """Gradient-based sampling of every class of the shards' gradients (in place); returns
+    bounds of the new (|g|, h) per class (the rows kept with p = 1 keep theirs, the others'
+    are at most bound_below), which set the round's fixed-point scales."""
     K = len(max_g)
     T = int(n_rows * sampling.subsample)
+    new_g, new_h = np.array(max_g, dtype=np.float64), np.array(max_h, dtype=np.float64)
     for k in range(K):
         vmax = float(np.sqrt(float(max_g[k]) ** 2 + LAMBDA * float(max_h[k]) ** 2))
-        sample_class(shards, k, vmax, T, sampling.seed, epoch, reduce)
-    from .backend import to_host
-    local = np.zeros(2 * K)
-    for s in shards:
-        if s.n_rows:
-            local = np.maximum(local, np.concatenate([to_host(abs(s.g).max(axis=0)),
-                                                      to_host(s.h.max(axis=0))]))
-    both = reduce(local, "max")
-    return both[:K], both[K:]
+        below = sample_class(shards, k, vmax, T, sampling.seed, epoch, reduce)
+        new_g[k] = max(new_g[k], below)
+        new_h[k] = max(new_h[k], below / np.sqrt(LAMBDA))
+    return new_g, new_h
 
 
 def sample_rows(sampling, shards, epoch: int, n_rows: int, max_g, max_h, reduce):
