@@ -64,10 +64,42 @@ class Recorded:
     def __init__(self):
         self.levels: list[SplitBatch] = []
         self.finish = None
+        self._walk = None        # (table, values) for a backend's fold_tree, made once
+
+    def _batches(self):
+        fin = self.finish
+        return self.levels + ([fin.splits] if fin.splits is not None else [])
+
+    def walkable(self, be) -> bool:
+        """Whether ``be`` can fold this tree by walking it (no categorical splits)."""
+        return hasattr(be, "fold_tree") and all(b.is_cat is None for b in self._batches())
+
+    def walk_table(self, xp, n_nodes: int):
+        """[n_nodes, 5] int64 (feature, split bin, default left, left, right; left -1 for a
+        leaf) and [n_nodes] float64 leaf values, built on the device without a host wait."""
+        if self._walk is None:
+            table = xp.full((n_nodes, 5), -1, dtype=np.int64)
+            for b in self._batches():
+                six = b.packed if b.packed is not None else xp.asarray(np.stack(
+                    [b.node, b.feature, b.split_bin, np.asarray(b.default_left, np.int64),
+                     b.left, b.right]).astype(np.int64))
+                six = xp.asarray(six)
+                table[six[0]] = six[1:].T      # a device level's sentinel rows: unreachable
+            values = xp.zeros(n_nodes, dtype=np.float64)
+            values[xp.asarray(self.finish.leaves)] = xp.asarray(self.finish.values,
+                                                                 dtype=np.float64)
+            self._walk = (table, values)
+        return self._walk
 
     def replay(self, shard: Shard) -> None:
-        """The tree's leaf values added to every row of ``shard`` (its page resident)."""
+        """The tree's leaf values added to every row of ``shard`` (its page resident): by a
+        walk of the tree per row where the backend has one (the GPU), else by replaying the
+        partitions level by level (the same leaves, the same float64 additions)."""
         be, xp = shard.be, shard.be.xp
+        if self.walkable(be):
+            table, values = self.walk_table(xp, int(shard.begin.shape[0]))
+            be.fold_tree(shard, table, values, self.finish.k, len(self._batches()) + 1)
+            return
         n = shard.n_rows
         shard.rows[:] = xp.arange(n, dtype=shard.rows.dtype)
         shard.begin[0] = 0

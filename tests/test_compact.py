@@ -58,7 +58,12 @@ def test_compact_rounds_give_the_in_memory_model(data, streamed, params):
     assert per_level.memory["stream_passes"] > m["stream_passes"]
 
 
-def test_compact_rounds_without_evaluation_fold_once_a_round(data, streamed):
+@pytest.mark.parametrize("growth", ["host", "device"])
+def test_compact_rounds_without_evaluation_fold_once_a_round(data, streamed, monkeypatch,
+                                                             growth):
+    """The fold walks each tree over the rows' symbols (fold_tree), from the host grower's
+    split batches or the fixed-shape grower's (with their sentinel rows)."""
+    monkeypatch.setenv("DGBDT_GROWTH", growth)
     X, y, _ = data
     params = {"objective": "reg:squarederror", "max_depth": 8, "subsample": 0.25,
               "max_bin": 32}
@@ -67,6 +72,23 @@ def test_compact_rounds_without_evaluation_fold_once_a_round(data, streamed):
                     verbose_eval=False)
     assert b.save_raw() == ref.save_raw()
     assert b.memory["stream_passes"] == 2 * 6 - 1        # the first round has nothing to fold
+
+
+def test_categorical_trees_are_folded_by_replaying_their_partitions(data, streamed):
+    X, y, _ = data
+    X = X.copy()
+    X[:, 3] = np.where(np.isnan(X[:, 3]), np.nan, np.floor(np.abs(X[:, 3]) * 7) % 11)
+    y = y + (X[:, 3] % 3 == 1)
+    params = {"objective": "reg:squarederror", "max_depth": 4, "subsample": 0.5,
+              "max_bin": 32, "max_cat_to_onehot": 1}
+    types = ["q"] * 3 + ["c"] + ["q"] * 6
+    ref = dgbdt.train(params, dgbdt.Dataset(X, label=y, feature_types=types), 5,
+                      verbose_eval=False)
+    assert any(t.categories for t in ref.trees)          # categorical splits were made
+    b = dgbdt.train({**params, "device_memory_budget": 1},
+                    dgbdt.Dataset(X, label=y, feature_types=types), 5, verbose_eval=False)
+    assert b.save_raw() == ref.save_raw()
+    assert b.memory["stream_passes"] == 2 * 5 - 1
 
 
 @pytest.mark.parametrize("sampling_method", ["uniform", "gradient_based"])

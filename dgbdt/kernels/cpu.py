@@ -81,6 +81,12 @@ class CpuBackend:
         shard.begin[s.left], shard.end[s.left] = b, b + n_left
         shard.begin[s.right], shard.end[s.right] = b + n_left, e
 
+    def fold_tree(self, shard, table, values, k: int, steps: int) -> None:
+        """margin[:, k] += each row's leaf value of a tree walked over the rows' symbols."""
+        p = shard.page
+        cpu_tree.fold_tree(p.words, p.bits, np.uint64(p.mask), p.n_features, shard.n_bins,
+                           table, values, steps, shard.n_rows, shard.margin, k)
+
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
         cpu_tree.add_leaf_values(shard.margin, k, shard.rows, shard.begin[nodes],
                                  shard.end[nodes], values)

@@ -235,3 +235,24 @@ def tree_depths(left, right, tree_ptrs):
                 stack[top + 1], level[top + 1] = right[base + node], d + 1
                 top += 2
     return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def fold_tree(words, bits, mask, n_features, n_bins, table, values, steps, n, margin, k):
+    """margin[r, k] += the leaf value of row r, found by walking the tree over the row's
+    symbols (dgbdt.compact; the rule of partition_rows: the missing symbol n_bins[f] goes the
+    default way, else left iff symbol <= bin). table [nodes, 5]: feature, split bin, default
+    left, left, right; left < 0: a leaf. At most ``steps`` nodes a row."""
+    for r in prange(n):
+        node = 0
+        d = 0
+        while d < steps and table[node, 3] >= 0:
+            f = table[node, 0]
+            s = np.int64(read_symbol(words, np.int64(r) * n_features + f, bits, mask))
+            if s == n_bins[f]:
+                left = table[node, 2] != 0
+            else:
+                left = s <= table[node, 1]
+            node = table[node, 3] if left else table[node, 4]
+            d += 1
+        margin[r, k] += values[node]
