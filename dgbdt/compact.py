@@ -93,8 +93,9 @@ class Recorded:
 
     def replay(self, shard: Shard) -> None:
         """The tree's leaf values added to every row of ``shard`` (its page resident): by a
-        walk of the tree per row where the backend has one (the GPU), else by replaying the
-        partitions level by level (the same leaves, the same float64 additions)."""
+        walk of the tree per row where the backend has one (the CPU's numba kernel; the GPU's
+        is the next step), else by replaying the partitions level by level (the same leaves,
+        the same float64 additions)."""
         be, xp = shard.be, shard.be.xp
         if self.walkable(be):
             table, values = self.walk_table(xp, int(shard.begin.shape[0]))

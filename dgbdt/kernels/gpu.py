@@ -460,17 +460,6 @@ class CudaBackend:
             return
         kernel("predict", "predict_raw")((_grid(n, cap=2 ** 31 - 1),), (BLOCK,), args)
 
-    def fold_tree(self, shard, table, values, k: int, steps: int) -> None:
-        """margin[:, k] += each row's leaf value of a tree walked over the rows' symbols
-        (cuda/tree.cu fold_tree; ``table`` [nodes, 5] int64, ``values`` [nodes] float64)."""
-        n, p = shard.n_rows, shard.page
-        if n:
-            kernel("tree", "fold_tree")(
-                (_grid(n, cap=self.n_sm * 32),), (BLOCK,),
-                (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), shard.n_bins,
-                 table, values, _i32(steps), _i64(n), shard.margin,
-                 _i32(shard.margin.shape[1]), _i32(k)))
-
     def take_rows(self, page, rows, bits: int | None = None):
         """A device page of ``page``'s ``rows`` (in that order) with ``bits``-bit symbols
         (default: the page's width)."""

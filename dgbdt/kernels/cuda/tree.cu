@@ -378,28 +378,3 @@ extern "C" __global__ void start_tree(
         if (mx) atomicMax(qmax, mx);
     }
 }
-
-// margin[r, k] += the leaf value of row r in one tree, found by walking the tree over the
-// row's symbols (dgbdt.compact folds a tree grown from compact pages into every row this way:
-// one kernel a tree instead of a partition a level). table [nodes, 5] int64: feature, split
-// bin, default left, left, right; a node with left < 0 is a leaf. The rule is
-// partition_scatter's (missing: the symbol n_bins[f], the default way; else left iff
-// symbol <= bin), the addition add_leaf_values' (one float64 add a row). At most `steps`
-// nodes are visited (the recorded levels + 1).
-extern "C" __global__ void fold_tree(
-        const u32* __restrict__ words, int bits, u32 mask, int n_features,
-        const i64* __restrict__ n_bins, const i64* __restrict__ table,
-        const double* __restrict__ values, int steps, i64 n, double* __restrict__ margin,
-        int K, int k) {
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += stride) {
-        i64 node = 0;
-        for (int d = 0; d < steps && table[5 * node + 3] >= 0; ++d) {
-            const i64* t = table + 5 * node;
-            const u32 s = read_symbol(words, (u64)r * n_features + t[0], bits, mask);
-            const bool left = s == (u32)n_bins[t[0]] ? t[2] != 0 : (i64)s <= t[1];
-            node = left ? t[3] : t[4];
-        }
-        margin[r * K + k] += values[node];
-    }
-}
