@@ -90,6 +90,7 @@ class LocalSeam:
         self._tables = None      # (spec, DeviceTables) of the training, for device growth
         self._graphs = None      # dgbdt.tree.tree_graph.TreeGraphs, made at the first round
         self._pending = []       # trees grown from compact pages, not yet in the margins
+        self._compact_timers: dict = {}     # the compact shards' stage seconds, summed
 
     def start_tree(self, spec, k: int, scale_g: float, scale_h: float, epoch: int = 0):
         """A new tree's growth state: on the device (no host wait inside the tree) for GPU
@@ -188,6 +189,8 @@ class LocalSeam:
                                    self.lazy_trees))
         self._tables = sub._tables
         self._pending = sub.records
+        for key, v in small.timers.items():
+            self._compact_timers[key] = self._compact_timers.get(key, 0.0) + v
         return trees
 
     def _compact_seam(self, shards):
@@ -269,7 +272,7 @@ class LocalSeam:
 
     def stage_times(self) -> dict[str, float]:
         """Seconds the shards spent per stage (summed over shards)."""
-        out: dict[str, float] = {}
+        out: dict[str, float] = dict(self._compact_timers)
         for s in self.shards:
             for k, v in s.timers.items():
                 out[k] = out.get(k, 0.0) + v

@@ -11,7 +11,7 @@ from dgbdt.data import page_store
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((30_000, 10)).astype(np.float32)
+    X = rng.standard_normal((12_000, 10)).astype(np.float32)
     X[rng.random(X.shape) < 0.05] = np.nan
     Z = np.nan_to_num(X)
     y = (Z[:, 0] + Z[:, 1] ** 2 - Z[:, 2] * Z[:, 3] > 0.8).astype(np.float64)
@@ -21,8 +21,8 @@ def data():
 
 @pytest.fixture
 def streamed(monkeypatch):
-    """The GPU's streaming schedule on the CPU, pages of ~64 KiB (several pages)."""
-    monkeypatch.setattr(page_store, "MIN_PAGE_BYTES", 1 << 16)
+    """The GPU's streaming schedule on the CPU, pages of ~16 KiB (several pages)."""
+    monkeypatch.setattr(page_store, "MIN_PAGE_BYTES", 1 << 14)
     monkeypatch.setattr(page_store, "STREAM_ON_CPU", True)
 
 
@@ -72,6 +72,7 @@ def test_compact_rounds_without_evaluation_fold_once_a_round(data, streamed, mon
                     verbose_eval=False)
     assert b.save_raw() == ref.save_raw()
     assert b.memory["stream_passes"] == 2 * 6 - 1        # the first round has nothing to fold
+    assert b.timings["histograms"] > 0 and b.timings["compact"] > 0   # the compact shards'
 
 
 def test_categorical_trees_are_folded_by_replaying_their_partitions(data, streamed):
@@ -98,12 +99,12 @@ def test_collective_ranks_grow_from_their_compact_pages(data, streamed, client2,
     da = pytest.importorskip("dask.array")
     import dgbdt.dask as dgd
     X, y, _ = data
-    X, y = X[:12_000], y[:12_000]
+    X, y = X[:8_000], y[:8_000]
     params = {"objective": "binary:logistic", "max_depth": 5, "subsample": 0.3, "max_bin": 64,
               "sampling_method": sampling_method, "seed": 2}
     ref = dgbdt.train(params, dgbdt.Dataset(X, label=y), 5, verbose_eval=False)
-    d = dgd.DaskDataset(client2, da.from_array(X, chunks=(3000, 10)),
-                        da.from_array(y, chunks=3000))
+    d = dgd.DaskDataset(client2, da.from_array(X, chunks=(2000, 10)),
+                        da.from_array(y, chunks=2000))
     out = dgd.train(client2, {**params, "device_memory_budget": 1}, d, 5, mode="collective",
                     verbose_eval=False)
     assert out["booster"].save_raw() == ref.save_raw()
