@@ -11,6 +11,12 @@ go left, as XGBoost's ``Decision``; threshold 0) is stored in XGBoost's fields: 
 (1 for categorical nodes), ``categories_nodes`` (those nodes, ascending),
 ``categories_segments`` / ``categories_sizes`` (each one's run in ``categories``) and
 ``categories`` (the codes). Trees without categorical splits leave these fields out.
+
+A piecewise-linear tree (``linear_tree``; dgbdt.tree.linear) has ``linear_leaves``: one object
+per leaf, ``{"node", "features", "coefs", "centers", "scales"}``: the leaf's value for row x is
+``coefs[0] + sum_t coefs[t + 1] * (x[features[t]] - centers[t]) / scales[t]`` in float64, a
+term left out where x[features[t]] is missing (its threshold holds coefs[0] as float32). Trees
+with constant leaves leave the field out (model format version 3 added it).
 """
 from __future__ import annotations
 
@@ -49,6 +55,9 @@ class Tree:
     sum_hessian: np.ndarray
     #: categorical splits: node -> int32 sorted codes going right; None without any
     categories: dict | None = None
+    #: linear leaves: node -> {"features", "coefs", "centers", "scales"} (dgbdt.tree.
+    #: linear_model); None for constant leaves
+    linear: dict | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -78,6 +87,13 @@ class Tree:
                 np.int64).tolist()
             out["categories_sizes"] = sizes
             out["categories"] = [int(c) for n in nodes for c in self.categories[n]]
+        if self.linear:
+            out["linear_leaves"] = [
+                {"node": int(n), "features": [int(f) for f in m["features"]],
+                 "coefs": [float(c) for c in m["coefs"]],
+                 "centers": [float(c) for c in m["centers"]],
+                 "scales": [float(s) for s in m["scales"]]}
+                for n, m in sorted(self.linear.items())]
         return out
 
     @classmethod
@@ -108,6 +124,7 @@ class Tree:
             raise ModelFormatError(f"{where}: a tree needs at least one node")
         tree = cls(**arrays, categories=_categories_from(d, n, where))
         tree._check_structure(n_features, where)
+        tree.linear = _linear_from(d.get("linear_leaves"), tree, n_features, where)
         return tree
 
     def _check_structure(self, n_features: int, where: str) -> None:
@@ -163,6 +180,73 @@ def _categories_from(d: dict, n: int, where: str) -> dict | None:
             raise ModelFormatError(f"{where}: a category segment runs past 'categories'")
         out[int(node)] = np.asarray(sorted(cats[a:a + k]), dtype=np.int32)
     return out
+
+
+def _numbers(v, n, where, what, integer=False) -> np.ndarray:
+    if not isinstance(v, list) or len(v) != n or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+        raise ModelFormatError(f"{where}: {what} must be a list of {n} numbers")
+    a = np.asarray(v, dtype=np.float64)
+    if not np.all(np.isfinite(a)) or (integer and np.any(a != np.round(a))):
+        raise ModelFormatError(f"{where}: {what} holds a non-finite" +
+                               (" or non-integer" if integer else "") + " number")
+    return a
+
+
+def _linear_from(leaves, tree: Tree, n_features: int, where: str) -> dict | None:
+    """The linear leaves of a tree's JSON (``linear_leaves``, module doc), validated; None
+    when absent."""
+    if leaves is None:
+        return None
+    if not isinstance(leaves, list):
+        raise ModelFormatError(f"{where}: linear_leaves must be a list of objects")
+    out = {}
+    for i, m in enumerate(leaves):
+        at = f"{where}: linear_leaves[{i}]"
+        if not isinstance(m, dict) or not {"node", "features", "coefs", "centers",
+                                           "scales"} <= set(m):
+            raise ModelFormatError(f"{at} needs node, features, coefs, centers and scales")
+        node = m["node"]
+        if not isinstance(node, int) or isinstance(node, bool) or not 0 <= node < tree.n_nodes \
+                or tree.left[node] != -1 or node in out:
+            raise ModelFormatError(f"{at}: node {node!r} is not a leaf of the tree (or repeats)")
+        feats = m["features"]
+        d = len(feats) if isinstance(feats, list) else -1
+        f = _numbers(feats, d, at, "features", integer=True).astype(np.int32)
+        if np.any(f < 0) or np.any(f >= n_features) or len(np.unique(f)) != d:
+            raise ModelFormatError(f"{at}: features must be distinct indices in "
+                                   f"[0, {n_features})")
+        coefs = _numbers(m["coefs"], d + 1, at, "coefs (one more than features)")
+        centers = _numbers(m["centers"], d, at, "centers (one per feature)")
+        scales = _numbers(m["scales"], d, at, "scales (one per feature)")
+        if np.any(scales <= 0):
+            raise ModelFormatError(f"{at}: scales must be > 0")
+        out[int(node)] = {"features": f, "coefs": coefs, "centers": centers, "scales": scales}
+    return out
+
+
+def linear_arrays(trees: list[Tree], n_nodes: int) -> dict:
+    """The linear leaves of concatenated trees for kernels.cpu_linear.predict_linear: per
+    node ``lin_begin`` / ``lin_size`` (-1: not a linear leaf) into flat ``lin_coef``,
+    ``lin_feat``, ``lin_center``, ``lin_inv_scale`` (entry begin: the constant)."""
+    begin = np.zeros(n_nodes, np.int64)
+    size = np.full(n_nodes, -1, np.int64)
+    coef, feat, center, inv = [], [], [], []
+    at, base = 0, 0
+    for t in trees:
+        for node, m in sorted((t.linear or {}).items()):
+            d = len(m["features"])
+            begin[base + node], size[base + node] = at, d
+            coef.append(np.asarray(m["coefs"], np.float64))
+            feat.append(np.concatenate([[0], m["features"]]).astype(np.int64))
+            center.append(np.concatenate([[0.0], m["centers"]]))
+            inv.append(np.concatenate([[1.0], 1.0 / np.asarray(m["scales"], np.float64)]))
+            at += d + 1
+        base += t.n_nodes
+    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt))
+    return {"lin_begin": begin, "lin_size": size, "lin_coef": cat(coef, np.float64),
+            "lin_feat": cat(feat, np.int64), "lin_center": cat(center, np.float64),
+            "lin_inv_scale": cat(inv, np.float64)}
 
 
 def category_arrays(trees: list[Tree], n_nodes: int) -> dict:
