@@ -84,7 +84,8 @@ class LocalSeam:
         shards, on the host otherwise (see growth_setting)."""
         be, setting = self.shards[0].be, growth_setting()
         device = (setting == "device" or (setting == "auto" and be.name == "cuda")) and \
-            spec.policy == "depthwise" and getattr(spec.cuts, "categorical", None) is None
+            spec.policy == "depthwise" and getattr(spec.cuts, "categorical", None) is None \
+            and spec.linear is None
         if not (device and device_grower.fits(spec.max_depth, int(spec.hist_ptrs[-1]),
                                               len(self.shards))):
             return spec.start(k, scale_g, scale_h, epoch)
@@ -171,6 +172,15 @@ class LocalSeam:
     def finish(self, request):
         for s in self._visit():
             s.finish(request)
+
+    def leaf_sums(self, request) -> np.ndarray:
+        """The last splits applied, every leaf's fixed-point ridge sums of a linear tree
+        (dgbdt.tree.linear_growth.LeafSumRequest), summed over shards (exact)."""
+        total = None
+        for s in self._visit():
+            part = s.linear_leaf_sums(request)
+            total = part if total is None else total + part
+        return total
 
     def leaf_quantiles(self, fin, alpha: float) -> np.ndarray:
         """The last splits applied, each leaf's ``alpha`` quantile of its sampled rows'

@@ -7,7 +7,7 @@ import numba
 import numpy as np
 
 from ..arrays import to_host
-from . import cpu_categorical, cpu_split, cpu_tree
+from . import cpu_categorical, cpu_linear, cpu_split, cpu_tree
 
 
 class CpuBackend:
@@ -49,6 +49,8 @@ class CpuBackend:
 
     def level_histograms(self, shard, req, hist_ptrs: np.ndarray) -> np.ndarray:
         """The smaller children from rows, their siblings = parent - smaller (exact)."""
+        if req.linear is not None:
+            return self.linear_histograms(shard, req, hist_ptrs)
         small = self.histograms(shard, req.small, hist_ptrs)
         if not len(req.large):
             return small
@@ -70,6 +72,44 @@ class CpuBackend:
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
         cpu_tree.add_leaf_values(shard.margin, k, shard.rows, shard.begin[nodes],
                                  shard.end[nodes], values)
+
+    # -- linear trees (dgbdt.tree.linear_growth; kernels.cpu_linear) ---------------------
+    @staticmethod
+    def _raw(shard):
+        if shard.raw is None:
+            raise RuntimeError("a linear tree needs the shard's raw feature values "
+                               "(Shard.raw); this shard was made without them")
+        return shard.raw
+
+    def linear_histograms(self, shard, req, hist_ptrs):
+        lv, p = req.linear, shard.page
+        return cpu_linear.linear_histograms(
+            p.words, p.bits, p.n_features, hist_ptrs, shard.rows,
+            np.ascontiguousarray(shard.g[:, lv.k]), np.ascontiguousarray(shard.h[:, lv.k]),
+            shard.grad, self._raw(shard), lv.center, lv.inv_scale, lv.xmask,
+            shard.begin[req.small], shard.end[req.small], lv.reg_feat, lv.reg_coef, lv.inv_sp,
+            lv.scale_g, lv.scale_h, int(hist_ptrs[-1]))
+
+    def linear_leaf_sums(self, shard, req):
+        chunks = max(1, min(numba.get_num_threads() * 4, shard.n_rows // 4096))
+        return cpu_linear.leaf_sums(
+            shard.rows, shard.begin[req.leaves], shard.end[req.leaves], self._raw(shard),
+            np.ascontiguousarray(shard.g[:, req.k]), np.ascontiguousarray(shard.h[:, req.k]),
+            req.center, req.inv_scale, req.feats, req.scale_g, req.scale_h, chunks)
+
+    def add_linear_leaves(self, shard, fin) -> None:
+        lm = fin.linear
+        cpu_linear.add_linear_leaves(shard.margin, fin.k, shard.rows, shard.begin[fin.leaves],
+                                     shard.end[fin.leaves], self._raw(shard), lm.begin,
+                                     lm.size, lm.coef, lm.feat, lm.center, lm.inv_scale)
+
+    def evaluate_linear_splits(self, hist, hist_ptrs, addable, has_p, inv_sg, inv_sh, lam0,
+                               lam1, min_child_weight):
+        return cpu_linear.evaluate_linear_splits(hist, hist_ptrs, addable, has_p, inv_sg,
+                                                 inv_sh, lam0, lam1, min_child_weight)
+
+    def feature_totals(self, hist, hist_ptrs, features):
+        return cpu_linear.feature_totals(hist, hist_ptrs, features)
 
     def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         return cpu_split.evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam,
