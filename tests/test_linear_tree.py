@@ -164,7 +164,7 @@ def test_histogram_payload_is_the_rows_fixed_point_sums():
     seg_b, seg_e = np.array([0, 200]), np.array([200, 500])
     out = cpu_linear.linear_histograms(page.words, page.bits, F, ptrs, rows, g, h, grad, raw,
                                        center, inv, xmask, seg_b, seg_e, feat, coef, inv_sp,
-                                       sg, sh, int(ptrs[-1]))
+                                       sg, sh, int(ptrs[-1]), 3)
     xt = np.where(np.isnan(raw) | ~xmask, 0.0, (raw.astype(np.float64) - center) * inv)
     q = lambda v, s: np.rint(v * s).astype(np.int64)   # noqa: E731
     for j in range(2):

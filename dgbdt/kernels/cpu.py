@@ -81,14 +81,26 @@ class CpuBackend:
                                "(Shard.raw); this shard was made without them")
         return shard.raw
 
+    #: bytes of private linear histograms a call may hold (nodes go in batches below it)
+    LINEAR_PRIVATE_BYTES = 1 << 28
+
     def linear_histograms(self, shard, req, hist_ptrs):
+        """The level's nodes' 9-sum histograms [m, S, 9], nodes in batches whose per-thread
+        private copies fit LINEAR_PRIVATE_BYTES."""
         lv, p = req.linear, shard.page
-        return cpu_linear.linear_histograms(
-            p.words, p.bits, p.n_features, hist_ptrs, shard.rows,
-            np.ascontiguousarray(shard.g[:, lv.k]), np.ascontiguousarray(shard.h[:, lv.k]),
-            shard.grad, self._raw(shard), lv.center, lv.inv_scale, lv.xmask,
-            shard.begin[req.small], shard.end[req.small], lv.reg_feat, lv.reg_coef, lv.inv_sp,
-            lv.scale_g, lv.scale_h, int(hist_ptrs[-1]))
+        g = np.ascontiguousarray(shard.g[:, lv.k])
+        h = np.ascontiguousarray(shard.h[:, lv.k])
+        n_slots, threads = int(hist_ptrs[-1]), numba.get_num_threads()
+        batch = max(1, self.LINEAR_PRIVATE_BYTES // (threads * n_slots * 9 * 8))
+        b, e, parts = shard.begin[req.small], shard.end[req.small], []
+        for a in range(0, len(req.small), batch):
+            z = slice(a, a + batch)
+            parts.append(cpu_linear.linear_histograms(
+                p.words, p.bits, p.n_features, hist_ptrs, shard.rows, g, h, shard.grad,
+                self._raw(shard), lv.center, lv.inv_scale, lv.xmask, b[z], e[z],
+                lv.reg_feat[z], lv.reg_coef[z], lv.inv_sp[z], lv.scale_g, lv.scale_h, n_slots,
+                threads))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def linear_leaf_sums(self, shard, req):
         chunks = max(1, min(numba.get_num_threads() * 4, shard.n_rows // 4096))

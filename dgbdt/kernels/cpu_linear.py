@@ -14,11 +14,20 @@ Arrays only. Shared conventions (beyond dgbdt.kernels.cpu_tree's):
 * A linear leaf's value is coef_0 + sum_t coef_t x~_t (terms of missing values left out),
   computed in that order in float64 by training (``add_linear_leaves``) and prediction
   (``predict_linear``) alike, so the training margins equal the model's predictions.
+
+Parallelism: the loops are serial ``nogil`` numba functions over a slice of the work (a
+thread's slice of every node's rows, a node, a leaf's chunk, a block of rows), run by a
+thread pool (``_run``) on numba's thread count. Every task writes its own output, so the
+result does not depend on scheduling; and serial functions compile in a few seconds where
+numba's parallel loops took tens (CI compiles them cold).
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..tree.linear import GP, GX, HP, HPP, HPX, HX, HXX, side_score
 from .cpu_data import read_symbol
@@ -34,70 +43,101 @@ def _xt(raw, r, f, xmask, center, inv_scale):
     return (x - center[f]) * inv_scale[f]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+_pools: dict = {}
+
+
+def _threads() -> int:
+    return max(1, numba.get_num_threads())
+
+
+def _run(fn, n_tasks: int, *args) -> None:
+    """fn(task, *args) for task in range(n_tasks), on a pool of numba's thread count."""
+    n = _threads()
+    if n == 1 or n_tasks == 1:
+        for t in range(n_tasks):
+            fn(t, *args)
+        return
+    pool = _pools.get(n)
+    if pool is None:
+        pool = _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="dgbdt-linear")
+    for f in [pool.submit(fn, t, *args) for t in range(n_tasks)]:
+        f.result()
+
+
 def linear_histograms(words, bits, n_features, hist_ptrs, rows, g, h, grad, raw, center,
                       inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp, sg, sh,
-                      n_slots):
-    """Linear histograms of the nodes whose rows are ``rows[seg_begin[j]:seg_end[j]]``.
+                      n_slots, n_threads):
+    """Linear histograms [m, S, 9] of the nodes whose rows are
+    ``rows[seg_begin[j]:seg_end[j]]``.
 
     g, h float64 [n] (class k's gradients), grad int64 [n, 2] (their fixed-point values,
-    the plain histograms' summands: entries 0 and 1 are the plain histogram). Pass 1 computes
-    each row's p~ and its three p-only summands; pass 2 runs one task per (node, feature),
-    each owning its slots of the output (no private copies, no merge).
+    the plain histograms' summands: entries 0 and 1 are the plain histogram). As
+    kernels.cpu_tree.build_histograms: ``n_threads`` slices of every node's segment, each
+    row read once (its p~, then every feature's symbol and raw value) into a private
+    histogram per slice; the private copies are summed (exact: integers). Callers bound
+    n_threads * m * n_slots * 9 int64 by passing nodes in batches.
     """
     m = seg_begin.shape[0]
-    n = rows.shape[0]
-    ptil = np.zeros(n)
-    pq = np.zeros((n, 3), dtype=np.int64)
-    D = reg_feat.shape[1]
-    for j in range(m):
-        for idx in prange(seg_begin[j], seg_end[j]):
-            r = rows[idx]
-            acc = 0.0
-            for t in range(D):
-                f = reg_feat[j, t]
-                if f < 0:
-                    break
-                acc += reg_coef[j, t] * _xt(raw, r, f, xmask, center, inv_scale)
-            pt = acc * inv_sp[j]
-            ptil[r] = pt
-            pq[r, 0] = np.int64(np.rint(g[r] * pt * sg))
-            pq[r, 1] = np.int64(np.rint(h[r] * pt * sh))
-            pq[r, 2] = np.int64(np.rint(h[r] * pt * pt * sh))
-    out = np.zeros((m, n_slots, 9), dtype=np.int64)
+    private = np.zeros((n_threads, m * n_slots * 9), dtype=np.int64)
+    _run(_hist_slice, n_threads, n_threads, words, bits, n_features, hist_ptrs, rows, g, h,
+         grad, raw, center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp,
+         sg, sh, n_slots, private)
+    return private.sum(axis=0).reshape(m, n_slots, 9)
+
+
+@njit(cache=True, nogil=True)
+def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, grad, raw,
+                center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp, sg,
+                sh, n_slots, private):
+    """Slice t of every node's rows into private[t] (flat [m, n_slots, 9])."""
     mask = np.uint64((1 << bits) - 1)
     nf = np.uint64(n_features)
     view = words.view(np.uint8)
-    for task in prange(m * n_features):
-        j = task // n_features
-        f = task % n_features
-        uf = np.uint64(f)
-        p0 = hist_ptrs[f]
-        for idx in range(seg_begin[j], seg_end[j]):
+    D = reg_feat.shape[1]
+    out = private[t]
+    for j in range(seg_begin.shape[0]):
+        b = seg_begin[j]
+        length = seg_end[j] - b
+        lo = b + (length * t) // n_threads
+        hi = b + (length * (t + 1)) // n_threads
+        off = j * n_slots * 9
+        for idx in range(lo, hi):
             r = rows[idx]
-            i = np.uint64(r) * nf + uf
-            if bits == 8:
-                sym = np.int64(view[i])
-            else:
-                sym = read_symbol(words, i, bits, mask)
-            o = out[j, p0 + sym]
-            o[0] += grad[r, 0]
-            o[1] += grad[r, 1]
-            o[GP] += pq[r, 0]
-            o[HP] += pq[r, 1]
-            o[HPP] += pq[r, 2]
-            xt = _xt(raw, r, f, xmask, center, inv_scale)
-            if xt != 0.0:
-                gr = g[r]
-                hr = h[r]
-                o[GX] += np.int64(np.rint(gr * xt * sg))
-                o[HX] += np.int64(np.rint(hr * xt * sh))
-                o[HPX] += np.int64(np.rint(hr * ptil[r] * xt * sh))
-                o[HXX] += np.int64(np.rint(hr * xt * xt * sh))
-    return out
+            acc = 0.0
+            for k in range(D):
+                f = reg_feat[j, k]
+                if f < 0:
+                    break
+                acc += reg_coef[j, k] * _xt(raw, r, f, xmask, center, inv_scale)
+            pt = acc * inv_sp[j]
+            gr = g[r]
+            hr = h[r]
+            q0 = grad[r, 0]
+            q1 = grad[r, 1]
+            qgp = np.int64(np.rint(gr * pt * sg))
+            qhp = np.int64(np.rint(hr * pt * sh))
+            qhpp = np.int64(np.rint(hr * pt * pt * sh))
+            base = np.uint64(r) * nf
+            for f in range(n_features):
+                i = base + np.uint64(f)
+                if bits == 8:
+                    sym = np.int64(view[i])
+                else:
+                    sym = read_symbol(words, i, bits, mask)
+                o = off + (hist_ptrs[f] + sym) * 9
+                out[o] += q0
+                out[o + 1] += q1
+                out[o + GP] += qgp
+                out[o + HP] += qhp
+                out[o + HPP] += qhpp
+                xt = _xt(raw, r, f, xmask, center, inv_scale)
+                if xt != 0.0:
+                    out[o + GX] += np.int64(np.rint(gr * xt * sg))
+                    out[o + HX] += np.int64(np.rint(hr * xt * sh))
+                    out[o + HPX] += np.int64(np.rint(hr * pt * xt * sh))
+                    out[o + HXX] += np.int64(np.rint(hr * xt * xt * sh))
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def evaluate_linear_splits(hist, hist_ptrs, addable, has_p, inv_sg, inv_sh, lam0, lam1,
                            min_child_weight):
     """Best split of each node by the half-additive linear gain (dgbdt.tree.linear).
@@ -108,91 +148,86 @@ def evaluate_linear_splits(hist, hist_ptrs, addable, has_p, inv_sg, inv_sh, lam0
     feature has missing values in the node: missing left); a candidate needs both sides'
     hessian >= min_child_weight; ties keep the first candidate; the best starts at 0.
     Returns (gain float32 [m], feature int32 [m] (-1: none), split_bin int32 [m],
-    default_left bool [m], left int64 [m, 9]).
+    default_left bool [m], left int64 [m, 9]); one node a task (``_node_best``).
     """
     m = hist.shape[0]
+    best = (np.zeros(m, dtype=np.float32), np.full(m, -1, dtype=np.int32),
+            np.zeros(m, dtype=np.int32), np.zeros(m, dtype=np.bool_),
+            np.zeros((m, 9), dtype=np.int64))
+    _run(_node_best, m, np.ascontiguousarray(hist), np.ascontiguousarray(hist_ptrs),
+         np.ascontiguousarray(addable), np.ascontiguousarray(has_p), float(inv_sg),
+         float(inv_sh), float(lam0), float(lam1), float(min_child_weight), *best)
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _node_best(j, hist, hist_ptrs, addable, has_p, inv_sg, inv_sh, lam0, lam1,
+               min_child_weight, best_gain, best_feat, best_bin, best_dleft, best_left):
+    """evaluate_linear_splits for node j: its best candidate into the best_* arrays."""
+    usep = has_p[j]
     n_features = hist_ptrs.shape[0] - 1
-    best_gain = np.zeros(m, dtype=np.float32)
-    best_feat = np.full(m, -1, dtype=np.int32)
-    best_bin = np.zeros(m, dtype=np.int32)
-    best_dleft = np.zeros(m, dtype=np.bool_)
-    best_left = np.zeros((m, 9), dtype=np.int64)
-    for j in prange(m):
-        A = np.zeros((3, 3))
-        bv = np.zeros(3)
-        w = np.zeros(3)
-        L = np.zeros((3, 3))
-        keep = np.zeros(3, dtype=np.bool_)
-        y = np.zeros(3)
-        tot = np.zeros(9, dtype=np.int64)
-        lft = np.zeros(9, dtype=np.int64)
-        rgt = np.zeros(9, dtype=np.int64)
-        for s in range(hist_ptrs[0], hist_ptrs[1]):
+    A = np.zeros((3, 3))
+    bv = np.zeros(3)
+    w = np.zeros(3)
+    L = np.zeros((3, 3))
+    keep = np.zeros(3, dtype=np.bool_)
+    y = np.zeros(3)
+    tot = np.zeros(9, dtype=np.int64)
+    lft = np.zeros(9, dtype=np.int64)
+    rgt = np.zeros(9, dtype=np.int64)
+    for s in range(hist_ptrs[0], hist_ptrs[1]):
+        for c in range(9):
+            tot[c] += hist[j, s, c]
+    parent = side_score(tot, inv_sg, inv_sh, lam0, lam1, usep, False, A, bv, w, L, keep, y)
+    bg = np.float32(0.0)
+    for f in range(n_features):
+        p0 = hist_ptrs[f]
+        nb = hist_ptrs[f + 1] - p0 - 1
+        usex = addable[j, f]
+        for c in range(9):
+            tot[c] = 0
+        for s in range(p0, p0 + nb + 1):
             for c in range(9):
                 tot[c] += hist[j, s, c]
-        usep = has_p[j]
-        parent = side_score(tot, inv_sg, inv_sh, lam0, lam1, usep, False, A, bv, w, L, keep, y)
-        bg = np.float32(0.0)
-        for f in range(n_features):
-            p0 = hist_ptrs[f]
-            nb = hist_ptrs[f + 1] - p0 - 1
-            usex = addable[j, f]
+        missing = hist[j, p0 + nb, 0] != 0 or hist[j, p0 + nb, 1] != 0
+        for direction in range(2 if missing else 1):
             for c in range(9):
-                tot[c] = 0
                 lft[c] = 0
-            for s in range(p0, p0 + nb + 1):
-                for c in range(9):
-                    tot[c] += hist[j, s, c]
-            for b in range(nb):
-                for c in range(9):
-                    lft[c] += hist[j, p0 + b, c]
-                    rgt[c] = tot[c] - lft[c]
-                if lft[1] * inv_sh >= min_child_weight and rgt[1] * inv_sh >= min_child_weight:
-                    gain = np.float32(
-                        side_score(lft, inv_sg, inv_sh, lam0, lam1, usep, usex, A, bv, w, L,
-                                   keep, y)
-                        + side_score(rgt, inv_sg, inv_sh, lam0, lam1, usep, usex, A, bv, w, L,
-                                     keep, y)
-                        - parent)
-                    if gain > bg:
-                        bg = gain
-                        best_feat[j] = f
-                        best_bin[j] = b
-                        best_dleft[j] = False
-                        for c in range(9):
-                            best_left[j, c] = lft[c]
-            if hist[j, p0 + nb, 0] == 0 and hist[j, p0 + nb, 1] == 0:
-                continue
-            for c in range(9):
                 rgt[c] = 0
-            for i in range(nb - 1, -1, -1):
-                for c in range(9):
-                    rgt[c] += hist[j, p0 + i, c]
-                    lft[c] = tot[c] - rgt[c]
-                if lft[1] * inv_sh >= min_child_weight and rgt[1] * inv_sh >= min_child_weight:
-                    gain = np.float32(
-                        side_score(lft, inv_sg, inv_sh, lam0, lam1, usep, usex, A, bv, w, L,
-                                   keep, y)
-                        + side_score(rgt, inv_sg, inv_sh, lam0, lam1, usep, usex, A, bv, w, L,
-                                     keep, y)
-                        - parent)
-                    if gain > bg:
-                        bg = gain
-                        best_feat[j] = f
-                        best_bin[j] = i - 1
-                        best_dleft[j] = True
-                        for c in range(9):
-                            best_left[j, c] = lft[c]
-        best_gain[j] = bg
-    return best_gain, best_feat, best_bin, best_dleft, best_left
+            for step in range(nb):
+                # forward: bins 0..b left; backward: bins b+1..nb-1 right (b = i - 1)
+                i = step if direction == 0 else nb - 1 - step
+                if direction == 0:
+                    for c in range(9):
+                        lft[c] += hist[j, p0 + i, c]
+                        rgt[c] = tot[c] - lft[c]
+                else:
+                    for c in range(9):
+                        rgt[c] += hist[j, p0 + i, c]
+                        lft[c] = tot[c] - rgt[c]
+                if lft[1] * inv_sh < min_child_weight or rgt[1] * inv_sh < min_child_weight:
+                    continue
+                gain = np.float32(
+                    side_score(lft, inv_sg, inv_sh, lam0, lam1, usep, usex, A, bv, w, L, keep, y)
+                    + side_score(rgt, inv_sg, inv_sh, lam0, lam1, usep, usex, A, bv, w, L, keep,
+                                 y)
+                    - parent)
+                if gain > bg:
+                    bg = gain
+                    best_feat[j] = f
+                    best_bin[j] = i if direction == 0 else i - 1
+                    best_dleft[j] = direction == 1
+                    for c in range(9):
+                        best_left[j, c] = lft[c]
+    best_gain[j] = bg
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def feature_totals(hist, hist_ptrs, features):
     """int64 [m, 9]: node j's sums over every slot of feature ``features[j]``."""
     m = hist.shape[0]
     out = np.zeros((m, 9), dtype=np.int64)
-    for j in prange(m):
+    for j in range(m):
         f = features[j]
         for s in range(hist_ptrs[f], hist_ptrs[f + 1]):
             for c in range(9):
@@ -200,47 +235,50 @@ def feature_totals(hist, hist_ptrs, features):
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def leaf_sums(rows, seg_begin, seg_end, raw, g, h, center, inv_scale, feats, sg, sh,
               n_chunks):
     """Fixed-point sums of each leaf's full ridge system: int64 [Lf, D + 1, D + 2], entries
     [:, :D+1, :D+1] sum rint(h z_a z_b sh), column D + 1 sums rint(g z_a sg), z = (1, x~ of
-    the leaf's regressors ``feats`` [Lf, D], -1 padded; a missing value counts 0)."""
-    nl = seg_begin.shape[0]
-    D = feats.shape[1]
+    the leaf's regressors ``feats`` [Lf, D], -1 padded; a missing value counts 0). Each leaf's
+    segment in ``n_chunks`` slices, one task each (``_leaf_chunk``), summed after."""
+    nl, D = seg_begin.shape[0], feats.shape[1]
     part = np.zeros((nl * n_chunks, D + 1, D + 2), dtype=np.int64)
-    for task in prange(nl * n_chunks):
-        j = task // n_chunks
-        c = task % n_chunks
-        length = seg_end[j] - seg_begin[j]
-        lo = seg_begin[j] + (length * c) // n_chunks
-        hi = seg_begin[j] + (length * (c + 1)) // n_chunks
-        z = np.zeros(D + 1)
-        z[0] = 1.0
-        o = part[task]
-        for idx in range(lo, hi):
-            r = rows[idx]
-            for t in range(D):
-                f = feats[j, t]
-                z[t + 1] = 0.0
-                if f >= 0:
-                    x = raw[r, f]
-                    if not np.isnan(x):
-                        z[t + 1] = (x - center[f]) * inv_scale[f]
-            gr = g[r]
-            hr = h[r]
-            for a in range(D + 1):
-                o[a, D + 1] += np.int64(np.rint(gr * z[a] * sg))
-                for b in range(a, D + 1):
-                    o[a, b] += np.int64(np.rint(hr * z[a] * z[b] * sh))
-    out = np.zeros((nl, D + 1, D + 2), dtype=np.int64)
-    for task in range(nl * n_chunks):
-        out[task // n_chunks] += part[task]
-    for j in range(nl):
-        for a in range(D + 1):
-            for b in range(a):
-                out[j, a, b] = out[j, b, a]
+    _run(_leaf_chunk, nl * n_chunks, n_chunks, rows, seg_begin, seg_end, raw, g, h, center,
+         inv_scale, feats, sg, sh, part)
+    out = part.reshape(nl, n_chunks, D + 1, D + 2).sum(axis=1)
+    low = np.tril_indices(D + 1, -1)
+    out[:, low[0], low[1]] = out[:, low[1], low[0]]
     return out
+
+
+@njit(cache=True, nogil=True)
+def _leaf_chunk(task, n_chunks, rows, seg_begin, seg_end, raw, g, h, center, inv_scale, feats,
+                sg, sh, part):
+    """leaf_sums' slice ``task`` (leaf j = task // n_chunks) into part[task] (the upper
+    triangle)."""
+    j, c = task // n_chunks, task % n_chunks
+    length = seg_end[j] - seg_begin[j]
+    lo = seg_begin[j] + (length * c) // n_chunks
+    hi = seg_begin[j] + (length * (c + 1)) // n_chunks
+    o = part[task]
+    D = feats.shape[1]
+    z = np.zeros(D + 1)
+    z[0] = 1.0
+    for idx in range(lo, hi):
+        r = rows[idx]
+        for t in range(D):
+            f = feats[j, t]
+            z[t + 1] = 0.0
+            if f >= 0:
+                x = raw[r, f]
+                if not np.isnan(x):
+                    z[t + 1] = (x - center[f]) * inv_scale[f]
+        gr = g[r]
+        hr = h[r]
+        for a in range(D + 1):
+            o[a, D + 1] += np.int64(np.rint(gr * z[a] * sg))
+            for b in range(a, D + 1):
+                o[a, b] += np.int64(np.rint(hr * z[a] * z[b] * sh))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -253,28 +291,42 @@ def _leaf_value(X, r, coef, feat, center, inv_scale, begin, size):
     return v
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def add_linear_leaves(margin, k, rows, seg_begin, seg_end, raw, begin, size, coef, feat,
                       center, inv_scale):
     """margin[r, k] += the linear value of each row's leaf j (leaf j's model at
     coef[begin[j]:begin[j] + size[j] + 1], features/centers/inv_scales likewise, entry
-    begin[j] being the constant)."""
-    for j in prange(seg_begin.shape[0]):
-        for idx in range(seg_begin[j], seg_end[j]):
-            r = rows[idx]
-            margin[r, k] += _leaf_value(raw, r, coef, feat, center, inv_scale, begin[j],
-                                        size[j])
+    begin[j] being the constant); one leaf a task."""
+    _run(_add_leaf, seg_begin.shape[0], margin, k, rows, seg_begin, seg_end, raw, begin, size,
+         coef, feat, center, inv_scale)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
+def _add_leaf(j, margin, k, rows, seg_begin, seg_end, raw, begin, size, coef, feat, center,
+              inv_scale):
+    for idx in range(seg_begin[j], seg_end[j]):
+        r = rows[idx]
+        margin[r, k] += _leaf_value(raw, r, coef, feat, center, inv_scale, begin[j], size[j])
+
+
+#: rows a prediction task walks
+PREDICT_BLOCK = 4096
+
+
 def predict_linear(X, left, right, feature, threshold, default_left, lin_begin, lin_size,
                    coef, feat, center, inv_scale, tree_ptrs, tree_class, out):
     """kernels.cpu_tree.predict_raw's walk (x < threshold left, NaN the default way) whose
     leaves are linear where ``lin_size[node] >= 0`` (the model at lin_begin[node]: see
-    add_linear_leaves), constant (threshold as float64) elsewhere."""
-    n_rows = X.shape[0]
+    add_linear_leaves), constant (threshold as float64) elsewhere; blocks of rows a task."""
+    n_blocks = (X.shape[0] + PREDICT_BLOCK - 1) // PREDICT_BLOCK
+    _run(_predict_block, n_blocks, X, left, right, feature, threshold, default_left, lin_begin,
+         lin_size, coef, feat, center, inv_scale, tree_ptrs, tree_class, out)
+
+
+@njit(cache=True, nogil=True)
+def _predict_block(b, X, left, right, feature, threshold, default_left, lin_begin, lin_size,
+                   coef, feat, center, inv_scale, tree_ptrs, tree_class, out):
     n_trees = tree_ptrs.shape[0] - 1
-    for r in prange(n_rows):
+    for r in range(b * PREDICT_BLOCK, min((b + 1) * PREDICT_BLOCK, X.shape[0])):
         for t in range(n_trees):
             base = tree_ptrs[t]
             node = 0
