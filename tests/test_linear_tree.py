@@ -308,3 +308,39 @@ def test_what_is_not_built_says_so():
         dgbdt.train(LIN, dgbdt.Dataset(codes, label=y, feature_types=["c", "q", "q", "q"]), 1)
     with pytest.raises(ValueError, match="in-process on the CPU"):
         dgbdt.train({**LIN, "device": "cuda"}, dgbdt.Dataset(X, label=y), 1)
+
+
+def _objective_data(objective, X, y):
+    n = len(y)
+    if objective == "multi:softprob":
+        return {"label": np.digitize(y, np.quantile(y, [0.33, 0.66]))}, {"num_class": 3}
+    if objective == "count:poisson":
+        return {"label": np.round(np.exp(y / 4))}, {}
+    if objective == "survival:cox":
+        return {"label": np.where(np.arange(n) % 3 == 0, -1, 1) * np.exp(y / 4)}, {}
+    return {"label": np.digitize(y, np.quantile(y, [0.5, 0.8])),
+            "qid": np.repeat(np.arange(n // 10), 10)}, {}
+
+
+@pytest.mark.parametrize("objective", ["multi:softprob", "count:poisson", "survival:cox",
+                                       "rank:ndcg"])
+def test_newton_objectives_train_linear_leaves(objective):
+    X, y, _ = _data(n=1500, seed=3)
+    data, extra = _objective_data(objective, X, y)
+    d = dgbdt.Dataset(X, **data)
+    hist = {}
+    b = dgbdt.train({**LIN, "base_score": None, "objective": objective, **extra}, d, 3,
+                    evals=[(d, "train")], evals_result=hist, verbose_eval=False)
+    assert all(t.linear for t in b.trees)
+    (metric, values), = hist["train"].items()
+    better = values[-1] > values[0] if metric.startswith("ndcg") else values[-1] < values[0]
+    assert better, (metric, values)
+    np.testing.assert_array_equal(dgbdt.load_model(b.save_raw()).predict(d), b.predict(d))
+
+
+def test_continued_training_gives_the_longer_training():
+    X, y, _ = _data(n=1500, seed=9)
+    d = dgbdt.Dataset(X, label=y)
+    first = dgbdt.train(LIN, d, 2, verbose_eval=False)
+    both = dgbdt.train(LIN, d, 2, xgb_model=first, verbose_eval=False)
+    assert both.save_raw() == dgbdt.train(LIN, d, 4, verbose_eval=False).save_raw()
