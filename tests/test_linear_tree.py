@@ -344,3 +344,17 @@ def test_continued_training_gives_the_longer_training():
     first = dgbdt.train(LIN, d, 2, verbose_eval=False)
     both = dgbdt.train(LIN, d, 2, xgb_model=first, verbose_eval=False)
     assert both.save_raw() == dgbdt.train(LIN, d, 4, verbose_eval=False).save_raw()
+
+
+def test_dask_predicts_linear_trees_and_says_it_does_not_train_them(client1):
+    pytest.importorskip("distributed")
+    import dask.array as da
+    import dgbdt.dask as dgd
+    X, y, _ = _data(n=1200, seed=10)
+    b = dgbdt.train(LIN, dgbdt.Dataset(X, label=y), 2, verbose_eval=False)
+    pred = dgd.predict(client1, b, da.from_array(X, chunks=(400, X.shape[1]))).compute()
+    np.testing.assert_array_equal(np.asarray(pred), b.predict(X))
+    d = dgd.DaskDataset(client1, da.from_array(X, chunks=(400, X.shape[1])),
+                        da.from_array(y, chunks=400))
+    with pytest.raises(ValueError, match="Dask training of linear trees"):
+        dgd.train(client1, LIN, d, 1)
