@@ -358,3 +358,32 @@ def test_dask_predicts_linear_trees_and_says_it_does_not_train_them(client1):
                         da.from_array(y, chunks=400))
     with pytest.raises(ValueError, match="Dask training of linear trees"):
         dgd.train(client1, LIN, d, 1)
+
+
+def test_gain_under_column_sampling_is_the_gain_of_the_allowed_features():
+    """With one feature a tree (colsample_bytree), the root's gain is the brute-force best
+    over that feature alone: the node's own score comes from its sums before the other
+    features' slots are zeroed (feature 0 among them)."""
+    X, y, w = _data(n=1000, F=3, seed=11, missing=0.0)
+    d = dgbdt.Dataset(X, label=y, weight=w)
+    cuts = d.cuts(LIN["max_bin"])
+    g, h = w * (0.5 - y), w
+    lo, hi = X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64)
+    scale = np.array([L.power_of_two_at_least((b_ - a) / 2) for a, b_ in zip(lo, hi)])
+    xt = (X.astype(np.float64) - (lo + hi) / 2) / scale
+    checked = 0
+    for seed in range(6):
+        t = dgbdt.train({**LIN, "max_depth": 1, "colsample_bytree": 0.34, "seed": seed}, d, 1,
+                        verbose_eval=False).trees[0]
+        f = int(t.feature[0])
+        if f == 0 or t.left[0] == -1:
+            continue
+        only = X.copy()
+        only[:, [c for c in range(3) if c != f]] = 0.0       # one bin: never a split
+        gain = _brute_best(only, g, h, np.ones(len(y), bool), cuts, lambda r, c: np.column_stack(
+            [np.ones(r.sum())] + ([] if c is None else [xt[r, c]])), LIN["lambda"],
+            LIN["linear_lambda"])
+        assert gain[1] == f
+        assert t.loss_change[0] == pytest.approx(gain[0], rel=1e-5)
+        checked += 1
+    assert checked

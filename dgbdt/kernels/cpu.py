@@ -115,10 +115,10 @@ class CpuBackend:
                                      shard.end[fin.leaves], self._raw(shard), lm.begin,
                                      lm.size, lm.coef, lm.feat, lm.center, lm.inv_scale)
 
-    def evaluate_linear_splits(self, hist, hist_ptrs, addable, has_p, inv_sg, inv_sh, lam0,
-                               lam1, min_child_weight):
-        return cpu_linear.evaluate_linear_splits(hist, hist_ptrs, addable, has_p, inv_sg,
-                                                 inv_sh, lam0, lam1, min_child_weight)
+    def evaluate_linear_splits(self, hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
+                               inv_sh, lam0, lam1, min_child_weight):
+        return cpu_linear.evaluate_linear_splits(hist, hist_ptrs, node_totals, addable, has_p,
+                                                 inv_sg, inv_sh, lam0, lam1, min_child_weight)
 
     def feature_totals(self, hist, hist_ptrs, features):
         return cpu_linear.feature_totals(hist, hist_ptrs, features)

@@ -138,11 +138,13 @@ def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, gr
                     out[o + HXX] += np.int64(np.rint(hr * xt * xt * sh))
 
 
-def evaluate_linear_splits(hist, hist_ptrs, addable, has_p, inv_sg, inv_sh, lam0, lam1,
-                           min_child_weight):
+def evaluate_linear_splits(hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, lam0,
+                           lam1, min_child_weight):
     """Best split of each node by the half-additive linear gain (dgbdt.tree.linear).
 
-    hist int64 [m, S, 9]; addable bool [m, F]: whether feature f enters the candidate's basis
+    hist int64 [m, S, 9] (the slots of features a node may not split on zeroed);
+    node_totals int64 [m, 9]: each node's sums over one feature's slots before any zeroing
+    (entries 0..4, the same for every feature, give the node's own score); addable bool [m, F]: whether feature f enters the candidate's basis
     as x~ (it may join the node's regressors); has_p bool [m]: whether p~ does (the node has
     regressors). Scans as kernels.cpu_split (forward: missing right; backward, when the
     feature has missing values in the node: missing left); a candidate needs both sides'
@@ -155,13 +157,13 @@ def evaluate_linear_splits(hist, hist_ptrs, addable, has_p, inv_sg, inv_sh, lam0
             np.zeros(m, dtype=np.int32), np.zeros(m, dtype=np.bool_),
             np.zeros((m, 9), dtype=np.int64))
     _run(_node_best, m, np.ascontiguousarray(hist), np.ascontiguousarray(hist_ptrs),
-         np.ascontiguousarray(addable), np.ascontiguousarray(has_p), float(inv_sg),
+         np.ascontiguousarray(node_totals), np.ascontiguousarray(addable), np.ascontiguousarray(has_p), float(inv_sg),
          float(inv_sh), float(lam0), float(lam1), float(min_child_weight), *best)
     return best
 
 
 @njit(cache=True, nogil=True)
-def _node_best(j, hist, hist_ptrs, addable, has_p, inv_sg, inv_sh, lam0, lam1,
+def _node_best(j, hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, lam0, lam1,
                min_child_weight, best_gain, best_feat, best_bin, best_dleft, best_left):
     """evaluate_linear_splits for node j: its best candidate into the best_* arrays."""
     usep = has_p[j]
@@ -175,9 +177,8 @@ def _node_best(j, hist, hist_ptrs, addable, has_p, inv_sg, inv_sh, lam0, lam1,
     tot = np.zeros(9, dtype=np.int64)
     lft = np.zeros(9, dtype=np.int64)
     rgt = np.zeros(9, dtype=np.int64)
-    for s in range(hist_ptrs[0], hist_ptrs[1]):
-        for c in range(9):
-            tot[c] += hist[j, s, c]
+    for c in range(9):
+        tot[c] = node_totals[j, c]
     parent = side_score(tot, inv_sg, inv_sh, lam0, lam1, usep, False, A, bv, w, L, keep, y)
     bg = np.float32(0.0)
     for f in range(n_features):

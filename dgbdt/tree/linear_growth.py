@@ -128,6 +128,9 @@ class LinearGrowth(Growth):
         """Consume the level's linear histograms [m, S, 9] (nodes in level order)."""
         t = time.perf_counter()
         hist = merged
+        # the nodes' own sums (any feature's slots: g, h and the p~ entries are the same in
+        # each), taken before column sampling or constraints zero slots
+        node_totals = merged[:, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=1)
         if not self.have_root_totals:
             self.totals[0] = hist[0, self.hist_ptrs[0]:self.hist_ptrs[1], :2].sum(axis=0)
             self.have_root_totals = True
@@ -142,7 +145,7 @@ class LinearGrowth(Growth):
         p, lin = self.p, self.linear
         inv_sg, inv_sh = 1.0 / self.scale_g, 1.0 / self.scale_h
         gain, feat, sbin, dleft, left = be.evaluate_linear_splits(
-            hist, self.hist_ptrs, addable, has_p, inv_sg, inv_sh, p.lam, lin.lam,
+            hist, self.hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, p.lam, lin.lam,
             p.min_child_weight)
         right = be.feature_totals(hist, self.hist_ptrs, np.maximum(feat, 0).astype(np.int64)) \
             - left
