@@ -220,13 +220,19 @@ def test_same_bytes_for_any_page_split():
 
 def test_predictions_margins_and_file_round_trip():
     X, y, w = _data(n=3000, seed=7)
+    Xv, yv, _ = _data(n=1000, seed=17)
     d = dgbdt.Dataset(X, label=y, weight=w)
     hist = {}
-    b = dgbdt.train({**LIN, "max_depth": 3}, d, 5, evals=[(d, "train")], evals_result=hist,
-                    verbose_eval=False)
+    b = dgbdt.train({**LIN, "max_depth": 3}, d, 5, evals=[(d, "train"), (dgbdt.Dataset(
+        Xv, label=yv), "valid")], evals_result=hist, verbose_eval=False)
     pred = b.predict(X)
-    # the training's margins (added through the row segments) equal the model's predictions
-    assert hist["train"]["rmse"][-1] == float(np.sqrt(np.average((pred - y) ** 2, weights=w)))
+    # the training's margins (added through the row segments) equal the model's predictions,
+    # and so do an eval set's (advanced tree by tree)
+    # (to 1e-14: the metric's sums are exact, numpy's are not)
+    assert hist["train"]["rmse"][-1] == pytest.approx(
+        np.sqrt(np.average((pred - y) ** 2, weights=w)), rel=1e-14)
+    assert hist["valid"]["rmse"][-1] == pytest.approx(
+        np.sqrt(np.mean((b.predict(Xv) - yv) ** 2)), rel=1e-14)
     doc = json.loads(b.save_raw())
     assert doc["version"] == 3
     b2 = dgbdt.load_model(b.save_raw())
