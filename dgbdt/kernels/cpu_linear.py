@@ -198,14 +198,21 @@ def _node_best(j, hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, 
             for step in range(nb):
                 # forward: bins 0..b left; backward: bins b+1..nb-1 right (b = i - 1)
                 i = step if direction == 0 else nb - 1 - step
+                empty = True
                 if direction == 0:
                     for c in range(9):
-                        lft[c] += hist[j, p0 + i, c]
+                        v = hist[j, p0 + i, c]
+                        empty &= v == 0
+                        lft[c] += v
                         rgt[c] = tot[c] - lft[c]
                 else:
                     for c in range(9):
-                        rgt[c] += hist[j, p0 + i, c]
+                        v = hist[j, p0 + i, c]
+                        empty &= v == 0
+                        rgt[c] += v
                         lft[c] = tot[c] - rgt[c]
+                if step > 0 and empty:    # the previous candidate's sides: the same gain
+                    continue
                 if lft[1] * inv_sh < min_child_weight or rgt[1] * inv_sh < min_child_weight:
                     continue
                 gain = np.float32(
