@@ -41,7 +41,8 @@ from .data.input import as_features, as_matrix
 from .backend import array_module, backend_of
 from .objective import get_objective
 from .params import OBJECTIVES
-from .tree.model import ModelFormatError, Tree, category_arrays, linear_arrays
+from .tree.linear_model import add_linear_margins, linear_arrays
+from .tree.model import ModelFormatError, Tree, category_arrays
 
 FORMAT = "dgbdt-model"
 VERSION = 2
@@ -430,30 +431,9 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
         return
     cat, ptrs, cls = _concatenated(trees, classes)
     if "lin_size" in cat:        # piecewise-linear trees (dgbdt.tree.linear)
-        _add_linear_margins(X, cat, ptrs, cls, out, leaves)
+        add_linear_margins(X, cat, ptrs, cls, out, leaves)
         return
     backend_of(X).predict_raw(X, cat, ptrs, cls, out, leaves)
-
-
-def _add_linear_margins(X, cat, ptrs, cls, out, leaves) -> None:
-    """add_tree_margins of trees with linear leaves (kernels.cpu_linear.predict_linear: the
-    leaf values as the training computed them); host rows only for now."""
-    if not isinstance(X, np.ndarray) or not isinstance(out, np.ndarray):
-        raise NotImplementedError("prediction with linear trees runs on the CPU for now (the "
-                                  "GPU kernel is not built yet): pass the rows in host memory "
-                                  "(numpy or pandas)")
-    from .kernels import cpu_linear
-    if "is_cat" in cat:
-        raise NotImplementedError("a model with both linear trees and categorical splits is "
-                                  "not predicted yet (linear trees train on numerical "
-                                  "features only)")
-    if leaves is not None:       # leaf ids: the same walk as constant trees
-        backend_of(X).predict_raw(X, cat, ptrs, cls, np.zeros_like(out), leaves)
-    cpu_linear.predict_linear(
-        np.ascontiguousarray(X, dtype=np.float32), cat["left"], cat["right"], cat["feature"],
-        cat["threshold"], cat["default_left"], cat["lin_begin"], cat["lin_size"],
-        cat["lin_coef"], cat["lin_feat"], cat["lin_center"], cat["lin_inv_scale"], ptrs, cls,
-        out)
 
 
 _CONCAT_KEEP = 4

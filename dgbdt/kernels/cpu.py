@@ -123,6 +123,14 @@ class CpuBackend:
     def feature_totals(self, hist, hist_ptrs, features):
         return cpu_linear.feature_totals(hist, hist_ptrs, features)
 
+    def predict_linear(self, X, cat, ptrs, classes, out) -> None:
+        """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated
+        (``cat``: concatenated trees with dgbdt.tree.linear_model.linear_arrays' entries)."""
+        cpu_linear.predict_linear(
+            X, cat["left"], cat["right"], cat["feature"], cat["threshold"], cat["default_left"],
+            cat["lin_begin"], cat["lin_size"], cat["lin_coef"], cat["lin_feat"],
+            cat["lin_center"], cat["lin_inv_scale"], ptrs, classes, out)
+
     def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         return cpu_split.evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam,
                                          p.alpha, p.max_delta_step, p.min_child_weight)

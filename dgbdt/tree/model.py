@@ -55,8 +55,8 @@ class Tree:
     sum_hessian: np.ndarray
     #: categorical splits: node -> int32 sorted codes going right; None without any
     categories: dict | None = None
-    #: linear leaves: node -> {"features", "coefs", "centers", "scales"} (dgbdt.tree.
-    #: linear_model); None for constant leaves
+    #: linear leaves: node -> {"features", "coefs", "centers", "scales"} (module doc;
+    #: prediction: dgbdt.tree.linear_model); None for constant leaves
     linear: dict | None = None
 
     @property
@@ -88,12 +88,7 @@ class Tree:
             out["categories_sizes"] = sizes
             out["categories"] = [int(c) for n in nodes for c in self.categories[n]]
         if self.linear:
-            out["linear_leaves"] = [
-                {"node": int(n), "features": [int(f) for f in m["features"]],
-                 "coefs": [float(c) for c in m["coefs"]],
-                 "centers": [float(c) for c in m["centers"]],
-                 "scales": [float(s) for s in m["scales"]]}
-                for n, m in sorted(self.linear.items())]
+            out["linear_leaves"] = linear_leaves_json(self.linear)
         return out
 
     @classmethod
@@ -124,7 +119,8 @@ class Tree:
             raise ModelFormatError(f"{where}: a tree needs at least one node")
         tree = cls(**arrays, categories=_categories_from(d, n, where))
         tree._check_structure(n_features, where)
-        tree.linear = _linear_from(d.get("linear_leaves"), tree, n_features, where)
+        if "linear_leaves" in d:
+            tree.linear = linear_leaves_from(d["linear_leaves"], tree, n_features, where)
         return tree
 
     def _check_structure(self, n_features: int, where: str) -> None:
@@ -182,6 +178,15 @@ def _categories_from(d: dict, n: int, where: str) -> dict | None:
     return out
 
 
+def linear_leaves_json(linear: dict) -> list:
+    """A tree's ``linear_leaves`` field: one object per leaf, by node (floats exact)."""
+    return [{"node": int(n), "features": [int(f) for f in m["features"]],
+             "coefs": [float(c) for c in m["coefs"]],
+             "centers": [float(c) for c in m["centers"]],
+             "scales": [float(s) for s in m["scales"]]}
+            for n, m in sorted(linear.items())]
+
+
 def _numbers(v, n, where, what, integer=False) -> np.ndarray:
     if not isinstance(v, list) or len(v) != n or not all(
             isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
@@ -193,11 +198,9 @@ def _numbers(v, n, where, what, integer=False) -> np.ndarray:
     return a
 
 
-def _linear_from(leaves, tree: Tree, n_features: int, where: str) -> dict | None:
-    """The linear leaves of a tree's JSON (``linear_leaves``, module doc), validated; None
-    when absent."""
-    if leaves is None:
-        return None
+def linear_leaves_from(leaves, tree, n_features: int, where: str) -> dict:
+    """The linear leaves of a tree's JSON (``linear_leaves``, dgbdt.tree.model's doc),
+    validated against the tree (``tree``: its Tree, structure checked)."""
     if not isinstance(leaves, list):
         raise ModelFormatError(f"{where}: linear_leaves must be a list of objects")
     out = {}
@@ -223,30 +226,6 @@ def _linear_from(leaves, tree: Tree, n_features: int, where: str) -> dict | None
             raise ModelFormatError(f"{at}: scales must be > 0")
         out[int(node)] = {"features": f, "coefs": coefs, "centers": centers, "scales": scales}
     return out
-
-
-def linear_arrays(trees: list[Tree], n_nodes: int) -> dict:
-    """The linear leaves of concatenated trees for kernels.cpu_linear.predict_linear: per
-    node ``lin_begin`` / ``lin_size`` (-1: not a linear leaf) into flat ``lin_coef``,
-    ``lin_feat``, ``lin_center``, ``lin_inv_scale`` (entry begin: the constant)."""
-    begin = np.zeros(n_nodes, np.int64)
-    size = np.full(n_nodes, -1, np.int64)
-    coef, feat, center, inv = [], [], [], []
-    at, base = 0, 0
-    for t in trees:
-        for node, m in sorted((t.linear or {}).items()):
-            d = len(m["features"])
-            begin[base + node], size[base + node] = at, d
-            coef.append(np.asarray(m["coefs"], np.float64))
-            feat.append(np.concatenate([[0], m["features"]]).astype(np.int64))
-            center.append(np.concatenate([[0.0], m["centers"]]))
-            inv.append(np.concatenate([[1.0], 1.0 / np.asarray(m["scales"], np.float64)]))
-            at += d + 1
-        base += t.n_nodes
-    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt))
-    return {"lin_begin": begin, "lin_size": size, "lin_coef": cat(coef, np.float64),
-            "lin_feat": cat(feat, np.int64), "lin_center": cat(center, np.float64),
-            "lin_inv_scale": cat(inv, np.float64)}
 
 
 def category_arrays(trees: list[Tree], n_nodes: int) -> dict:
