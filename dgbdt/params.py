@@ -339,10 +339,6 @@ def _check_linear_rules(out: dict[str, object]) -> None:
     """What linear_tree (piecewise-linear leaves) works with so far."""
     if not out["linear_tree"]:
         return
-    if out["grow_policy"] != "depthwise":
-        raise ParameterError(
-            "linear_tree=True grows trees depth-wise for now (lossguide with linear leaves is "
-            "not built). Fix: grow_policy=\"depthwise\" (the default), or linear_tree=False.")
     if out["alpha"]:
         raise ParameterError(
             f"alpha={out['alpha']} with linear_tree=True: an L1 penalty on linear leaves is not "

@@ -220,7 +220,7 @@ _SPECS = [
               "Piecewise-linear trees (GBDT-PL): each leaf predicts a ridge regression on up to "
               "max_linear_features raw feature values of the features split on along its path; "
               "splits are chosen by the linear gain (docs/linear-trees.md). In-process CPU "
-              "training with grow_policy='depthwise' for now.",
+              "training for now.",
               kind="bool"),
     ParamSpec("max_linear_features", 5,
               "With linear_tree: most regressors of a leaf (a child inherits its parent's and "

@@ -50,14 +50,17 @@ def test_solver_matches_numpy_and_drops_collinear():
     np.testing.assert_allclose(w2[[0, 2]], ref2, rtol=1e-12)
 
 
-def test_leaves_are_the_weighted_ridge_fit_of_their_rows():
+@pytest.mark.parametrize("growth", [{"max_depth": 3},
+                                    {"grow_policy": "lossguide", "max_leaves": 7}])
+def test_leaves_are_the_weighted_ridge_fit_of_their_rows(growth):
     """Every leaf's coefficients = eta * -(Z^T H Z + Lambda)^-1 Z^T g over its rows, in
-    float64 from the rows (squared error: g = w (m - y), h = w)."""
+    float64 from the rows (squared error: g = w (m - y), h = w); depth-wise and loss-guided."""
     X, y, w = _data()
-    p = {**LIN, "max_depth": 3}
+    p = {**LIN, "max_depth": 3, **growth}
     b = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 1, verbose_eval=False)
     tree = b.trees[0]
     assert tree.linear and max(len(m["features"]) for m in tree.linear.values()) >= 2
+    assert len(tree.linear) == (tree.left == -1).sum() <= growth.get("max_leaves", 8)
     leaf = b.predict(X, pred_leaf=True)[:, 0]
     g, h = w * (0.5 - y), w
     lo, hi = np.nanmin(X, axis=0).astype(np.float64), np.nanmax(X, axis=0).astype(np.float64)
@@ -206,13 +209,14 @@ def _params_all(seed=0):
             "objective": "binary:logistic", "base_score": None, "max_linear_features": 2}
 
 
-def test_same_bytes_for_any_page_split():
+@pytest.mark.parametrize("growth", [{}, {"grow_policy": "lossguide", "max_leaves": 6,
+                                         "max_depth": 0}])
+def test_same_bytes_for_any_page_split(growth):
     X, y, w = _data(n=2000, seed=6)
     y = (y > np.median(y)).astype(np.float64)
-    models = [dgbdt.train(_params_all(), dgbdt.Dataset(X, label=y, weight=w,
-                                                       page_rows=rows), 3,
-                          verbose_eval=False).save_raw()
-              for rows in (None, 500, 333)]
+    models = [dgbdt.train({**_params_all(), **growth}, dgbdt.Dataset(
+        X, label=y, weight=w, page_rows=rows), 3, verbose_eval=False).save_raw()
+        for rows in (None, 500, 333)]
     assert models[0] == models[1] == models[2]
     assert max(len(m["features"]) for t in json.loads(models[0])["trees"]
                for m in t["linear_leaves"]) == 2        # the cap holds
@@ -288,7 +292,6 @@ def test_model_file_validation():
 
 
 @pytest.mark.parametrize("extra, message", [
-    ({"grow_policy": "lossguide", "max_leaves": 8}, "depth-wise"),
     ({"alpha": 1.0}, "alpha=0"),
     ({"max_delta_step": 1.0}, "max_delta_step=0"),
     ({"objective": "reg:quantileerror"}, "quantiles"),

@@ -15,11 +15,15 @@ The math is dgbdt.tree.linear's. What differs from constant-leaf growth (dgbdt.t
   leaf's d + 1 coefficients in float64, and the shards add the linear leaves to their
   margins (``LeafModels``).
 
-Numerical features only take part as regressors; monotone constraints, categorical features,
-alpha, and lossguide growth are refused before training starts (dgbdt.train).
+``LinearGrowth`` grows depth-wise (a level a request), ``LinearLossguideGrowth`` leaf-wise
+(dgbdt.tree.lossguide's queue; both children of the expanded node from rows, a request);
+``LinearNodes`` is what they share. Numerical features only take part as regressors;
+monotone constraints, categorical features and alpha are refused before training starts
+(dgbdt.train).
 """
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass
 
@@ -28,6 +32,7 @@ import numpy as np
 from ..backend import backend_of
 from ..shard import SplitBatch
 from .grower import FinishRequest, Growth, LevelRequest
+from .lossguide import LossguideGrowth
 from .linear import PAYLOAD, LinearSpec, fit_leaf, half_additive_fit, slope_bound
 from .split import splittable
 
@@ -84,19 +89,20 @@ class LeafModels:
         return cls(begin, size, coef, flat_f, center, inv)
 
 
-class LinearGrowth(Growth):
-    """One piecewise-linear tree in growth (see module docstring)."""
+class LinearNodes:
+    """The regressors and slope parts of a linear tree's nodes, the linear evaluation of
+    their histograms, and the leaves' fit: what depth-wise and loss-guided growth share
+    (a mixin over Growth's node table)."""
 
-    def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, p, scale_g: float,
-                 scale_h: float, linear: LinearSpec, columns=None):
-        super().__init__(k, cuts, hist_ptrs, max_depth, p, scale_g, scale_h, columns)
+    def _init_linear(self, linear: LinearSpec) -> None:
         self.linear = linear
         self.regs: dict[int, np.ndarray] = {0: np.zeros(0, np.int64)}
         self.slopes: dict[int, np.ndarray] = {0: np.zeros(0)}
         self.leaf_models: dict[int, tuple] = {}
-        self.request = self._request(None, self.level_nodes, start=(k, scale_g, scale_h))
 
     def _request(self, splits, nodes, start=None) -> LevelRequest:
+        """Every node of ``nodes`` from its rows, with its regressors (LinearLevel)."""
+        nodes = np.asarray(nodes, np.int64)
         D, m = self.linear.max_features, len(nodes)
         feat = np.full((m, D), -1, np.int64)
         coef = np.zeros((m, D))
@@ -108,8 +114,7 @@ class LinearGrowth(Growth):
         lv = LinearLevel(self.k, self.scale_g, self.scale_h, self.linear.center,
                          self.linear.inv_scale, self.linear.regressor, feat, coef, inv_sp)
         empty = np.zeros(0, np.int64)
-        return LevelRequest(splits, np.asarray(nodes, np.int64), empty, empty, keep=False,
-                            start=start, linear=lv)
+        return LevelRequest(splits, nodes, empty, empty, keep=False, start=start, linear=lv)
 
     def _addable(self, nodes) -> np.ndarray:
         """bool [m, F]: whether feature f enters node n's candidates as x~: a regressor
@@ -124,70 +129,39 @@ class LinearGrowth(Growth):
                 out[i, S] = self.linear.regressor[S]
         return out
 
-    def advance(self, merged) -> None:
-        """Consume the level's linear histograms [m, S, 9] (nodes in level order)."""
-        t = time.perf_counter()
+    def _evaluate(self, merged, nodes, depth: int):
+        """The best linear split of each node from its histogram [m, S, 9]: (gain, feature,
+        bin, default_left, left [m, 9], right [m, 9], splittable mask, has_p, addable)."""
         hist = merged
         # the nodes' own sums (any feature's slots: g, h and the p~ entries are the same in
         # each), taken before column sampling or constraints zero slots
         node_totals = merged[:, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=1)
         if not self.have_root_totals:
-            self.totals[0] = hist[0, self.hist_ptrs[0]:self.hist_ptrs[1], :2].sum(axis=0)
+            self.totals[0] = node_totals[0, :2]
             self.have_root_totals = True
         if self.columns is not None:
-            hist = self.columns.apply(hist, self.depth, self.level_nodes)
+            hist = self.columns.apply(hist, depth, nodes)
         if self.paths is not None:
             hist = self._interaction_mask(hist)
-        nodes = self.level_nodes
         addable = self._addable(nodes)
         has_p = np.array([len(self.regs[n]) > 0 for n in nodes.tolist()], dtype=bool)
-        be = backend_of(hist)
-        p, lin = self.p, self.linear
-        inv_sg, inv_sh = 1.0 / self.scale_g, 1.0 / self.scale_h
+        be, p = backend_of(hist), self.p
         gain, feat, sbin, dleft, left = be.evaluate_linear_splits(
-            hist, self.hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, p.lam, lin.lam,
-            p.min_child_weight)
+            hist, self.hist_ptrs, node_totals, addable, has_p, 1.0 / self.scale_g,
+            1.0 / self.scale_h, p.lam, self.linear.lam, p.min_child_weight)
         right = be.feature_totals(hist, self.hist_ptrs, np.maximum(feat, 0).astype(np.int64)) \
             - left
-        ok = np.flatnonzero(splittable(gain, feat, left[:, :2], right[:, :2], p))
-        if self.depth == self.max_depth or ok.size == 0:
-            self.pending, self.done = None, True
-            self.eval_seconds += time.perf_counter() - t
-            return
-        cuts, m = self.cuts, ok.size
-        split_nodes = nodes[ok]
-        f = feat[ok].astype(np.int64)
-        b = sbin[ok].astype(np.int64)
-        self.feature[split_nodes] = f
-        self.default_left[split_nodes] = dleft[ok]
-        self.loss_change[split_nodes] = gain[ok]
-        self.threshold[split_nodes] = np.where(
-            b >= 0, cuts.values[cuts.ptrs[f] + np.maximum(b, 0)], cuts.min_values[f])
-        lefts = self.n_nodes + 2 * np.arange(m, dtype=np.int64)
-        rights = lefts + 1
-        self.n_nodes += 2 * m
-        self.left[split_nodes], self.right[split_nodes] = lefts, rights
-        self.parent[lefts], self.parent[rights] = split_nodes, split_nodes
-        self.totals[lefts], self.totals[rights] = left[ok, :2], right[ok, :2]
-        for i, node, feat_i, lft, rgt in zip(ok.tolist(), split_nodes.tolist(), f.tolist(),
-                                             lefts.tolist(), rights.tolist()):
-            if self.paths is not None:
-                self.paths[lft] = self.paths[rgt] = self.paths[node] | {feat_i}
-            use_p, use_x = bool(has_p[i]), bool(addable[i, feat_i])
-            for child, sums in ((lft, left[i]), (rgt, right[i])):
-                c = half_additive_fit(sums, inv_sg, inv_sh, p.lam, lin.lam, use_p, use_x)
-                self.regs[child], self.slopes[child] = self._child_slopes(node, feat_i, c,
-                                                                          use_x)
-        self.pending = SplitBatch(node=split_nodes, feature=f, split_bin=b,
-                                  default_left=dleft[ok].copy(), left=lefts, right=rights)
-        self.level_nodes = np.stack([lefts, rights], axis=1).ravel()
-        self.depth += 1
-        if self.depth == self.max_depth:
-            self.done = True
-        else:
-            self.request = self._request(self.pending, self.level_nodes)
-            self.pending = None
-        self.eval_seconds += time.perf_counter() - t
+        ok = splittable(gain, feat, left[:, :2], right[:, :2], p)
+        return gain, feat, sbin, dleft, left, right, ok, has_p, addable
+
+    def _fit_children(self, node: int, f: int, left: int, right: int, lsum, rsum,
+                      use_p: bool, use_x: bool) -> None:
+        """The children's regressors and slope parts from the split's half-additive fits."""
+        inv_sg, inv_sh = 1.0 / self.scale_g, 1.0 / self.scale_h
+        for child, sums in ((left, lsum), (right, rsum)):
+            c = half_additive_fit(sums, inv_sg, inv_sh, self.p.lam, self.linear.lam, use_p,
+                                  use_x)
+            self.regs[child], self.slopes[child] = self._child_slopes(node, f, c, use_x)
 
     def _child_slopes(self, node: int, f: int, c: np.ndarray, use_x: bool):
         """(S, v) of a child whose half-additive fit is c = (const, k1, k2): v_child =
@@ -239,4 +213,102 @@ class LinearGrowth(Growth):
         return t
 
 
-__all__ = ["LeafModels", "LeafSumRequest", "LinearGrowth", "LinearLevel", "PAYLOAD"]
+class LinearGrowth(LinearNodes, Growth):
+    """One piecewise-linear tree grown depth-wise (see module docstring)."""
+
+    def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, p, scale_g: float,
+                 scale_h: float, linear: LinearSpec, columns=None):
+        super().__init__(k, cuts, hist_ptrs, max_depth, p, scale_g, scale_h, columns)
+        self._init_linear(linear)
+        self.request = self._request(None, self.level_nodes, start=(k, scale_g, scale_h))
+
+    def advance(self, merged) -> None:
+        """Consume the level's linear histograms [m, S, 9] (nodes in level order)."""
+        t = time.perf_counter()
+        nodes = self.level_nodes
+        gain, feat, sbin, dleft, left, right, ok, has_p, addable = self._evaluate(
+            merged, nodes, self.depth)
+        ok = np.flatnonzero(ok)
+        if self.depth == self.max_depth or ok.size == 0:
+            self.pending, self.done = None, True
+            self.eval_seconds += time.perf_counter() - t
+            return
+        cuts, m = self.cuts, ok.size
+        split_nodes = nodes[ok]
+        f = feat[ok].astype(np.int64)
+        b = sbin[ok].astype(np.int64)
+        self.feature[split_nodes] = f
+        self.default_left[split_nodes] = dleft[ok]
+        self.loss_change[split_nodes] = gain[ok]
+        self.threshold[split_nodes] = np.where(
+            b >= 0, cuts.values[cuts.ptrs[f] + np.maximum(b, 0)], cuts.min_values[f])
+        lefts = self.n_nodes + 2 * np.arange(m, dtype=np.int64)
+        rights = lefts + 1
+        self.n_nodes += 2 * m
+        self.left[split_nodes], self.right[split_nodes] = lefts, rights
+        self.parent[lefts], self.parent[rights] = split_nodes, split_nodes
+        self.totals[lefts], self.totals[rights] = left[ok, :2], right[ok, :2]
+        for i, node, feat_i, lft, rgt in zip(ok.tolist(), split_nodes.tolist(), f.tolist(),
+                                             lefts.tolist(), rights.tolist()):
+            if self.paths is not None:
+                self.paths[lft] = self.paths[rgt] = self.paths[node] | {feat_i}
+            self._fit_children(node, feat_i, lft, rgt, left[i], right[i], bool(has_p[i]),
+                               bool(addable[i, feat_i]))
+        self.pending = SplitBatch(node=split_nodes, feature=f, split_bin=b,
+                                  default_left=dleft[ok].copy(), left=lefts, right=rights)
+        self.level_nodes = np.stack([lefts, rights], axis=1).ravel()
+        self.depth += 1
+        if self.depth == self.max_depth:
+            self.done = True
+        else:
+            self.request = self._request(self.pending, self.level_nodes)
+            self.pending = None
+        self.eval_seconds += time.perf_counter() - t
+
+
+class LinearLossguideGrowth(LinearNodes, LossguideGrowth):
+    """One piecewise-linear tree grown leaf-wise: dgbdt.tree.lossguide's queue and limits;
+    both children of an expanded node are built from rows (a request), as a linear level's
+    nodes are."""
+
+    def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, max_leaves: int,
+                 p, scale_g: float, scale_h: float, linear: LinearSpec, columns=None):
+        super().__init__(k, cuts, hist_ptrs, max_depth, max_leaves, p, scale_g, scale_h,
+                         columns)
+        self._init_linear(linear)
+        self.request = self._request(None, np.array([0]), start=(k, scale_g, scale_h))
+
+    def advance(self, merged) -> None:
+        """Evaluate the requested nodes (the root, or the last split's children, left then
+        right), queue their splits, expand the best queued node whose children need
+        histograms."""
+        t = time.perf_counter()
+        nodes = self.request.small
+        self.level_nodes, self.depth = nodes, int(self.node_depth[nodes[0]])
+        gain, feat, sbin, dleft, left, right, ok, has_p, addable = self._evaluate(
+            merged, nodes, self.depth)
+        for i in np.flatnonzero(ok).tolist():
+            f = int(feat[i])
+            heapq.heappush(self._queue, (
+                -float(np.float32(gain[i])), int(nodes[i]),
+                (float(gain[i]), f, int(sbin[i]), bool(dleft[i]), left[i].copy(),
+                 right[i].copy(), bool(has_p[i]), bool(addable[i, f]))))
+        self._expand()
+        self.eval_seconds += time.perf_counter() - t
+
+    def _expand(self) -> None:
+        while self._queue:
+            _, node, (gain, f, b, dleft, lsum, rsum, use_p, use_x) = heapq.heappop(self._queue)
+            if self.max_leaves and self.n_leaves >= self.max_leaves:
+                self._queue.clear()             # every later pop is discarded too
+                break
+            left = self._split(node, gain, f, b, dleft, lsum[:2], rsum[:2])
+            self._fit_children(node, f, left, left + 1, lsum, rsum, use_p, use_x)
+            if self._children_valid(node):
+                self.request = self._request(self._take_carried(), [left, left + 1])
+                return
+        self.pending, self.done = self._take_carried(), True
+
+
+__all__ = ["LeafModels", "LeafSumRequest", "LinearGrowth", "LinearLevel",
+           "LinearLossguideGrowth", "LinearNodes", "PAYLOAD"]

@@ -41,7 +41,11 @@ class GrowthSpec:
     def start(self, k: int, scale_g: float, scale_h: float, epoch: int = 0) -> Growth:
         """A new tree of output class k with this round's fixed-point scales."""
         if self.linear is not None:
-            from .linear_growth import LinearGrowth
+            from .linear_growth import LinearGrowth, LinearLossguideGrowth
+            if self.policy == "lossguide":
+                return LinearLossguideGrowth(k, self.cuts, self.hist_ptrs, self.max_depth,
+                                             self.max_leaves, self.p, scale_g, scale_h,
+                                             self.linear, self.columns(k, epoch))
             return LinearGrowth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g,
                                 scale_h, self.linear, self.columns(k, epoch))
         if self.policy == "lossguide":
