@@ -396,3 +396,29 @@ def test_gain_under_column_sampling_is_the_gain_of_the_allowed_features():
         assert t.loss_change[0] == pytest.approx(gain[0], rel=1e-5)
         checked += 1
     assert checked
+
+
+def test_scalar_side_score_is_the_array_solver_bit_for_bit():
+    """The split scan's scalar 3x3 score (side_score3) against basis_system + ridge_solve,
+    on random sums and on degenerate ones (zero hessian, collinear, zero entries)."""
+    rng = np.random.default_rng(12)
+    A, b, w, Ls, keep, y = L._scratch(3)
+    cases = []
+    for _ in range(300):
+        z = rng.normal(size=(50, 3)) * rng.choice([0.0, 1.0, 1e-6], 3)
+        z[:, 0] = 1.0
+        if rng.random() < 0.2:
+            z[:, 2] = z[:, 1] * rng.choice([1.0, -2.0])          # collinear p~ and x~
+        hh, gg = rng.uniform(0, 1, 50) * rng.choice([0.0, 1.0], p=[0.05, 0.95]), rng.normal(size=50)
+        s = np.array([gg.sum(), hh.sum(), (gg * z[:, 1]).sum(), (hh * z[:, 1]).sum(),
+                      (hh * z[:, 1] ** 2).sum(), (gg * z[:, 2]).sum(), (hh * z[:, 2]).sum(),
+                      (hh * z[:, 1] * z[:, 2]).sum(), (hh * z[:, 2] ** 2).sum()])
+        cases.append(np.rint(s * 2 ** 30).astype(np.int64))
+    for s in cases:
+        for lam0, lam1 in ((1.0, 1.0), (0.0, 0.0), (0.5, 0.0)):
+            for use_p in (False, True):
+                for use_x in (False, True):
+                    ref = L.side_score(s, 2.0 ** -30, 2.0 ** -30, lam0, lam1, use_p, use_x, A, b,
+                                       w, Ls, keep, y)
+                    got = L.side_score3(s, 2.0 ** -30, 2.0 ** -30, lam0, lam1, use_p, use_x)
+                    assert got == ref or (np.isnan(got) and np.isnan(ref))

@@ -29,7 +29,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from ..tree.linear import GP, GX, HP, HPP, HPX, HX, HXX, side_score
+from ..tree.linear import GP, GX, HP, HPP, HPX, HX, HXX, side_score3
 from .cpu_data import read_symbol
 
 
@@ -89,18 +89,22 @@ def linear_histograms(words, bits, n_features, hist_ptrs, rows, g, h, grad, raw,
 def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, grad, raw,
                 center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp, sg,
                 sh, n_slots, private):
-    """Slice t of every node's rows into private[t] (flat [m, n_slots, 9])."""
+    """Slice t of every node's rows into private[t] (flat [m, n_slots, 9]). Indices are
+    unsigned (no wraparound checks); g sg and h sh are formed first, which rounds the same
+    as multiplying by the power of two last (exact either way)."""
     mask = np.uint64((1 << bits) - 1)
     nf = np.uint64(n_features)
     view = words.view(np.uint8)
     D = reg_feat.shape[1]
     out = private[t]
+    ptrs = hist_ptrs.astype(np.uint64)
+    nine = np.uint64(9)
     for j in range(seg_begin.shape[0]):
         b = seg_begin[j]
         length = seg_end[j] - b
         lo = b + (length * t) // n_threads
         hi = b + (length * (t + 1)) // n_threads
-        off = j * n_slots * 9
+        off = np.uint64(j * n_slots * 9)
         for idx in range(lo, hi):
             r = rows[idx]
             acc = 0.0
@@ -110,32 +114,34 @@ def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, gr
                     break
                 acc += reg_coef[j, k] * _xt(raw, r, f, xmask, center, inv_scale)
             pt = acc * inv_sp[j]
-            gr = g[r]
-            hr = h[r]
+            gs = g[r] * sg
+            hs = h[r] * sh
+            hps = hs * pt
             q0 = grad[r, 0]
             q1 = grad[r, 1]
-            qgp = np.int64(np.rint(gr * pt * sg))
-            qhp = np.int64(np.rint(hr * pt * sh))
-            qhpp = np.int64(np.rint(hr * pt * pt * sh))
+            qgp = np.int64(np.rint(gs * pt))
+            qhp = np.int64(np.rint(hps))
+            qhpp = np.int64(np.rint(hps * pt))
             base = np.uint64(r) * nf
             for f in range(n_features):
-                i = base + np.uint64(f)
+                uf = np.uint64(f)
                 if bits == 8:
-                    sym = np.int64(view[i])
+                    sym = np.uint64(view[base + uf])
                 else:
-                    sym = read_symbol(words, i, bits, mask)
-                o = off + (hist_ptrs[f] + sym) * 9
+                    sym = np.uint64(read_symbol(words, base + uf, bits, mask))
+                o = off + (ptrs[uf] + sym) * nine
                 out[o] += q0
-                out[o + 1] += q1
-                out[o + GP] += qgp
-                out[o + HP] += qhp
-                out[o + HPP] += qhpp
+                out[o + np.uint64(1)] += q1
+                out[o + np.uint64(GP)] += qgp
+                out[o + np.uint64(HP)] += qhp
+                out[o + np.uint64(HPP)] += qhpp
                 xt = _xt(raw, r, f, xmask, center, inv_scale)
                 if xt != 0.0:
-                    out[o + GX] += np.int64(np.rint(gr * xt * sg))
-                    out[o + HX] += np.int64(np.rint(hr * xt * sh))
-                    out[o + HPX] += np.int64(np.rint(hr * pt * xt * sh))
-                    out[o + HXX] += np.int64(np.rint(hr * xt * xt * sh))
+                    hx = hs * xt
+                    out[o + np.uint64(GX)] += np.int64(np.rint(gs * xt))
+                    out[o + np.uint64(HX)] += np.int64(np.rint(hx))
+                    out[o + np.uint64(HPX)] += np.int64(np.rint(hps * xt))
+                    out[o + np.uint64(HXX)] += np.int64(np.rint(hx * xt))
 
 
 def evaluate_linear_splits(hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, lam0,
@@ -168,18 +174,12 @@ def _node_best(j, hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, 
     """evaluate_linear_splits for node j: its best candidate into the best_* arrays."""
     usep = has_p[j]
     n_features = hist_ptrs.shape[0] - 1
-    A = np.zeros((3, 3))
-    bv = np.zeros(3)
-    w = np.zeros(3)
-    L = np.zeros((3, 3))
-    keep = np.zeros(3, dtype=np.bool_)
-    y = np.zeros(3)
     tot = np.zeros(9, dtype=np.int64)
     lft = np.zeros(9, dtype=np.int64)
     rgt = np.zeros(9, dtype=np.int64)
     for c in range(9):
         tot[c] = node_totals[j, c]
-    parent = side_score(tot, inv_sg, inv_sh, lam0, lam1, usep, False, A, bv, w, L, keep, y)
+    parent = side_score3(tot, inv_sg, inv_sh, lam0, lam1, usep, False)
     bg = np.float32(0.0)
     for f in range(n_features):
         p0 = hist_ptrs[f]
@@ -215,11 +215,9 @@ def _node_best(j, hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, 
                     continue
                 if lft[1] * inv_sh < min_child_weight or rgt[1] * inv_sh < min_child_weight:
                     continue
-                gain = np.float32(
-                    side_score(lft, inv_sg, inv_sh, lam0, lam1, usep, usex, A, bv, w, L, keep, y)
-                    + side_score(rgt, inv_sg, inv_sh, lam0, lam1, usep, usex, A, bv, w, L, keep,
-                                 y)
-                    - parent)
+                gain = np.float32(side_score3(lft, inv_sg, inv_sh, lam0, lam1, usep, usex)
+                                  + side_score3(rgt, inv_sg, inv_sh, lam0, lam1, usep, usex)
+                                  - parent)
                 if gain > bg:
                     bg = gain
                     best_feat[j] = f

@@ -143,6 +143,73 @@ def side_score(s, inv_sg, inv_sh, lam0, lam1, use_p, use_x, A, b, w, L, keep, y)
     return ridge_solve(A, b, n, w, False, L, keep, y)
 
 
+@njit(cache=True, nogil=True)
+def side_score3(s, inv_sg, inv_sh, lam0, lam1, use_p, use_x):
+    """side_score in scalars (the split scan's inner call: no arrays, no loops): the same
+    factorization, drops and operation order as basis_system + ridge_solve, so the same
+    float64 score bit for bit (tests check it)."""
+    if s[H] <= 0:
+        return 0.0
+    a00 = s[H] * inv_sh + lam0
+    b0 = s[G] * inv_sg
+    score = 0.0
+    y0 = 0.0
+    r0 = 0.0
+    k0 = a00 > DROP * a00 and a00 > 0.0
+    if k0:
+        r0 = np.sqrt(a00)
+        y0 = b0 / r0
+        score += y0 * y0
+    l10 = 0.0
+    y1 = 0.0
+    if use_p:
+        a11 = s[HPP] * inv_sh + lam1
+        a01 = s[HP] * inv_sh
+        d1 = a11
+        if k0:
+            l10 = a01 / r0
+            d1 -= l10 * l10
+        if d1 > DROP * a11 and a11 > 0.0:
+            r1 = np.sqrt(d1)
+            ip = l10 * y0 if k0 else 0.0
+            y1 = (s[GP] * inv_sg - ip) / r1
+            score += y1 * y1
+            if use_x:
+                l21num = s[HPX] * inv_sh
+                l20 = 0.0
+                if k0:
+                    l20 = (s[HX] * inv_sh) / r0
+                    l21num -= l20 * l10
+                l21 = l21num / r1
+                return score + _third(s, inv_sg, inv_sh, lam1, k0, l20, y0, True, l21, y1)
+        elif use_x:
+            l20 = (s[HX] * inv_sh) / r0 if k0 else 0.0
+            return score + _third(s, inv_sg, inv_sh, lam1, k0, l20, y0, False, 0.0, 0.0)
+        return score
+    if use_x:
+        l20 = (s[HX] * inv_sh) / r0 if k0 else 0.0
+        return score + _third(s, inv_sg, inv_sh, lam1, k0, l20, y0, False, 0.0, 0.0)
+    return score
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _third(s, inv_sg, inv_sh, lam1, k0, l20, y0, k1, l21, y1):
+    """The x~ variable's step of side_score3 (after the constant and, if kept, p~)."""
+    a22 = s[HXX] * inv_sh + lam1
+    d2 = a22
+    sub = s[GX] * inv_sg
+    if k0:
+        d2 -= l20 * l20
+        sub -= l20 * y0
+    if k1:
+        d2 -= l21 * l21
+        sub -= l21 * y1
+    if d2 > DROP * a22 and a22 > 0.0:
+        y2 = sub / np.sqrt(d2)
+        return y2 * y2
+    return 0.0
+
+
 def _scratch(n: int):
     return (np.zeros((n, n)), np.zeros(n), np.zeros(n), np.zeros((n, n)),
             np.zeros(n, np.bool_), np.zeros(n))
