@@ -17,9 +17,10 @@ Arrays only. Shared conventions (beyond dgbdt.kernels.cpu_tree's):
 
 Parallelism: the loops are serial ``nogil`` numba functions over a slice of the work (a
 thread's slice of every node's rows, a node, a leaf's chunk, a block of rows), run by a
-thread pool (``_run``) on numba's thread count. Every task writes its own output, so the
-result does not depend on scheduling; and serial functions compile in a few seconds where
-numba's parallel loops took tens (CI compiles them cold).
+thread pool (``_run``: a call a thread, each taking every step-th task) on numba's thread
+count. Every task writes its own output, so the result does not depend on scheduling; and
+serial functions compile in a few seconds where numba's parallel loops took tens (CI
+compiles them cold).
 """
 from __future__ import annotations
 
@@ -51,16 +52,17 @@ def _threads() -> int:
 
 
 def _run(fn, n_tasks: int, *args) -> None:
-    """fn(task, *args) for task in range(n_tasks), on a pool of numba's thread count."""
-    n = _threads()
-    if n == 1 or n_tasks == 1:
-        for t in range(n_tasks):
-            fn(t, *args)
+    """Tasks 0 .. n_tasks - 1 on a pool of numba's thread count: ``fn(start, step, n_tasks,
+    *args)`` runs tasks start, start + step, ... (one call a thread: a Python call and its
+    argument unboxing cost tens of microseconds, too much a task)."""
+    n = min(_threads(), n_tasks)
+    if n <= 1:
+        fn(0, 1, n_tasks, *args)
         return
     pool = _pools.get(n)
     if pool is None:
         pool = _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="dgbdt-linear")
-    for f in [pool.submit(fn, t, *args) for t in range(n_tasks)]:
+    for f in [pool.submit(fn, t, n, n_tasks, *args) for t in range(n)]:
         f.result()
 
 
@@ -79,10 +81,20 @@ def linear_histograms(words, bits, n_features, hist_ptrs, rows, g, h, grad, raw,
     """
     m = seg_begin.shape[0]
     private = np.zeros((n_threads, m * n_slots * 9), dtype=np.int64)
-    _run(_hist_slice, n_threads, n_threads, words, bits, n_features, hist_ptrs, rows, g, h,
+    _run(_hist_slices, n_threads, words, bits, n_features, hist_ptrs, rows, g, h,
          grad, raw, center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp,
          sg, sh, n_slots, private)
     return private.sum(axis=0).reshape(m, n_slots, 9)
+
+
+@njit(cache=True, nogil=True)
+def _hist_slices(start, step, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, grad,
+                 raw, center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp,
+                 sg, sh, n_slots, private):
+    for t in range(start, n_threads, step):
+        _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, grad, raw,
+                    center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp,
+                    sg, sh, n_slots, private)
 
 
 @njit(cache=True, nogil=True)
@@ -162,10 +174,19 @@ def evaluate_linear_splits(hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
     best = (np.zeros(m, dtype=np.float32), np.full(m, -1, dtype=np.int32),
             np.zeros(m, dtype=np.int32), np.zeros(m, dtype=np.bool_),
             np.zeros((m, 9), dtype=np.int64))
-    _run(_node_best, m, np.ascontiguousarray(hist), np.ascontiguousarray(hist_ptrs),
+    _run(_nodes_best, m, np.ascontiguousarray(hist), np.ascontiguousarray(hist_ptrs),
          np.ascontiguousarray(node_totals), np.ascontiguousarray(addable), np.ascontiguousarray(has_p), float(inv_sg),
          float(inv_sh), float(lam0), float(lam1), float(min_child_weight), *best)
     return best
+
+
+@njit(cache=True, nogil=True)
+def _nodes_best(start, step, m, hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh,
+                lam0, lam1, min_child_weight, best_gain, best_feat, best_bin, best_dleft,
+                best_left):
+    for j in range(start, m, step):
+        _node_best(j, hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, lam0, lam1,
+                   min_child_weight, best_gain, best_feat, best_bin, best_dleft, best_left)
 
 
 @njit(cache=True, nogil=True)
@@ -249,12 +270,20 @@ def leaf_sums(rows, seg_begin, seg_end, raw, g, h, center, inv_scale, feats, sg,
     segment in ``n_chunks`` slices, one task each (``_leaf_chunk``), summed after."""
     nl, D = seg_begin.shape[0], feats.shape[1]
     part = np.zeros((nl * n_chunks, D + 1, D + 2), dtype=np.int64)
-    _run(_leaf_chunk, nl * n_chunks, n_chunks, rows, seg_begin, seg_end, raw, g, h, center,
+    _run(_leaf_chunks, nl * n_chunks, n_chunks, rows, seg_begin, seg_end, raw, g, h, center,
          inv_scale, feats, sg, sh, part)
     out = part.reshape(nl, n_chunks, D + 1, D + 2).sum(axis=1)
     low = np.tril_indices(D + 1, -1)
     out[:, low[0], low[1]] = out[:, low[1], low[0]]
     return out
+
+
+@njit(cache=True, nogil=True)
+def _leaf_chunks(start, step, n_tasks, n_chunks, rows, seg_begin, seg_end, raw, g, h, center,
+                 inv_scale, feats, sg, sh, part):
+    for task in range(start, n_tasks, step):
+        _leaf_chunk(task, n_chunks, rows, seg_begin, seg_end, raw, g, h, center, inv_scale,
+                    feats, sg, sh, part)
 
 
 @njit(cache=True, nogil=True)
@@ -302,8 +331,16 @@ def add_linear_leaves(margin, k, rows, seg_begin, seg_end, raw, begin, size, coe
     """margin[r, k] += the linear value of each row's leaf j (leaf j's model at
     coef[begin[j]:begin[j] + size[j] + 1], features/centers/inv_scales likewise, entry
     begin[j] being the constant); one leaf a task."""
-    _run(_add_leaf, seg_begin.shape[0], margin, k, rows, seg_begin, seg_end, raw, begin, size,
+    _run(_add_leaves, seg_begin.shape[0], margin, k, rows, seg_begin, seg_end, raw, begin, size,
          coef, feat, center, inv_scale)
+
+
+@njit(cache=True, nogil=True)
+def _add_leaves(start, step, n_leaves, margin, k, rows, seg_begin, seg_end, raw, begin, size,
+                coef, feat, center, inv_scale):
+    for j in range(start, n_leaves, step):
+        _add_leaf(j, margin, k, rows, seg_begin, seg_end, raw, begin, size, coef, feat, center,
+                  inv_scale)
 
 
 @njit(cache=True, nogil=True)
@@ -324,8 +361,17 @@ def predict_linear(X, left, right, feature, threshold, default_left, lin_begin, 
     leaves are linear where ``lin_size[node] >= 0`` (the model at lin_begin[node]: see
     add_linear_leaves), constant (threshold as float64) elsewhere; blocks of rows a task."""
     n_blocks = (X.shape[0] + PREDICT_BLOCK - 1) // PREDICT_BLOCK
-    _run(_predict_block, n_blocks, X, left, right, feature, threshold, default_left, lin_begin,
+    _run(_predict_blocks, n_blocks, X, left, right, feature, threshold, default_left, lin_begin,
          lin_size, coef, feat, center, inv_scale, tree_ptrs, tree_class, out)
+
+
+@njit(cache=True, nogil=True)
+def _predict_blocks(start, step, n_blocks, X, left, right, feature, threshold, default_left,
+                    lin_begin, lin_size, coef, feat, center, inv_scale, tree_ptrs, tree_class,
+                    out):
+    for b in range(start, n_blocks, step):
+        _predict_block(b, X, left, right, feature, threshold, default_left, lin_begin,
+                       lin_size, coef, feat, center, inv_scale, tree_ptrs, tree_class, out)
 
 
 @njit(cache=True, nogil=True)
