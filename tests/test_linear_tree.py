@@ -182,6 +182,13 @@ def test_histogram_payload_is_the_rows_fixed_point_sums():
             ref = np.zeros((nb + 1, 9), np.int64)
             np.add.at(ref, bins[r, f].astype(np.int64), summands)
             np.testing.assert_array_equal(out[j, ptrs[f]:ptrs[f + 1]], ref)
+    # p_only (a larger child's own entries): the p~ entries, zeros elsewhere
+    p_only = cpu_linear.linear_histograms(page.words, page.bits, F, ptrs, rows, g, h, grad, raw,
+                                          center, inv, xmask, seg_b, seg_e, feat, coef, inv_sp,
+                                          sg, sh, int(ptrs[-1]), 2, p_only=True)
+    own = [L.GP, L.HP, L.HPP, L.HPX]
+    np.testing.assert_array_equal(p_only[:, :, own], out[:, :, own])
+    assert not p_only[:, :, [L.G, L.H, L.GX, L.HX, L.HXX]].any()
 
 
 def _pl_target(n, seed):

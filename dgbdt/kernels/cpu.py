@@ -85,21 +85,37 @@ class CpuBackend:
     LINEAR_PRIVATE_BYTES = 1 << 28
 
     def linear_histograms(self, shard, req, hist_ptrs):
-        """The level's nodes' 9-sum histograms [m, S, 9], nodes in batches whose per-thread
-        private copies fit LINEAR_PRIVATE_BYTES."""
-        lv, p = req.linear, shard.page
+        """The level's 9-sum histograms [small + large, S, 9]: the smaller children from
+        rows; a larger child's g, h and x~ entries as its parent's partial minus its
+        sibling's (exact), its p~ entries (its own slope part) from rows."""
+        lv, ns = req.linear, len(req.small)
+        small = self._linear_rows(shard, req.small, lv, slice(0, ns), hist_ptrs, False)
+        if not len(req.large):
+            return small
+        large = shard.level_hist[req.parent_slot] - small
+        large[:, :, self._P_ENTRIES] = self._linear_rows(
+            shard, req.large, lv, slice(ns, None), hist_ptrs, True)[:, :, self._P_ENTRIES]
+        return np.concatenate([small, large])
+
+    #: the entries of a linear histogram slot that depend on the node's p~
+    _P_ENTRIES = np.array([2, 3, 4, 7])
+
+    def _linear_rows(self, shard, nodes, lv, at: slice, hist_ptrs, p_only: bool):
+        """Linear histograms of ``nodes`` from their rows (their regressors: lv's rows
+        ``at``), in batches whose per-thread private copies fit LINEAR_PRIVATE_BYTES."""
+        p = shard.page
         g = np.ascontiguousarray(shard.g[:, lv.k])
         h = np.ascontiguousarray(shard.h[:, lv.k])
         n_slots, threads = int(hist_ptrs[-1]), numba.get_num_threads()
         batch = max(1, self.LINEAR_PRIVATE_BYTES // (threads * n_slots * 9 * 8))
-        b, e, parts = shard.begin[req.small], shard.end[req.small], []
-        for a in range(0, len(req.small), batch):
+        b, e, parts = shard.begin[nodes], shard.end[nodes], []
+        feat, coef, inv_sp = lv.reg_feat[at], lv.reg_coef[at], lv.inv_sp[at]
+        for a in range(0, len(nodes), batch):
             z = slice(a, a + batch)
             parts.append(cpu_linear.linear_histograms(
                 p.words, p.bits, p.n_features, hist_ptrs, shard.rows, g, h, shard.grad,
-                self._raw(shard), lv.center, lv.inv_scale, lv.xmask, b[z], e[z],
-                lv.reg_feat[z], lv.reg_coef[z], lv.inv_sp[z], lv.scale_g, lv.scale_h, n_slots,
-                threads))
+                self._raw(shard), lv.center, lv.inv_scale, lv.xmask, b[z], e[z], feat[z],
+                coef[z], inv_sp[z], lv.scale_g, lv.scale_h, n_slots, threads, p_only))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def linear_leaf_sums(self, shard, req):

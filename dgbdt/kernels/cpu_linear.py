@@ -68,9 +68,11 @@ def _run(fn, n_tasks: int, *args) -> None:
 
 def linear_histograms(words, bits, n_features, hist_ptrs, rows, g, h, grad, raw, center,
                       inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp, sg, sh,
-                      n_slots, n_threads):
+                      n_slots, n_threads, p_only=False):
     """Linear histograms [m, S, 9] of the nodes whose rows are
-    ``rows[seg_begin[j]:seg_end[j]]``.
+    ``rows[seg_begin[j]:seg_end[j]]``; with ``p_only`` only the entries that depend on the
+    node's p~ (GP, HP, HPP, HPX; the others 0), for a node whose other entries are its
+    parent's minus its sibling's.
 
     g, h float64 [n] (class k's gradients), grad int64 [n, 2] (their fixed-point values,
     the plain histograms' summands: entries 0 and 1 are the plain histogram). As
@@ -83,25 +85,26 @@ def linear_histograms(words, bits, n_features, hist_ptrs, rows, g, h, grad, raw,
     private = np.zeros((n_threads, m * n_slots * 9), dtype=np.int64)
     _run(_hist_slices, n_threads, words, bits, n_features, hist_ptrs, rows, g, h,
          grad, raw, center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp,
-         sg, sh, n_slots, private)
+         sg, sh, n_slots, private, bool(p_only))
     return private.sum(axis=0).reshape(m, n_slots, 9)
 
 
 @njit(cache=True, nogil=True)
 def _hist_slices(start, step, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, grad,
                  raw, center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp,
-                 sg, sh, n_slots, private):
+                 sg, sh, n_slots, private, p_only):
     for t in range(start, n_threads, step):
         _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, grad, raw,
                     center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp,
-                    sg, sh, n_slots, private)
+                    sg, sh, n_slots, private, p_only)
 
 
 @njit(cache=True, nogil=True)
 def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, grad, raw,
                 center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp, sg,
-                sh, n_slots, private):
-    """Slice t of every node's rows into private[t] (flat [m, n_slots, 9]). Indices are
+                sh, n_slots, private, p_only):
+    """Slice t of every node's rows into private[t] (flat [m, n_slots, 9]; ``p_only``: the
+    four p~ entries only). Indices are
     unsigned (no wraparound checks); g sg and h sh are formed first, which rounds the same
     as multiplying by the power of two last (exact either way)."""
     mask = np.uint64((1 << bits) - 1)
@@ -142,12 +145,16 @@ def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, gr
                 else:
                     sym = np.uint64(read_symbol(words, base + uf, bits, mask))
                 o = off + (ptrs[uf] + sym) * nine
-                out[o] += q0
-                out[o + np.uint64(1)] += q1
                 out[o + np.uint64(GP)] += qgp
                 out[o + np.uint64(HP)] += qhp
                 out[o + np.uint64(HPP)] += qhpp
                 xt = _xt(raw, r, f, xmask, center, inv_scale)
+                if p_only:
+                    if xt != 0.0:
+                        out[o + np.uint64(HPX)] += np.int64(np.rint(hps * xt))
+                    continue
+                out[o] += q0
+                out[o + np.uint64(1)] += q1
                 if xt != 0.0:
                     hx = hs * xt
                     out[o + np.uint64(GX)] += np.int64(np.rint(gs * xt))

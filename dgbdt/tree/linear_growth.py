@@ -5,10 +5,10 @@ The math is dgbdt.tree.linear's. What differs from constant-leaf growth (dgbdt.t
 * every node carries its regressors S (inherited from its parent, plus the split feature
   while |S| < max_linear_features) and its slope part v (the half-additive fit's, in
   normalized units), sent to the shards with the level's request (``LinearLevel``);
-* histograms carry 9 fixed-point sums a slot (``PAYLOAD``), built from rows for every node of a
-  level: the p~ entries depend on the node's own slope part, so a child's histogram is not its
-  parent's minus its sibling's (the g, h, x~ entries would be; rebuilding them costs one
-  more pass over the larger children's rows);
+* histograms carry 9 fixed-point sums a slot (``PAYLOAD``). Depth-wise, the smaller child of
+  each split is built from its rows; the larger child's g, h and x~ entries are its parent's
+  partial minus its sibling's (exact), but its p~ entries depend on its own slope part, so a
+  second, lighter pass over its rows sums those four (kernels.cpu_linear, ``p_only``);
 * split evaluation scores candidates by the half-additive gain (kernels.cpu_linear);
 * once the structure is final, one more pass over the rows sums each leaf's full ridge
   system (``LeafSumRequest``, merged over shards like histograms), the host solves each
@@ -100,9 +100,15 @@ class LinearNodes:
         self.slopes: dict[int, np.ndarray] = {0: np.zeros(0)}
         self.leaf_models: dict[int, tuple] = {}
 
-    def _request(self, splits, nodes, start=None) -> LevelRequest:
-        """Every node of ``nodes`` from its rows, with its regressors (LinearLevel)."""
-        nodes = np.asarray(nodes, np.int64)
+    def _request(self, splits, small, start=None, large=None, parent_slot=None,
+                 keep=False) -> LevelRequest:
+        """Histograms of ``small`` from their rows and of ``large`` (if any) as their
+        parents' partials (``parent_slot``) minus their siblings' plus their own p~ entries,
+        with every node's regressors (LinearLevel, rows in small + large order)."""
+        empty = np.zeros(0, np.int64)
+        small = np.asarray(small, np.int64)
+        large = empty if large is None else np.asarray(large, np.int64)
+        nodes = np.concatenate([small, large])
         D, m = self.linear.max_features, len(nodes)
         feat = np.full((m, D), -1, np.int64)
         coef = np.zeros((m, D))
@@ -113,8 +119,9 @@ class LinearNodes:
             inv_sp[i] = 1.0 / slope_bound(v)
         lv = LinearLevel(self.k, self.scale_g, self.scale_h, self.linear.center,
                          self.linear.inv_scale, self.linear.regressor, feat, coef, inv_sp)
-        empty = np.zeros(0, np.int64)
-        return LevelRequest(splits, nodes, empty, empty, keep=False, start=start, linear=lv)
+        return LevelRequest(splits, small, large, empty if parent_slot is None
+                            else np.asarray(parent_slot, np.int64), keep=keep, start=start,
+                            linear=lv)
 
     def _addable(self, nodes) -> np.ndarray:
         """bool [m, F]: whether feature f enters node n's candidates as x~: a regressor
@@ -220,14 +227,19 @@ class LinearGrowth(LinearNodes, Growth):
                  scale_h: float, linear: LinearSpec, columns=None):
         super().__init__(k, cuts, hist_ptrs, max_depth, p, scale_g, scale_h, columns)
         self._init_linear(linear)
-        self.request = self._request(None, self.level_nodes, start=(k, scale_g, scale_h))
+        self.request = self._request(None, self.level_nodes, start=(k, scale_g, scale_h),
+                                     keep=max_depth > 1)
 
     def advance(self, merged) -> None:
-        """Consume the level's linear histograms [m, S, 9] (nodes in level order)."""
+        """Consume the level's linear histograms [m, S, 9] (in the request's node order:
+        smaller children, then larger)."""
         t = time.perf_counter()
         nodes = self.level_nodes
+        slot = {n: i for i, n in enumerate(self.request.nodes.tolist())}
+        order = np.array([slot[n] for n in nodes.tolist()], dtype=np.int64)
+        hist = merged if np.array_equal(order, np.arange(len(order))) else merged[order]
         gain, feat, sbin, dleft, left, right, ok, has_p, addable = self._evaluate(
-            merged, nodes, self.depth)
+            hist, nodes, self.depth)
         ok = np.flatnonzero(ok)
         if self.depth == self.max_depth or ok.size == 0:
             self.pending, self.done = None, True
@@ -261,7 +273,12 @@ class LinearGrowth(LinearNodes, Growth):
         if self.depth == self.max_depth:
             self.done = True
         else:
-            self.request = self._request(self.pending, self.level_nodes)
+            left_smaller = left[ok, 1] <= right[ok, 1]
+            self.request = self._request(
+                self.pending, np.where(left_smaller, lefts, rights),
+                large=np.where(left_smaller, rights, lefts),
+                parent_slot=[slot[n] for n in split_nodes.tolist()],
+                keep=self.depth + 1 < self.max_depth)
             self.pending = None
         self.eval_seconds += time.perf_counter() - t
 
