@@ -219,12 +219,17 @@ def _params_all(seed=0):
 @pytest.mark.parametrize("growth", [{}, {"grow_policy": "lossguide", "max_leaves": 6,
                                          "max_depth": 0}])
 def test_same_bytes_for_any_page_split(growth):
+    """Three page splits and spilled pages (device_memory_budget), with row and column
+    sampling and weights: the same model file."""
     X, y, w = _data(n=2000, seed=6)
     y = (y > np.median(y)).astype(np.float64)
     models = [dgbdt.train({**_params_all(), **growth}, dgbdt.Dataset(
         X, label=y, weight=w, page_rows=rows), 3, verbose_eval=False).save_raw()
         for rows in (None, 500, 333)]
-    assert models[0] == models[1] == models[2]
+    spilled = dgbdt.train({**_params_all(), **growth, "device_memory_budget": 4000},
+                          dgbdt.Dataset(X, label=y, weight=w), 3, verbose_eval=False)
+    assert spilled.memory["pages_spilled"] >= 1          # pages in files, raw rows in memory
+    assert models[0] == models[1] == models[2] == spilled.save_raw()
     assert max(len(m["features"]) for t in json.loads(models[0])["trees"]
                for m in t["linear_leaves"]) == 2        # the cap holds
 
