@@ -13,7 +13,10 @@ A model file is JSON (never pickle)::
      "trees": [tree, ...], "tree_class": [k of each tree]}
 
 Version 2 added categorical splits (dgbdt.tree.model) and the two optional learner fields;
-version 1 files (numerical splits only) load as before.
+version 1 files (numerical splits only) load as before. Version 3 added linear leaves
+(``linear_tree``; a tree's ``linear_leaves``, dgbdt.tree.model): a model with linear trees is
+written as version 3, any other still as version 2 (the same bytes as before, readable by
+older dgbdt), and a file of version 1 or 2 may not hold linear leaves.
 
 A categorical model predicts from category codes (arrays, with the model's feature types) or
 pandas category columns, whose values are re-coded to the training's codes by value (the
@@ -38,11 +41,13 @@ from .data.input import as_features, as_matrix
 from .backend import array_module, backend_of
 from .objective import get_objective
 from .params import OBJECTIVES
+from .tree.linear_model import add_linear_margins, linear_arrays
 from .tree.model import ModelFormatError, Tree, category_arrays
 
 FORMAT = "dgbdt-model"
 VERSION = 2
-READS = (1, 2)      # model format versions load_model reads
+LINEAR_VERSION = 3  # the version of models with linear leaves (others are written as VERSION)
+READS = (1, 2, 3)   # model format versions load_model reads
 IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
 
 
@@ -197,6 +202,11 @@ class Booster:
         listed trees; the bias (intercept or base_margin, plus each tree's expected value)
         in the last column (the last diagonal entry). [n, ...] without K for one output."""
         from .explain import contributions
+        if any(self.trees[i].linear for i in trees):
+            raise NotImplementedError("SHAP values (pred_contribs / pred_interactions) of "
+                                      "linear trees are not built: TreeSHAP attributes constant "
+                                      "leaves; a linear leaf's terms would need their own "
+                                      "attribution. Predict values or leaves instead.")
         return contributions(self, X, bm, trees, interactions, _concatenated)
 
     def _predict(self, X, bm, output_margin, pred_leaf, iteration_range):
@@ -328,8 +338,9 @@ class Booster:
 
     # -- serialization -----------------------------------------------------------------------
     def to_dict(self) -> dict:
+        linear = any(t.linear for t in self.trees)
         return {
-            "format": FORMAT, "version": VERSION,
+            "format": FORMAT, "version": LINEAR_VERSION if linear else VERSION,
             "learner": {
                 "objective": self.objective.name, "num_class": self.num_class,
                 "base_margin": self.base_margin.tolist(), "num_features": self.n_features,
@@ -419,6 +430,9 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
     if not trees:
         return
     cat, ptrs, cls = _concatenated(trees, classes)
+    if "lin_size" in cat:        # piecewise-linear trees (dgbdt.tree.linear)
+        add_linear_margins(X, cat, ptrs, cls, out, leaves)
+        return
     backend_of(X).predict_raw(X, cat, ptrs, cls, out, leaves)
 
 
@@ -445,6 +459,8 @@ def _concatenated(trees: list[Tree], classes: list[int]) -> tuple:
            for a in ("left", "right", "feature", "threshold", "default_left")}
     if any(t.categories for t in trees):
         cat.update(category_arrays(trees, int(ptrs[-1])))
+    if any(t.linear for t in trees):
+        cat.update(linear_arrays(trees, int(ptrs[-1])))
     made = (cat, ptrs, np.array(key, dtype=np.int64))
     with _concat_lock:
         _concat_cache.insert(0, (tuple(trees), key, made))
@@ -533,6 +549,9 @@ def _from_dict(d) -> Booster:
         if k != i % b.n_outputs:
             raise ModelFormatError(f"model: tree {i} has class {k!r}, expected {i % b.n_outputs}")
         b.trees.append(Tree.from_dict(t, n_features, f"tree {i}"))
+        if b.trees[-1].linear and version < LINEAR_VERSION:
+            raise ModelFormatError(f"tree {i}: linear_leaves need model format version "
+                                   f"{LINEAR_VERSION}; the file says {version}")
     b.tree_class = [int(k) for k in tree_class]
     bi = ln.get("best_iteration")
     if bi is not None and (not isinstance(bi, int) or not 0 <= bi < max(1, len(trees))):

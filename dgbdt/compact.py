@@ -36,13 +36,14 @@ from .shard import Shard, SplitBatch
 
 def applies(seam, spec, objective) -> bool:
     """Whether ``seam`` grows ``spec``'s rounds from compact pages: streamed pages, row
-    sampling, and an objective that needs nothing but the rows' gradients (the quantile
-    losses read every sampled row's residual at the leaves; they keep the per-level
-    schedule)."""
+    sampling, constant leaves, and an objective that needs nothing but the rows' gradients
+    (the quantile losses read every sampled row's residual at the leaves, linear leaves the
+    rows' raw values; they keep the per-level schedule)."""
     s = spec.sampling
     return (seam.stream is not None and s is not None and s.subsample < 1.0
             and getattr(objective, "leaf_alpha", None) is None
             and getattr(objective, "seam_gradients", None) is None
+            and getattr(spec, "linear", None) is None       # linear leaves read raw rows
             and getattr(seam, "compact_rounds", True))
 
 

@@ -331,7 +331,37 @@ def normalize_params(params: Mapping[str, object] | None) -> dict[str, object]:
         out["max_delta_step"] = 0.7
     _check_objective_rules(out, given)
     _check_growth_rules(out)
+    _check_linear_rules(out)
     return out
+
+
+def _check_linear_rules(out: dict[str, object]) -> None:
+    """What linear_tree (piecewise-linear leaves) works with so far."""
+    if not out["linear_tree"]:
+        return
+    if out["alpha"]:
+        raise ParameterError(
+            f"alpha={out['alpha']} with linear_tree=True: an L1 penalty on linear leaves is not "
+            "built (their fit is a ridge). Fix: alpha=0 and regularize with lambda (the "
+            "constant) and linear_lambda (the coefficients).")
+    if out["max_delta_step"] and out["objective"] != "count:poisson":
+        raise ParameterError(
+            f"max_delta_step={out['max_delta_step']} with linear_tree=True: a linear leaf's "
+            "value depends on the row, so it cannot be clipped as a constant leaf is. Fix: "
+            "max_delta_step=0, or linear_tree=False.")
+    if out["objective"] in ("reg:absoluteerror", "reg:quantileerror"):
+        raise ParameterError(
+            f"objective={out['objective']!r} with linear_tree=True: its leaves are set to "
+            "quantiles of their rows' residuals, which linear leaves are not. Fix: "
+            "linear_tree=False, or a Newton objective (e.g. reg:squarederror, "
+            "reg:pseudohubererror).")
+    if out["monotone_constraints"] is not None and any(
+            c not in (0, "0") for c in (out["monotone_constraints"].values()
+                                        if isinstance(out["monotone_constraints"], dict)
+                                        else out["monotone_constraints"])):
+        raise ParameterError(
+            "monotone_constraints with linear_tree=True: bounding linear leaves is not "
+            "built. Fix: drop monotone_constraints, or linear_tree=False.")
 
 
 def _check_growth_rules(out: dict[str, object]) -> None:

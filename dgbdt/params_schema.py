@@ -216,6 +216,21 @@ _SPECS = [
               "Order in which nodes are expanded: level by level, or the leaf with the "
               "largest loss change first (lossguide).",
               kind="choice", choices=("depthwise", "lossguide")),
+    ParamSpec("linear_tree", False,
+              "Piecewise-linear trees (GBDT-PL): each leaf predicts a ridge regression on up to "
+              "max_linear_features raw feature values of the features split on along its path; "
+              "splits are chosen by the linear gain (docs/linear-trees.md). In-process CPU "
+              "training for now.",
+              kind="bool"),
+    ParamSpec("max_linear_features", 5,
+              "With linear_tree: most regressors of a leaf (a child inherits its parent's and "
+              "adds the split feature while fewer).",
+              kind="int", low=1, high=32),
+    ParamSpec("linear_lambda", 1.0,
+              "With linear_tree: L2 (ridge) regularization of the leaves' coefficients on "
+              "features normalized to [-1, 1] (lambda still regularizes their constant); it "
+              "tames leaves whose rows span a narrow range of a regressor.",
+              low=0.0),
     ParamSpec("device", None,
               "Where training runs; None: where the data lives (the GPU for cupy/cuDF input, "
               "else the CPU).",

@@ -39,11 +39,13 @@ def growth_setting() -> str:
 
 def device_growable(spec) -> bool:
     """Whether dgbdt.tree.device_grower grows the trees of ``spec``: depth-wise, numerical
-    splits, no monotone or interaction constraints. The others (lossguide, categorical sets,
-    constraints) grow on the host (dgbdt.tree.grower, dgbdt.tree.lossguide), whose requests
-    GPU shards run as CPU ones do."""
+    splits, no monotone or interaction constraints, constant leaves. The others (lossguide,
+    categorical sets, constraints, linear leaves) grow on the host (dgbdt.tree.grower,
+    dgbdt.tree.lossguide, dgbdt.tree.linear_growth), whose requests GPU shards run as CPU ones
+    do."""
     return (spec.policy == "depthwise" and getattr(spec.cuts, "categorical", None) is None
-            and spec.p.monotone is None and spec.p.interactions is None)
+            and spec.p.monotone is None and spec.p.interactions is None
+            and getattr(spec, "linear", None) is None)
 
 
 class TrainingSeam(Protocol):
@@ -234,6 +236,15 @@ class LocalSeam:
     def finish(self, request):
         for s in self._visit():
             s.finish(request)
+
+    def leaf_sums(self, request) -> np.ndarray:
+        """The last splits applied, every leaf's fixed-point ridge sums of a linear tree
+        (dgbdt.tree.linear_growth.LeafSumRequest), summed over shards (exact)."""
+        total = None
+        for s in self._visit():
+            part = s.linear_leaf_sums(request)
+            total = part if total is None else total + part
+        return total
 
     def leaf_quantiles(self, fin, alpha: float) -> np.ndarray:
         """The last splits applied, each leaf's ``alpha`` quantile of its sampled rows'

@@ -48,6 +48,9 @@ class Shard:
 
     #: the rows' query ids (int64, host) for the rank:* objectives, or None
     qid = None
+    #: the rows' raw feature values (float32 [n, F]) for linear trees, or None: pages keep
+    #: bins only, and linear leaves regress on the values (dgbdt.tree.linear)
+    raw = None
 
     def __init__(self, page: Page, n_bins: np.ndarray, label, weight, margin, max_nodes: int,
                  backend=None):
@@ -116,8 +119,24 @@ class Shard:
             be.apply_splits(self, fin.splits)
             self.timers["partition"] += be.clock() - t
         t = be.clock()
-        be.add_leaves(self, fin.k, fin.leaves, fin.values)
+        if fin.linear is not None:
+            be.add_linear_leaves(self, fin)
+        else:
+            be.add_leaves(self, fin.k, fin.leaves, fin.values)
         self.timers["leaf_update"] += be.clock() - t
+
+    def linear_leaf_sums(self, req):
+        """Apply the last splits; this shard's part of each leaf's ridge sums (a linear
+        tree's LeafSumRequest)."""
+        be = self.be
+        if req.splits is not None:
+            t = be.clock()
+            be.apply_splits(self, req.splits)
+            self.timers["partition"] += be.clock() - t
+        t = be.clock()
+        out = be.linear_leaf_sums(self, req)
+        self.timers["leaf_update"] += be.clock() - t
+        return out
 
     def histograms(self, nodes: np.ndarray, hist_ptrs: np.ndarray):
         """int64 [len(nodes), n_slots, 2]: this shard's part of the nodes' histograms."""

@@ -127,6 +127,8 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         if p["device"] != "cpu":
             raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
                              "device kernel yet): pass device='cpu'")
+    if p["linear_tree"]:
+        _check_linear(p["device"], dtrain)
     backend = get_backend(p["device"])
     p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
                                                  dtrain.feature_names)
@@ -157,6 +159,20 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         import numba
         numba.set_num_threads(previous_threads)
         release_pooled()
+
+
+def _check_linear(device: str, dtrain) -> None:
+    """What in-process linear_tree training needs that params alone do not say."""
+    from .data.categorical import mask_of
+    if device != "cpu":
+        raise ValueError("linear_tree trains in-process on the CPU for now (the GPU kernels "
+                         "for linear leaves are not built yet): pass device='cpu' with host "
+                         "data (numpy or pandas), or linear_tree=False on the GPU")
+    if mask_of(getattr(dtrain, "feature_types", None)) is not None:
+        raise ValueError("linear_tree with categorical features is not built yet (linear "
+                         "leaves regress on numerical features; categorical splits beside them "
+                         "are not wired in): encode the categories as numbers, or "
+                         "linear_tree=False")
 
 
 def resolve_prior(xgb_model, params) -> Booster | None:
@@ -235,6 +251,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
                 prior, booster = progress.booster, progress.booster.snapshot()
         start = MarginStart(booster.base_margin, prior)
         shards, store = _shards(p, dtrain, cuts, max_bin, booster, start, K, backend)
+        linear = _linear_spec(p, dtrain, cuts, shards)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
     sources = [(SeamEval(seam, d.label, d.weight, d, d.qid) if d is dtrain
@@ -243,10 +260,25 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
     with gpu_memory_errors(p, "training"):
         booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
                         early_stopping_rounds, evals_result, verbose_eval, callbacks,
-                        custom_metric, maximize, progress=progress)
+                        custom_metric, maximize, progress=progress, linear=linear)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = {**store.stats(), **seam.stream_stats()}
     return booster
+
+
+def _linear_spec(p, dtrain, cuts, shards):
+    """With linear_tree: the regressors' normalization (exact min / max of the training
+    rows, dgbdt.tree.linear.LinearSpec), and each shard's raw rows (views of the Dataset's
+    float32 matrix: no copy in-process). None otherwise."""
+    if not p["linear_tree"]:
+        return None
+    from .tree.linear import LinearSpec
+    X = np.ascontiguousarray(to_host(dtrain.data), dtype=np.float32)
+    for s in shards:
+        (a, n), = s.id_pieces
+        s.raw = X[a:a + n]
+    return LinearSpec.from_data(X, p["max_linear_features"], p["linear_lambda"],
+                                getattr(cuts, "categorical", None))
 
 
 def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
@@ -281,7 +313,8 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
 
 def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sources,
           early_stopping_rounds, evals_result, verbose_eval, callbacks=None,
-          custom_metric=None, maximize=None, progress: Progress | None = None) -> Booster:
+          custom_metric=None, maximize=None, progress: Progress | None = None,
+          linear=None) -> Booster:
     """The boosting loop over any seam; ``sources`` are (evaluation source, name) pairs.
     Returns the model (``callbacks``' after_training may replace it).
 
@@ -294,7 +327,12 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     ``progress`` (dgbdt.progress.Progress) is kept up to date after every completed round; one
     that has started resumes the training it describes: ``booster`` is then its model, the
     loop starts at round ``progress.rounds`` with its history, callbacks and learning rate.
+    ``linear``: the LinearSpec of piecewise-linear trees (dgbdt.tree.linear), with
+    ``linear_tree`` set (only in-process seams give one so far).
     """
+    if p.get("linear_tree") and linear is None:
+        raise ValueError("linear_tree trains in-process on the CPU for now (dgbdt.train with "
+                         "device='cpu'); Dask training of linear trees is not built yet")
     timers = dict.fromkeys(STAGES, 0.0)
     K = booster.n_outputs
     progress = progress if progress is not None else Progress()
@@ -309,7 +347,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p),
-                      p["grow_policy"], p["max_leaves"])
+                      p["grow_policy"], p["max_leaves"], linear)
     # callbacks carried by the progress (a survivor's, dgbdt.dask) go on as they stand; the
     # caller's are new (a fresh training, or a checkpoint's resume: dgbdt.checkpoint)
     carried = resumed and progress.callbacks is not None

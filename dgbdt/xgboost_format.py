@@ -83,6 +83,10 @@ def _objective_config(obj, num_class: int) -> dict:
 
 def to_xgboost(booster) -> dict:
     """The model as XGBoost's JSON document (a dict; json.dumps writes the file)."""
+    if any(t.linear for t in booster.trees):
+        raise ValueError("a model with linear trees (linear_tree=True) cannot be written in "
+                         "XGBoost's format: XGBoost's trees have constant leaves. Save it in "
+                         "dgbdt's format (the default of save_model).")
     obj = booster.objective
     K = booster.n_outputs
     num_class = booster.num_class if obj.name.startswith("multi:") else 0

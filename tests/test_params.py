@@ -60,6 +60,9 @@ EXPECTED_DEFAULTS = {
     "nthread": None,
     "grow_policy": "depthwise",
     "max_leaves": 0,
+    "linear_tree": False,
+    "max_linear_features": 5,
+    "linear_lambda": 1.0,
     "disable_default_eval_metric": False,
     "validate_parameters": True,
 }

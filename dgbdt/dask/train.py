@@ -281,6 +281,10 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         params = {**(params or {}), "objective": prior.objective.name,
                   **({"num_class": prior.num_class} if prior.num_class else {})}
     p = normalize_params(params)
+    if p["linear_tree"]:
+        raise ValueError("linear_tree trains in-process on the CPU for now (dgbdt.train with "
+                         "a dgbdt.Dataset, device='cpu'); Dask training of linear trees (the "
+                         "extended histograms' tree-reduce and all-reduce) is not built yet")
     if not isinstance(dtrain, DaskDataset):
         raise TypeError(f"dtrain must be a dgbdt.dask.DaskDataset; got {type(dtrain).__name__}")
     if not dtrain.has_label:

@@ -7,7 +7,7 @@ import numba
 import numpy as np
 
 from ..arrays import to_host
-from . import cpu_categorical, cpu_split, cpu_tree
+from . import cpu_categorical, cpu_linear, cpu_split, cpu_tree
 
 
 class CpuBackend:
@@ -63,6 +63,8 @@ class CpuBackend:
 
     def level_histograms(self, shard, req, hist_ptrs: np.ndarray) -> np.ndarray:
         """The smaller children from rows, their siblings = parent - smaller (exact)."""
+        if req.linear is not None:
+            return self.linear_histograms(shard, req, hist_ptrs)
         small = self.histograms(shard, req.small, hist_ptrs)
         if not len(req.large):
             return small
@@ -90,6 +92,80 @@ class CpuBackend:
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
         cpu_tree.add_leaf_values(shard.margin, k, shard.rows, shard.begin[nodes],
                                  shard.end[nodes], values)
+
+    # -- linear trees (dgbdt.tree.linear_growth; kernels.cpu_linear) ---------------------
+    @staticmethod
+    def _raw(shard):
+        if shard.raw is None:
+            raise RuntimeError("a linear tree needs the shard's raw feature values "
+                               "(Shard.raw); this shard was made without them")
+        return shard.raw
+
+    #: bytes of private linear histograms a call may hold (nodes go in batches below it)
+    LINEAR_PRIVATE_BYTES = 1 << 28
+
+    def linear_histograms(self, shard, req, hist_ptrs):
+        """The level's 9-sum histograms [small + large, S, 9]: the smaller children from
+        rows; a larger child's g, h and x~ entries as its parent's partial minus its
+        sibling's (exact), its p~ entries (its own slope part) from rows."""
+        lv, ns = req.linear, len(req.small)
+        small = self._linear_rows(shard, req.small, lv, slice(0, ns), hist_ptrs, False)
+        if not len(req.large):
+            return small
+        large = shard.level_hist[req.parent_slot] - small
+        large[:, :, self._P_ENTRIES] = self._linear_rows(
+            shard, req.large, lv, slice(ns, None), hist_ptrs, True)[:, :, self._P_ENTRIES]
+        return np.concatenate([small, large])
+
+    #: the entries of a linear histogram slot that depend on the node's p~
+    _P_ENTRIES = np.array([2, 3, 4, 7])
+
+    def _linear_rows(self, shard, nodes, lv, at: slice, hist_ptrs, p_only: bool):
+        """Linear histograms of ``nodes`` from their rows (their regressors: lv's rows
+        ``at``), in batches whose per-thread private copies fit LINEAR_PRIVATE_BYTES."""
+        p = shard.page
+        g = np.ascontiguousarray(shard.g[:, lv.k])
+        h = np.ascontiguousarray(shard.h[:, lv.k])
+        n_slots, threads = int(hist_ptrs[-1]), numba.get_num_threads()
+        batch = max(1, self.LINEAR_PRIVATE_BYTES // (threads * n_slots * 9 * 8))
+        b, e, parts = shard.begin[nodes], shard.end[nodes], []
+        feat, coef, inv_sp = lv.reg_feat[at], lv.reg_coef[at], lv.inv_sp[at]
+        for a in range(0, len(nodes), batch):
+            z = slice(a, a + batch)
+            parts.append(cpu_linear.linear_histograms(
+                p.words, p.bits, p.n_features, hist_ptrs, shard.rows, g, h, shard.grad,
+                self._raw(shard), lv.center, lv.inv_scale, lv.xmask, b[z], e[z], feat[z],
+                coef[z], inv_sp[z], lv.scale_g, lv.scale_h, n_slots, threads, p_only))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def linear_leaf_sums(self, shard, req):
+        chunks = max(1, min(numba.get_num_threads() * 4, shard.n_rows // 4096))
+        return cpu_linear.leaf_sums(
+            shard.rows, shard.begin[req.leaves], shard.end[req.leaves], self._raw(shard),
+            np.ascontiguousarray(shard.g[:, req.k]), np.ascontiguousarray(shard.h[:, req.k]),
+            req.center, req.inv_scale, req.feats, req.scale_g, req.scale_h, chunks)
+
+    def add_linear_leaves(self, shard, fin) -> None:
+        lm = fin.linear
+        cpu_linear.add_linear_leaves(shard.margin, fin.k, shard.rows, shard.begin[fin.leaves],
+                                     shard.end[fin.leaves], self._raw(shard), lm.begin,
+                                     lm.size, lm.coef, lm.feat, lm.center, lm.inv_scale)
+
+    def evaluate_linear_splits(self, hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
+                               inv_sh, lam0, lam1, min_child_weight):
+        return cpu_linear.evaluate_linear_splits(hist, hist_ptrs, node_totals, addable, has_p,
+                                                 inv_sg, inv_sh, lam0, lam1, min_child_weight)
+
+    def feature_totals(self, hist, hist_ptrs, features):
+        return cpu_linear.feature_totals(hist, hist_ptrs, features)
+
+    def predict_linear(self, X, cat, ptrs, classes, out) -> None:
+        """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated
+        (``cat``: concatenated trees with dgbdt.tree.linear_model.linear_arrays' entries)."""
+        cpu_linear.predict_linear(
+            X, cat["left"], cat["right"], cat["feature"], cat["threshold"], cat["default_left"],
+            cat["lin_begin"], cat["lin_size"], cat["lin_coef"], cat["lin_feat"],
+            cat["lin_center"], cat["lin_inv_scale"], ptrs, classes, out)
 
     def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         return cpu_split.evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam,

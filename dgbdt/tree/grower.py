@@ -44,6 +44,8 @@ class LevelRequest:
     parent_slot: np.ndarray     # int64 index of each pair's parent in the previous level
     keep: bool                  # whether shards keep this level's partials (children follow)
     start: tuple | None = None  # root only: (k, scale_g, scale_h) to quantize gradients first
+    #: linear trees: the nodes' regressors (dgbdt.tree.linear_growth.LinearLevel), else None
+    linear: object = None
 
     @property
     def nodes(self) -> np.ndarray:
@@ -59,6 +61,8 @@ class FinishRequest:
     splits: SplitBatch | None
     leaves: np.ndarray        # int64 leaf node ids
     values: np.ndarray        # float64 leaf values
+    #: linear leaves (dgbdt.tree.linear_growth.LeafModels) replacing ``values``, or None
+    linear: object = None
 
 
 class Growth:
@@ -295,6 +299,8 @@ def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = Non
     while not growth.done:
         growth.advance(seam.level(growth.request))
     fin = growth.finish_request()
+    if getattr(growth, "linear", None) is not None:     # linear leaves: fitted on their rows
+        fin = growth.fit_leaves(fin, seam.leaf_sums(growth.leaf_sum_request(fin)))
     if leaf_alpha is not None:
         values = seam.leaf_quantiles(fin, leaf_alpha)
         growth.leaf_values = np.zeros(growth.n_nodes, np.float32)

@@ -11,6 +11,12 @@ go left, as XGBoost's ``Decision``; threshold 0) is stored in XGBoost's fields: 
 (1 for categorical nodes), ``categories_nodes`` (those nodes, ascending),
 ``categories_segments`` / ``categories_sizes`` (each one's run in ``categories``) and
 ``categories`` (the codes). Trees without categorical splits leave these fields out.
+
+A piecewise-linear tree (``linear_tree``; dgbdt.tree.linear) has ``linear_leaves``: one object
+per leaf, ``{"node", "features", "coefs", "centers", "scales"}``: the leaf's value for row x is
+``coefs[0] + sum_t coefs[t + 1] * (x[features[t]] - centers[t]) / scales[t]`` in float64, a
+term left out where x[features[t]] is missing (its threshold holds coefs[0] as float32). Trees
+with constant leaves leave the field out (model format version 3 added it).
 """
 from __future__ import annotations
 
@@ -49,6 +55,9 @@ class Tree:
     sum_hessian: np.ndarray
     #: categorical splits: node -> int32 sorted codes going right; None without any
     categories: dict | None = None
+    #: linear leaves: node -> {"features", "coefs", "centers", "scales"} (module doc;
+    #: prediction: dgbdt.tree.linear_model); None for constant leaves
+    linear: dict | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -78,6 +87,8 @@ class Tree:
                 np.int64).tolist()
             out["categories_sizes"] = sizes
             out["categories"] = [int(c) for n in nodes for c in self.categories[n]]
+        if self.linear:
+            out["linear_leaves"] = linear_leaves_json(self.linear)
         return out
 
     @classmethod
@@ -108,6 +119,8 @@ class Tree:
             raise ModelFormatError(f"{where}: a tree needs at least one node")
         tree = cls(**arrays, categories=_categories_from(d, n, where))
         tree._check_structure(n_features, where)
+        if "linear_leaves" in d:
+            tree.linear = linear_leaves_from(d["linear_leaves"], tree, n_features, where)
         return tree
 
     def _check_structure(self, n_features: int, where: str) -> None:
@@ -162,6 +175,56 @@ def _categories_from(d: dict, n: int, where: str) -> dict | None:
         if a + k > len(cats):
             raise ModelFormatError(f"{where}: a category segment runs past 'categories'")
         out[int(node)] = np.asarray(sorted(cats[a:a + k]), dtype=np.int32)
+    return out
+
+
+def linear_leaves_json(linear: dict) -> list:
+    """A tree's ``linear_leaves`` field: one object per leaf, by node (floats exact)."""
+    return [{"node": int(n), "features": [int(f) for f in m["features"]],
+             "coefs": [float(c) for c in m["coefs"]],
+             "centers": [float(c) for c in m["centers"]],
+             "scales": [float(s) for s in m["scales"]]}
+            for n, m in sorted(linear.items())]
+
+
+def _numbers(v, n, where, what, integer=False) -> np.ndarray:
+    if not isinstance(v, list) or len(v) != n or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+        raise ModelFormatError(f"{where}: {what} must be a list of {n} numbers")
+    a = np.asarray(v, dtype=np.float64)
+    if not np.all(np.isfinite(a)) or (integer and np.any(a != np.round(a))):
+        raise ModelFormatError(f"{where}: {what} holds a non-finite" +
+                               (" or non-integer" if integer else "") + " number")
+    return a
+
+
+def linear_leaves_from(leaves, tree, n_features: int, where: str) -> dict:
+    """The linear leaves of a tree's JSON (``linear_leaves``, dgbdt.tree.model's doc),
+    validated against the tree (``tree``: its Tree, structure checked)."""
+    if not isinstance(leaves, list):
+        raise ModelFormatError(f"{where}: linear_leaves must be a list of objects")
+    out = {}
+    for i, m in enumerate(leaves):
+        at = f"{where}: linear_leaves[{i}]"
+        if not isinstance(m, dict) or not {"node", "features", "coefs", "centers",
+                                           "scales"} <= set(m):
+            raise ModelFormatError(f"{at} needs node, features, coefs, centers and scales")
+        node = m["node"]
+        if not isinstance(node, int) or isinstance(node, bool) or not 0 <= node < tree.n_nodes \
+                or tree.left[node] != -1 or node in out:
+            raise ModelFormatError(f"{at}: node {node!r} is not a leaf of the tree (or repeats)")
+        feats = m["features"]
+        d = len(feats) if isinstance(feats, list) else -1
+        f = _numbers(feats, d, at, "features", integer=True).astype(np.int32)
+        if np.any(f < 0) or np.any(f >= n_features) or len(np.unique(f)) != d:
+            raise ModelFormatError(f"{at}: features must be distinct indices in "
+                                   f"[0, {n_features})")
+        coefs = _numbers(m["coefs"], d + 1, at, "coefs (one more than features)")
+        centers = _numbers(m["centers"], d, at, "centers (one per feature)")
+        scales = _numbers(m["scales"], d, at, "scales (one per feature)")
+        if np.any(scales <= 0):
+            raise ModelFormatError(f"{at}: scales must be > 0")
+        out[int(node)] = {"features": f, "coefs": coefs, "centers": centers, "scales": scales}
     return out
 
 

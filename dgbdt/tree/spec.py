@@ -22,6 +22,7 @@ class GrowthSpec:
     sampling: object = None     # dgbdt.sampling.Sampling, or None
     policy: str = "depthwise"   # grow_policy: "depthwise" or "lossguide"
     max_leaves: int = 0         # lossguide's leaf limit (0: none)
+    linear: object = None       # dgbdt.tree.linear.LinearSpec: piecewise-linear trees
 
     def columns(self, k: int, epoch: int):
         """The column sample of round ``epoch``'s tree of class k (None: every feature)."""
@@ -39,6 +40,14 @@ class GrowthSpec:
 
     def start(self, k: int, scale_g: float, scale_h: float, epoch: int = 0) -> Growth:
         """A new tree of output class k with this round's fixed-point scales."""
+        if self.linear is not None:
+            from .linear_growth import LinearGrowth, LinearLossguideGrowth
+            if self.policy == "lossguide":
+                return LinearLossguideGrowth(k, self.cuts, self.hist_ptrs, self.max_depth,
+                                             self.max_leaves, self.p, scale_g, scale_h,
+                                             self.linear, self.columns(k, epoch))
+            return LinearGrowth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g,
+                                scale_h, self.linear, self.columns(k, epoch))
         if self.policy == "lossguide":
             return LossguideGrowth(k, self.cuts, self.hist_ptrs, self.max_depth,
                                    self.max_leaves, self.p, scale_g, scale_h,
