@@ -182,7 +182,7 @@ def test_gradient_based_models_do_not_depend_on_pages_and_beat_uniform():
     from sklearn.metrics import log_loss
     uniform = dgbdt.train({**GRADIENT, "sampling_method": "uniform"}, dgbdt.Dataset(X, y), 30,
                           verbose_eval=False)
-    # on this data (heavy-tailed gradients, eta 0.3) sampling by gradient loses less than uniform
+    # on this data (eta 0.3, subsample 0.3) sampling by gradient loses less than uniform
     # sampling at the same expected size; not on every data (docs/benchmarks.md)
     assert log_loss(yv, ref.predict(Xv)) < log_loss(yv, uniform.predict(Xv))
 
