@@ -60,26 +60,10 @@ def magnitudes(g, h, vmax: float, xp):
     return xp.minimum(q, 2 ** BITS - 1)
 
 
-def bucket_sums(q, prefix: int, step: int, xp) -> np.ndarray:
-    """[2, 256] int64: the count and the sum of the q whose bytes above this step's equal
-    ``prefix``, by this step's byte (step 0: the highest of the 3). Stateless: Holder is what
-    training uses."""
-    shift = 8 * (_STEPS - 1 - step)
-    sel = q[(q >> (shift + 8)) == prefix] if step else q
-    return _by_byte(sel, shift, xp)
-
-
-def _by_byte(sel, shift: int, xp) -> np.ndarray:
-    byte = (sel >> shift) & 255
-    counts = xp.bincount(byte, minlength=256)
-    sums = xp.bincount(byte, weights=sel.astype(np.float64), minlength=256)
-    out = xp.stack([counts.astype(np.int64), sums.astype(np.int64)])
-    return out.get() if hasattr(out, "get") else np.asarray(out)
-
-
 class Holder:
-    """One holder's q, answering the descent's bucket sums (bucket_sums) without a pass over
-    every row a step. On the host: each step keeps only the rows in the prefix found so far
+    """One holder's q, answering the descent's bucket sums: [2, 256] int64 counts and sums
+    of the q whose higher bytes equal the prefix found so far, by this step's byte (step 0:
+    the highest of the 3), without a pass over every row a step. On the host: each step keeps only the rows in the prefix found so far
     (the first step bins every row, the next ones ~1/256 of them). On a GPU, where a 256-bin
     histogram of millions of rows is atomics on a few addresses, the q are sorted once and a
     step is 257 binary searches and differences of the prefix sums (exact int64)."""
@@ -98,7 +82,10 @@ class Holder:
         if xp is np:
             if step:
                 self.sub = self.sub[(self.sub >> (shift + 8)) == prefix]
-            return _by_byte(self.sub, shift, xp)
+            byte = (self.sub >> shift) & 255
+            return np.stack([np.bincount(byte, minlength=256),
+                             np.bincount(byte, weights=self.sub.astype(np.float64),
+                                         minlength=256).astype(np.int64)]).astype(np.int64)
         bounds = ((int(prefix) << 8) + xp.arange(257, dtype=np.int64)) << shift
         idx = xp.searchsorted(self.sorted, bounds.astype(np.int32), side="left")
         out = xp.stack([xp.diff(idx).astype(np.int64), xp.diff(self.cum[idx])])
@@ -109,7 +96,7 @@ def threshold(T: int, sums_of) -> tuple[int, int, int]:
     """(t*, C(t*), V(t*)) of the module docstring.
 
     ``sums_of(prefix, step)`` returns the [2, 256] bucket counts and sums over every holder
-    (bucket_sums, reduced). Python ints throughout: the comparisons ``C t + V > T t`` are
+    (Holder.sums, reduced over the holders). Python ints throughout: the comparisons ``C t + V > T t`` are
     exact."""
     above_c, below_v, prefix, eq_c = 0, 0, 0, 0   # rows above the prefix's range; q below it
     for step in range(_STEPS):

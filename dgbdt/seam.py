@@ -146,54 +146,46 @@ class LocalSeam:
     def grow_round(self, objective, K, spec, timers, epoch: int = 0):
         """Gradients (those of rows outside round ``epoch``'s sample zeroed), one fixed-point
         scale per class from the global maxima and the row count (dgbdt.fixedpoint), then the
-        class trees in turn."""
-        if compact.applies(self, spec, objective):
-            return self._grow_compact(objective, K, spec, timers, epoch)
+        class trees in turn: on these shards, or, for a sampled round over streamed pages, on
+        one in-core shard of the sampled rows (dgbdt.compact)."""
         t = time.perf_counter()
         self.epoch = epoch      # the round, for objectives that draw from it (rank pairs)
-        max_g, max_h = self.compute_gradients(objective)
+        max_g, max_h = self.compute_gradients(objective)      # folds pending compact trees
         if spec.sampling is not None:
             max_g, max_h = sample_rows(spec.sampling, self.shards, epoch, self.n_rows,
                                        max_g, max_h, self.reduce_host)
         timers["gradients"] += time.perf_counter() - t
-        graphs = self._tree_graphs()
+        if compact.applies(self, spec, objective):
+            seam, graphs = self._compact_round(timers), None
+        else:
+            seam, graphs = self, self._tree_graphs()
         trees = []
         for k in range(K):
             sg, sh = scale_for(max_g[k], self.n_rows), scale_for(max_h[k], self.n_rows)
             if graphs is not None:
                 trees.append(graphs.grow(spec, k, sg, sh, epoch, timers, self.lazy_trees))
             else:
-                trees.append(grow_tree(self, self.start_tree(spec, k, sg, sh, epoch), timers,
+                trees.append(grow_tree(seam, seam.start_tree(spec, k, sg, sh, epoch), timers,
                                        getattr(objective, "leaf_alpha", None),
                                        self.lazy_trees))
+        if seam is not self:
+            self._tables = seam._tables
+            self._pending = seam.records
+            for key, v in seam.shards[0].timers.items():
+                self._compact_timers[key] = self._compact_timers.get(key, 0.0) + v
         return trees
 
-    def _grow_compact(self, objective, K, spec, timers, epoch):
-        """A sampled round over streamed pages in two passes (dgbdt.compact): the pending
-        trees folded into the margins with the gradients, then the sampled rows gathered into
-        in-core shards on which the round's trees grow."""
+    def _compact_round(self, timers):
+        """The second pass of a sampled round over streamed pages (dgbdt.compact): the sampled
+        rows gathered into one in-core shard; returns the seam that grows and records the
+        round's trees on it (the first pass, the fold, ran with the gradients)."""
         t = time.perf_counter()
-        self.epoch = epoch
-        max_g, max_h = self.compute_gradients(objective)          # pass 1: the fold
-        max_g, max_h = sample_rows(spec.sampling, self.shards, epoch, self.n_rows, max_g,
-                                   max_h, self.reduce_host)
-        timers["gradients"] += time.perf_counter() - t
-        t = time.perf_counter()
-        small = compact.gather(self._visit())                  # pass 2: the sampled rows
+        small = compact.gather(self._visit())
         timers["compact"] = timers.get("compact", 0.0) + time.perf_counter() - t
         sub = self._compact_seam([small])
         sub.n_rows = self.n_rows      # the fixed-point scale of the whole data's trees
         sub._tables = self._tables
-        trees = []
-        for k in range(K):
-            sg, sh = scale_for(max_g[k], self.n_rows), scale_for(max_h[k], self.n_rows)
-            trees.append(grow_tree(sub, sub.start_tree(spec, k, sg, sh, epoch), timers, None,
-                                   self.lazy_trees))
-        self._tables = sub._tables
-        self._pending = sub.records
-        for key, v in small.timers.items():
-            self._compact_timers[key] = self._compact_timers.get(key, 0.0) + v
-        return trees
+        return sub
 
     def _compact_seam(self, shards):
         """An in-core seam over compact shards that records its trees (dgbdt.compact)."""

@@ -110,7 +110,7 @@ def test_the_gradient_threshold_is_exact_for_any_split_of_the_rows():
     """The radix descent finds XGBoost's threshold (the smallest t with S(t) <= T, brute
     force below) from bucket sums merged over any split of the rows, and the probabilities
     then sum to the target."""
-    from dgbdt.sampling_gradient import Holder, bucket_sums, probabilities, threshold
+    from dgbdt.sampling_gradient import Holder, probabilities, threshold
 
     def brute(q, T):
         for t in range(1, int(q.max()) + int(q.sum()) + 3):
@@ -126,17 +126,18 @@ def test_the_gradient_threshold_is_exact_for_any_split_of_the_rows():
             q[rng.random(n) < 0.5] = 0
         T = int(rng.integers(1, n + 2))
         parts = np.array_split(q, int(rng.integers(1, 4)))
-        got = threshold(T, lambda prefix, step: sum(bucket_sums(p, prefix, step, np)
-                                                    for p in parts))
+        holders = [Holder(p, np) for p in parts]
+        got = threshold(T, lambda prefix, step: sum(h.sums(prefix, step) for h in holders))
         assert got == brute(q, T)
         p = probabilities(q, *got, T, np)
         assert p.max() <= 1.0 and (p[q == 0] == 0).all()
         if (q > 0).sum() > T:
             assert abs(p.sum() - T) < 1e-9 * T
     big = rng.integers(1, 2 ** 24, 100_000)             # every byte of the descent in play
-    t, C, V = threshold(20_000, lambda prefix, step: bucket_sums(big, prefix, step, np))
+    whole = Holder(big, np)
+    t, C, V = threshold(20_000, whole.sums)
     assert abs(probabilities(big, t, C, V, 20_000, np).sum() - 20_000) < 1e-6
-    # the holders training uses (each step narrows its rows) answer the same sums
+    # split over two holders: the same threshold
     halves = [Holder(big[:40_000], np), Holder(big[40_000:], np)]
     assert threshold(20_000, lambda prefix, step: sum(h.sums(prefix, step)
                                                       for h in halves)) == (t, C, V)

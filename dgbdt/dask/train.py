@@ -191,7 +191,9 @@ def _closing(log: ClientLog | None):
 
 def _by_gradient(p: dict) -> bool:
     """Whether the rows are sampled by gradient (dgbdt.sampling_gradient)."""
-    return p.get("sampling_method") == "gradient_based" and float(p["subsample"]) < 1.0
+    from ..sampling import Sampling
+    s = Sampling.from_params(p)
+    return s is not None and s.by_gradient
 
 
 def _auto_mode(client, workers, device: str) -> str:
