@@ -7,8 +7,9 @@ sampled rows, so a round here is (Ou, "Out-of-Core GPU Gradient Boosting", 2020;
 external-memory sampling):
 
 1. **fold** (one pass over the pages): the previous round's trees reach every row's margins:
-   with its page resident, a shard replays each tree's recorded split decisions level by level
-   (the same partition kernels the tree was grown with) and adds the leaf values;
+   with its page resident, a shard walks each row down each tree's recorded split decisions
+   (fold_tree, on the CPU) or replays them level by level with the partition kernels the tree
+   was grown with (GPU; trees with categorical splits), then adds the leaf values;
 2. gradients of every row and the round's sample (dgbdt.sampling, dgbdt.sampling_gradient:
    no page needed);
 3. **compact** (a second pass): each page's sampled rows (any class's gradient or hessian
@@ -43,8 +44,7 @@ def applies(seam, spec, objective) -> bool:
     return (seam.stream is not None and s is not None and s.subsample < 1.0
             and getattr(objective, "leaf_alpha", None) is None
             and getattr(objective, "seam_gradients", None) is None
-            and getattr(spec, "linear", None) is None       # linear leaves read raw rows
-            and getattr(seam, "compact_rounds", True))
+            and getattr(spec, "linear", None) is None)      # linear leaves read raw rows
 
 
 def _copy(a):
@@ -106,12 +106,9 @@ class Recorded:
         shard.rows[:] = xp.arange(n, dtype=shard.rows.dtype)
         shard.begin[0] = 0
         shard.end[0] = n
-        for b in self.levels:
+        for b in self._batches():
             be.apply_splits(shard, b)
-        fin = self.finish
-        if fin.splits is not None:
-            be.apply_splits(shard, fin.splits)
-        be.add_leaves(shard, fin.k, fin.leaves, fin.values)
+        be.add_leaves(shard, self.finish.k, self.finish.leaves, self.finish.values)
 
 
 def recording(seam_class):
@@ -119,7 +116,6 @@ def recording(seam_class):
 
     class RecordingSeam(seam_class):
         graph_trees = False         # a replayed CUDA graph would not pass through level()
-        compact_rounds = False
 
         def start_tree(self, spec, k, scale_g, scale_h, epoch=0):
             self.records.append(Recorded())
