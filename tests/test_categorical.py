@@ -440,14 +440,59 @@ def test_dask_errors(client1):
     dy = dd.from_pandas(pd.Series(y), npartitions=2)
     with pytest.raises(ValueError, match="pass enable_categorical=True"):
         dgd.DaskDataset(client1, ddf, dy)
-    unknown = ddf.assign(a=ddf["a"].cat.as_unknown())
-    with pytest.raises(ValueError, match=r"column 'a' has unknown categories.*categorize"):
-        dgd.DaskDataset(client1, unknown, dy, enable_categorical=True)
     d = dgd.DaskDataset(client1, ddf, dy, enable_categorical=True)
-    other = ddf.assign(a=ddf["a"].cat.reorder_categories(list("lkjihgfedcba")))
-    dv = dgd.DaskDataset(client1, other, dy, enable_categorical=True)
+    numeric_b = ddf.assign(b=ddf["b"].cat.codes.astype(float))
+    dv = dgd.DaskDataset(client1, numeric_b, dy, enable_categorical=True)
     with pytest.raises(ValueError, match="eval set 'v' has other category columns"):
         dgd.train(client1, {}, d, 1, evals=[(dv, "v")], verbose_eval=False)
+    # an eval set with a category the training data lacks: refused before training (XGBoost too)
+    more = ddf.assign(a=ddf["a"].cat.add_categories(["zz"]))
+    dv = dgd.DaskDataset(client1, more, dy, enable_categorical=True)
+    with pytest.raises(ValueError, match=r"eval set 'v': column 'a' has categories the "
+                                         r"training data lacks \('zz'\)"):
+        dgd.train(client1, {}, d, 1, evals=[(dv, "v")], verbose_eval=False)
+
+
+def _unknown(df, parts):
+    """A dask frame whose category columns have unknown categories: each partition's dtype
+    lists the values it holds (astype("category") partition by partition)."""
+    plain = df.assign(a=df["a"].astype(object), b=df["b"].astype(object))
+    ddf = dd.from_pandas(plain, npartitions=parts, sort=False)
+    out = ddf.assign(a=ddf["a"].astype("category"), b=ddf["b"].astype("category"))
+    assert not out["a"].cat.known
+    return out
+
+
+@pytest.mark.parametrize("mode", ["collective", "graph"])
+def test_dask_unknown_categories_are_gathered(client2, mode):
+    """Unknown categories (dask_cudf's frames always read this way): the partitions' values
+    gathered as their sorted union, every partition re-coded to it: the in-process model of
+    the frame with sorted categories, for any partitioning; an eval set whose partitions
+    lack some categories is re-coded to the training's."""
+    df, y = _frame(n=1500, seed=13)
+    # the first rows without 'a' = 'c' and 'b' = 'z': partitions list other categories
+    keep = ~((np.arange(len(df)) < 700) & ((df["a"] == "c") | (df["b"] == "z"))).to_numpy()
+    df, y = df[keep].reset_index(drop=True), y[keep]
+    p = {"max_depth": 3, "max_cat_to_onehot": 5, "eta": 0.5}
+    ref = dgbdt.train(p, dgbdt.Dataset(df, label=y, enable_categorical=True), 3,
+                      verbose_eval=False)
+    for parts in (1, 5):
+        ddf = _unknown(df, parts)
+        dy = dd.from_pandas(pd.Series(y), npartitions=parts, sort=False)
+        d = dgd.DaskDataset(client2, ddf, dy, enable_categorical=True)
+        assert d.categories == [list("abcdefghijkl"), ["x", "y", "z"], None]
+        assert d.feature_types == ["c", "c", "q"]
+        ev = dgd.DaskDataset(client2, _unknown(df.iloc[:400], 3),
+                             dd.from_pandas(pd.Series(y[:400]), npartitions=3, sort=False),
+                             enable_categorical=True)
+        assert ev.categories[0] != d.categories[0]      # 'c' is absent there
+        out = dgd.train(client2, p, d, 3, mode=mode, evals=[(ev, "v")], verbose_eval=False)
+        res = out["history"]
+        assert out["booster"].save_raw() == ref.save_raw()
+        want = np.sqrt(np.mean((ref.predict(df.iloc[:400]) - y[:400]) ** 2))
+        np.testing.assert_allclose(res["v"]["rmse"][-1], want, rtol=1e-6)
+        pred = dgd.predict(client2, out["booster"], ddf).compute()
+        np.testing.assert_array_equal(np.asarray(pred), ref.predict(df))
 
 
 def test_estimators_take_enable_categorical(client1):

@@ -28,6 +28,9 @@ from ..data.quantize import cuts_from_summaries
 from ..data.sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
 from ..data.sketch_device import summarize_weighted_device
 from ..data.queries import group_pointers, query_ids
+from ..data.categorical import refuse_categories
+from .categories import (categorical_block, frame_categories, merge_categories,
+                         part_categories, recode_part)
 from .pages import PagePlan, make_paged
 from .reduce import tree_reduce
 
@@ -78,12 +81,14 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
     """Check one partition (runs on a worker); errors name the partition. ``types``: the
     features' XGBoost types; ``categories``: the dataset's category values per feature, to
     which a category column's codes are re-coded by value (the same codes for every
-    partitioning, whatever categories a partition's own dtype lists)."""
+    partitioning, whatever categories a partition's own dtype lists); a column whose
+    dataset categories are gathered (None there) keeps the partition's own codes until
+    dgbdt.dask.categories.recode_part (the Part's ``categories`` say what its codes mean)."""
     try:
         if types is None:
             X, _ = as_matrix(X, allow_empty=True)
         else:
-            X = _categorical_block(X, types, categories)
+            X, categories = categorical_block(X, types, categories)
         if X.shape[1] != n_features:
             raise ValueError(f"has {X.shape[1]} features, expected {n_features}")
         n = X.shape[0]
@@ -110,24 +115,12 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
     return Part(X, y, w, bm, ((int(index), int(n)),), categories, q)
 
 
-def _categorical_block(X, types, categories):
-    """A partition with categorical features as float32 codes (checked)."""
-    from ..data import categorical as C
-    from ..data.input import as_features
-    mask = C.mask_of(types)
-    X, names, _, have = as_features(X, feature_types=types, enable_categorical=True,
-                                    allow_empty=True)
-    X = C.recode(X, mask, have, categories, names)
-    C.check_codes(X, mask, names)
-    return X
-
-
-def part_stats(part: Part) -> tuple[int, float]:
-    """(rows, largest weight, its distinct query ids or None) of a part."""
+def part_stats(part: Part, gather=()) -> tuple:
+    """(rows, largest weight, its distinct query ids or None, the category values of the
+    columns in ``gather`` or None) of a part."""
     wmax = float(part.weight.max()) if part.weight is not None and part.n_rows else 0.0
-    if part.qid is not None:
-        return part.n_rows, wmax, group_pointers(part.qid)[1]
-    return part.n_rows, wmax
+    qids = group_pointers(part.qid)[1] if part.qid is not None else None
+    return part.n_rows, wmax, qids, part_categories(part, list(gather))
 
 
 def check_queries_within_partitions(ids: list) -> None:
@@ -158,26 +151,6 @@ def merge_summaries(*parts: Summaries) -> Summaries:
     out = parts[0]
     for s in parts[1:]:
         out = out.merge(s, out.max_keys)
-    return out
-
-
-def _known_categories(data, names) -> list:
-    """Each column's category values (None for the others) from a dask DataFrame's known
-    categories: one order for every partition and partitioning. Unknown categories are an
-    error saying how to make them known."""
-    from ..data.categorical import category_values, is_category
-    out = []
-    for name, col in zip(names, data.columns):
-        if not is_category(data.dtypes[col]):
-            out.append(None)
-            continue
-        if not data[col].cat.known:
-            raise ValueError(f"column '{name}' has unknown categories (a dask DataFrame's "
-                             "partitions may list different ones): make them known first, "
-                             "e.g. df = df.categorize(columns=[...]) or "
-                             "df[col].astype(pd.CategoricalDtype(categories)), so every "
-                             "partition's codes mean the same categories")
-        out.append(category_values(data._meta[col].cat.categories, name))
     return out
 
 
@@ -274,10 +247,12 @@ class DaskDataset:
 
     data: a dask DataFrame (pandas- or cuDF-backed) or a 2-D dask array (numpy or cupy chunks).
     Categorical features (CPU and GPU workers): pandas category columns with
-    ``enable_categorical=True``, whose categories must be known (``ddf.categorize()``): every
-    partition is re-coded to them, so the model does not depend on the partitioning; or
+    ``enable_categorical=True``: every partition is re-coded to the frame's known categories,
+    so the model does not depend on the partitioning; or
     ``feature_types`` ("c"/"q", XGBoost's names) for arrays of codes, numpy or cupy
-    (dgbdt.data.categorical). dask_cudf category columns are refused (not read yet).
+    (dgbdt.data.categorical). Unknown categories (``astype("category")`` per partition) and
+    dask_cudf category columns are gathered from the partitions as their sorted union
+    (dgbdt.dask.categories): the same codes for any partitioning.
     label, weight, base_margin: dask Series/arrays partitioned like data (numpy arrays are
     accepted with dask array data). GPU partitions stay on their worker's GPU. Partitions are
     checked and kept on the workers that compute them; empty partitions are fine.
@@ -334,16 +309,15 @@ class DaskDataset:
         frame = _is_dask_frame(data)
         meta = getattr(data, "_meta", None)
         self.on_device = is_device_array(meta) or is_cudf(meta)
-        frame_cats = None
+        frame_cats, self._gather = None, []
         if frame:
-            names = ([str(c) for c in meta.columns] if is_cudf(meta)
-                     else check_frame_columns(meta, enable_categorical))
-            if not is_cudf(meta):
-                frame_cats = _known_categories(data, names)
-            elif enable_categorical and any(str(t) == "category" for t in meta.dtypes):
-                raise ValueError("dask_cudf category columns are not read as categorical "
-                                 "features yet: pass their codes with feature_types ('c'), "
-                                 "or pandas partitions (device='cuda' trains them on GPUs)")
+            if is_cudf(meta):
+                names = [str(c) for c in meta.columns]
+                refuse_categories([n for n, t in zip(names, meta.dtypes)
+                                   if str(t) == "category"], enable_categorical)
+            else:
+                names = check_frame_columns(meta, enable_categorical)
+            frame_cats, self._gather = frame_categories(data, names, is_cudf(meta))
             data, (label, weight, base_margin, qid) = _optimized_together(
                 data, [label, weight, base_margin, qid])
             blocks = list(data.to_delayed(optimize_graph=False))
@@ -366,9 +340,10 @@ class DaskDataset:
         from ..data.categorical import resolve_types
         self.feature_types = resolve_types(
             feature_types, n_features,
-            None if frame_cats is None else [c is not None for c in frame_cats])
-        self.categories = frame_cats if frame_cats is not None and any(
-            c is not None for c in frame_cats) else None
+            None if frame_cats is None else [c is not None or f in self._gather
+                                             for f, c in enumerate(frame_cats)])
+        # gathered categories: set in _check, from the partitions (known ones until then)
+        self.categories = frame_cats
         cols = [_vector_blocks(v, what, data, len(blocks), frame)
                 for v, what in ((label, "label"), (weight, "weight"),
                                 (base_margin, "base_margin"), (qid, "qid"))]
@@ -401,7 +376,7 @@ class DaskDataset:
         """Row counts and the largest weight from every part (``_held``: futures of the parts
         held in the workers' memory, None where not held; a persisted dataset holds them all
         until its pages exist)."""
-        futs = self.map_parts(part_stats)
+        futs = self.map_parts(part_stats, self._gather)
         try:
             # in partition order, so a bad input reports its first bad partition every time
             stats = [f.result() for f in futs]
@@ -416,8 +391,42 @@ class DaskDataset:
         self.max_weight = max(s[1] for s in stats) if self.has_weight else None
         if self.has_qid:
             check_queries_within_partitions([s[2] for s in stats])
+        if self._gather:
+            self.categories = merge_categories(self.categories, self._gather,
+                                               [s[3] for s in stats], self.feature_names)
+            self._gather = []
+            self._recode_parts()
         if self.has_weight and not self.max_weight > 0:
             raise ValueError("weight: all sample weights are zero; at least one must be > 0")
+
+    def _recode_parts(self) -> None:
+        """Every part (held, and its lineage) re-coded to the dataset's categories."""
+        from dask import delayed
+        cats = self.categories
+        self._held = [None if f is None else self.client.submit(recode_part, f, cats)
+                      for f in self._held]
+        self._graph = [delayed(recode_part, pure=True)(g, cats) for g in self._graph]
+
+    def with_categories(self, categories: list, name: str) -> None:
+        """Re-code this dataset (an eval set) to a training's category values, by value: its
+        category columns must be the training's, their values among the training's (as in
+        XGBoost). Checked now, so a bad eval set fails before the training starts."""
+        mine = self.categories
+        if mine == categories:
+            return
+        if mine is None or [c is None for c in mine] != [c is None for c in categories]:
+            raise ValueError(f"eval set '{name}' has other category columns than the training "
+                             "data: make both from frames with the same category columns")
+        for f, (have, want) in enumerate(zip(mine, categories)):
+            extra = [] if have is None else sorted(set(have) - set(want), key=str)
+            if extra:
+                col = self.feature_names[f] if self.feature_names else str(f)
+                raise ValueError(f"eval set '{name}': column '{col}' has categories the "
+                                 f"training data lacks ({', '.join(map(repr, extra[:5]))}); "
+                                 "XGBoost refuses them too: map them to known categories or "
+                                 "to NaN (missing)")
+        self.categories = categories
+        self._recode_parts()
 
     def resolve_max_bin(self, param_max_bin: int) -> int:
         if self.max_bin is not None and self.max_bin != param_max_bin:

@@ -319,12 +319,9 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                                  dtrain.feature_names)
     p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
                                                         dtrain.num_col, dtrain.feature_names)
-    for d, name in evals:
-        if getattr(d, "categories", None) != getattr(dtrain, "categories", None) and \
-                getattr(dtrain, "categories", None) is not None:
-            raise ValueError(f"eval set '{name}' has other category columns or categories "
-                             "than the training data: make both from frames with the same "
-                             "categories (one pd.CategoricalDtype per column)")
+    if getattr(dtrain, "categories", None) is not None:
+        for d, name in evals:       # category codes as the training's, by value
+            d.with_categories(dtrain.categories, name)
     if getattr(objective, "needs_qid", False):
         if not getattr(dtrain, "has_qid", False):
             raise ValueError(f"{objective.name} needs query ids: pass qid= to DaskDataset "

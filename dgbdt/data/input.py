@@ -111,8 +111,10 @@ def as_features(data, feature_names=None, feature_types=None, enable_categorical
         frame_cat = [c is not None for c in cats]
         names = [str(c) for c in data.columns] if feature_names is None else feature_names
         X, names = as_matrix(X, names, allow_empty)
-    elif is_cudf(data) and data.ndim == 2 and enable_categorical and \
+    elif is_cudf(data) and data.ndim == 2 and \
             any(str(t) == "category" for t in data.dtypes):
+        C.refuse_categories([str(n) for n, t in zip(data.columns, data.dtypes)
+                             if str(t) == "category"], enable_categorical)
         # cuDF category columns: their codes on the device (dgbdt.data.device_input), the
         # categories kept as a pandas frame's are
         cats = C.cudf_categories(data)

@@ -282,3 +282,51 @@ def test_dask_modes_give_the_cpu_model(cuda_client, mode):
     out = dgd.train(cuda_client, {**pc, "device": "cuda"}, dfd, 4, mode=mode,
                     verbose_eval=False)
     assert _json(out["booster"]) == _json(ref)
+
+
+@pytest.mark.parametrize("mode", ["nccl", "graph"])
+def test_dask_cudf_category_columns(cuda_client, mode):
+    """dask_cudf category columns (#17's RAPIDS path): each partition's categories gathered
+    as their sorted union, its codes re-coded on the GPU: the CPU model of the pandas frame
+    for any partitioning, whether the partitions list the frame's categories (from_cudf of a
+    category frame) or only their own (astype("category") per partition); an eval set with
+    fewer categories; dgbdt.dask.predict and the estimator from the same frames."""
+    dask_cudf = pytest.importorskip("dask_cudf")
+    cudf = pytest.importorskip("cudf")
+    import dgbdt.dask as dgd
+    df, fy = _frame(n=4000, seed=5)
+    keep = ~((np.arange(len(df)) < 1500) & (df["a"] == "c")).to_numpy()
+    df, fy = df[keep].reset_index(drop=True), fy[keep]
+    pc = {**SQ, "max_cat_to_onehot": 1, "max_depth": 4}
+    ref = dgbdt.train(pc, dgbdt.Dataset(df, label=fy, enable_categorical=True), 4,
+                      verbose_eval=False)
+    assert _set_sizes(ref)
+    feats = ["a", "b", "x"]
+    for parts, per_partition in ((2, False), (5, True)):
+        g = cudf.from_pandas(df.assign(y=fy))
+        if per_partition:
+            g = g.assign(a=g["a"].astype("str"), b=g["b"].astype("str"))   # nulls stay null
+        ddf = dask_cudf.from_cudf(g, npartitions=parts)
+        if per_partition:
+            ddf = ddf.assign(a=ddf["a"].astype("category"), b=ddf["b"].astype("category"))
+        d = dgd.DaskDataset(cuda_client, ddf[feats], ddf["y"], enable_categorical=True)
+        assert d.on_device and d.feature_types == ["c", "c", "q"]
+        assert d.categories[:2] == [list("abcdefghijkl"), ["x", "y", "z"]]
+        ev = dask_cudf.from_cudf(g.iloc[:1000], npartitions=2)   # no 'c' in these rows
+        if per_partition:
+            ev = ev.assign(a=ev["a"].astype("category"), b=ev["b"].astype("category"))
+        dv = dgd.DaskDataset(cuda_client, ev[feats], ev["y"], enable_categorical=True)
+        out = dgd.train(cuda_client, pc, d, 4, mode=mode, evals=[(dv, "v")],
+                        verbose_eval=False)
+        assert _json(out["booster"]) == _json(ref), (parts, per_partition)
+        want = np.sqrt(np.mean((ref.predict(df.iloc[:1000]) - fy[:1000]) ** 2))
+        np.testing.assert_allclose(out["history"]["v"]["rmse"][-1], want, rtol=1e-5)
+        pred = dgd.predict(cuda_client, out["booster"], ddf[feats]).compute()
+        np.testing.assert_allclose(cp.asnumpy(pred.values), ref.predict(df),
+                                   rtol=1e-6, atol=1e-6)
+    est = dgd.DaskGBDTRegressor(n_estimators=4, enable_categorical=True, **pc)
+    est.client = cuda_client
+    est.fit(ddf[feats], ddf["y"], eval_set=[(ev[feats], ev["y"])])
+    assert _json(est.get_booster()) == _json(ref)
+    with pytest.raises(ValueError, match="pass enable_categorical=True"):
+        dgd.DaskDataset(cuda_client, ddf[feats], ddf["y"])
