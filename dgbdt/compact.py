@@ -8,8 +8,9 @@ external-memory sampling):
 
 1. **fold** (one pass over the pages): the previous round's trees reach every row's margins:
    with its page resident, a shard walks each row down each tree's recorded split decisions
-   (fold_tree, on the CPU) or replays them level by level with the partition kernels the tree
-   was grown with (GPU; trees with categorical splits), then adds the leaf values;
+   (fold_tree: numba on the CPU, one CUDA thread a row on the GPU) or, for trees with
+   categorical splits, replays them level by level with the partition kernels the tree was
+   grown with, then adds the leaf values;
 2. gradients of every row and the round's sample (dgbdt.sampling, dgbdt.sampling_gradient:
    no page needed);
 3. **compact** (a second pass): each page's sampled rows (any class's gradient or hessian
@@ -94,9 +95,8 @@ class Recorded:
 
     def replay(self, shard: Shard) -> None:
         """The tree's leaf values added to every row of ``shard`` (its page resident): by a
-        walk of the tree per row where the backend has one (the CPU's numba kernel; the GPU's
-        is the next step), else by replaying the partitions level by level (the same leaves,
-        the same float64 additions)."""
+        walk of the tree per row (fold_tree; not for categorical splits), else by replaying the
+        partitions level by level (the same leaves, the same float64 additions)."""
         be, xp = shard.be, shard.be.xp
         if self.walkable(be):
             table, values = self.walk_table(xp, int(shard.begin.shape[0]))

@@ -138,7 +138,10 @@ def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, red
     reweighted |g| / p of the rows below the threshold (``bound_below``)."""
     xp = shards[0].be.xp
     qs = [magnitudes(s.g[:, k], s.h[:, k], vmax, xp) for s in shards]
-    holders = [Holder(q, xp) for q in qs]
+    # on a GPU the shards' q are one holder (one sort, one host wait a descent step, not one
+    # a shard: streamed pages make 16 shards of 20M rows); the sums are the same integers
+    holders = ([Holder(q, xp) for q in qs] if xp is np or len(qs) == 1
+               else [Holder(xp.concatenate(qs), xp)])
 
     def sums_of(prefix, step):
         local = sum(h.sums(prefix, step) for h in holders)

@@ -343,6 +343,15 @@ class CudaBackend:
             (per, m), (BLOCK,),
             (shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), counts))
 
+    def fold_tree(self, shard, table, values, k: int, steps: int) -> None:
+        """margin[:, k] += each row's leaf value of a tree walked over the rows' symbols."""
+        p = shard.page
+        kernel("tree", "fold_tree")(
+            (_grid(shard.n_rows, cap=self.n_sm * 16),), (BLOCK,),
+            (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), shard.n_bins,
+             table, values, _i32(steps), _i64(shard.n_rows), shard.margin,
+             _i32(shard.margin.shape[1]), _i32(k)))
+
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
         m = len(nodes)
         if m == 0 or shard.n_rows == 0:

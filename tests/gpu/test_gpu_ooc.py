@@ -190,3 +190,38 @@ def test_take_rows_gathers_the_packed_rows():
                           bits=bits)
         np.testing.assert_array_equal(unpack(host), sym[rows])
         np.testing.assert_array_equal(cp.asnumpy(got.words), CPU.take_rows(page, rows).words)
+
+
+def test_fold_tree_walks_as_the_cpu():
+    """The GPU's fold walk (cuda/tree.cu fold_tree, dgbdt.compact) adds the CPU walk's leaf
+    value to every row, bit for bit: missing symbols the default way, multi-output margins."""
+    from dgbdt.backend import get_backend
+    from dgbdt.data.pages import pack
+    from dgbdt.kernels.cpu import CPU
+    from dgbdt.shard import Shard
+    rng = np.random.default_rng(4)
+    n, nf, depth = 50_000, 9, 5
+    n_bins = rng.integers(3, 200, nf).astype(np.int64)
+    sym = (rng.random((n, nf)) * n_bins).astype(np.uint32)
+    missing = rng.random((n, nf)) < 0.1
+    sym[missing] = np.broadcast_to(n_bins, (n, nf))[missing]
+    page = pack(sym, bits=8)
+    nodes = 2 ** (depth + 1) - 1
+    table = np.full((nodes + 3, 5), -1, dtype=np.int64)     # 3 unreachable rows at the end
+    for node in range(2 ** depth - 1):
+        f = rng.integers(0, nf)
+        table[node] = (f, rng.integers(0, n_bins[f]), rng.integers(0, 2), 2 * node + 1,
+                       2 * node + 2)
+    values = rng.standard_normal(nodes + 3)
+    margin = rng.standard_normal((n, 3))
+    out = {}
+    for be in (CPU, get_backend("cuda")):
+        xp = be.xp
+        p = page if be is CPU else type(page)(words=cp.asarray(page.words), n_rows=n,
+                                              n_features=nf, bits=page.bits)
+        s = Shard(p, n_bins, np.zeros(n), None, margin.copy(), nodes + 3, be)
+        be.fold_tree(s, xp.asarray(table), xp.asarray(values), 1, depth + 1)
+        out[be.name] = cp.asnumpy(s.margin) if be is not CPU else s.margin
+    np.testing.assert_array_equal(out["cuda"], out["cpu"])
+    assert not np.array_equal(out["cpu"][:, 1], margin[:, 1])
+    np.testing.assert_array_equal(out["cpu"][:, [0, 2]], margin[:, [0, 2]])

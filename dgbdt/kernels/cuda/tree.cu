@@ -344,6 +344,35 @@ extern "C" __global__ void add_leaf_values(
     }
 }
 
+// margin[r, k] += the leaf value of row r, found by walking one tree over the row's symbols
+// (dgbdt.compact's fold of a streamed page; the CPU's cpu_tree.fold_tree is the same walk).
+// The rule of partition_scatter: the missing symbol n_bins[f] goes the default way, else left
+// iff symbol <= split bin. table [nodes, 5]: feature, split bin, default left, left, right
+// (left < 0: a leaf); at most `steps` nodes a row. One thread a row: a row's symbols are
+// contiguous, the table is small and read through the read-only cache; one addition a row, so
+// the margins are the replay's bits (the same float64 leaf value added once).
+extern "C" __global__ void fold_tree(
+        const u32* __restrict__ words, int bits, u32 mask, int n_features,
+        const i64* __restrict__ n_bins, const i64* __restrict__ table,
+        const double* __restrict__ values, int steps, i64 n, double* __restrict__ margin,
+        int K, int k) {
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += stride) {
+        i64 node = 0;
+        for (int d = 0; d < steps; ++d) {
+            const i64* t = table + node * 5;
+            const i64 left = __ldg(t + 3);
+            if (left < 0) break;
+            const i64 f = __ldg(t);
+            const u32 s = read_symbol(words, (u64)r * n_features + f, bits, mask);
+            const bool go_left = (i64)s == __ldg(n_bins + f) ? __ldg(t + 2) != 0
+                                                             : (i64)s <= __ldg(t + 1);
+            node = go_left ? left : __ldg(t + 4);
+        }
+        margin[r * K + k] += __ldg(values + node);
+    }
+}
+
 // out[r] = (rint(g[r, k] * scale_g), rint(h[r, k] * scale_h)) as int64 (round half to even,
 // as numpy's rint); rows[r] = r (every row back in the root's segment); *qmax (zeroed by the
 // caller) = the largest |out| of the tree, which sets build_histograms' pieces. The scales are
