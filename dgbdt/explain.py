@@ -81,8 +81,10 @@ def shap_paths_of(concat: tuple, trees: list[Tree], K: int) -> dict:
         left = cat["left"].astype(np.int64)
         right = cat["right"].astype(np.int64)
         thr = cat["threshold"].astype(np.float64)
+        sets = ((cat["is_cat"], cat["cat_begin"], cat["cat_size"], cat["cats"])
+                if "is_cat" in cat else None)
         paths = shap_paths.ensemble_paths(left, right, cat["feature"].astype(np.int64), thr,
-                                          cat["default_left"], cover, ptrs, cls)
+                                          cat["default_left"], cover, ptrs, cls, sets)
         paths["expected"] = np.bincount(cls, weights=cpu_shap.root_means(
             left, right, thr, cover, ptrs), minlength=K)
         cat["_shap_paths"] = paths
