@@ -290,16 +290,13 @@ def interactions_from_paths(X, path_ptr, path_class, path_value, feature, lo, hi
         phi_ij += v (o_c - z_c) (o_j - z_j) UNWOUND_SUM_j(pw') / 2,
         phi_i  += v (o_c - z_c) sum(pw')           (= UNWOUND_SUM_c(pw), unwinding being exact)
 
-    Element c is swapped with the last one and the first L - 1 are extended (the order of
-    EXTEND does not change the weights, up to rounding), as the kernel does in registers."""
+    pw' is built by EXTEND over the path's elements in order, skipping c (element d at depth
+    d - (d > c)), as the kernel does in registers."""
     max_len = 1
     for p in range(path_ptr.shape[0] - 1):
         max_len = max(max_len, path_ptr[p + 1] - path_ptr[p])
     pw = np.zeros(max_len)
     o = np.zeros(max_len)
-    oc = np.zeros(max_len)
-    zc = np.zeros(max_len)
-    fc = np.zeros(max_len, np.int64)
     for r in range(X.shape[0]):
         for p in range(path_ptr.shape[0] - 1):
             b = path_ptr[p]
@@ -307,20 +304,26 @@ def interactions_from_paths(X, path_ptr, path_class, path_value, feature, lo, hi
             k = path_class[p]
             _row_fractions(X, r, b, L, feature, lo, hi, miss, cat, cat_words, beyond, bits, o)
             for c in range(1, L):             # element c (feature i) conditioned on
-                for e in range(L):
-                    oc[e], zc[e], fc[e] = o[e], z[b + e], feature[b + e]
-                oc[c], zc[c], fc[c] = o[L - 1], z[b + L - 1], feature[b + L - 1]
-                _extend_all(zc, oc, L - 1, pw)
+                pw[0] = 1.0
+                for d in range(1, L):         # EXTEND by every element but c
+                    if d == c:
+                        continue
+                    dd = d - 1 if d > c else d
+                    pw[dd] = 0.0
+                    for i in range(dd - 1, -1, -1):
+                        pw[i + 1] += o[d] * pw[i] * (i + 1) / (dd + 1)
+                        pw[i] = z[b + d] * pw[i] * (dd - i) / (dd + 1)
                 scale = path_value[p] * (o[c] - z[b + c])
-                i = feature[b + c]
+                fi = feature[b + c]
                 total = 0.0
                 for e in range(L - 1):
                     total += pw[e]
                 off = 0.0
-                for j in range(1, L - 1):
-                    v = 0.5 * scale * (oc[j] - zc[j]) * _unwound_sum(pw, L - 2, oc[j], zc[j])
-                    out[r, k, i, fc[j]] += v
+                for j in range(1, L):
+                    if j == c:
+                        continue
+                    v = 0.5 * scale * (o[j] - z[b + j]) * _unwound_sum(pw, L - 2, o[j],
+                                                                        z[b + j])
+                    out[r, k, fi, feature[b + j]] += v
                     off += v
-                out[r, k, i, i] += scale * total - off
-
-
+                out[r, k, fi, fi] += scale * total - off
