@@ -37,14 +37,24 @@ def _model(n, F, depth, K, missing, seed, rounds=10, categorical=False):
     return b, X
 
 
+def _max_len(b):
+    """The longest root-to-leaf path's element count (root included): the kernels' MAXL."""
+    from dgbdt.booster import _concatenated
+    from dgbdt.explain import shap_paths_of
+    return shap_paths_of(_concatenated(b.trees, list(b.tree_class)), b.trees,
+                         b.n_outputs)["max_len"]
+
+
 @pytest.mark.parametrize("n,F,depth,K,missing", [
     (5000, 8, 6, 1, 0.1),       # many rows: one path chunk
     (37, 6, 8, 3, 0.2),         # few rows: the paths cut into chunks that add atomically
-    (3000, 5, 14, 1, 0.05),     # deep: a longer compiled path bound (MAXL 16)
+    (4000, 40, 20, 1, 0.05),    # deep and wide enough for paths of 15 elements (MAXL 15)
     (600, 300, 5, 1, 0.0),      # wide: fewer rows a block (shared memory)
 ])
 def test_gpu_shap_equals_the_cpu_walk(n, F, depth, K, missing):
     b, X = _model(n, F, depth, K, missing, seed=n)
+    if depth == 20:
+        assert _max_len(b) >= 14       # a path holds each feature once: F bounds its length
     host = b.predict(X, pred_contribs=True)
     dev = b.predict(cp.asarray(X), pred_contribs=True)
     assert isinstance(dev, cp.ndarray) and dev.shape == host.shape
@@ -65,13 +75,15 @@ def test_gpu_shap_equals_the_cpu_walk(n, F, depth, K, missing):
 @pytest.mark.parametrize("n,F,depth,K,missing,categorical", [
     (2000, 8, 6, 1, 0.1, False),    # binary, missing values
     (700, 6, 6, 3, 0.2, False),     # 3 classes
-    (800, 5, 12, 1, 0.05, False),   # deep: MAXL 13
+    (1500, 40, 20, 1, 0.05, False),  # deep and wide enough for paths of 16 elements
     (50, 7, 5, 1, 0.0, False),      # one block of rows
     (1500, 6, 6, 1, 0.1, True),     # categorical splits (bitsets of 1 and 2 words)
     (600, 6, 5, 3, 0.1, True),
 ])
 def test_gpu_interactions_equal_the_cpu_walk(n, F, depth, K, missing, categorical):
     b, X = _model(n, F, depth, K, missing, seed=n + depth, rounds=8, categorical=categorical)
+    if depth == 20:
+        assert _max_len(b) >= 14
     host = b.predict(X, pred_interactions=True, strict_shape=True)
     Xd = cp.asarray(X)
     dev = b.predict(Xd, pred_interactions=True, strict_shape=True)
