@@ -135,7 +135,10 @@ def test_gpu_interactions_equal_xgboost_gpu_interactions(categorical):
     X = X[4:]                                  # the codes past every set left out
     xgb, xb = _xgboost_gpu(b)
     types = ["c", "q", "c"] + ["q"] * 4 if categorical else None
-    dm = xgb.DMatrix(cp.asarray(X), feature_types=types, enable_categorical=categorical)
+    # categorical codes in numpy with feature_types, as tests/test_categorical.py gives them
+    # to XGBoost (its booster, on the GPU, copies them there)
+    dm = (xgb.DMatrix(X, feature_types=types, enable_categorical=True) if categorical
+          else xgb.DMatrix(cp.asarray(X)))
     theirs = xb.predict(dm, pred_interactions=True)
     ours = cp.asnumpy(b.predict(cp.asarray(X), pred_interactions=True))
     assert ours.shape == theirs.shape == (len(X), 8, 8)
