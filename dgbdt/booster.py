@@ -158,7 +158,7 @@ class Booster:
         sum to its margin; with ``pred_interactions`` SHAP interaction values [n, F + 1, F + 1]
         ([n, K, F + 1, F + 1]) whose rows sum to the SHAP values. SHAP values and
         interaction values of GPU rows are computed on their GPU (dgbdt.kernels.gpu_shap;
-        categorical splits too, up to ~900 features and trees of depth 31; beyond that the
+        categorical splits too, up to ~900 features and paths of 31 features; beyond that the
         rows are copied to the CPU), and returned there.
         ``strict_shape``: XGBoost's fixed shapes whatever the objective: [n, K] for values and
         margins (softmax: [n, 1]), [n, rounds, K, 1] for leaves, [n, K, F + 1] for SHAP values.

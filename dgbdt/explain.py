@@ -11,7 +11,8 @@ phi_ii the rest of phi_i.
 Host rows walk each tree (dgbdt.kernels.cpu_shap, numba; categorical splits too). GPU rows
 take the path form (dgbdt.kernels.shap_paths: one path a leaf, a categorical split's set as a
 bitset) on their GPU (dgbdt.kernels.gpu_shap), SHAP values and interaction values, for up to
-~900 features and trees of depth up to 31; otherwise they are copied to the host.
+~900 features and paths of at most 31 distinct features (any tree of depth up to 31);
+otherwise they are copied to the host.
 """
 from __future__ import annotations
 
