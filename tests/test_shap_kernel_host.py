@@ -106,11 +106,11 @@ def test_cuda_source_run_on_the_host_equals_the_tree_walk(kernels, n, F, depth, 
     for rows, chunks in ((128, 1), (32, 3)):
         out = np.zeros((n, K, F + 1))
         _launch(lib, 0, X, paths, out, rows, chunks)
-        np.testing.assert_allclose(out[:, :, :F], ref[:, :, :F], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(out[:, :, :F], ref[:, :, :F], rtol=1e-12, atol=1e-12)
         assert not out[:, :, F].any()                      # the bias is the caller's
         inter = np.zeros((n, K, F + 1, F + 1))
         _launch(lib, 1, X, paths, inter, rows, F)          # block row y: conditioned feature
         assert np.abs(inter[:, :, :F, :F] * (1 - np.eye(F))).max() > 1e-3
-        np.testing.assert_allclose(inter[:, :, :F, :F], ref_i[:, :, :F, :F], rtol=1e-10,
+        np.testing.assert_allclose(inter[:, :, :F, :F], ref_i[:, :, :F, :F], rtol=1e-12,
                                    atol=1e-12)
         assert not inter[:, :, F, :].any() and not inter[:, :, :, F].any()

@@ -73,7 +73,7 @@ def test_path_form_equals_the_tree_walk(n, F, depth, K, missing, categorical):
         assert np.all(paths["cat_words"][paths["feature"] == 0] == 2)
     out = np.zeros((n, K, F + 1))
     shap_paths.contributions_from_paths(X, *(paths[k] for k in shap_paths.PATH_ARRAYS), out)
-    np.testing.assert_allclose(out[:, :, :F], ref[:, :, :F], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out[:, :, :F], ref[:, :, :F], rtol=1e-12, atol=1e-12)
     # the bias column: the intercept plus every class's expected tree values
     np.testing.assert_allclose(ref[0, :, F], b.base_margin + paths["expected"], rtol=1e-12)
 
@@ -89,12 +89,12 @@ def test_path_form_interactions_equal_the_tree_walk(n, F, depth, K, missing, cat
     shap_paths.interactions_from_paths(X, *(paths[k] for k in shap_paths.PATH_ARRAYS), out)
     assert np.abs(out[:, :, :F, :F]).max() > 1e-3          # not vacuous: off-diagonals too
     assert np.abs(out[:, :, :F, :F] * (1 - np.eye(F))).max() > 1e-3
-    np.testing.assert_allclose(out[:, :, :F, :F], ref[:, :, :F, :F], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out[:, :, :F, :F], ref[:, :, :F, :F], rtol=1e-12, atol=1e-12)
     # nothing but the bias in the last row and column (the caller adds the bias)
     assert not out[:, :, F, :].any() and not out[:, :, :, F].any()
     # symmetric, and each row sums to the path form's contributions
-    np.testing.assert_allclose(out, out.transpose(0, 1, 3, 2), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out, out.transpose(0, 1, 3, 2), rtol=1e-12, atol=1e-12)
     contrib = np.zeros((n, K, F + 1))
     shap_paths.contributions_from_paths(X, *(paths[k] for k in shap_paths.PATH_ARRAYS),
                                         contrib)
-    np.testing.assert_allclose(out.sum(axis=3), contrib, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out.sum(axis=3), contrib, rtol=1e-12, atol=1e-12)
