@@ -32,9 +32,11 @@ def _model(n, F, depth, K, missing, seed, categorical=False, rounds=12):
     X[rng.random(X.shape) < missing] = np.nan
     b = dgbdt.train(dict(params, max_depth=depth, max_cat_to_onehot=4), dgbdt.Dataset(
         X, label=y, feature_types=types), rounds, verbose_eval=False)
-    if categorical:                    # codes the training never saw, past every set
-        X[:4, 0] = [45, 1000, 39, np.nan]
-        X[4:6, 2] = [7, 64]
+    if categorical:
+        # codes the training never saw (past every set, past the bitset), and values a raw
+        # array may hold at predict time: negative, past 2^24, fractional
+        X[:8, 0] = [45, 1000, 39, np.nan, -1, 2.0 ** 25, 3.5, -0.5]
+        X[8:10, 2] = [7, 64]
     return b, X
 
 

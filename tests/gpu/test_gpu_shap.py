@@ -33,7 +33,7 @@ def _model(n, F, depth, K, missing, seed, rounds=10, categorical=False):
                     rounds, verbose_eval=False)
     if categorical:
         assert any(t.categories for t in b.trees), "the test needs categorical splits"
-        X[:4, 0] = [45, 1000, 39, np.nan]          # codes past every set
+        X[:8, 0] = [45, 1000, 39, np.nan, -1, 2.0 ** 25, 3.5, -0.5]   # past every set
     return b, X
 
 
@@ -132,7 +132,7 @@ def test_gpu_shap_equals_xgboost_gpu_shap():
 @pytest.mark.parametrize("categorical", [False, True])
 def test_gpu_interactions_equal_xgboost_gpu_interactions(categorical):
     b, X = _model(1500, 7, 6, 1, 0.1, seed=2, rounds=20, categorical=categorical)
-    X = X[4:]                                  # the codes past every set left out
+    X = X[8:]                                  # the codes past every set left out
     xgb, xb = _xgboost_gpu(b)
     types = ["c", "q", "c"] + ["q"] * 4 if categorical else None
     # categorical codes in numpy with feature_types, as tests/test_categorical.py gives them
