@@ -3,6 +3,12 @@
     python benchmarks/bench_shap.py                      # 100k x 28, 100 trees, depth 6, CPU
     python benchmarks/bench_shap.py --rows 20000 --out result.jsonl
     python3 benchmarks/bench_shap.py --device cuda --rows 1000000 --trees 500 --depth 8
+    python3 benchmarks/bench_shap.py --device cuda --interactions   # 100k x 28, depth 8
+
+``--interactions`` times SHAP interaction values (``pred_interactions``, [n, F + 1, F + 1]:
+100k x 28 rows are 29 x 29 float64 values each, 0.67 GB on the device; 1M rows would be
+6.7 GB, and XGBoost's float32 copy on the host half that) instead of SHAP values: on the GPU
+dgbdt's shap_interactions kernel against XGBoost's GPUTreeShap interactions, same trees.
 
 On the GPU (``--device cuda``) both libraries train and explain on the device: dgbdt's path-form
 TreeSHAP kernel (dgbdt.kernels.gpu_shap) against XGBoost's GPUTreeShap on the same trees, rows
@@ -31,10 +37,15 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--features", type=int, default=28, help="at least 15")
     ap.add_argument("--trees", type=int, default=100)
-    ap.add_argument("--depth", type=int, default=6)
+    ap.add_argument("--depth", type=int, help="default 6 (8 with --interactions)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--interactions", action="store_true",
+                    help="time pred_interactions instead of pred_contribs")
     ap.add_argument("--out", help="also append the JSON line to this file")
     a = ap.parse_args()
+    if a.depth is None:
+        a.depth = 8 if a.interactions else 6
+    a.what = "pred_interactions" if a.interactions else "pred_contribs"
     if a.device == "cuda":
         return gpu(a)
 
@@ -50,16 +61,18 @@ def main() -> None:
                     dgbdt.Dataset(X, y), a.trees, verbose_eval=False)
     xb = xgb.Booster()
     xb.load_model(bytearray(b.save_raw("xgboost").encode()))
-    b.predict(X[:100], pred_contribs=True)
-    xb.predict(xgb.DMatrix(X[:100]), pred_contribs=True)
+    kw = {a.what: True}
+    b.predict(X[:100], **kw)
+    xb.predict(xgb.DMatrix(X[:100]), **kw)
     dm = xgb.DMatrix(X)
     t = time.perf_counter()
-    c = b.predict(X, pred_contribs=True)
+    c = b.predict(X, **kw)
     td = time.perf_counter() - t
     t = time.perf_counter()
-    cx = xb.predict(dm, pred_contribs=True)
+    cx = xb.predict(dm, **kw)
     tx = time.perf_counter() - t
-    line = json.dumps({"bench": "shap", "device": "cpu", "rows": a.rows, "features": a.features,
+    line = json.dumps({"bench": "shap", "what": a.what, "shape": list(c.shape),
+                       "device": "cpu", "rows": a.rows, "features": a.features,
                        "trees": a.trees, "depth": a.depth, "threads": numba.get_num_threads(),
                        "cpus": os.cpu_count(), "dgbdt_s": round(td, 3),
                        "xgboost_s": round(tx, 3), "ratio": round(td / tx, 3),
@@ -87,9 +100,10 @@ def gpu(a) -> None:
     xb = xgb.Booster()
     xb.load_model(bytearray(b.save_raw("xgboost").encode()))
     xb.set_param({"device": "cuda"})
-    b.predict(Xd[:100], pred_contribs=True, iteration_range=(0, 1))   # compiles the kernel
+    kw = {a.what: True}
+    b.predict(Xd[:100], iteration_range=(0, 1), **kw)   # compiles the kernel
     dm = xgb.DMatrix(Xd)
-    xb.predict(xgb.DMatrix(Xd[:100]), pred_contribs=True)
+    xb.predict(xgb.DMatrix(Xd[:100]), **kw)
 
     def timed(fn):
         cp.cuda.Device().synchronize()
@@ -98,21 +112,23 @@ def gpu(a) -> None:
         cp.cuda.Device().synchronize()
         return out, time.perf_counter() - t
 
-    c, first = timed(lambda: b.predict(Xd, pred_contribs=True))
-    c, second = timed(lambda: b.predict(Xd, pred_contribs=True))
+    c, first = timed(lambda: b.predict(Xd, **kw))
+    c, second = timed(lambda: b.predict(Xd, **kw))
     ch, copy = timed(lambda: cp.asnumpy(c))
-    cx, tx = timed(lambda: xb.predict(dm, pred_contribs=True))
-    cx2, tx2 = timed(lambda: xb.predict(dm, pred_contribs=True))
+    cx, tx = timed(lambda: xb.predict(dm, **kw))
+    cx2, tx2 = timed(lambda: xb.predict(dm, **kw))
     margin = cp.asnumpy(b.predict(Xd, output_margin=True))
+    total = ch.sum(axis=(1, 2)) if a.interactions else ch.sum(1)
     line = json.dumps({
-        "bench": "shap", "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+        "bench": "shap", "what": a.what, "shape": list(ch.shape),
+        "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
         "rows": a.rows, "features": a.features, "trees": a.trees, "depth": a.depth,
         "dgbdt_first_s": round(first, 3), "dgbdt_s": round(second, 3),
         "dgbdt_copy_to_host_s": round(copy, 3),
         "xgboost_first_s": round(tx, 3), "xgboost_s": round(tx2, 3),
         "ratio": round(second / tx2, 3), "ratio_first": round(first / tx, 3),
         "max_abs_diff": float(np.abs(ch - cx).max()),
-        "max_abs_sum_minus_margin": float(np.abs(ch.sum(1) - margin).max()),
+        "max_abs_sum_minus_margin": float(np.abs(total - margin).max()),
         "xgboost": xgb.__version__, "dgbdt": dgbdt.__version__})
     print(line)
     if a.out:

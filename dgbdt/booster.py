@@ -156,9 +156,10 @@ class Booster:
         SHAP value (TreeSHAP, exact for the trees; dgbdt.dgbdt.explain) and the bias in the
         last column: float64 [n, F + 1], or [n, K, F + 1] for several outputs; a row's values
         sum to its margin; with ``pred_interactions`` SHAP interaction values [n, F + 1, F + 1]
-        ([n, K, F + 1, F + 1]) whose rows sum to the SHAP values. SHAP values of GPU rows
-        are computed on their GPU (dgbdt.kernels.gpu_shap; up to ~900 features, numerical
-        splits), interaction values on the CPU (GPU rows are copied there).
+        ([n, K, F + 1, F + 1]) whose rows sum to the SHAP values. SHAP values and
+        interaction values of GPU rows are computed on their GPU (dgbdt.kernels.gpu_shap;
+        categorical splits too, up to ~900 features and paths of 31 features; beyond that the
+        rows are copied to the CPU), and returned there.
         ``strict_shape``: XGBoost's fixed shapes whatever the objective: [n, K] for values and
         margins (softmax: [n, 1]), [n, rounds, K, 1] for leaves, [n, K, F + 1] for SHAP values.
         """

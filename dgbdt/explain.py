@@ -9,9 +9,10 @@ phi_ij (i != j) are half the change of phi_j when i goes from never known to alw
 phi_ii the rest of phi_i.
 
 Host rows walk each tree (dgbdt.kernels.cpu_shap, numba; categorical splits too). GPU rows
-take the path form (dgbdt.kernels.shap_paths: one path a leaf) on their GPU
-(dgbdt.kernels.gpu_shap), for numerical splits and up to ~900 features; otherwise they are
-copied to the host.
+take the path form (dgbdt.kernels.shap_paths: one path a leaf, a categorical split's set as a
+bitset) on their GPU (dgbdt.kernels.gpu_shap), SHAP values and interaction values, for up to
+~900 features and paths of at most 31 distinct features (any tree of depth up to 31);
+otherwise they are copied to the host.
 """
 from __future__ import annotations
 
@@ -33,17 +34,22 @@ def contributions(booster, X, bm, trees, interactions: bool, concatenated):
     n, F, K = X.shape[0], booster.n_features, booster.n_outputs
     bias = to_host(booster.initial_margin(n, None if bm is None else to_host(bm)))
     sel = [booster.trees[i] for i in trees]
-    if sel and xp is not np and not interactions and not any(t.categories for t in sel):
-        # on the GPU: the path form of TreeSHAP (dgbdt.kernels.gpu_shap), where the block's
-        # SHAP values fit in shared memory (up to ~900 features); interaction values and
-        # categorical splits are computed on the host
+    if sel and xp is not np:
+        # on the GPU: the path form of TreeSHAP (dgbdt.kernels.gpu_shap), categorical splits
+        # included, where a block's values fit in shared memory (up to ~900 features)
         from .kernels import gpu_shap
         paths = shap_paths_of(concatenated(sel, [booster.tree_class[i] for i in trees]),
                               sel, K)
         if gpu_shap.fits(F, X.device.id) and paths["max_len"] <= gpu_shap.MAX_LEN:
-            out = xp.zeros((n, K, F + 1))
-            gpu_shap.contributions(X, paths, out)
-            out[:, :, F] += xp.asarray(bias + paths["expected"])
+            bias = xp.asarray(bias + paths["expected"])
+            if interactions:
+                out = xp.zeros((n, K, F + 1, F + 1))
+                gpu_shap.interactions(X, paths, out)
+                out[:, :, F, F] += bias
+            else:
+                out = xp.zeros((n, K, F + 1))
+                gpu_shap.contributions(X, paths, out)
+                out[:, :, F] += bias
             return out[:, 0] if K == 1 else out
     Xh = np.ascontiguousarray(to_host(X), dtype=np.float32)
     out = np.zeros((n, K, F + 1, F + 1) if interactions else (n, K, F + 1))
@@ -81,8 +87,10 @@ def shap_paths_of(concat: tuple, trees: list[Tree], K: int) -> dict:
         left = cat["left"].astype(np.int64)
         right = cat["right"].astype(np.int64)
         thr = cat["threshold"].astype(np.float64)
+        sets = ((cat["is_cat"], cat["cat_begin"], cat["cat_size"], cat["cats"])
+                if "is_cat" in cat else None)
         paths = shap_paths.ensemble_paths(left, right, cat["feature"].astype(np.int64), thr,
-                                          cat["default_left"], cover, ptrs, cls)
+                                          cat["default_left"], cover, ptrs, cls, sets)
         paths["expected"] = np.bincount(cls, weights=cpu_shap.root_means(
             left, right, thr, cover, ptrs), minlength=K)
         cat["_shap_paths"] = paths

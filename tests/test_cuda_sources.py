@@ -54,3 +54,25 @@ def test_compiles_for_sm90(module, tmp_path):
     for m, name in _launched():
         if m == module:
             assert f".entry {name}(" in ptx
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+@pytest.mark.parametrize("maxl,has_cat", [(9, 1), (17, 0), (32, 1)])
+def test_shap_kernels_compile_and_keep_their_paths_in_registers(maxl, has_cat, tmp_path):
+    """cuda/shap.cu as gpu_shap compiles it (MAXL, HAS_CAT): both kernels exist, and up to
+    MAXL 17 (trees of depth 16) neither has a stack frame: a per-path array indexed at run
+    time would go to local memory (a select over the register arrays can become one)."""
+    from dgbdt.kernels import gpu_shap
+    src = (CUDA.parent / "gpu_shap.py").read_text()
+    assert '"shap_paths"' in src and '"shap_interactions"' in src
+    out = tmp_path / "shap.cubin"
+    r = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "--std=c++17", f"-DMAXL={maxl}",
+                        f"-DHAS_CAT={has_cat}", "-Xptxas", "-v", f"-I{CUDA}", "-o", str(out),
+                        str(CUDA / "shap.cu")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    frames = dict(re.findall(r"Function properties for (\w+)\n\s+(\d+) bytes stack frame",
+                             r.stderr))
+    assert set(frames) == {"shap_paths", "shap_interactions"}, r.stderr
+    if maxl <= 17:
+        assert frames == {"shap_paths": "0", "shap_interactions": "0"}, r.stderr
+    assert maxl <= gpu_shap.MAX_LEN

@@ -1,11 +1,18 @@
-"""SHAP values on the GPU: the path form of TreeSHAP (dgbdt.kernels.shap_paths) as one CUDA
-kernel, cuda/shap.cu (one thread per row, a block's rows walking the same paths).
+"""SHAP values and SHAP interaction values on the GPU: the path form of TreeSHAP
+(dgbdt.kernels.shap_paths) as two CUDA kernels, cuda/shap.cu (one thread per row, a block's
+rows walking the same paths; categorical splits test a category bitset).
 
-The kernel is compiled for the paths' longest length (MAXL, at most 32: trees up to depth
-31), which keeps each path's arrays in registers. The SHAP values of a block's rows are kept in shared memory while it walks the
-paths: ``F x rows x 8`` bytes, so the rows per block shrink as features grow, down to 32
-(about 900 features with 227 KB of shared memory a block, an H100); beyond that ``fits`` is
-false and the caller computes on the host.
+The kernels are compiled for the paths' longest length (MAXL, at most 32: trees up to depth
+31), which keeps each path's arrays in registers, and for whether any split is categorical.
+The values of a block's rows are kept in shared memory while it walks the paths: ``F x rows x
+8`` bytes, so the rows per block shrink as features grow, down to 32 (about 900 features with
+227 KB of shared memory a block, an H100); beyond that ``fits`` is false and the caller
+computes on the host.
+
+Determinism: interaction values have one writer per (row, class, conditioned feature) and no
+atomics, so they are the same bits on every run. Contributions of few rows (fewer blocks than
+the device has SMs x 4) cut the paths into chunks that add with float64 atomics: there the
+lowest bits depend on the order the chunks land in.
 """
 from __future__ import annotations
 
@@ -14,15 +21,16 @@ import functools
 import numpy as np
 
 from .gpu import source
+from .shap_paths import PATH_ARRAYS
 
 _MIN_ROWS, _MAX_ROWS = 32, 128
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(maxl: int):
+def _kernel(name: str, maxl: int, has_cat: bool):
     import cupy
-    return cupy.RawKernel(source("shap"), "shap_paths",
-                          options=("--std=c++17", f"-DMAXL={maxl}"))
+    return cupy.RawKernel(source("shap"), name,
+                          options=("--std=c++17", f"-DMAXL={maxl}", f"-DHAS_CAT={int(has_cat)}"))
 
 
 def _smem_optin(device: int) -> int:
@@ -43,7 +51,7 @@ MAX_LEN = 32
 
 
 def fits(n_features: int, device: int) -> bool:
-    """Whether a block of at least 32 rows can keep its SHAP values in shared memory."""
+    """Whether a block of at least 32 rows can keep its values in shared memory."""
     return 8 * max(n_features, 1) * _MIN_ROWS <= _smem_optin(device)
 
 
@@ -53,15 +61,11 @@ def device_paths(paths: dict, device: int) -> dict:
     held = paths.setdefault("_device", {})
     if device not in held:
         with cp.cuda.Device(device):
-            held[device] = {k: cp.asarray(paths[k]) for k in
-                            ("path_ptr", "path_class", "path_value", "feature", "lo", "hi",
-                             "miss", "z", "invz")}
+            held[device] = {k: cp.asarray(paths[k]) for k in PATH_ARRAYS}
     return held[device]
 
 
-def contributions(X, paths: dict, out) -> None:
-    """out[r, k, f] += the SHAP values of row r of the float32 [n, F] device matrix X for
-    output k over every path (out: float64 [n, K, F + 1] on X's device; column F untouched)."""
+def _launch(name: str, X, paths: dict, out, grid_y) -> None:
     import cupy as cp
     n, F = X.shape
     n_paths = int(paths["path_ptr"].shape[0] - 1)
@@ -73,16 +77,34 @@ def contributions(X, paths: dict, out) -> None:
     if maxl > MAX_LEN:
         raise ValueError(f"paths of {maxl} elements: the GPU kernel takes at most {MAX_LEN}")
     rows = _rows_per_block(F, device)
-    kern = _kernel(maxl)
+    kern = _kernel(name, maxl, bool((paths["cat"] >= 0).any()))
     smem = 8 * F * rows
     if smem > 48 * 1024:
         kern.max_dynamic_shared_size_bytes = smem
     blocks = -(-n // rows)
-    # enough blocks for the device: cut the paths into chunks when rows alone are too few
-    sms = cp.cuda.Device(device).attributes["MultiProcessorCount"]
-    chunks = int(max(1, min(n_paths // 16 or 1, -(-4 * sms // blocks))))
     X = cp.ascontiguousarray(X, dtype=cp.float32)
-    kern((blocks, chunks), (rows,),
-         (X, np.int64(n), np.int32(F), d["path_ptr"], d["path_class"], d["path_value"],
-          np.int32(n_paths), d["feature"], d["lo"], d["hi"], d["miss"], d["z"], d["invz"],
+    a = [d[k] for k in PATH_ARRAYS]
+    kern((blocks, grid_y(blocks, n_paths, device)), (rows,),
+         (X, np.int64(n), np.int32(F), a[0], a[1], a[2], np.int32(n_paths), *a[3:],
           np.int32(out.shape[1]), out), shared_mem=smem)
+
+
+def contributions(X, paths: dict, out) -> None:
+    """out[r, k, f] += the SHAP values of row r of the float32 [n, F] device matrix X for
+    output k over every path (out: float64 [n, K, F + 1] on X's device; column F untouched)."""
+    import cupy as cp
+
+    def chunks(blocks, n_paths, device):
+        # enough blocks for the device: cut the paths into chunks when rows alone are too few
+        sms = cp.cuda.Device(device).attributes["MultiProcessorCount"]
+        return int(max(1, min(n_paths // 16 or 1, -(-4 * sms // blocks))))
+
+    _launch("shap_paths", X, paths, out, chunks)
+
+
+def interactions(X, paths: dict, out) -> None:
+    """out[r, k, i, j] += the SHAP interaction values of row r (out: float64
+    [n, K, F + 1, F + 1] on X's device, zeros or values to add to; the last row and column
+    untouched): one block row per conditioned feature i (blockIdx.y), so ``F`` at most
+    65535 (``fits`` caps F far lower)."""
+    _launch("shap_interactions", X, paths, out, lambda blocks, n_paths, device: X.shape[1])
