@@ -18,6 +18,7 @@ import dask.array as da  # noqa: E402
 
 import dgbdt  # noqa: E402
 import dgbdt.dask as dgd  # noqa: E402
+from dgbdt.dask.data import workers_of  # noqa: E402
 
 # the data of tests/test_linear_tree.py: piecewise-linear target, a feature far from 0,
 # 5% missing values, weights
@@ -69,6 +70,10 @@ def test_same_model_as_in_process_in_every_mode(_clusters, growth):
         out = dgd.train(client, params, d, ROUNDS, mode=mode, verbose_eval=False)
         assert out["mode"] == mode
         assert out["booster"].save_raw() == ref, (workers, mode, parts, persist)
+        if persist:     # the pages (with their raw rows) are spread over the workers
+            held = [f for _, f in d.held()]
+            assert len(set(workers_of(client, held))) == workers
+            assert all(r.raw is not None for r in client.gather(held))
 
 
 @pytest.mark.parametrize("mode", ["auto", "graph"])
@@ -76,7 +81,8 @@ def test_margins_on_the_workers_are_the_models_predictions(client2, mode):
     """The train metric of every round (the workers' margins, advanced by the linear leaves
     through the row segments) equals the in-process one, and so does an eval set's (advanced
     by the new trees on the workers that hold it); a second training on the persisted
-    dataset reuses its pages (with their raw rows) and gives the model again."""
+    dataset reuses its pages (with their raw rows) and gives the model again, and so does a
+    constant-leaf one."""
     X, y, w = _data(n=1000, seed=7)
     Xv, yv, _ = _data(n=400, seed=17)
     params = {**LIN, "max_depth": 3}
@@ -93,6 +99,10 @@ def test_margins_on_the_workers_are_the_models_predictions(client2, mode):
     assert hist["train"]["rmse"][-1] < hist["train"]["rmse"][0]
     again = dgd.train(client2, params, d, ROUNDS, mode=mode, verbose_eval=False)["booster"]
     assert again.save_raw() == ref.save_raw()
+    # a constant-leaf training on the same pages (kept with their raw rows) is unchanged
+    const = {**params, "linear_tree": False}
+    assert dgd.train(client2, const, d, ROUNDS, mode=mode, verbose_eval=False)[
+        "booster"].save_raw() == dgbdt.train(const, d0, ROUNDS, verbose_eval=False).save_raw()
 
 
 def test_continued_training_and_dask_predict(client2):

@@ -3,11 +3,11 @@
 Each worker that holds training rows is one *rank*. Its task joins the worker's partitions into
 one shard (on its GPU for GPU data) and runs dgbdt.train.boost over ``CollectiveSeam``: the
 local seam whose reductions are collectives (dgbdt.dask.collective: NCCL between GPU workers,
-TCP between CPU workers). Per round the ranks all-reduce the gradient
-maxima (one global fixed-point scale); per level they all-reduce the int64 histograms, exact in
-any order, so every rank evaluates the same splits, grows the same tree and partitions its own
-rows. No task hop, no scheduler and no client round trip sits inside the loop. Rank 0 returns
-the booster; all ranks hold identical copies.
+TCP between CPU workers). Per round the ranks all-reduce the gradient maxima (one global
+fixed-point scale); per level they all-reduce the int64 histograms (linear trees: their 9-sum
+payload, and the leaves' ridge sums), exact in any order, so every rank evaluates the same
+splits, grows the same tree and partitions its own rows. No task hop, no scheduler and no
+client round trip sits inside the loop. Rank 0 returns the booster; all ranks hold copies.
 
 Set-up: the ranks meet through the scheduler and connect; each rank's process keeps the
 communicator of its last successful training for the next one on the same workers

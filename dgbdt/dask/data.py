@@ -478,7 +478,9 @@ class DaskDataset:
         caller only."""
         from distributed import wait
         settings = (cuts.key, device, repr(budget), bool(raw))  # cuts: a future per max_bin
-        if self._pages is not None and self._pages[0] == settings:
+        # pages kept with their raw rows serve a training that does not need them too
+        if self._pages is not None and self._pages[0][:3] == settings[:3] and \
+                (self._pages[0][3] or not raw):
             return self._pages[1]
         self._pages = None
         where = None

@@ -447,7 +447,7 @@ class DaskSeam:
             for level in range(1, spec.max_requests()):
                 parts = [self.on_unit(i, _level, nt, None, None, *parts,
                                       key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
-            if spec.linear is not None:     # linear leaves: their sums, one hop more
+            if getattr(spec, "linear", None) is not None:   # linear leaves: their sums, a hop
                 parts = [self.on_unit(i, _leaf_sums, nt, *parts,
                                       key=f"dgbdt-leafsums-t{t}-w{i}") for i in W]
             last = k == K - 1

@@ -67,31 +67,6 @@ def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store,
     return shard
 
 
-def raw_range(unit) -> tuple[np.ndarray, np.ndarray]:
-    """(min, max) float64 [F] of the raw features of a PagedPart or a Shard (NaN skipped; NaN
-    where a column has no value here): this holder's part of dgbdt.tree.linear.LinearSpec's
-    normalization, merged over holders by ``merge_ranges``."""
-    X = unit.raw
-    if X is None:
-        raise RuntimeError("linear trees need the rows' raw features on the workers; these "
-                           "pages were packed without them")
-    F = X.shape[1]
-    if not X.shape[0]:
-        return np.full(F, np.nan), np.full(F, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)      # an all-NaN column: NaN
-        return (np.nanmin(X, axis=0).astype(np.float64),
-                np.nanmax(X, axis=0).astype(np.float64))
-
-
-def merge_ranges(*ranges) -> tuple[np.ndarray, np.ndarray]:
-    """The (min, max) of several holders' ranges: fmin / fmax skip NaN (a holder without a
-    value), and min and max are exact in any order, so the result is the whole data's."""
-    lo = np.fmin.reduce([r[0] for r in ranges])
-    hi = np.fmax.reduce([r[1] for r in ranges])
-    return lo, hi
-
-
 def row_pieces(pieces, offsets, a: int, b: int) -> list[tuple[int, int]]:
     """(global start, rows) runs of rows [a, b) of a part made of ``pieces`` (partition index,
     rows), with ``offsets`` the global index of each partition's first row."""

@@ -10,7 +10,11 @@ The loop itself is dgbdt.train.boost; the modes supply its seam:
   (dgbdt.dask.collective_train).
 
 Histograms are integer sums and metrics exact reductions, so every mode gives the in-process
-model, byte for byte, for any number of workers or partitions.
+model, byte for byte, for any number of workers or partitions. Piecewise-linear trees
+(``linear_tree``) train on CPU workers in the task, graph and collective modes: the workers
+keep their rows' raw values beside the pages, the normalization's min / max is tree-reduced
+over them (dgbdt.dask.linear), and the seams merge the linear histograms and leaf sums as they
+merge the constant ones (dgbdt.tree.linear_growth.level_payload).
 """
 from __future__ import annotations
 
@@ -43,6 +47,7 @@ from ..train import boost, resolve_prior
 from .data import DaskDataset, workers_of
 from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
 from .graph import DatasetEval as GraphDatasetEval
+from .linear import check_linear, linear_spec
 from .recovery import (RecoveryError, WorkerLostError, later, wait_for_partitions,
                        watched_result)
 from .shards import local_shards, make_shard, needs_rows, start_margins
@@ -163,36 +168,6 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     return booster, history
-
-
-# -- linear trees ------------------------------------------------------------------------------
-def _check_linear(p, dtrain, mode: str) -> None:
-    """What Dask training of linear trees needs that params alone do not say: CPU workers
-    (the GPU kernels for linear leaves are not built), numerical features."""
-    if p["device"] != "cpu" or mode == "nccl":
-        raise ValueError("linear_tree trains on CPU workers for now (the GPU kernels for "
-                         "linear leaves are not built yet): pass host partitions (numpy or "
-                         "pandas) or params device='cpu', in mode 'auto', 'collective', "
-                         "'graph' or 'task'; or linear_tree=False on GPU workers")
-    if dtrain.categorical is not None:
-        raise ValueError("linear_tree with categorical features is not built yet (linear "
-                         "leaves regress on numerical features; categorical splits beside them "
-                         "are not wired in): encode the categories as numbers, or "
-                         "linear_tree=False")
-
-
-def _linear_spec(client, p, holders, cuts, fan_in: int):
-    """The LinearSpec (dgbdt.tree.linear) of the training rows: each holder's (PagedPart's or
-    streamed Shard's) per-feature min and max of its raw rows, merged by a tree-reduce over
-    the workers (min and max are exact in any order: the in-process normalization for any
-    partitioning); only 2 F floats reach the client."""
-    from ..tree.linear import LinearSpec
-    from .reduce import tree_reduce
-    from .shards import merge_ranges, raw_range
-    ranges = [client.submit(raw_range, h, pure=False) for h in holders]
-    lo, hi = tree_reduce(client, ranges, merge_ranges, fan_in, "dgbdt-linear-range").result()
-    return LinearSpec.from_range(lo, hi, p["max_linear_features"], p["linear_lambda"],
-                                 getattr(cuts.result(), "categorical", None))
 
 
 # -- the public entry point --------------------------------------------------------------------
@@ -325,7 +300,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
     if p["linear_tree"]:
-        _check_linear(p, dtrain, mode)
+        check_linear(p, dtrain, mode)
     for name, value in (("collective_timeout", collective_timeout),
                         ("recovery_timeout", recovery_timeout)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
@@ -509,7 +484,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
                                          p["device_memory_budget"], p["linear_tree"])
         workers = workers_of(client, pages)
     # linear trees: the regressors' normalization, from every holder's raw rows' min / max
-    linear = _linear_spec(client, p, pages, cuts, fan_in) if p["linear_tree"] else None
+    linear = linear_spec(client, p, pages, cuts, fan_in) if p["linear_tree"] else None
     one_worker = len(set(workers)) == 1
     if mode == "auto":
         mode = _auto_mode(client, workers, p["device"])
