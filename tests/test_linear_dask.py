@@ -76,6 +76,30 @@ def test_same_model_as_in_process_in_every_mode(_clusters, growth):
             assert all(r.raw is not None for r in client.gather(held))
 
 
+def test_classes_budget_and_gradient_sampling(client2):
+    """Three classes (a tree a class a round: graph mode's leaf-sum hop per tree), pages
+    spilled to files by device_memory_budget on the workers (the raw rows stay in memory, as
+    in-process), and gradient-based sampling (its threshold all-reduced): the in-process
+    model in the collective and graph modes (gradient-based: collective only)."""
+    X, y, w = _data(n=900, seed=2)
+    y3 = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(np.float64)
+    cases = [({**LIN, "objective": "multi:softprob", "num_class": 3, "base_score": None,
+               "device_memory_budget": 1}, y3, ("collective", "graph")),
+             ({**LIN, "subsample": 0.5, "sampling_method": "gradient_based"}, y,
+              ("collective",))]
+    for params, target, modes in cases:
+        ref = dgbdt.train(params, dgbdt.Dataset(X, label=target, weight=w), 2,
+                          verbose_eval=False).save_raw()
+        for mode, persist in zip(modes, (True, False)):
+            d = _dataset(client2, X, target, w, 3, persist)
+            out = dgd.train(client2, params, d, 2, mode=mode, verbose_eval=False)
+            assert out["booster"].save_raw() == ref, (params, mode)
+            if persist and "device_memory_budget" in params:
+                for paged in client2.gather([f for _, f in d.held()]):
+                    assert all(isinstance(pg.words, np.memmap) for pg in paged.pages)
+                    assert paged.raw is not None and not isinstance(paged.raw, np.memmap)
+
+
 @pytest.mark.parametrize("mode", ["auto", "graph"])
 def test_margins_on_the_workers_are_the_models_predictions(client2, mode):
     """The train metric of every round (the workers' margins, advanced by the linear leaves
