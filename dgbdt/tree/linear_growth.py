@@ -340,9 +340,9 @@ def level_payload(local, req: LevelRequest):
     (``merged_level``), so those entries need not travel."""
     xp = array_module(local)
     ns = len(req.small)
-    small = xp.ascontiguousarray(local[:ns]).reshape(-1).copy()
+    small = xp.ascontiguousarray(local[:ns]).reshape(-1)
     if not len(req.large):
-        return small
+        return small.copy()
     return xp.concatenate([small, local[ns:][:, :, P_ENTRIES].reshape(-1)])
 
 
