@@ -219,8 +219,8 @@ _SPECS = [
     ParamSpec("linear_tree", False,
               "Piecewise-linear trees (GBDT-PL): each leaf predicts a ridge regression on up to "
               "max_linear_features raw feature values of the features split on along its path; "
-              "splits are chosen by the linear gain (docs/linear-trees.md). In-process CPU "
-              "training for now.",
+              "splits are chosen by the linear gain (docs/linear-trees.md). CPU training for "
+              "now (in-process, or Dask CPU workers in the task, graph and collective modes).",
               kind="bool"),
     ParamSpec("max_linear_features", 5,
               "With linear_tree: most regressors of a leaf (a child inherits its parent's and "

@@ -165,9 +165,10 @@ def _check_linear(device: str, dtrain) -> None:
     """What in-process linear_tree training needs that params alone do not say."""
     from .data.categorical import mask_of
     if device != "cpu":
-        raise ValueError("linear_tree trains in-process on the CPU for now (the GPU kernels "
-                         "for linear leaves are not built yet): pass device='cpu' with host "
-                         "data (numpy or pandas), or linear_tree=False on the GPU")
+        raise ValueError("linear_tree trains on the CPU for now, in-process or on Dask CPU "
+                         "workers (the GPU kernels for linear leaves are not built yet): pass "
+                         "device='cpu' with host data (numpy or pandas), or linear_tree=False "
+                         "on the GPU")
     if mask_of(getattr(dtrain, "feature_types", None)) is not None:
         raise ValueError("linear_tree with categorical features is not built yet (linear "
                          "leaves regress on numerical features; categorical splits beside them "
@@ -328,11 +329,12 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     that has started resumes the training it describes: ``booster`` is then its model, the
     loop starts at round ``progress.rounds`` with its history, callbacks and learning rate.
     ``linear``: the LinearSpec of piecewise-linear trees (dgbdt.tree.linear), with
-    ``linear_tree`` set (only in-process seams give one so far).
+    ``linear_tree`` set (the seam's shards then hold their raw rows).
     """
-    if p.get("linear_tree") and linear is None:
-        raise ValueError("linear_tree trains in-process on the CPU for now (dgbdt.train with "
-                         "device='cpu'); Dask training of linear trees is not built yet")
+    if p.get("linear_tree") and linear is None:     # a caller's bug, not the user's input
+        raise RuntimeError("boost() with linear_tree needs the training's LinearSpec "
+                           "(linear=): dgbdt.train and dgbdt.dask.train compute it from the "
+                           "raw rows")
     timers = dict.fromkeys(STAGES, 0.0)
     K = booster.n_outputs
     progress = progress if progress is not None else Progress()

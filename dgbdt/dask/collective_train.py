@@ -3,11 +3,11 @@
 Each worker that holds training rows is one *rank*. Its task joins the worker's partitions into
 one shard (on its GPU for GPU data) and runs dgbdt.train.boost over ``CollectiveSeam``: the
 local seam whose reductions are collectives (dgbdt.dask.collective: NCCL between GPU workers,
-TCP between CPU workers). Per round the ranks all-reduce the gradient
-maxima (one global fixed-point scale); per level they all-reduce the int64 histograms, exact in
-any order, so every rank evaluates the same splits, grows the same tree and partitions its own
-rows. No task hop, no scheduler and no client round trip sits inside the loop. Rank 0 returns
-the booster; all ranks hold identical copies.
+TCP between CPU workers). Per round the ranks all-reduce the gradient maxima (one global
+fixed-point scale); per level they all-reduce the int64 histograms (linear trees: their 9-sum
+payload, and the leaves' ridge sums), exact in any order, so every rank evaluates the same
+splits, grows the same tree and partitions its own rows. No task hop, no scheduler and no
+client round trip sits inside the loop. Rank 0 returns the booster; all ranks hold copies.
 
 Set-up: the ranks meet through the scheduler and connect; each rank's process keeps the
 communicator of its last successful training for the next one on the same workers
@@ -41,6 +41,7 @@ from ..metric import AUC, RocRuns, get_metric
 from ..sorted_scores import SortedScores
 from ..objective import get_objective
 from ..seam import LocalSeam
+from ..tree.linear_growth import level_payload, merged_level
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..train import boost
 from .collective import ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, unique_id
@@ -89,6 +90,11 @@ class CollectiveSeam(LocalSeam):
         the previous level) minus the merged smaller child, exact in integers, so the same
         as summing every rank's own sibling."""
         local = super().level(request)
+        if request.linear is not None:       # linear trees: 9 sums a slot, p~ pass of large
+            merged = merged_level(self.comm.allreduce(level_payload(local, request), "sum"),
+                                  request, self._parents)
+            self._parents = merged if request.keep else None
+            return merged
         m = len(request.small)
         # a copy: the shards keep their own partials (they derive siblings from them). A
         # device-grown tree (its requests are device arrays) does not wait for the sums: the
@@ -104,6 +110,12 @@ class CollectiveSeam(LocalSeam):
             merged = small
         self._parents = merged if request.keep else None
         return merged
+
+    def leaf_sums(self, request):
+        """A linear tree's leaf ridge sums [leaves, D + 1, D + 2] over every rank's rows
+        (fixed-point integers, all-reduced: exact in any order)."""
+        local = super().leaf_sums(request)
+        return self.comm.allreduce(array_module(local).ascontiguousarray(local).copy(), "sum")
 
     def settle(self):
         """Watch the all-reduces a device-grown tree enqueued (before the host waits on it)."""
@@ -264,11 +276,12 @@ class _EvalScores:
 
 def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_parts,
                eval_sets, early_stopping_rounds, verbose_eval, callbacks=None, obj=None,
-               progress=None):
+               progress=None, linear=None):
     """One rank's training over ``comm`` (the body of a rank's task; the tests run it in
     threads). train_parts: this rank's Parts; eval_sets: (this rank's Parts of the set, or None
     for the training set itself, name). Returns (booster, history), the same on every rank.
-    ``progress`` (dgbdt.progress.Progress) is kept up to date, and resumed when started."""
+    ``progress`` (dgbdt.progress.Progress) is kept up to date, and resumed when started.
+    ``linear``: the LinearSpec of piecewise-linear trees (the shards keep their raw rows)."""
     objective = get_objective(p["objective"], p)
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
@@ -287,7 +300,7 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
             booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
                             early_stopping_rounds, history,
                             verbose_eval if comm.rank == 0 else False, callbacks,
-                            progress=progress)
+                            progress=progress, linear=linear)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     booster.timings["collectives"] = comm.seconds
@@ -404,7 +417,7 @@ class Interrupted:
 
 def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
                train_parts, eval_sets, early_stopping_rounds, verbose_eval, log_topic,
-               callbacks=None, obj=None, progress=None):
+               callbacks=None, obj=None, progress=None, linear=None):
     from distributed import get_worker
 
     from ..backend import get_backend
@@ -426,7 +439,7 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
                 connect_seconds = time.perf_counter() - t
                 out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
                                  eval_sets, early_stopping_rounds, verbose_eval, callbacks, obj,
-                                 progress)
+                                 progress, linear)
             except BaseException as e:
                 # tell the others and end this rank's collectives before leaving the device
                 # scope: leaving it may free pooled memory, and cudaFree waits for the whole
@@ -473,11 +486,13 @@ def _by_rank(items, owners, n_ranks: int) -> list[list]:
 
 def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, workers, evals,
                      early_stopping_rounds, verbose_eval, timeout: float,
-                     log_topic: str | None = None, callbacks=None, obj=None, progress=None):
+                     log_topic: str | None = None, callbacks=None, obj=None, progress=None,
+                     linear=None):
     """Run the collective training over the workers holding dtrain's rows (see the module
     docstring); units: futures of dtrain's parts (or of its shards, when streamed) and the
     worker holding each; rank 0's eval lines go to ``log_topic`` (dgbdt.callback.ClientLog);
-    ``progress``: where to resume (dgbdt.progress). Returns (booster, history); raises
+    ``progress``: where to resume (dgbdt.progress); ``linear``: the LinearSpec of linear
+    trees (dgbdt.tree.linear), or None. Returns (booster, history); raises
     WorkerLostError with the survivors' progress when a rank's worker leaves."""
     from distributed import Event, Variable
 
@@ -497,7 +512,8 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         _rank_task, r, list(ranks), uid, token, timeout, p, cuts, base, booster, rounds,
         dtrain.num_row, train_by_rank[r],
         [(None if by is None else by[r], name) for by, name in evals_by_rank],
-        early_stopping_rounds, verbose_eval, log_topic, callbacks, obj, progress, workers=[w],
+        early_stopping_rounds, verbose_eval, log_topic, callbacks, obj, progress, linear,
+        workers=[w],
         allow_other_workers=False, pure=False, key=f"{token}-rank{r}")
         for r, w in enumerate(ranks)]
     flag, why = Event(f"{token}-abort", client=client), Variable(f"{token}-abort-reason",

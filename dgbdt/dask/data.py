@@ -477,15 +477,19 @@ class DaskDataset:
             return [self.client.submit(fn, f, *args, pure=False) for f in self._pages[1]]
         return self.map_parts(fn, *args)
 
-    def pages(self, cuts, device: str, budget, n_outputs: int, max_nodes: int) -> list:
+    def pages(self, cuts, device: str, budget, n_outputs: int, max_nodes: int,
+              raw: bool = False) -> list:
         """Futures of every partition's PagedPart (dgbdt.dask.pages) for a training with these
-        settings (``cuts``: the future of ``cuts()``). A persisted dataset keeps them (and lets
-        go of those of other settings), each raw part released as soon as its pages exist;
-        its later trainings with the same settings reuse them. A streamed dataset packs them
-        for the caller only."""
+        settings (``cuts``: the future of ``cuts()``; ``raw``: keep the raw features beside
+        the pages, for linear trees). A persisted dataset keeps them (and lets go of those of
+        other settings), each raw part released as soon as its pages exist; its later
+        trainings with the same settings reuse them. A streamed dataset packs them for the
+        caller only."""
         from distributed import wait
-        settings = (cuts.key, device, repr(budget))     # cuts: a future, one per max_bin
-        if self._pages is not None and self._pages[0] == settings:
+        settings = (cuts.key, device, repr(budget), bool(raw))  # cuts: a future per max_bin
+        # pages kept with their raw rows serve a training that does not need them too
+        if self._pages is not None and self._pages[0][:3] == settings[:3] and \
+                (self._pages[0][3] or not raw):
             return self._pages[1]
         self._pages = None
         where = None
@@ -494,7 +498,7 @@ class DaskDataset:
             for w, n in zip(workers_of(self.client, self._held), self.part_rows):
                 where[w] = where.get(w, 0) + n
         plan = PagePlan(f"dgbdt-pages-{uuid.uuid4().hex[:8]}", budget, n_outputs, max_nodes,
-                        where)
+                        where, bool(raw))
         futs = self.map_parts(make_paged, cuts, device, plan)
         if not self.persisted:
             return futs

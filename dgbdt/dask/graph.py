@@ -10,6 +10,8 @@ copy of the tree in growth. A round is a static graph, submitted whole and ahead
                                 children (exact integers; each larger sibling is the merged
                                 parent minus it), split evaluation, then w's partials of
                                 level d's smaller children
+    [leafsums_w(hist_L(D-1)_*)  linear trees: the last split evaluation; w's part of every
+                                leaf's ridge sums (then finish_w reads every worker's)]
     finish_w(hist_L(D-1)_*)     the last split evaluation; leaf values into w's margins;
                                 worker 0's returns the tree; after a round's last tree, the
                                 next round's gradients on w's rows and their maxima (grad_w;
@@ -53,6 +55,7 @@ from ..metric import get_metric
 from ..custom import objective_on
 from ..objective import get_objective
 from ..seam import LocalSeam
+from ..tree.linear_growth import level_payload, merged_level
 from .data import DaskDataset
 from .recovery import WATCH, WorkerLostError, alive_workers, watched_wait
 from .reduce import tree_reduce
@@ -72,6 +75,7 @@ class WorkerUnit:
         self.growth = None
         self.trees: list = []       # the trees finished here, in order (the same on every unit)
         self.parents = None         # the previous level's merged histograms (every worker's)
+        self.leaf_request = None    # a linear tree's FinishRequest while its leaves are summed
         self.timers = {"gradients": 0.0, "split_evaluation": 0.0}
 
     @property
@@ -104,6 +108,10 @@ def _merged(unit: WorkerUnit, smalls):
     the same as summing every worker's own sibling (as the collective seam does) with half the
     bytes between workers."""
     req = unit.growth.request
+    if req.linear is not None:      # linear trees: the 9-sum payloads (linear_growth)
+        merged = merged_level(_sum(smalls), req, unit.parents)
+        unit.parents = merged if req.keep else None
+        return merged
     small = _sum(smalls)
     if len(req.large):
         xp = array_module(small)
@@ -118,6 +126,8 @@ def _smalls(unit: WorkerUnit):
     """This worker's partials of the request's smaller children (what it sends the others); a
     copy, as the shards keep their own partials to derive siblings from."""
     req = unit.growth.request
+    if req.linear is not None:     # the smaller children's 9 sums, the larger ones' p~ sums
+        return level_payload(unit.seam.level(req), req)
     return unit.seam.level(req)[:len(req.small)].copy()
 
 
@@ -182,17 +192,36 @@ def _level(unit: WorkerUnit, nthread, start, after, *inputs):
         return _smalls(unit)
 
 
-def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs):
-    """The tree's last split evaluation and leaf values; returns (the tree on worker 0, else
-    None; with ``next_gradients`` ((objective spec, sampling, epoch), after a round's last
-    tree) the next
-    round's gradient maxima, computed here: one task hop less per round)."""
+def _leaf_sums(unit: WorkerUnit, nthread, *inputs):
+    """A linear tree's last split evaluation, then this worker's part of every leaf's ridge
+    sums (its rows partitioned by the last splits): the hop between the levels and
+    ``_finish``, which fits the leaves from every worker's sums."""
     with _on(unit, nthread):
         g = unit.growth
         if not g.done:
             g.advance(_merged(unit, inputs))
         unit.parents = None
-        unit.seam.finish(g.finish_request())
+        unit.leaf_request = g.finish_request()
+        return unit.seam.leaf_sums(g.leaf_sum_request(unit.leaf_request)).copy()
+
+
+def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs):
+    """The tree's last split evaluation and leaf values (a linear tree's: its leaves fitted
+    from every worker's ``_leaf_sums``, the same on every worker); returns (the tree on
+    worker 0, else None; with ``next_gradients`` ((objective spec, sampling, epoch), after a
+    round's last tree) the next round's gradient maxima, computed here: one task hop less
+    per round)."""
+    with _on(unit, nthread):
+        g = unit.growth
+        if unit.leaf_request is not None:
+            fin = g.fit_leaves(unit.leaf_request, _sum(inputs))
+            unit.leaf_request = None
+        else:
+            if not g.done:
+                g.advance(_merged(unit, inputs))
+            fin = g.finish_request()
+        unit.parents = None
+        unit.seam.finish(fin)
         unit.timers["split_evaluation"] += g.eval_seconds
         unit.growth = None
         tree = g.tree()
@@ -418,6 +447,9 @@ class DaskSeam:
             for level in range(1, spec.max_requests()):
                 parts = [self.on_unit(i, _level, nt, None, None, *parts,
                                       key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
+            if getattr(spec, "linear", None) is not None:   # linear leaves: their sums, a hop
+                parts = [self.on_unit(i, _leaf_sums, nt, *parts,
+                                      key=f"dgbdt-leafsums-t{t}-w{i}") for i in W]
             last = k == K - 1
             following = (_spec(objective), spec.sampling, epoch + 1) if last else None
             after = [self.on_unit(i, _finish, nt, i == 0, following,

@@ -7,7 +7,9 @@ on the worker holding the part, and the dataset lets go of the raw part as soon 
 exist (dgbdt.dask.data): the raw rows and the pages of one partition coexist, never those of
 all. The PagedParts stay in the workers' memory for later trainings with the same ``max_bin``,
 device and ``device_memory_budget``; each training builds its shards (the training state:
-gradients, margins, row order) around them (dgbdt.dask.shards).
+gradients, margins, row order) around them (dgbdt.dask.shards). For linear trees a PagedPart
+also keeps the partition's raw float32 features (``raw``; the page set's settings say so): the
+linear leaves regress on values, so those rows stay on the worker beside their pages.
 
 A page task depends on its partition's task, which depends on the source collection's tasks,
 so a PagedPart lost with a worker is recomputed by Dask from that lineage (read again, checked,
@@ -24,6 +26,8 @@ from __future__ import annotations
 import threading
 import warnings
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..backend import device_scope, get_backend, is_device_array, to_host
 from ..data.dataset import quantize_on_device
@@ -48,6 +52,9 @@ class PagedPart:
     n_rows: int
     store: tuple                # (page set token, worker address): the PageStore that placed it
     qid: object = None          # the partition's query ids (ranking), or None
+    #: the partition's raw float32 features (host), kept for linear trees (their leaves
+    #: regress on values; pages keep bins), else None
+    raw: object = None
 
 
 @dataclass
@@ -61,13 +68,14 @@ class PagePlan:
     n_outputs: int
     max_nodes: int
     rows_by_worker: dict | None = None
+    raw: bool = False           # keep each partition's raw features beside its pages
 
 
 def _register_size() -> None:
     from dask.sizeof import sizeof
 
     def nbytes(p: PagedPart) -> int:
-        arrays = [pg.words for pg in p.pages] + [p.label, p.weight, p.base_margin]
+        arrays = [pg.words for pg in p.pages] + [p.label, p.weight, p.base_margin, p.raw]
         return int(sum(getattr(a, "nbytes", 0) for a in arrays if a is not None))
     sizeof.register(PagedPart)(nbytes)
 
@@ -135,8 +143,17 @@ def make_paged(part, cuts, device: str, plan: PagePlan) -> PagedPart:
             f"a partition of {n} rows packs into a page of {big} bytes, more than "
             f"device_memory_budget={store.budget} bytes: it streams through the GPU whole, so "
             "the budget is exceeded while it is there.", BudgetWarning, stacklevel=2)
+    raw = None
+    if plan.raw:       # linear trees: the raw values stay (4 bytes a value beside the page)
+        raw = raw_rows(part.X, 0, n)
     return PagedPart(tuple(ranges), pages, part.label, part.weight, part.base_margin,
-                     part.pieces, n, key, part.qid)
+                     part.pieces, n, key, part.qid, raw)
+
+
+def raw_rows(X, a: int, b: int) -> np.ndarray:
+    """Rows [a, b) of a part's features as the linear kernels read them: float32, C order,
+    on the host (a view when X is that already, as a checked Part's is)."""
+    return np.ascontiguousarray(to_host(X[a:b]), dtype=np.float32)
 
 
 def stream_slots(units) -> int:

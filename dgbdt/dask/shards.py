@@ -9,6 +9,10 @@ worker's shards inside its own task on that worker (``local_shards``) from one o
 * a streamed dataset's shards, packed by ``make_shard`` for this training;
 * Parts (the collective ranks of tests/test_collective.py): joined and cut into the pages that
   fit ``device_memory_budget``, as in-process training does.
+
+For piecewise-linear trees (``linear_tree``) every shard also keeps its rows' raw float32
+features (``Shard.raw``: linear leaves regress on values, pages keep bins): a view of the part's
+or the PagedPart's matrix, on the worker that holds it; nothing of them reaches the client.
 """
 from __future__ import annotations
 
@@ -22,18 +26,19 @@ from ..booster import MarginStart, initial_margins
 from ..data.page_store import BudgetWarning, PageStore, budget_bytes, move_page, plan_pages
 from ..shard import Shard
 from .data import Part
-from .pages import page_of, stream_slots
+from .pages import page_of, raw_rows, stream_slots
 
 
 def make_shard(part, cuts, max_nodes: int, base, device: str = "cpu",
-                budget=None) -> Shard:
+                budget=None, raw: bool = False) -> Shard:
     """The part's page and training state, on this worker's GPU for device "cuda"; the page
     is placed within ``budget`` (device_memory_budget, dgbdt.data.page_store) on its own.
-    ``base``: where the margins start (a MarginStart, or a new model's intercept [K])."""
+    ``base``: where the margins start (a MarginStart, or a new model's intercept [K]);
+    ``raw``: keep the rows' raw features beside the page (linear trees)."""
     be = get_backend(device)
     with device_scope(be):
         store = PageStore(budget_bytes(budget, be, part.n_rows, len(base)), be)
-        shard = shard_of(part, 0, part.n_rows, cuts, max_nodes, base, be, store)
+        shard = shard_of(part, 0, part.n_rows, cuts, max_nodes, base, be, store, raw)
     if shard.page.streamed and shard.page.nbytes > store.budget:
         warnings.warn(
             f"a partition of {part.n_rows} rows packs into {shard.page.nbytes} bytes, more "
@@ -44,8 +49,10 @@ def make_shard(part, cuts, max_nodes: int, base, device: str = "cpu",
     return shard
 
 
-def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Shard:
-    """The shard of the part's rows [a, b), its page placed by ``store``."""
+def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store,
+             raw: bool = False) -> Shard:
+    """The shard of the part's rows [a, b), its page placed by ``store``; with ``raw`` its
+    raw features too (a view: ``raw_rows``)."""
     X = part.X[a:b]
     page = move_page(store.place(page_of(X, cuts, be)), be)
     start = start_of(base)
@@ -55,6 +62,8 @@ def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store) -> Sha
     shard.id_pieces = row_pieces(part.pieces, start.row_offsets, a, b)
     if part.qid is not None:
         shard.qid = part.qid[a:b]
+    if raw:
+        shard.raw = raw_rows(part.X, a, b)
     return shard
 
 
@@ -76,15 +85,15 @@ def start_of(base) -> MarginStart:
     return base if isinstance(base, MarginStart) else MarginStart(base)
 
 
-def shards_of(part, cuts, max_nodes: int, base, device: str, budget):
+def shards_of(part, cuts, max_nodes: int, base, device: str, budget, raw: bool = False):
     """The part's rows as shards whose pages fit ``budget`` together: one shard when they fit
     whole, else pages cut to the budget, kept, spilled or streamed (as in-process); and the
-    device slots for streamed pages."""
+    device slots for streamed pages. ``raw``: with the rows' raw features (linear trees)."""
     be = get_backend(device)
     with device_scope(be):
         n = part.n_rows
         store, ranges = plan_pages(budget, be, n, part.X.shape[1], cuts, max_nodes, len(base))
-        return [shard_of(part, a, b, cuts, max_nodes, base, be, store)
+        return [shard_of(part, a, b, cuts, max_nodes, base, be, store, raw)
                 for a, b in ranges or [(0, n)]], store.slots
 
 
@@ -131,6 +140,8 @@ def paged_shards(units, cuts, max_nodes: int, base, be) -> list[Shard]:
             shard.id_pieces = row_pieces(paged.pieces, start.row_offsets, a, b)
             if paged.qid is not None:
                 shard.qid = paged.qid[a:b]
+            if paged.raw is not None:
+                shard.raw = paged.raw[a:b]
             out.append(shard)
     return out
 
@@ -148,4 +159,4 @@ def local_shards(units, cuts, max_nodes: int, base, p):
     if units and isinstance(units[0], Shard):
         return list(units), 2
     return shards_of(concat_parts(units), cuts, max_nodes, base, p["device"],
-                      p["device_memory_budget"])
+                     p["device_memory_budget"], bool(p.get("linear_tree")))

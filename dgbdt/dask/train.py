@@ -10,7 +10,11 @@ The loop itself is dgbdt.train.boost; the modes supply its seam:
   (dgbdt.dask.collective_train).
 
 Histograms are integer sums and metrics exact reductions, so every mode gives the in-process
-model, byte for byte, for any number of workers or partitions.
+model, byte for byte, for any number of workers or partitions. Piecewise-linear trees
+(``linear_tree``) train on CPU workers in the task, graph and collective modes: the workers
+keep their rows' raw values beside the pages, the normalization's min / max is tree-reduced
+over them (dgbdt.dask.linear), and the seams merge the linear histograms and leaf sums as they
+merge the constant ones (dgbdt.tree.linear_growth.level_payload).
 """
 from __future__ import annotations
 
@@ -43,6 +47,7 @@ from ..train import boost, resolve_prior
 from .data import DaskDataset, workers_of
 from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
 from .graph import DatasetEval as GraphDatasetEval
+from .linear import check_linear, linear_spec
 from .recovery import (RecoveryError, WorkerLostError, later, wait_for_partitions,
                        watched_result)
 from .shards import local_shards, make_shard, needs_rows, start_margins
@@ -124,14 +129,16 @@ def _concat_dataset(parts) -> Dataset:
 
 
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                   verbose_eval, log_topic, callbacks=None, obj=None, progress=None):
+                   verbose_eval, log_topic, callbacks=None, obj=None, progress=None,
+                   linear=None):
     with training_task(p["nthread"]), log_to_client(log_topic):
         return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
-                           early_stopping_rounds, verbose_eval, callbacks, obj, progress)
+                           early_stopping_rounds, verbose_eval, callbacks, obj, progress,
+                           linear)
 
 
 def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                verbose_eval, callbacks=None, obj=None, progress=None):
+                verbose_eval, callbacks=None, obj=None, progress=None, linear=None):
     metrics = [get_metric(m, p) for m in
                (p["eval_metric"] or [get_objective(p["objective"], p).default_metric])]
     max_nodes = tree_max_nodes(p)
@@ -157,7 +164,7 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
         with gpu_memory_errors(p, "training on this worker"):
             booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
                             early_stopping_rounds, history, verbose_eval, callbacks,
-                            progress=progress)
+                            progress=progress, linear=linear)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     return booster, history
@@ -283,10 +290,6 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         params = {**(params or {}), "objective": prior.objective.name,
                   **({"num_class": prior.num_class} if prior.num_class else {})}
     p = normalize_params(params)
-    if p["linear_tree"]:
-        raise ValueError("linear_tree trains in-process on the CPU for now (dgbdt.train with "
-                         "a dgbdt.Dataset, device='cpu'); Dask training of linear trees (the "
-                         "extended histograms' tree-reduce and all-reduce) is not built yet")
     if not isinstance(dtrain, DaskDataset):
         raise TypeError(f"dtrain must be a dgbdt.dask.DaskDataset; got {type(dtrain).__name__}")
     if not dtrain.has_label:
@@ -296,6 +299,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         else "cuda"
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
+    if p["linear_tree"]:
+        check_linear(p, dtrain, mode)
     for name, value in (("collective_timeout", collective_timeout),
                         ("recovery_timeout", recovery_timeout)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
@@ -463,7 +468,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         margins = (dtrain.map_parts(start_margins, base) if needs_rows(base)
                    else [None] * len(dtrain.part_rows))
         pages = dtrain.pages(cuts, p["device"], p["device_memory_budget"], len(base),
-                             max_nodes)
+                             max_nodes, raw=p["linear_tree"])
         units = list(zip(pages, margins))
         # every input in memory before a training task starts: a collective rank holds its
         # worker's thread while it waits for the others, so a margin still to be computed on
@@ -472,9 +477,11 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
     else:
         # streamed: every partition is read once more and packed into its page (a shard) on
         # the worker that read it; the raw rows are released, and every mode trains on these
-        units = shards = dtrain.map_parts(make_shard, cuts, max_nodes, base, p["device"],
-                                          p["device_memory_budget"])
-        workers = workers_of(client, shards)
+        units = pages = dtrain.map_parts(make_shard, cuts, max_nodes, base, p["device"],
+                                         p["device_memory_budget"], p["linear_tree"])
+        workers = workers_of(client, pages)
+    # linear trees: the regressors' normalization, from every holder's raw rows' min / max
+    linear = linear_spec(client, p, pages, cuts, fan_in) if p["linear_tree"] else None
     one_worker = len(set(workers)) == 1
     if mode == "auto":
         mode = _auto_mode(client, workers, p["device"])
@@ -497,7 +504,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
             booster, history = train_collective(
                 client, p, cuts.result(), base, booster, int(num_boost_round), dtrain, units,
                 workers, evals, early_stopping_rounds, verbose_eval, float(collective_timeout),
-                log and log.topic, callbacks, obj, progress)
+                log and log.topic, callbacks, obj, progress, linear)
         return {"booster": booster, "history": history, "mode": mode}
     if mode == "task":
         if not one_worker and not recovering:   # after a loss, Dask moves the parts there
@@ -506,7 +513,8 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         log = _client_log(client, bool(evals) and bool(verbose_eval))
         fut = client.submit(_train_in_task, p, cuts, base, booster, int(num_boost_round),
                             units, eval_sets, early_stopping_rounds, verbose_eval,
-                            log and log.topic, callbacks, obj, progress, workers=[workers[0]],
+                            log and log.topic, callbacks, obj, progress, linear,
+                            workers=[workers[0]],
                             allow_other_workers=False, pure=False,
                             key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
         with _closing(log):
@@ -534,7 +542,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
     try:
         booster = boost(p, seam, cuts.result(), booster, objective, metrics,
                         int(num_boost_round), sources, early_stopping_rounds, history,
-                        verbose_eval, callbacks, progress=progress)
+                        verbose_eval, callbacks, progress=progress, linear=linear)
         booster.trees = seam.result(booster.trees)       # futures until now (dgbdt.dask.graph)
     except GraphModeError as e:
         # every unit grew the same trees: a survivor's are the model so far

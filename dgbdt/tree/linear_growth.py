@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import backend_of
+from ..backend import array_module, backend_of
 from ..shard import SplitBatch
 from .grower import FinishRequest, Growth, LevelRequest
 from .lossguide import LossguideGrowth
-from .linear import PAYLOAD, LinearSpec, fit_leaf, half_additive_fit, slope_bound
+from .linear import GP, HP, HPP, HPX, PAYLOAD, LinearSpec, fit_leaf, half_additive_fit, slope_bound
 from .split import splittable
 
 
@@ -327,5 +327,41 @@ class LinearLossguideGrowth(LinearNodes, LossguideGrowth):
         self.pending, self.done = self._take_carried(), True
 
 
+# -- a linear level's partials between holders of rows (the Dask seams) ---------------------
+#: the entries of a linear slot that depend on the node's own p~ (kernels.cpu's p_only pass)
+P_ENTRIES = np.array([GP, HP, HPP, HPX])
+
+
+def level_payload(local, req: LevelRequest):
+    """What one holder of rows (a collective rank, a graph-mode unit) contributes to a linear
+    level's merge, flat int64 (a new array: the shards keep their own partials): its partials
+    [small, S, 9] of the smaller children, then the p~ entries [large, S, 4] of the larger
+    ones. The rest of a larger child is its merged parent minus its merged smaller sibling
+    (``merged_level``), so those entries need not travel."""
+    xp = array_module(local)
+    ns = len(req.small)
+    small = xp.ascontiguousarray(local[:ns]).reshape(-1)
+    if not len(req.large):
+        return small.copy()
+    return xp.concatenate([small, local[ns:][:, :, P_ENTRIES].reshape(-1)])
+
+
+def merged_level(total, req: LevelRequest, parents):
+    """The merged level [small + large, S, 9] from the sum over holders of their
+    ``level_payload``s, with ``parents`` the merged histograms of the previous level: a larger
+    child's g, h and x~ entries are its parent's minus its smaller sibling's, its p~ entries
+    the summed second pass. All exact integers, so the in-process seam's merge bit for bit."""
+    xp = array_module(total)
+    ns, nl = len(req.small), len(req.large)
+    n_slots = total.shape[0] // (PAYLOAD * ns + len(P_ENTRIES) * nl)
+    small = total[:ns * n_slots * PAYLOAD].reshape(ns, n_slots, PAYLOAD)
+    if not nl:
+        return small
+    large = parents[xp.asarray(req.parent_slot)] - small
+    large[:, :, P_ENTRIES] = total[ns * n_slots * PAYLOAD:].reshape(nl, n_slots, len(P_ENTRIES))
+    return xp.concatenate([small, large])
+
+
 __all__ = ["LeafModels", "LeafSumRequest", "LinearGrowth", "LinearLevel",
-           "LinearLossguideGrowth", "LinearNodes", "PAYLOAD"]
+           "LinearLossguideGrowth", "LinearNodes", "PAYLOAD", "P_ENTRIES", "level_payload",
+           "merged_level"]
