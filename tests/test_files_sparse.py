@@ -79,3 +79,21 @@ def test_parquet_file(tmp_path):
     np.testing.assert_array_equal(d.label, y)
     with pytest.raises(ValueError, match="has no column 'label'"):
         dgbdt.Dataset(str(pq), label_column="label")
+
+
+def test_dask_arrays_of_sparse_chunks(client2):
+    """A dask array whose chunks are scipy.sparse matrices: each partition is read as the
+    dense matrix with missing values where it lives; the in-process model of the same rows,
+    for any chunking; dgbdt.dask.predict of the sparse chunks."""
+    da = pytest.importorskip("dask.array")
+    dgd = pytest.importorskip("dgbdt.dask")
+    X, dense, y = sparse_data(seed=4)
+    p = {"objective": "binary:logistic", "max_depth": 4}
+    ref = dgbdt.train(p, dgbdt.Dataset(dense, y), 4, verbose_eval=False)
+    for rows in (1500, 400):
+        dX = da.from_array(X, chunks=(rows, X.shape[1]), asarray=False)
+        d = dgd.DaskDataset(client2, dX, da.from_array(y, chunks=rows))
+        out = dgd.train(client2, p, d, 4, verbose_eval=False)
+        assert out["booster"].save_raw() == ref.save_raw()
+    pred = dgd.predict(client2, out["booster"], dX).compute()
+    np.testing.assert_array_equal(np.asarray(pred), ref.predict(dense))

@@ -187,3 +187,27 @@ def test_more_objectives_match_cpu(objective, extra):
     pc = cpu.predict(X)
     pg = cp.asnumpy(gpu.predict(cp.asarray(X)))
     np.testing.assert_allclose(pg, pc, rtol=1e-5, atol=1e-6 * max(1.0, np.abs(pc).max()))
+
+
+def test_cupyx_sparse_input_is_the_dense_matrix_with_missing_values():
+    """cupyx.scipy.sparse rows (absent entries missing, as XGBoost) stay on the GPU and give
+    the CPU's model of the dense rows with NaN, byte for byte; prediction from cupyx rows."""
+    import scipy.sparse as sp
+    cpx = pytest.importorskip("cupyx.scipy.sparse")
+    rng = np.random.default_rng(5)
+    X = sp.random(3000, 12, density=0.25, format="csr", random_state=5, dtype=np.float32)
+    X.data = rng.standard_normal(X.nnz).astype(np.float32)
+    dense = np.full(X.shape, np.nan, dtype=np.float32)
+    coo = X.tocoo()
+    dense[coo.row, coo.col] = coo.data
+    y = np.nan_to_num(dense[:, 0]) - 2 * np.nan_to_num(dense[:, 3]) + rng.normal(size=3000)
+    p = {"objective": "reg:squarederror", "max_depth": 4}
+    ref = dgbdt.train(p, dgbdt.Dataset(dense, label=y), 5, verbose_eval=False)
+    for fmt in ("csr", "csc", "coo"):
+        Xg = cpx.csr_matrix(X).asformat(fmt)
+        d = dgbdt.Dataset(Xg, label=cp.asarray(y))
+        assert d.on_device
+        b = dgbdt.train(p, d, 5, verbose_eval=False)
+        assert _json(b) == _json(ref), fmt
+    got = b.predict(cpx.csr_matrix(X))
+    np.testing.assert_allclose(cp.asnumpy(got), ref.predict(dense), rtol=1e-6, atol=1e-7)
