@@ -20,6 +20,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=20_000_000)
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--factor", type=float, default=4.0)
+    ap.add_argument("--incore-compact", action="store_true",
+                    help="also grow in-core sampled rounds from compact shards (a trial)")
     a = ap.parse_args()
     import cupy as cp
 
@@ -62,7 +64,28 @@ def main() -> None:
     p = {"objective": "binary:logistic", "max_depth": 8, "eta": 0.1, "device": "cuda",
          "subsample": 0.2, "sampling_method": "gradient_based"}
     dgbdt.train(p, dgbdt.Dataset(X[:20000], label=y[:20000]), 2, verbose_eval=False)
-    for name, b in (("incore", None), ("streamed", budget)):
+    legs = [("incore", None), ("streamed", budget)]
+    if a.incore_compact:
+        def applies(seam_, spec, objective, _orig=compact.applies):
+            s_ = spec.sampling
+            if seam_.stream is None and s_ is not None and s_.subsample < 1 \
+                    and getattr(objective, "leaf_alpha", None) is None:
+                return True
+            return _orig(seam_, spec, objective)
+        models = {}
+        for name, on in (("incore-plain", False), ("incore-compact", True)):
+            compact.applies = applies if on else applies.__defaults__[0]
+            spent.clear(), calls.clear()
+            cp.cuda.Device().synchronize()
+            t = time.perf_counter()
+            bst = dgbdt.train(p, dgbdt.Dataset(X, label=y), a.rounds, verbose_eval=False)
+            cp.cuda.Device().synchronize()
+            print(f"{name}: {time.perf_counter() - t:.3f} s total, quantize "
+                  f"{bst.timings['quantize']:.3f}")
+            models[name] = bst.save_raw()
+        compact.applies = applies.__defaults__[0]
+        print("same model:", models["incore-plain"] == models["incore-compact"])
+    for name, b in legs:
         spent.clear(), calls.clear()
         cp.cuda.Device().synchronize()
         t = time.perf_counter()
