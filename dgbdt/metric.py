@@ -204,16 +204,28 @@ class TweedieNLogLik(Metric):
 
 class Quantile(Metric):
     """The pinball loss at ``alpha = quantile_alpha`` (XGBoost's ``quantile``):
-    ``alpha (y - p)`` where ``y >= p``, else ``(1 - alpha) (p - y)``, weighted mean."""
+    ``alpha (y - p)`` where ``y >= p``, else ``(1 - alpha) (p - y)``, weighted mean. With
+    several quantiles ``a_1 .. a_K`` the prediction is ``[n, K]`` and the value is XGBoost's
+    mean over rows and quantiles, ``sum_i w_i sum_k loss_ik / (K sum_i w_i)``: a row's loss is
+    the mean of its K pinball losses."""
 
     name = "quantile"
 
-    def __init__(self, alpha: float = 0.5):
-        self.alpha = float(alpha)
+    def __init__(self, alpha=0.5):
+        self.alphas = tuple(float(a) for a in np.atleast_1d(alpha))
+        self.alpha = self.alphas[0]
+        self._vector = len(self.alphas) == 1
 
     def _row_loss(self, xp, y, p):
-        d = y - p
-        return xp.where(d >= 0, self.alpha * d, (self.alpha - 1.0) * d)
+        if self._vector:
+            d = y - p
+            return xp.where(d >= 0, self.alpha * d, (self.alpha - 1.0) * d)
+        if p.shape[1] != len(self.alphas):
+            raise ValueError(f"quantile: the prediction has {p.shape[1]} columns, "
+                             f"quantile_alpha lists {len(self.alphas)} quantiles")
+        a = xp.asarray(self.alphas)[None, :]
+        d = y[:, None] - p
+        return xp.where(d >= 0, a * d, (a - 1.0) * d).mean(axis=1)
 
 
 class CoxNLogLik(Metric):

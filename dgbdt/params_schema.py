@@ -127,8 +127,11 @@ _SPECS = [
               "The variance power of reg:tweedie, between 1 (Poisson) and 2 (gamma).",
               low=1.0, high=2.0, low_open=True, high_open=True),
     ParamSpec("quantile_alpha", 0.5,
-              "The quantile reg:quantileerror fits (one per model for now).",
-              low=0.0, high=1.0, low_open=True, high_open=True),
+              "The quantile reg:quantileerror fits, or a list of quantiles: one model output "
+              "each (XGBoost's: the trees of each round, one per quantile; predictions [n, K]); "
+              "the quantile metric averages the pinball losses over them.",
+              kind="alphas", low=0.0, high=1.0, low_open=True, high_open=True,
+              allowed="a float in (0, 1), or a non-empty list of them"),
     ParamSpec("lambdarank_pair_method", "topk",
               "How the rank:* objectives pair a query's rows: 'topk', every pair with one of "
               "the model's top lambdarank_num_pair_per_sample rows (deterministic, XGBoost's "

@@ -25,6 +25,7 @@ from .data.page_store import gpu_memory_errors, move_page, plan_pages
 from .evaluation import DatasetEval, SeamEval
 from .metric import get_metric, is_metric_custom, with_custom
 from .objective import get_objective
+from .objective_base import model_params
 from .params import normalize_params
 from .progress import Progress, replay, resume_callbacks
 from .progressbar import open_bar, showing
@@ -228,7 +229,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
         if prior is None:
             base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
             booster = Booster(objective.name, num_class, base, dtrain.num_col,
-                              dtrain.feature_names)
+                              dtrain.feature_names, model_params(objective))
         else:       # continued training: the prior's intercept and trees, new trees after
             booster = prior.snapshot()
             booster.best_iteration = booster.best_score = None

@@ -704,6 +704,30 @@ def test_quantile_losses_on_dask_are_the_in_process_model(_clusters, objective, 
     assert out["booster"].save_raw() == reference(params, X, y, w).save_raw()
 
 
+@pytest.mark.parametrize("mode,n", [("collective", 2), ("collective", 4), ("task", 1)])
+def test_several_quantiles_on_dask_are_the_in_process_model(_clusters, mode, n):
+    """quantile_alpha=[0.2, 0.5, 0.9]: three outputs, each tree's leaves its quantile of the
+    residuals over the ranks, the intercept each quantile of the labels over the partitions:
+    the in-process model byte for byte, and the quantile metric's history."""
+    client = _clusters(n)
+    X, y, w = make(seed=25)
+    y = y * 3 + np.nan_to_num(X[:, 1]) + np.random.default_rng(1).standard_t(3, len(y))
+    d = dask_dataset(client, X, y, w, 5)
+    dv = dask_dataset(client, X[:300], y[:300], w[:300], 2)
+    params = {"objective": "reg:quantileerror", "quantile_alpha": [0.2, 0.5, 0.9],
+              "max_depth": 3, "subsample": 0.8}
+    ref: dict = {}
+    want = reference(params, X, y, w, evals=[(dgbdt.Dataset(X[:300], label=y[:300],
+                                                           weight=w[:300]), "v")],
+                     evals_result=ref)
+    out = dgd.train(client, params, d, ROUNDS, evals=[(dv, "v")], verbose_eval=False,
+                    mode=mode)
+    assert out["mode"] == mode
+    assert out["booster"].n_outputs == 3
+    assert out["booster"].save_raw() == want.save_raw()
+    assert out["history"] == ref and list(ref["v"]) == ["quantile"]
+
+
 def test_quantile_losses_say_where_they_do_not_train_yet(client2):
     X, y, w = make(n=400, seed=23)
     d = dask_dataset(client2, X, y, w, 2)

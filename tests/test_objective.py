@@ -475,3 +475,64 @@ def test_the_exact_descent_is_the_sorted_quantile():
         for a in (0.01, 0.3, 0.5, 0.77, 0.99):
             assert local_quantiles(a, [x], None if w is None else [w])[0] == \
                 weighted_quantile(a, x, w)
+
+
+def test_several_quantiles_are_one_output_each():
+    """quantile_alpha as a list: K outputs; each column's gradients, intercept and metric
+    are the one-quantile objective's at its alpha; the parameter's checks; the model file
+    (version 4) keeps the quantiles, so a loaded model predicts K columns."""
+    import json
+
+    import dgbdt
+    from dgbdt.metric import get_metric
+    from dgbdt.params import ParameterError, normalize_params
+    rng = np.random.default_rng(3)
+    alphas = (0.1, 0.5, 0.85)
+    obj = get_objective("reg:quantileerror", {"quantile_alpha": alphas})
+    assert obj.n_outputs(None) == 3
+    y = rng.normal(size=200)
+    w = rng.uniform(0.2, 2.0, 200)
+    m = rng.normal(size=(200, 3))
+    m[:5] = y[:5, None]                      # m == y: the m >= y side
+    g, h = obj.gradients(m, y, w)
+    for k, a in enumerate(alphas):
+        one = get_objective("reg:quantileerror", {"quantile_alpha": a})
+        g1, h1 = one.gradients(m[:, k].copy(), y, w)
+        np.testing.assert_array_equal(g[:, k], g1[:, 0])
+        np.testing.assert_array_equal(h[:, k], h1[:, 0])
+        assert obj.base_margin_from_labels(y, w, None)[k] == \
+            one.base_margin_from_labels(y, w, None)[0]
+        assert obj.leaf_alphas[k] == a
+    losses = [get_metric("quantile", {"quantile_alpha": a})(y, m[:, k], w)
+              for k, a in enumerate(alphas)]
+    assert get_metric("quantile", {"quantile_alpha": alphas})(y, m, w) == \
+        pytest.approx(np.mean(losses), rel=1e-12)
+    with pytest.raises(ValueError, match="2 columns, quantile_alpha lists 3"):
+        get_metric("quantile", {"quantile_alpha": alphas})(y, m[:, :2], w)
+
+    assert normalize_params({"quantile_alpha": [0.3]})["quantile_alpha"] == 0.3
+    assert normalize_params({"quantile_alpha": np.array([0.3, 0.6])})["quantile_alpha"] == \
+        (0.3, 0.6)
+    for bad, msg in [([0.3, 1.5], "quantile_alpha must be < 1, got 1.5"),
+                     ([], "a number or a non-empty list"), (["a"], "must be a number")]:
+        with pytest.raises(ParameterError, match=msg):
+            normalize_params({"quantile_alpha": bad})
+
+    X = rng.standard_normal((300, 4)).astype(np.float32)
+    b = dgbdt.train({"objective": "reg:quantileerror", "quantile_alpha": list(alphas),
+                     "max_depth": 3}, dgbdt.Dataset(X, label=X[:, 0]),
+                    3, verbose_eval=False)
+    assert b.n_outputs == 3 and len(b.trees) == 9 and b.predict(X).shape == (300, 3)
+    doc = json.loads(b.save_raw())
+    assert doc["version"] == 4
+    assert doc["learner"]["objective_params"] == {"quantile_alpha": list(alphas)}
+    back = dgbdt.load_model(b.save_raw())
+    assert back.save_raw() == b.save_raw()
+    np.testing.assert_array_equal(back.predict(X), b.predict(X))
+    one = dgbdt.train({"objective": "reg:quantileerror", "quantile_alpha": 0.3},
+                      dgbdt.Dataset(X, label=X[:, 0]), 2, verbose_eval=False)
+    assert json.loads(one.save_raw())["version"] == 2      # one quantile: the old bytes
+    doc["learner"]["objective_params"] = {"quantile_alpha": [0.2, 2.0, 0.5]}
+    with pytest.raises(dgbdt.ModelFormatError if hasattr(dgbdt, "ModelFormatError")
+                       else ValueError, match="numbers in \\(0, 1\\)"):
+        dgbdt.load_model(json.dumps(doc))

@@ -34,6 +34,7 @@ from ..data.page_store import gpu_memory_errors
 from ..metric import get_metric, is_metric_custom, with_custom
 from ..data.queries import weight_norm, weight_norm_stats
 from ..objective import get_objective
+from ..objective_base import model_params
 from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
 from ..progress import Progress
@@ -87,8 +88,8 @@ def _part_histogram(part, scales, prefixes, step, groups):
     return part.histogram(prefixes, step, part.masses(scales), groups)
 
 
-def label_quantile(client, dtrain, objective) -> float:
-    """The quantile losses' intercept: the labels' alpha quantile over every partition
+def label_quantile(client, dtrain, objective) -> np.ndarray:
+    """The quantile losses' intercept [K]: the labels' alpha quantile (one per output) over every partition
     (dgbdt.quantile: each step's sums over the partitions, gathered here), the value the
     in-process training finds."""
     from ..quantile import quantiles
@@ -103,8 +104,8 @@ def label_quantile(client, dtrain, objective) -> float:
             futs = [client.submit(_part_histogram, f, scales, prefixes, step, groups,
                                   pure=False) for f in parts]
             return np.sum(client.gather(futs), axis=0)
-        return float(quantiles(objective.leaf_alpha, 1, dtrain.has_weight, stats,
-                               histogram)[0])
+        return np.array([quantiles(a, 1, dtrain.has_weight, stats, histogram)[0]
+                         for a in getattr(objective, "leaf_alphas", (objective.leaf_alpha,))])
     finally:
         client.cancel(parts)
 
@@ -392,7 +393,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if p["base_score"] is not None:
             intercept = objective.base_score_to_margin(p["base_score"], num_class)
         elif getattr(objective, "leaf_alpha", None) is not None:
-            intercept = np.array([label_quantile(client, dtrain, objective)])
+            intercept = label_quantile(client, dtrain, objective)
         else:
             futs = dtrain.map_rows(_label_stats, objective, num_class)
             try:
@@ -403,7 +404,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             intercept = objective.base_margin_from_stats([sum(c) for c in zip(*stats)],
                                                          num_class)
         booster = Booster(objective.name, num_class, intercept, dtrain.num_col,
-                          dtrain.feature_names)
+                          dtrain.feature_names, model_params(objective))
     booster.set_feature_types(dtrain)      # categorical features (dgbdt.data.categorical)
     progress, sink = Progress(), None
     if checkpoint_dir is not None:      # resume from this training's checkpoint, if any
