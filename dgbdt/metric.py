@@ -16,6 +16,8 @@ auc        weighted area under the ROC curve (ties count one half); multi-class:
 aucpr      area under the precision-recall curve, XGBoost's interpolation (AUCPR);
            multi-class: the mean of the one-vs-rest areas
 mlogloss   ``-sum_i w_i log p_{i, y_i} / W``, ``p`` clipped to ``[1e-16, 1]``
+aft-nl..,  survival:aft's, on label intervals: dgbdt.metric_survival
+interval-regression-accuracy
 merror     weighted fraction with ``argmax_k p_{i, k} != y_i``
 ndcg, map, per-query NDCG / average precision / precision (``@k``, ``-``), averaged over
 pre        queries: dgbdt.metric_rank (rows with query ids)
@@ -41,6 +43,7 @@ import numpy as np
 from .metric_auc import AUC, AUCPR, RocRuns, auc_weight_scale
 from .metric_base import _PROB_EPS, Metric, _class_index
 from .metric_rank import RankMetric, is_rank_metric
+from .metric_survival import AFTNLogLik, IntervalAccuracy
 
 __all__ = ["AUC", "AUCPR", "Metric", "METRICS", "RankMetric", "RocRuns", "auc_weight_scale",
            "get_metric"]
@@ -277,7 +280,8 @@ def _lgamma(xp, a):
 _REGISTRY: dict[str, type[Metric]] = {
     cls.name: cls for cls in (RMSE, MAE, LogLoss, Error, AUC, AUCPR, MLogLoss, MError, RMSLE,
                               MAPE, MPHE, PoissonNLogLik, GammaNLogLik, GammaDeviance,
-                              TweedieNLogLik, Quantile, CoxNLogLik)
+                              TweedieNLogLik, Quantile, CoxNLogLik, AFTNLogLik,
+                              IntervalAccuracy)
 }
 METRICS: tuple[str, ...] = tuple(_REGISTRY) + ("ndcg", "map", "pre")
 #: metrics that take a number after "@" (XGBoost's spelling): error@0.7, tweedie-nloglik@1.2
@@ -344,6 +348,9 @@ def get_metric(name, params: dict | None = None) -> Metric:
         return MPHE((params or {}).get("huber_slope", 1.0) or 1.0)
     if cls is Quantile:
         return Quantile((params or {}).get("quantile_alpha", 0.5) or 0.5)
+    if cls is AFTNLogLik:
+        return AFTNLogLik((params or {}).get("aft_loss_distribution") or "normal",
+                          (params or {}).get("aft_loss_distribution_scale") or 1.0)
     if cls is TweedieNLogLik:
         return TweedieNLogLik((params or {}).get("tweedie_variance_power", 1.5) or 1.5)
     return cls()

@@ -103,12 +103,14 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
             or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be an integer >= 0; got {num_boost_round!r}")
-    if dtrain.label is None:
+    if dtrain.label is None and dtrain.label_lower_bound is None:
         raise ValueError("dtrain has no label; pass label= to Dataset")
     evals = _check_evals(evals, dtrain)
     if early_stopping_rounds is not None and not evals:
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     objective = get_objective(p["objective"], p)
+    if getattr(objective, "interval_labels", False):       # survival:aft: labels [n, 2]
+        dtrain, evals = with_intervals(dtrain, evals)
     num_class = p["num_class"]
     if obj is not None:
         from .custom import CustomObjective
@@ -176,6 +178,27 @@ def _check_linear(device: str, dtrain) -> None:
                          "linear_tree=False")
 
 
+def with_intervals(dtrain, evals):
+    """survival:aft's datasets: views of dtrain and the eval sets whose label is the [n, 2]
+    interval of their label_lower_bound and label_upper_bound (dgbdt.objective_survival)."""
+    import copy
+
+    from .objective_survival import interval_labels
+    views: dict = {}
+
+    def view(d, name):
+        if id(d) not in views:
+            if d.label_lower_bound is None or d.label_upper_bound is None:
+                raise ValueError(f"survival:aft trains on label intervals: {name} needs "
+                                 "label_lower_bound and label_upper_bound (Dataset arguments, "
+                                 "or set_float_info as XGBoost's DMatrix)")
+            v = copy.copy(d)
+            v.label = interval_labels(d.label_lower_bound, d.label_upper_bound, d.num_row)
+            views[id(d)] = v
+        return views[id(d)]
+    return view(dtrain, "dtrain"), [(view(d, f"eval set '{n}'"), n) for d, n in evals]
+
+
 def resolve_prior(xgb_model, params) -> Booster | None:
     """The model to continue (``xgb_model``): a Booster, or what load_model reads. A params
     objective (or num_class) other than the model's is an error: a model's trees and intercept
@@ -201,7 +224,7 @@ def _check_evals(evals, dtrain) -> list[tuple[Dataset, str]]:
                 and isinstance(item[0], Dataset) and isinstance(item[1], str)):
             raise TypeError("evals must be a list of (Dataset, name) pairs")
         d, name = item
-        if d.label is None:
+        if d.label is None and d.label_lower_bound is None:
             raise ValueError(f"eval set '{name}' has no label")
         if d.num_col != dtrain.num_col:
             raise ValueError(f"eval set '{name}' has {d.num_col} features; dtrain has "

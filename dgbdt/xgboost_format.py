@@ -67,6 +67,10 @@ def _objective_config(obj, num_class: int) -> dict:
     if name == "reg:quantileerror":
         return {"name": name, "quantile_loss_param":
                 {"quantile_alpha": "[" + ",".join(_num(a) for a in obj.alphas) + "]"}}
+    if name == "survival:aft":
+        return {"name": name, "aft_loss_param": {
+            "aft_loss_distribution": prm["aft_loss_distribution"],
+            "aft_loss_distribution_scale": _num(prm["aft_loss_distribution_scale"])}}
     if name in ("reg:squaredlogerror", "binary:hinge", "reg:absoluteerror", "survival:cox"):
         return {"name": name}
     if name.startswith("rank:"):

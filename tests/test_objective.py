@@ -89,7 +89,9 @@ def test_gradient_matches_finite_differences(name, loss):
 RANK = ("rank:ndcg", "rank:pairwise", "rank:map")
 
 
-@pytest.mark.parametrize("name", [o for o in OBJECTIVES if o != "binary:hinge" and o not in RANK])
+# (survival:aft's label intervals: tests/test_survival_aft.py)
+@pytest.mark.parametrize("name", [o for o in OBJECTIVES if o not in ("binary:hinge",
+                                                                     "survival:aft", *RANK)])
 def test_weights_multiply_g_and_h(name):
     obj = get_objective(name)
     m, y = _data(name)
@@ -177,7 +179,8 @@ def _labels_for(name, k, n=400, absent=()):
 # test_compare_xgboost.py with one given)
 # (survival:cox's intercept is checked with its trees in test_compare_xgboost.py)
 @pytest.mark.parametrize("name", [o for o in OBJECTIVES if o not in ("reg:quantileerror",
-                                                                      "survival:cox", *RANK)])
+                                                                      "survival:cox",
+                                                                      "survival:aft", *RANK)])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_intercept_matches_xgboost(name, weighted):
     k = 4
@@ -228,7 +231,7 @@ def test_logistic_intercept_all_one_class_is_clipped(name):
 def test_label_stats_are_additive_over_partitions():
     # (the quantile losses' intercept is a quantile of all labels: no additive statistics)
     for name in [o for o in OBJECTIVES if o not in ("reg:absoluteerror", "reg:quantileerror",
-                                                    "survival:cox")]:
+                                                    "survival:cox", "survival:aft")]:
         obj = get_objective(name)
         y = _labels_for(name, 4)
         w = RNG.uniform(0.1, 2.0, y.shape[0])
@@ -269,7 +272,7 @@ def test_logistic_base_score_out_of_range(b):
 
 
 # --------------------------------------------------------------------------- labels
-@pytest.mark.parametrize("name", OBJECTIVES)
+@pytest.mark.parametrize("name", [o for o in OBJECTIVES if o != "survival:aft"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_labels_rejected(name, bad):
     y = np.zeros(10)
@@ -313,21 +316,22 @@ def test_registry():
                                "multi:softprob", "multi:softmax", "reg:squaredlogerror",
                                "reg:pseudohubererror", "count:poisson", "reg:gamma", "reg:tweedie",
                                "binary:hinge", "reg:absoluteerror", "reg:quantileerror",
-                               "survival:cox", *RANK}
+                               "survival:cox", "survival:aft", *RANK}
     expected_metric = {"reg:squarederror": "rmse", "reg:logistic": "rmse", "binary:logistic": "logloss",
                        "binary:logitraw": "logloss", "multi:softprob": "mlogloss", "multi:softmax": "merror",
                        "reg:squaredlogerror": "rmsle", "reg:pseudohubererror": "mphe",
                        "count:poisson": "poisson-nloglik", "reg:gamma": "gamma-deviance",
                        "reg:tweedie": "tweedie-nloglik@1.5", "binary:hinge": "error",
                        "reg:absoluteerror": "mae", "reg:quantileerror": "quantile",
-                       "survival:cox": "cox-nloglik", "rank:ndcg": "ndcg@32",
+                       "survival:cox": "cox-nloglik", "survival:aft": "aft-nloglik",
+                       "rank:ndcg": "ndcg@32",
                        "rank:pairwise": "ndcg@32", "rank:map": "map@32"}
     for name in OBJECTIVES:
         obj = get_objective(name)
         assert obj.name == name and obj.default_metric == expected_metric[name]
         assert obj.n_outputs(None if not name.startswith("multi") else 5) == (5 if name.startswith("multi") else 1)
-    with pytest.raises(ValueError, match="unknown objective 'survival:aft'"):
-        get_objective("survival:aft")
+    with pytest.raises(ValueError, match="unknown objective 'survival:nope'"):
+        get_objective("survival:nope")
 
 
 # --------------------------------------------------------------------------- #16's objectives

@@ -337,6 +337,10 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if dtrain.has_weight:       # n_queries / sum of weights over every partition
             futs = dtrain.map_rows(_weight_norm_stats)
             objective.weight_norm = weight_norm([sum(c) for c in zip(*client.gather(futs))])
+    if getattr(objective, "interval_labels", False):
+        raise ValueError("survival:aft is not available on Dask yet: its label intervals "
+                         "(label_lower_bound, label_upper_bound) do not travel with "
+                         "DaskDataset's partitions yet; train in-process (dgbdt.train)")
     if objective.name == "survival:cox":
         raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
                          "sets span all the rows in the order of the survival times; train "
