@@ -115,12 +115,14 @@ def _concat_dataset(parts) -> Dataset:
     parts = [p for p in parts if p.n_rows] or parts[:1]
     xp = array_module(parts[0].X)
     cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
-    d = Dataset(xp.concatenate([p.X for p in parts]),
-                label=cat([p.label for p in parts]), weight=cat([p.weight for p in parts]),
+    d = Dataset(xp.concatenate([p.X for p in parts]), weight=cat([p.weight for p in parts]),
                 base_margin=cat([p.base_margin for p in parts]))
+    d.label = cat([p.label for p in parts])     # checked by the parts (1-D, or intervals)
     # the partitions' query ids: each partition's sorted, queries within one partition (the
     # DaskDataset checked), so contiguous here though not sorted across partitions
     d.qid = None if parts[0].qid is None else np.concatenate([p.qid for p in parts])
+    if d.label is not None and d.label.ndim == 2:       # survival:aft's intervals [n, 2]
+        d.label_lower_bound, d.label_upper_bound = d.label[:, 0], d.label[:, 1]
     return d
 
 
@@ -338,9 +340,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             futs = dtrain.map_rows(_weight_norm_stats)
             objective.weight_norm = weight_norm([sum(c) for c in zip(*client.gather(futs))])
     if getattr(objective, "interval_labels", False):
-        raise ValueError("survival:aft is not available on Dask yet: its label intervals "
-                         "(label_lower_bound, label_upper_bound) do not travel with "
-                         "DaskDataset's partitions yet; train in-process (dgbdt.train)")
+        for d, name in [(dtrain, "dtrain")] + [(d, f"eval set '{n}'") for d, n in evals]:
+            if not getattr(d, "has_intervals", False):
+                raise ValueError(f"survival:aft trains on label intervals: {name} needs "
+                                 "label_lower_bound and label_upper_bound (DaskDataset "
+                                 "arguments, partitioned like the data)")
     if objective.name == "survival:cox":
         raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
                          "sets span all the rows in the order of the survival times; train "
