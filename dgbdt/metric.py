@@ -239,6 +239,9 @@ class CoxNLogLik(Metric):
     p), so it does not depend on how the rows were split."""
 
     name = "cox-nloglik"
+    #: its summary is its rows' 3 columns (merged by concatenation; dgbdt.dask.collective_train
+    #: gathers them from the ranks)
+    row_summary = 3
 
     def summary(self, y, pred, w=None, weight_scale=None, weight_sum=None):
         from .backend import to_host

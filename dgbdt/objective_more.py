@@ -363,12 +363,34 @@ class Cox(_LogLink):
         _kernels.cox(order, m, y, _as_weights(w, y.shape[0]) if has_w else y, has_w, *out)
         return out
 
+    #: its intercept needs every row in dataset order (dgbdt.dask.train gathers them)
+    needs_all_rows = True
+
     def seam_gradients(self, seam):
         """Gradients of all the seam's rows together (the risk sets span every shard), written
-        into the shards; the (max |g|, max h) that set the fixed-point scale."""
-        if seam.shards[0].be.name != "cpu":
+        into the shards; the (max |g|, max h) that set the fixed-point scale.
+
+        On Dask's collective seam the risk sets span every rank: each rank gathers every
+        rank's (dataset index, label, margin, weight) rows (4 floats a row, once a round),
+        puts them in dataset order, computes the gradients of all rows as in-process (the
+        same order, ties included, so the same numbers) and keeps its own rows'."""
+        from .sampling import global_ids
+        shards = seam.shards
+        if shards[0].be.name != "cpu":
             raise ValueError("survival:cox trains on the CPU for now")
-        label = np.concatenate([s.label for s in seam.shards])
-        weight = None if seam.shards[0].weight is None else \
-            np.concatenate([s.weight for s in seam.shards])
-        return seam.set_gradients(*self.gradients(seam.margins(), label, weight))
+        ids = np.concatenate([global_ids(s, np) for s in shards])
+        label = np.concatenate([s.label for s in shards])
+        weight = None if shards[0].weight is None else \
+            np.concatenate([s.weight for s in shards])
+        margin = seam.margins()[:, 0]
+        comm = getattr(seam, "comm", None)
+        if comm is None and np.array_equal(ids, np.arange(ids.shape[0])):
+            return seam.set_gradients(*self.gradients(margin, label, weight))
+        rows = np.stack([ids.astype(np.float64), label, margin,
+                         np.ones_like(label) if weight is None else weight], axis=1)
+        if comm is not None:
+            rows = comm.allgather_rows(rows)
+        rows = rows[np.argsort(rows[:, 0], kind="stable")]
+        g, h = self.gradients(rows[:, 2], rows[:, 1], None if weight is None else rows[:, 3])
+        at = np.searchsorted(rows[:, 0], ids.astype(np.float64))
+        return seam.set_gradients(g[at], h[at])

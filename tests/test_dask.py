@@ -771,6 +771,32 @@ def test_aft_on_dask_is_the_in_process_model(_clusters, mode, n, kind):
     assert out["history"] == ref
 
 
+@pytest.mark.parametrize("mode,n,weighted", [("collective", 2, True), ("collective", 4, False),
+                                             ("task", 1, True), ("auto", 2, False)])
+def test_cox_on_dask_is_the_in_process_model(_clusters, mode, n, weighted):
+    """survival:cox's risk sets span every worker: the intercept from every partition's
+    labels in dataset order, and each round's gradients from every rank's (index, label,
+    margin, weight) rows gathered: the in-process model's bytes and cox-nloglik history
+    (ties in the times included; uneven partitions)."""
+    client = _clusters(n)
+    X, _, w = make(seed=27)
+    rng = np.random.default_rng(27)
+    t = np.round(rng.exponential(np.exp(-0.5 * np.nan_to_num(X[:, 0]))), 2) + 0.01
+    y = np.where(rng.random(len(t)) < 0.3, -t, t)
+    w = w if weighted else None
+    params = {"objective": "survival:cox", "max_depth": 3, "subsample": 0.8}
+    ref: dict = {}
+    want = reference(params, X, y, w, evals=[(dgbdt.Dataset(X[:300], label=y[:300]), "v")],
+                     evals_result=ref)
+    d = dask_dataset(client, X, y, w, 5)
+    dv = dask_dataset(client, X[:300], y[:300], None, 2)
+    out = dgd.train(client, params, d, ROUNDS, evals=[(dv, "v")], verbose_eval=False,
+                    mode=mode)
+    assert out["mode"] == ("collective" if mode == "auto" else mode)
+    assert out["booster"].save_raw() == want.save_raw()
+    assert out["history"] == ref
+
+
 def test_aft_on_dask_errors(client2):
     X, y, w = make(n=400, seed=23)
     Xd, yd = as_dask_array(X, 2), as_dask_array(y + 1, 2)
@@ -795,5 +821,6 @@ def test_quantile_losses_say_where_they_do_not_train_yet(client2):
     with pytest.raises(ValueError, match="trains on CPU workers for now"):
         dgd.train(client2, {"objective": "reg:quantileerror", "device": "cuda"}, d, 2,
                   verbose_eval=False)
-    with pytest.raises(ValueError, match="survival:cox is not available on Dask yet"):
-        dgd.train(client2, {"objective": "survival:cox"}, d, 2, verbose_eval=False)
+    with pytest.raises(ValueError, match="survival:cox trains in mode='collective'"):
+        dgd.train(client2, {"objective": "survival:cox"}, d, 2, verbose_eval=False,
+                  mode="graph")

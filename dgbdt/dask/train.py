@@ -66,6 +66,14 @@ def _label_stats(part, obj, num_class):
     return obj.label_stats(label, weight, num_class)
 
 
+def _checked_rows(part, obj):
+    """A partition's labels and weights (host arrays), checked: for an intercept that needs
+    every row in dataset order (survival:cox's)."""
+    label = to_host(part.label)
+    obj.check_labels(label)
+    return label, None if part.weight is None else to_host(part.weight)
+
+
 def _weight_norm_stats(part):
     """A partition's [queries, sum of their weights] (exact sums; dgbdt.data.queries)."""
     return weight_norm_stats(to_host(part.weight), part.qid)
@@ -346,9 +354,13 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                  "label_lower_bound and label_upper_bound (DaskDataset "
                                  "arguments, partitioned like the data)")
     if objective.name == "survival:cox":
-        raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
-                         "sets span all the rows in the order of the survival times; train "
-                         "in-process (dgbdt.train) on the CPU")
+        if p["device"] != "cpu":
+            raise ValueError("survival:cox trains on CPU workers for now: pass host "
+                             "partitions, or params device='cpu'")
+        if mode == "graph":
+            raise ValueError("survival:cox trains in mode='collective' (the default on CPU "
+                             "clusters) or 'task', not in graph mode: its risk sets span "
+                             "every worker's rows, gathered by the collective ranks each round")
     if getattr(objective, "leaf_alpha", None) is not None:
         if p["device"] != "cpu":
             raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves are "
@@ -402,6 +414,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             intercept = objective.base_score_to_margin(p["base_score"], num_class)
         elif getattr(objective, "leaf_alpha", None) is not None:
             intercept = label_quantile(client, dtrain, objective)
+        elif getattr(objective, "needs_all_rows", False):      # survival:cox
+            got = client.gather(dtrain.map_rows(_checked_rows, objective))
+            label = np.concatenate([g[0] for g in got])
+            weight = None if got[0][1] is None else np.concatenate([g[1] for g in got])
+            intercept = objective.base_margin_from_labels(label, weight, num_class)
         else:
             futs = dtrain.map_rows(_label_stats, objective, num_class)
             try:
@@ -491,6 +508,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
     if mode == "auto":
         mode = _auto_mode(client, workers, p["device"])
         if mode == "graph" and (getattr(objective, "leaf_alpha", None) is not None
+                                or objective.name == "survival:cox"
                                 or p["grow_policy"] == "lossguide" or _by_gradient(p)):
             mode = "collective"       # (graph mode cannot refresh their leaves yet; it grows
             #                            leaf-wise trees a task hop per split)
