@@ -95,7 +95,8 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     prior = resolve_prior(xgb_model, params)
     if prior is not None:
         params = {**(params or {}), "objective": prior.objective.name,
-                  **({"num_class": prior.num_class} if prior.num_class else {})}
+                  **({"num_class": prior.num_class} if prior.num_class else {}),
+                  **prior.objective_params}
     p = normalize_params(params)
     if not isinstance(dtrain, Dataset):
         raise TypeError(f"dtrain must be a dgbdt.Dataset; got {type(dtrain).__name__} "
@@ -214,6 +215,11 @@ def resolve_prior(xgb_model, params) -> Booster | None:
     nc = (params or {}).get("num_class")
     if nc is not None and prior.num_class is not None and int(nc) != prior.num_class:
         raise ValueError(f"params num_class={nc} differs from xgb_model's {prior.num_class}")
+    for k, v in getattr(prior, "objective_params", {}).items():   # its outputs' quantiles
+        mine = (params or {}).get(k)
+        if mine is not None and list(np.atleast_1d(mine).astype(float)) != list(v):
+            raise ValueError(f"params {k}={mine!r} differs from xgb_model's {v}; continued "
+                             f"training keeps the model's (leave {k} out of params)")
     return prior
 
 

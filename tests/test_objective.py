@@ -540,3 +540,23 @@ def test_several_quantiles_are_one_output_each():
     with pytest.raises(dgbdt.ModelFormatError if hasattr(dgbdt, "ModelFormatError")
                        else ValueError, match="numbers in \\(0, 1\\)"):
         dgbdt.load_model(json.dumps(doc))
+
+
+def test_several_quantiles_continue_and_cross_validate():
+    """Continued training takes the model's quantiles (10 rounds then 5 more: the model of
+    15, without repeating quantile_alpha); other quantiles are an error; cv scores them."""
+    import dgbdt
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 4)).astype(np.float32)
+    y = X[:, 0] + rng.standard_t(3, size=400)
+    p = {"objective": "reg:quantileerror", "quantile_alpha": [0.2, 0.8], "max_depth": 3}
+    d = dgbdt.Dataset(X, label=y)
+    whole = dgbdt.train(p, d, 15, verbose_eval=False)
+    first = dgbdt.train(p, d, 10, verbose_eval=False)
+    more = dgbdt.train({"max_depth": 3}, d, 5, xgb_model=first, verbose_eval=False)
+    assert more.save_raw() == whole.save_raw()
+    with pytest.raises(ValueError, match="quantile_alpha=\\[0.3, 0.8\\] differs from "
+                                         "xgb_model's \\[0.2, 0.8\\]"):
+        dgbdt.train({"quantile_alpha": [0.3, 0.8]}, d, 1, xgb_model=first)
+    res = dgbdt.cv(p, d, 3, nfold=3)
+    assert list(res.columns)[0] == "train-quantile-mean" and len(res) == 3

@@ -179,3 +179,17 @@ def test_compat_dmatrix_takes_label_bounds():
     np.testing.assert_array_equal(b.get_float_info("label_upper_bound"), hi)
     for d in (a, b):
         assert dx.train(params, d, 3).save_raw() == want
+
+
+def test_continued_training_and_cv():
+    rng = np.random.default_rng(6)
+    X = rng.integers(0, 6, (400, 3)).astype(np.float32)
+    lo, hi = intervals(rng.exponential(np.exp(0.3 * X[:, 0])), rng)
+    d = dgbdt.Dataset(X, label_lower_bound=lo, label_upper_bound=hi)
+    p = {"objective": "survival:aft", "aft_loss_distribution": "extreme", "max_depth": 3}
+    whole = dgbdt.train(p, d, 6, verbose_eval=False)
+    first = dgbdt.train(p, d, 4, verbose_eval=False)
+    assert dgbdt.train(p, d, 2, xgb_model=first, verbose_eval=False).save_raw() == \
+        whole.save_raw()
+    res = dgbdt.cv(p, d, 2, nfold=3)
+    assert "test-aft-nloglik-mean" in res.columns

@@ -292,7 +292,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     prior = resolve_prior(xgb_model, params)
     if prior is not None:
         params = {**(params or {}), "objective": prior.objective.name,
-                  **({"num_class": prior.num_class} if prior.num_class else {})}
+                  **({"num_class": prior.num_class} if prior.num_class else {}),
+                  **prior.objective_params}
     p = normalize_params(params)
     if p["linear_tree"]:
         raise ValueError("linear_tree trains in-process on the CPU for now (dgbdt.train with "
