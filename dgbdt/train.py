@@ -104,9 +104,12 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
             or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be an integer >= 0; got {num_boost_round!r}")
-    if dtrain.label is None and dtrain.label_lower_bound is None:
-        raise ValueError("dtrain has no label; pass label= to Dataset")
-    evals = _check_evals(evals, dtrain)
+    intervals = p["objective"] == "survival:aft"       # label bounds, checked later
+    if dtrain.label is None and not intervals:
+        raise ValueError("dtrain has no label; pass label= to Dataset" + (
+            " (its label bounds are survival:aft's labels, read by that objective only)"
+            if dtrain.label_lower_bound is not None else ""))
+    evals = _check_evals(evals, dtrain, intervals)
     if early_stopping_rounds is not None and not evals:
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     objective = get_objective(p["objective"], p)
@@ -223,14 +226,14 @@ def resolve_prior(xgb_model, params) -> Booster | None:
     return prior
 
 
-def _check_evals(evals, dtrain) -> list[tuple[Dataset, str]]:
+def _check_evals(evals, dtrain, intervals: bool = False) -> list[tuple[Dataset, str]]:
     out = []
     for item in evals or []:
         if not (isinstance(item, (tuple, list)) and len(item) == 2
                 and isinstance(item[0], Dataset) and isinstance(item[1], str)):
             raise TypeError("evals must be a list of (Dataset, name) pairs")
         d, name = item
-        if d.label is None and d.label_lower_bound is None:
+        if d.label is None and not intervals:
             raise ValueError(f"eval set '{name}' has no label")
         if d.num_col != dtrain.num_col:
             raise ValueError(f"eval set '{name}' has {d.num_col} features; dtrain has "

@@ -128,6 +128,10 @@ def test_errors_say_what_is_wrong():
             dgbdt.train({"objective": "survival:aft"},
                         dgbdt.Dataset(X, label_lower_bound=bad_lo, label_upper_bound=bad_hi),
                         1, verbose_eval=False)
+    with pytest.raises(ValueError, match="label bounds are survival:aft's labels, read by "
+                                         "that objective only"):
+        dgbdt.train({"objective": "reg:squarederror"},
+                    dgbdt.Dataset(X, label_lower_bound=lo, label_upper_bound=hi), 1)
     with pytest.raises(ValueError, match="label_lower_bound has 3 values; the data has 20"):
         dgbdt.Dataset(X, label_lower_bound=lo[:3])
     from dgbdt.params import ParameterError

@@ -92,9 +92,7 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
         y = None if label is None else as_vector(label, "label", n, dev)
         if lower is not None:       # survival:aft's label intervals [n, 2]
             from ..objective_survival import interval_labels
-            y = interval_labels(*(xp.asarray(v.values if is_cudf(v) else v.to_numpy(
-                dtype=np.float64, na_value=np.nan) if hasattr(v, "to_numpy") else v,
-                dtype=np.float64) for v in (lower, upper)), n)
+            y = interval_labels(_bound(lower, xp), _bound(upper, xp), n)
         w = None if weight is None else as_vector(weight, "weight", n, dev)
         if w is not None and bool(xp.any(w < 0)):
             raise ValueError(f"weight must be >= 0; row {int(xp.flatnonzero(w < 0)[0])} "
@@ -113,6 +111,16 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
     except (ValueError, TypeError) as e:
         raise type(e)(f"partition {index}: {e}") from None
     return Part(X, y, w, bm, ((int(index), int(n)),), categories, q)
+
+
+def _bound(v, xp):
+    """A partition's label bound (numpy, cupy, pandas or cuDF) as a float64 array of xp
+    (inf allowed: a right-censored upper bound; dgbdt.objective_survival checks them)."""
+    if is_cudf(v):
+        v = v.values
+    elif hasattr(v, "to_numpy"):
+        v = v.to_numpy(dtype=np.float64, na_value=np.nan)
+    return xp.asarray(v, dtype=np.float64)
 
 
 def _categorical_block(X, types, categories):
