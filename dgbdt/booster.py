@@ -9,14 +9,18 @@ A model file is JSON (never pickle)::
                  "feature_names", "best_iteration", "best_score",
                  "attributes": {str: str} (optional: absent before 0.7),
                  "feature_types": [XGBoost type per feature] (optional: categorical models),
-                 "categories": [list of category values, or null, per feature] (optional)},
+                 "categories": [list of category values, or null, per feature] (optional),
+                 "objective_params": {"quantile_alpha": [K floats]} (version 4)},
      "trees": [tree, ...], "tree_class": [k of each tree]}
 
 Version 2 added categorical splits (dgbdt.tree.model) and the two optional learner fields;
 version 1 files (numerical splits only) load as before. Version 3 added linear leaves
 (``linear_tree``; a tree's ``linear_leaves``, dgbdt.tree.model): a model with linear trees is
 written as version 3, any other still as version 2 (the same bytes as before, readable by
-older dgbdt), and a file of version 1 or 2 may not hold linear leaves.
+older dgbdt), and a file of version 1 or 2 may not hold linear leaves. Version 4 added
+``objective_params``, the objective's parameters that the model needs to predict: only
+reg:quantileerror's list of several quantiles (one output each) so far; only such models are
+written as version 4 (an older dgbdt refuses them rather than read one output).
 
 A categorical model predicts from category codes (arrays, with the model's feature types) or
 pandas category columns, whose values are re-coded to the training's codes by value (the
@@ -47,7 +51,8 @@ from .tree.model import ModelFormatError, Tree, category_arrays
 FORMAT = "dgbdt-model"
 VERSION = 2
 LINEAR_VERSION = 3  # the version of models with linear leaves (others are written as VERSION)
-READS = (1, 2, 3)   # model format versions load_model reads
+QUANTILES_VERSION = 4  # models whose objective has parameters (objective_params)
+READS = (1, 2, 3, 4)   # model format versions load_model reads
 IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
 
 
@@ -59,8 +64,11 @@ class Booster:
     """A trained gradient-boosted tree ensemble."""
 
     def __init__(self, objective: str, num_class: int | None, base_margin, num_features: int,
-                 feature_names: list[str] | None = None):
-        self.objective = get_objective(objective)
+                 feature_names: list[str] | None = None, objective_params: dict | None = None):
+        # objective_params: what the objective needs to predict (Objective.model_params:
+        # reg:quantileerror's several quantiles, which set the number of outputs)
+        self.objective_params = dict(objective_params or {})
+        self.objective = get_objective(objective, self.objective_params or None)
         self.num_class = num_class
         self.n_outputs = self.objective.n_outputs(num_class)
         self.base_margin = np.asarray(base_margin, dtype=np.float64).reshape(self.n_outputs)
@@ -303,7 +311,7 @@ class Booster:
         """A copy sharing this model's trees (Tree objects are not changed after training)
         whose tree list later training does not append to."""
         b = Booster(self.objective.name, self.num_class, self.base_margin, self.n_features,
-                    self.feature_names)
+                    self.feature_names, self.objective_params)
         b.trees, b.tree_class = list(self.trees), list(self.tree_class)
         b.best_iteration, b.best_score = self.best_iteration, self.best_score
         b._attributes, b.feature_types = dict(self._attributes), self.feature_types
@@ -340,15 +348,19 @@ class Booster:
     # -- serialization -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         linear = any(t.linear for t in self.trees)
+        version = QUANTILES_VERSION if self.objective_params else \
+            LINEAR_VERSION if linear else VERSION
         return {
-            "format": FORMAT, "version": LINEAR_VERSION if linear else VERSION,
+            "format": FORMAT, "version": version,
             "learner": {
                 "objective": self.objective.name, "num_class": self.num_class,
                 "base_margin": self.base_margin.tolist(), "num_features": self.n_features,
                 "feature_names": self.feature_names, "best_iteration": self.best_iteration,
                 "best_score": self.best_score, "attributes": dict(self._attributes),
                 **({"feature_types": list(self.feature_types), "categories": self.categories}
-                   if self.feature_types is not None else {})},
+                   if self.feature_types is not None else {}),
+                **({"objective_params": dict(self.objective_params)}
+                   if self.objective_params else {})},
             "trees": [t.to_dict() for t in self.trees],
             "tree_class": list(self.tree_class),
         }
@@ -530,14 +542,25 @@ def _from_dict(d) -> Booster:
                               or not all(isinstance(x, str) for x in names)):
         raise ModelFormatError(f"learner: feature_names must be null or {n_features} strings")
     bm = _require(ln, "base_margin", list, "learner")
+    oparams = ln.get("objective_params") if version >= QUANTILES_VERSION else None
+    if oparams is not None:
+        if not isinstance(oparams, dict) or set(oparams) - {"quantile_alpha"}:
+            raise ModelFormatError("learner: objective_params must be an object with "
+                                   "quantile_alpha only")
+        qa = oparams.get("quantile_alpha")
+        if not (isinstance(qa, list) and qa and all(
+                isinstance(a, (int, float)) and not isinstance(a, bool) and 0 < a < 1
+                for a in qa)):
+            raise ModelFormatError("learner: objective_params quantile_alpha must be a list "
+                                   "of numbers in (0, 1)")
     n_outputs = get_objective(obj).n_outputs(num_class) if obj.startswith("multi:") and \
-        num_class else 1
+        num_class else get_objective(obj, oparams).n_outputs(None) if oparams else 1
     if obj.startswith("multi:") and num_class is None:
         raise ModelFormatError(f"learner: objective {obj} needs num_class")
     if len(bm) != n_outputs or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                        and np.isfinite(v) for v in bm):
         raise ModelFormatError(f"learner: base_margin must be {n_outputs} finite numbers")
-    b = Booster(obj, num_class, np.asarray(bm, dtype=np.float64), n_features, names)
+    b = Booster(obj, num_class, np.asarray(bm, dtype=np.float64), n_features, names, oparams)
     trees = _require(d, "trees", list, "model")
     tree_class = _require(d, "tree_class", list, "model")
     if len(tree_class) != len(trees):

@@ -56,7 +56,8 @@ def cv(params: dict | None, dtrain: Dataset, num_boost_round: int = 10, nfold: i
         if v is not None:
             raise NotImplementedError(f"cv({name}=...) is not supported yet; use dgbdt's "
                                       "metrics and early_stopping_rounds")
-    if not isinstance(dtrain, Dataset) or dtrain.label is None:
+    if not isinstance(dtrain, Dataset) or (dtrain.label is None
+                                           and dtrain.label_lower_bound is None):
         raise TypeError("dtrain must be a dgbdt.Dataset with labels")
     params = dict(params or {})
     if metrics:

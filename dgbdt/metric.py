@@ -16,6 +16,8 @@ auc        weighted area under the ROC curve (ties count one half); multi-class:
 aucpr      area under the precision-recall curve, XGBoost's interpolation (AUCPR);
            multi-class: the mean of the one-vs-rest areas
 mlogloss   ``-sum_i w_i log p_{i, y_i} / W``, ``p`` clipped to ``[1e-16, 1]``
+aft-nl..,  survival:aft's, on label intervals: dgbdt.metric_survival
+interval-regression-accuracy
 merror     weighted fraction with ``argmax_k p_{i, k} != y_i``
 ndcg, map, per-query NDCG / average precision / precision (``@k``, ``-``), averaged over
 pre        queries: dgbdt.metric_rank (rows with query ids)
@@ -41,6 +43,7 @@ import numpy as np
 from .metric_auc import AUC, AUCPR, RocRuns, auc_weight_scale
 from .metric_base import _PROB_EPS, Metric, _class_index
 from .metric_rank import RankMetric, is_rank_metric
+from .metric_survival import AFTNLogLik, IntervalAccuracy
 
 __all__ = ["AUC", "AUCPR", "Metric", "METRICS", "RankMetric", "RocRuns", "auc_weight_scale",
            "get_metric"]
@@ -204,16 +207,28 @@ class TweedieNLogLik(Metric):
 
 class Quantile(Metric):
     """The pinball loss at ``alpha = quantile_alpha`` (XGBoost's ``quantile``):
-    ``alpha (y - p)`` where ``y >= p``, else ``(1 - alpha) (p - y)``, weighted mean."""
+    ``alpha (y - p)`` where ``y >= p``, else ``(1 - alpha) (p - y)``, weighted mean. With
+    several quantiles ``a_1 .. a_K`` the prediction is ``[n, K]`` and the value is XGBoost's
+    mean over rows and quantiles, ``sum_i w_i sum_k loss_ik / (K sum_i w_i)``: a row's loss is
+    the mean of its K pinball losses."""
 
     name = "quantile"
 
-    def __init__(self, alpha: float = 0.5):
-        self.alpha = float(alpha)
+    def __init__(self, alpha=0.5):
+        self.alphas = tuple(float(a) for a in np.atleast_1d(alpha))
+        self.alpha = self.alphas[0]
+        self._vector = len(self.alphas) == 1
 
     def _row_loss(self, xp, y, p):
-        d = y - p
-        return xp.where(d >= 0, self.alpha * d, (self.alpha - 1.0) * d)
+        if self._vector:
+            d = y - p
+            return xp.where(d >= 0, self.alpha * d, (self.alpha - 1.0) * d)
+        if p.shape[1] != len(self.alphas):
+            raise ValueError(f"quantile: the prediction has {p.shape[1]} columns, "
+                             f"quantile_alpha lists {len(self.alphas)} quantiles")
+        a = xp.asarray(self.alphas)[None, :]
+        d = y[:, None] - p
+        return xp.where(d >= 0, a * d, (a - 1.0) * d).mean(axis=1)
 
 
 class CoxNLogLik(Metric):
@@ -224,6 +239,9 @@ class CoxNLogLik(Metric):
     p), so it does not depend on how the rows were split."""
 
     name = "cox-nloglik"
+    #: its summary is its rows' 3 columns (merged by concatenation; dgbdt.dask.collective_train
+    #: gathers them from the ranks)
+    row_summary = 3
 
     def summary(self, y, pred, w=None, weight_scale=None, weight_sum=None):
         from .backend import to_host
@@ -265,7 +283,8 @@ def _lgamma(xp, a):
 _REGISTRY: dict[str, type[Metric]] = {
     cls.name: cls for cls in (RMSE, MAE, LogLoss, Error, AUC, AUCPR, MLogLoss, MError, RMSLE,
                               MAPE, MPHE, PoissonNLogLik, GammaNLogLik, GammaDeviance,
-                              TweedieNLogLik, Quantile, CoxNLogLik)
+                              TweedieNLogLik, Quantile, CoxNLogLik, AFTNLogLik,
+                              IntervalAccuracy)
 }
 METRICS: tuple[str, ...] = tuple(_REGISTRY) + ("ndcg", "map", "pre")
 #: metrics that take a number after "@" (XGBoost's spelling): error@0.7, tweedie-nloglik@1.2
@@ -332,6 +351,9 @@ def get_metric(name, params: dict | None = None) -> Metric:
         return MPHE((params or {}).get("huber_slope", 1.0) or 1.0)
     if cls is Quantile:
         return Quantile((params or {}).get("quantile_alpha", 0.5) or 0.5)
+    if cls is AFTNLogLik:
+        return AFTNLogLik((params or {}).get("aft_loss_distribution") or "normal",
+                          (params or {}).get("aft_loss_distribution_scale") or 1.0)
     if cls is TweedieNLogLik:
         return TweedieNLogLik((params or {}).get("tweedie_variance_power", 1.5) or 1.5)
     return cls()

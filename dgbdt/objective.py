@@ -32,6 +32,7 @@ from .objective_base import (DEVICE_LABEL_STATS, HESS_FLOOR, PROB_EPS, Objective
                              _mean_from_stats, _need_num_class, sigmoid, softmax)
 from .objective_more import (AbsoluteError, Cox, Gamma, Hinge, Poisson, PseudoHuberError,
                              QuantileError, SquaredLogError, Tweedie)
+from .objective_survival import AFT
 from .objective_rank import MAP as RankMAP, NDCG as RankNDCG, Pairwise as RankPairwise
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "AbsoluteError",
     "QuantileError",
     "Cox",
+    "AFT",
     "RankNDCG",
     "RankPairwise",
     "RankMAP",
@@ -277,7 +279,7 @@ _REGISTRY: dict[str, type[Objective]] = {
     cls.name: cls
     for cls in (SquaredError, RegLogistic, BinaryLogistic, BinaryLogitRaw, MultiSoftprob,
                 MultiSoftmax, SquaredLogError, PseudoHuberError, Poisson, Gamma, Tweedie, Hinge,
-                AbsoluteError, QuantileError, Cox, RankNDCG, RankPairwise, RankMAP)
+                AbsoluteError, QuantileError, Cox, AFT, RankNDCG, RankPairwise, RankMAP)
 }
 OBJECTIVES: tuple[str, ...] = tuple(_REGISTRY)
 

@@ -205,6 +205,11 @@ class Objective:
         type(self)._kernel(m, y, w, has_w, self.kernel_param, out[0], out[1])
         return out
 
+    def model_params(self) -> dict:
+        """The objective's parameters a model must keep to predict (Booster.objective_params;
+        none for most objectives)."""
+        return {}
+
     def margin_to_base_score(self, margin: np.ndarray) -> np.ndarray:
         """The inverse of ``base_score_to_margin`` (XGBoost's base_score of intercept margins;
         identity by default)."""
@@ -225,6 +230,11 @@ class Objective:
 #: the ``label_stats`` implementations that take device arrays (see Objective.stats_on_device;
 #: dgbdt.objective adds RegLogistic's)
 DEVICE_LABEL_STATS = {Objective.label_stats}
+
+
+def model_params(objective) -> dict:
+    """``objective.model_params()`` of an Objective or a wrapper of one (dgbdt.custom)."""
+    return getattr(objective, "model_params", dict)()
 
 
 def _mean_from_stats(stats: np.ndarray) -> float:

@@ -256,23 +256,81 @@ class AbsoluteError(_QuantileLoss):
 class QuantileError(_QuantileLoss):
     """``reg:quantileerror`` at ``alpha = quantile_alpha`` (the pinball loss): ``g = 1 -
     alpha`` where ``m >= y``, else ``-alpha``; ``h = 1``; leaves are the ``alpha`` quantile of
-    their rows' residuals (see _QuantileLoss). One quantile per model for now."""
+    their rows' residuals (see _QuantileLoss).
+
+    ``quantile_alpha`` may list several quantiles ``a_1 .. a_K`` (XGBoost's): then the model
+    has ``K`` outputs, as multi-class has, output ``k`` fits ``a_k`` (its column of the
+    margins, its own trees: round r holds one tree per quantile, leaves refreshed to ``a_k``
+    quantiles), the intercept is each ``a_k`` quantile of the labels, and the prediction is
+    the margins ``[n, K]``."""
 
     name = "reg:quantileerror"
     default_metric = "quantile"
     defaults = {"quantile_alpha": 0.5}
 
+    def __init__(self, params=None):
+        a = (params or {}).get("quantile_alpha")
+        self.alphas = (0.5,) if a is None else tuple(float(x) for x in np.atleast_1d(a))
+        if not self.alphas:
+            raise ValueError("quantile_alpha must hold at least one quantile")
+        self.params = {"quantile_alpha": self.alphas[0] if len(self.alphas) == 1
+                       else self.alphas}
+
+    def n_outputs(self, num_class):
+        return len(self.alphas)
+
     @property
     def leaf_alpha(self):
-        return self.params["quantile_alpha"]
+        return self.alphas[0]
+
+    @property
+    def leaf_alphas(self):
+        """The quantile of each output's leaves (dgbdt.seam: tree k of a round)."""
+        return self.alphas
 
     @property
     def kernel_param(self):
-        return self.params["quantile_alpha"]
+        return self.alphas[0]
+
+    def model_params(self) -> dict:
+        """What a model file must keep to rebuild the objective: the quantiles when there
+        are several (they set the number of outputs)."""
+        return {"quantile_alpha": list(self.alphas)} if len(self.alphas) > 1 else {}
+
+    def base_margin_from_labels(self, y, w, num_class):
+        from .quantile import local_quantiles
+        y = _as_labels(y)
+        w = _as_weights(w, y.shape[0])
+        return np.array([local_quantiles(a, [y], None if w is None else [w])[0]
+                         for a in self.alphas])
+
+    def base_score_to_margin(self, base_score, num_class):
+        return np.full(len(self.alphas), Objective.base_score_to_margin(
+            self, base_score, num_class)[0])
 
     _kernel = _kernels.quantile
     cuda_kernel = "quantile"
     cuda_takes_param = True
+
+    def gradients(self, margin, y, w, out=None):
+        if len(self.alphas) == 1:
+            return super().gradients(margin, y, w, out)
+        m = np.ascontiguousarray(_as_margin(margin, len(self.alphas)))
+        y = np.ascontiguousarray(_as_labels(y))
+        if out is None:
+            out = (np.empty_like(m), np.empty_like(m))
+        has_w = w is not None
+        w = _as_weights(w, y.shape[0]) if has_w else y
+        _kernels.quantiles(m, y, w, has_w, np.array(self.alphas), out[0], out[1])
+        return out
+
+    def transform(self, margin):
+        if len(self.alphas) == 1:
+            return super().transform(margin)
+        return _as_margin(margin, len(self.alphas)).copy()
+
+    def metric_input(self, margin):
+        return margin[:, 0] if len(self.alphas) == 1 else margin
 
 
 class Cox(_LogLink):
@@ -305,12 +363,34 @@ class Cox(_LogLink):
         _kernels.cox(order, m, y, _as_weights(w, y.shape[0]) if has_w else y, has_w, *out)
         return out
 
+    #: its intercept needs every row in dataset order (dgbdt.dask.train gathers them)
+    needs_all_rows = True
+
     def seam_gradients(self, seam):
         """Gradients of all the seam's rows together (the risk sets span every shard), written
-        into the shards; the (max |g|, max h) that set the fixed-point scale."""
-        if seam.shards[0].be.name != "cpu":
+        into the shards; the (max |g|, max h) that set the fixed-point scale.
+
+        On Dask's collective seam the risk sets span every rank: each rank gathers every
+        rank's (dataset index, label, margin, weight) rows (4 floats a row, once a round),
+        puts them in dataset order, computes the gradients of all rows as in-process (the
+        same order, ties included, so the same numbers) and keeps its own rows'."""
+        from .sampling import global_ids
+        shards = seam.shards
+        if shards[0].be.name != "cpu":
             raise ValueError("survival:cox trains on the CPU for now")
-        label = np.concatenate([s.label for s in seam.shards])
-        weight = None if seam.shards[0].weight is None else \
-            np.concatenate([s.weight for s in seam.shards])
-        return seam.set_gradients(*self.gradients(seam.margins(), label, weight))
+        ids = np.concatenate([global_ids(s, np) for s in shards])
+        label = np.concatenate([s.label for s in shards])
+        weight = None if shards[0].weight is None else \
+            np.concatenate([s.weight for s in shards])
+        margin = seam.margins()[:, 0]
+        comm = getattr(seam, "comm", None)
+        if comm is None and np.array_equal(ids, np.arange(ids.shape[0])):
+            return seam.set_gradients(*self.gradients(margin, label, weight))
+        rows = np.stack([ids.astype(np.float64), label, margin,
+                         np.ones_like(label) if weight is None else weight], axis=1)
+        if comm is not None:
+            rows = comm.allgather_rows(rows)
+        rows = rows[np.argsort(rows[:, 0], kind="stable")]
+        g, h = self.gradients(rows[:, 2], rows[:, 1], None if weight is None else rows[:, 3])
+        at = np.searchsorted(rows[:, 0], ids.astype(np.float64))
+        return seam.set_gradients(g[at], h[at])

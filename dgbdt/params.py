@@ -230,6 +230,24 @@ def _as_device(ctx: _Ctx, value: object) -> str:
                    f"Fix: pass device='cpu', device='cuda' or device='cuda:0'{hint}.")
 
 
+def _as_alphas(ctx: _Ctx, value: object) -> float | tuple[float, ...]:
+    """One number, or a list of them (quantile_alpha's several quantiles: one model output
+    each), each within the spec's bounds; a list of one is that number."""
+    if isinstance(value, str) or not hasattr(value, "__len__"):
+        out = _as_float(ctx, value)
+        _check_bounds(ctx, out, value)
+        return out
+    items = list(np.asarray(value, dtype=object).reshape(-1))
+    if not items:
+        raise ctx.fail(value, "a number or a non-empty list of numbers")
+    outs = []
+    for v in items:
+        f = _as_float(ctx, v)
+        _check_bounds(ctx, f, v)
+        outs.append(f)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 def _coerce(spec: ParamSpec, given: str, value: object) -> object:
     """Coerce and validate one non-None value of ``spec`` (spelled ``given`` by the user)."""
     ctx = _Ctx(spec, given)
@@ -265,6 +283,8 @@ def _coerce(spec: ParamSpec, given: str, value: object) -> object:
             raise ctx.fail(value, ctx.spec.describe_allowed(), f"Fix: {e}.") from None
     if kind == "budget":
         return _as_budget(ctx, value)
+    if kind == "alphas":
+        return _as_alphas(ctx, value)
     raise AssertionError(f"unknown kind {kind!r} in schema")
 
 

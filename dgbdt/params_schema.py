@@ -22,6 +22,7 @@ OBJECTIVES: tuple[str, ...] = (
     "reg:absoluteerror",
     "reg:quantileerror",
     "survival:cox",
+    "survival:aft",
     "rank:ndcg",
     "rank:pairwise",
     "rank:map",
@@ -33,7 +34,7 @@ PROBABILITY_BASE_SCORE = frozenset({"reg:logistic", "binary:logistic"})
 METRICS: tuple[str, ...] = ("rmse", "mae", "logloss", "error", "auc", "aucpr", "mlogloss",
                             "merror", "rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik",
                             "gamma-deviance", "tweedie-nloglik", "quantile", "cox-nloglik",
-                            "ndcg", "map", "pre")
+                            "aft-nloglik", "interval-regression-accuracy", "ndcg", "map", "pre")
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,18 @@ _SPECS = [
               "The variance power of reg:tweedie, between 1 (Poisson) and 2 (gamma).",
               low=1.0, high=2.0, low_open=True, high_open=True),
     ParamSpec("quantile_alpha", 0.5,
-              "The quantile reg:quantileerror fits (one per model for now).",
-              low=0.0, high=1.0, low_open=True, high_open=True),
+              "The quantile reg:quantileerror fits, or a list of quantiles: one model output "
+              "each (XGBoost's: the trees of each round, one per quantile; predictions [n, K]); "
+              "the quantile metric averages the pinball losses over them.",
+              kind="alphas", low=0.0, high=1.0, low_open=True, high_open=True,
+              allowed="a float in (0, 1), or a non-empty list of them"),
+    ParamSpec("aft_loss_distribution", "normal",
+              "The noise distribution Z of survival:aft (log T = margin + scale Z) and of the "
+              "aft-nloglik metric.",
+              kind="choice", choices=("normal", "logistic", "extreme")),
+    ParamSpec("aft_loss_distribution_scale", 1.0,
+              "The scale of survival:aft's noise (kept as a float32, as XGBoost does).",
+              low=0.0, low_open=True),
     ParamSpec("lambdarank_pair_method", "topk",
               "How the rank:* objectives pair a query's rows: 'topk', every pair with one of "
               "the model's top lambdarank_num_pair_per_sample rows (deterministic, XGBoost's "

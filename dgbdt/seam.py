@@ -37,6 +37,15 @@ def growth_setting() -> str:
     return value
 
 
+def leaf_alpha_of(objective, k: int) -> float | None:
+    """The quantile that output k's leaves are refreshed to (the quantile losses of
+    dgbdt.objective_more: one alpha, or one per output), None for the Newton objectives."""
+    alphas = getattr(objective, "leaf_alphas", None)
+    if alphas is not None:
+        return alphas[k]
+    return getattr(objective, "leaf_alpha", None)
+
+
 def device_growable(spec) -> bool:
     """Whether dgbdt.tree.device_grower grows the trees of ``spec``: depth-wise, numerical
     splits, no monotone or interaction constraints, constant leaves. The others (lossguide,
@@ -166,7 +175,7 @@ class LocalSeam:
                 trees.append(graphs.grow(spec, k, sg, sh, epoch, timers, self.lazy_trees))
             else:
                 trees.append(grow_tree(seam, seam.start_tree(spec, k, sg, sh, epoch), timers,
-                                       getattr(objective, "leaf_alpha", None),
+                                       leaf_alpha_of(objective, k),
                                        self.lazy_trees))
         if seam is not self:
             self._tables = seam._tables

@@ -25,6 +25,7 @@ from .data.page_store import gpu_memory_errors, move_page, plan_pages
 from .evaluation import DatasetEval, SeamEval
 from .metric import get_metric, is_metric_custom, with_custom
 from .objective import get_objective
+from .objective_base import model_params
 from .params import normalize_params
 from .progress import Progress, replay, resume_callbacks
 from .progressbar import open_bar, showing
@@ -94,7 +95,8 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     prior = resolve_prior(xgb_model, params)
     if prior is not None:
         params = {**(params or {}), "objective": prior.objective.name,
-                  **({"num_class": prior.num_class} if prior.num_class else {})}
+                  **({"num_class": prior.num_class} if prior.num_class else {}),
+                  **prior.objective_params}
     p = normalize_params(params)
     if not isinstance(dtrain, Dataset):
         raise TypeError(f"dtrain must be a dgbdt.Dataset; got {type(dtrain).__name__} "
@@ -102,12 +104,17 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
             or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be an integer >= 0; got {num_boost_round!r}")
-    if dtrain.label is None:
-        raise ValueError("dtrain has no label; pass label= to Dataset")
-    evals = _check_evals(evals, dtrain)
+    intervals = p["objective"] == "survival:aft"       # label bounds, checked later
+    if dtrain.label is None and not intervals:
+        raise ValueError("dtrain has no label; pass label= to Dataset" + (
+            " (its label bounds are survival:aft's labels, read by that objective only)"
+            if dtrain.label_lower_bound is not None else ""))
+    evals = _check_evals(evals, dtrain, intervals)
     if early_stopping_rounds is not None and not evals:
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     objective = get_objective(p["objective"], p)
+    if getattr(objective, "interval_labels", False):       # survival:aft: labels [n, 2]
+        dtrain, evals = with_intervals(dtrain, evals)
     num_class = p["num_class"]
     if obj is not None:
         from .custom import CustomObjective
@@ -176,6 +183,27 @@ def _check_linear(device: str, dtrain) -> None:
                          "linear_tree=False")
 
 
+def with_intervals(dtrain, evals):
+    """survival:aft's datasets: views of dtrain and the eval sets whose label is the [n, 2]
+    interval of their label_lower_bound and label_upper_bound (dgbdt.objective_survival)."""
+    import copy
+
+    from .objective_survival import interval_labels
+    views: dict = {}
+
+    def view(d, name):
+        if id(d) not in views:
+            if d.label_lower_bound is None or d.label_upper_bound is None:
+                raise ValueError(f"survival:aft trains on label intervals: {name} needs "
+                                 "label_lower_bound and label_upper_bound (Dataset arguments, "
+                                 "or set_float_info as XGBoost's DMatrix)")
+            v = copy.copy(d)
+            v.label = interval_labels(d.label_lower_bound, d.label_upper_bound, d.num_row)
+            views[id(d)] = v
+        return views[id(d)]
+    return view(dtrain, "dtrain"), [(view(d, f"eval set '{n}'"), n) for d, n in evals]
+
+
 def resolve_prior(xgb_model, params) -> Booster | None:
     """The model to continue (``xgb_model``): a Booster, or what load_model reads. A params
     objective (or num_class) other than the model's is an error: a model's trees and intercept
@@ -191,17 +219,22 @@ def resolve_prior(xgb_model, params) -> Booster | None:
     nc = (params or {}).get("num_class")
     if nc is not None and prior.num_class is not None and int(nc) != prior.num_class:
         raise ValueError(f"params num_class={nc} differs from xgb_model's {prior.num_class}")
+    for k, v in getattr(prior, "objective_params", {}).items():   # its outputs' quantiles
+        mine = (params or {}).get(k)
+        if mine is not None and list(np.atleast_1d(mine).astype(float)) != list(v):
+            raise ValueError(f"params {k}={mine!r} differs from xgb_model's {v}; continued "
+                             f"training keeps the model's (leave {k} out of params)")
     return prior
 
 
-def _check_evals(evals, dtrain) -> list[tuple[Dataset, str]]:
+def _check_evals(evals, dtrain, intervals: bool = False) -> list[tuple[Dataset, str]]:
     out = []
     for item in evals or []:
         if not (isinstance(item, (tuple, list)) and len(item) == 2
                 and isinstance(item[0], Dataset) and isinstance(item[1], str)):
             raise TypeError("evals must be a list of (Dataset, name) pairs")
         d, name = item
-        if d.label is None:
+        if d.label is None and not intervals:
             raise ValueError(f"eval set '{name}' has no label")
         if d.num_col != dtrain.num_col:
             raise ValueError(f"eval set '{name}' has {d.num_col} features; dtrain has "
@@ -229,7 +262,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
         if prior is None:
             base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
             booster = Booster(objective.name, num_class, base, dtrain.num_col,
-                              dtrain.feature_names)
+                              dtrain.feature_names, model_params(objective))
         else:       # continued training: the prior's intercept and trees, new trees after
             booster = prior.snapshot()
             booster.best_iteration = booster.best_score = None

@@ -66,7 +66,11 @@ def _objective_config(obj, num_class: int) -> dict:
         return {"name": name, "pseudo_huber_param": {"huber_slope": _num(prm["huber_slope"])}}
     if name == "reg:quantileerror":
         return {"name": name, "quantile_loss_param":
-                {"quantile_alpha": f"[{_num(prm['quantile_alpha'])}]"}}
+                {"quantile_alpha": "[" + ",".join(_num(a) for a in obj.alphas) + "]"}}
+    if name == "survival:aft":
+        return {"name": name, "aft_loss_param": {
+            "aft_loss_distribution": prm["aft_loss_distribution"],
+            "aft_loss_distribution_scale": _num(prm["aft_loss_distribution_scale"])}}
     if name in ("reg:squaredlogerror", "binary:hinge", "reg:absoluteerror", "survival:cox"):
         return {"name": name}
     if name.startswith("rank:"):
@@ -79,6 +83,24 @@ def _objective_config(obj, num_class: int) -> dict:
             "lambdarank_unbiased": "0", "ndcg_exp_gain": str(int(obj.exp_gain))}}
     return {"name": name, "reg_loss_param":
             {"scale_pos_weight": _num(prm.get("scale_pos_weight", 1.0))}}
+
+
+def _quantile_params(ln: dict, obj: str, num_target: int) -> dict | None:
+    """A multi-target XGBoost model dgbdt reads: reg:quantileerror with one target per
+    quantile (its quantile_alpha list); the objective_params of its Booster."""
+    if num_target == 1:
+        return None
+    text = ""
+    if obj == "reg:quantileerror":
+        text = str(ln["objective"].get("quantile_loss_param", {}).get("quantile_alpha", ""))
+    try:
+        alphas = [float(a) for a in text.strip("[]").split(",")]
+    except ValueError:
+        alphas = []
+    if len(alphas) != num_target:
+        raise ModelFormatError("XGBoost model: a multi-target model; dgbdt reads one target, "
+                               "or reg:quantileerror's one per quantile")
+    return {"quantile_alpha": alphas}
 
 
 def to_xgboost(booster) -> dict:
@@ -143,7 +165,8 @@ def to_xgboost(booster) -> dict:
             "learner_model_param": {
                 "base_score": "[" + ",".join(_num(v) for v in base) + "]",
                 "boost_from_average": "1", "num_class": str(num_class),
-                "num_feature": str(booster.n_features), "num_target": "1"},
+                "num_feature": str(booster.n_features),
+                "num_target": str(K if booster.objective_params else 1)},
             "objective": objective,
         },
         "version": list(XGBOOST_VERSION),
@@ -267,14 +290,13 @@ def from_xgboost(d: dict, booster_class):
         raise ModelFormatError(f"XGBoost model: objective {obj!r}; dgbdt has "
                                f"{', '.join(OBJECTIVES)}")
     num_class = int(mp.get("num_class", "0") or 0)
-    if int(mp.get("num_target", "1") or 1) != 1:
-        raise ModelFormatError("XGBoost model: a multi-target model; dgbdt reads one target")
+    oparams = _quantile_params(ln, obj, int(mp.get("num_target", "1") or 1))
     param = _param(model, "gbtree_model_param", "model")
     if int(param.get("num_parallel_tree", "1")) != 1:
         raise ModelFormatError("XGBoost model: num_parallel_tree > 1 (a boosted random forest); "
                                "dgbdt reads one tree per output per round")
     n_features = int(_param(mp, "num_feature", "learner_model_param"))
-    objective = get_objective(obj)
+    objective = get_objective(obj, oparams)
     num_class = num_class if obj.startswith("multi:") else None
     if obj.startswith("multi:") and not num_class:
         raise ModelFormatError(f"XGBoost model: objective {obj} without num_class")
@@ -288,7 +310,7 @@ def from_xgboost(d: dict, booster_class):
         raise ModelFormatError(f"XGBoost model: feature_types {types!r}; dgbdt reads "
                                f"{n_features} of 'c', 'q', 'float', 'int', 'i'")
     booster = booster_class(obj, num_class, margin, n_features,
-                            [str(n) for n in names] if names else None)
+                            [str(n) for n in names] if names else None, oparams)
     if "c" in types:
         booster.feature_types = [str(t) for t in types]
         booster.categories = _decoded_categories(model, n_features)

@@ -251,6 +251,46 @@ def test_quantile_losses_same_trees(objective, extra, weighted):
         np.testing.assert_allclose(res_d["t"][name], res_x["t"][name], rtol=2e-5)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_several_quantiles_same_trees(weighted):
+    """quantile_alpha=[0.1, 0.5, 0.9] (XGBoost's one output per quantile): the intercept
+    vector (each quantile of the labels), the trees of each round (one per quantile, leaves
+    refreshed to its quantile), predictions [n, 3], the quantile metric (averaged over the
+    quantiles) round by round, and the model through XGBoost's JSON format both ways."""
+    X, signal, rng = low_cardinality(missing=0.1, seed=9)
+    y = signal * 2.0 + rng.standard_t(3, size=len(signal))
+    w = rng.uniform(0.3, 2.0, size=len(y)) if weighted else None
+    params = {"objective": "reg:quantileerror", "quantile_alpha": [0.1, 0.5, 0.9],
+              "max_depth": 4, "eta": 0.3}
+    booster, bst = fit_both(params, X, y, 5, weight=w)
+    theirs = json.loads(bst.save_config())["learner"]["learner_model_param"]["base_score"]
+    np.testing.assert_allclose(booster.base_margin,
+                               [float(v) for v in theirs.strip("[]").split(",")], rtol=1e-6)
+    assert_same_trees(booster, bst)
+    assert booster.tree_class == [0, 1, 2] * 5
+    p = bst.predict(xgb.DMatrix(X))
+    assert booster.predict(X).shape == p.shape == (len(y), 3)
+    np.testing.assert_allclose(booster.predict(X), p, rtol=1e-5, atol=1e-5 * np.abs(p).max())
+    # XGBoost reads dgbdt's export, dgbdt reads XGBoost's model
+    bx = xgb.Booster()
+    bx.load_model(bytearray(booster.save_raw("xgboost"), "utf-8"))
+    np.testing.assert_allclose(bx.predict(xgb.DMatrix(X)), p, rtol=1e-5,
+                               atol=1e-5 * np.abs(p).max())
+    back = dgbdt.load_model(bytearray(bst.save_raw("json")).decode())
+    np.testing.assert_allclose(back.predict(X), p, rtol=1e-5, atol=1e-5 * np.abs(p).max())
+    res_d, res_x = {}, {}
+    yf = y.astype(np.float32)
+    wt = None if w is None else w[3000:]
+    dgbdt.train(params, dgbdt.Dataset(X[:3000], label=yf[:3000]), 4, verbose_eval=False,
+                evals=[(dgbdt.Dataset(X[3000:], label=yf[3000:], weight=wt), "t")],
+                evals_result=res_d)
+    xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X[:3000], label=yf[:3000]), 4,
+              evals=[(xgb.DMatrix(X[3000:], label=yf[3000:], weight=wt), "t")],
+              evals_result=res_x, verbose_eval=False)
+    assert list(res_d["t"]) == list(res_x["t"]) == ["quantile"]
+    np.testing.assert_allclose(res_d["t"]["quantile"], res_x["t"]["quantile"], rtol=2e-5)
+
+
 @pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])
 @pytest.mark.parametrize("extra", [
     {"monotone_constraints": (1, 0, -1, 0, 0, 0)},

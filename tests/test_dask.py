@@ -704,6 +704,114 @@ def test_quantile_losses_on_dask_are_the_in_process_model(_clusters, objective, 
     assert out["booster"].save_raw() == reference(params, X, y, w).save_raw()
 
 
+@pytest.mark.parametrize("mode,n", [("collective", 2), ("collective", 4), ("task", 1)])
+def test_several_quantiles_on_dask_are_the_in_process_model(_clusters, mode, n):
+    """quantile_alpha=[0.2, 0.5, 0.9]: three outputs, each tree's leaves its quantile of the
+    residuals over the ranks, the intercept each quantile of the labels over the partitions:
+    the in-process model byte for byte, and the quantile metric's history."""
+    client = _clusters(n)
+    X, y, w = make(seed=25)
+    y = y * 3 + np.nan_to_num(X[:, 1]) + np.random.default_rng(1).standard_t(3, len(y))
+    d = dask_dataset(client, X, y, w, 5)
+    dv = dask_dataset(client, X[:300], y[:300], w[:300], 2)
+    params = {"objective": "reg:quantileerror", "quantile_alpha": [0.2, 0.5, 0.9],
+              "max_depth": 3, "subsample": 0.8}
+    ref: dict = {}
+    want = reference(params, X, y, w, evals=[(dgbdt.Dataset(X[:300], label=y[:300],
+                                                           weight=w[:300]), "v")],
+                     evals_result=ref)
+    out = dgd.train(client, params, d, ROUNDS, evals=[(dv, "v")], verbose_eval=False,
+                    mode=mode)
+    assert out["mode"] == mode
+    assert out["booster"].n_outputs == 3
+    assert out["booster"].save_raw() == want.save_raw()
+    assert out["history"] == ref and list(ref["v"]) == ["quantile"]
+
+
+@pytest.mark.parametrize("mode,n,kind", [("collective", 2, "array"), ("collective", 4, "frame"),
+                                         ("graph", 2, "array"), ("task", 1, "frame")])
+def test_aft_on_dask_is_the_in_process_model(_clusters, mode, n, kind):
+    """survival:aft's label intervals travel with the partitions (DaskDataset
+    label_lower_bound / label_upper_bound): the in-process model's bytes and metric history
+    in every mode, from dask arrays or frames."""
+    client = _clusters(n)
+    X, _, w = make(seed=26)
+    rng = np.random.default_rng(26)
+    t = rng.exponential(np.exp(0.5 * np.nan_to_num(X[:, 0])))
+    u = rng.random(len(t))
+    lo = np.where(u < 0.15, 0.0, t)
+    hi = np.where(u < 0.15, t, np.where(u < 0.4, np.inf, np.where(u < 0.55, t * 1.5, t)))
+    params = {"objective": "survival:aft", "aft_loss_distribution": "logistic",
+              "max_depth": 3, "eval_metric": ["aft-nloglik", "interval-regression-accuracy"]}
+    ref: dict = {}
+    dv = dgbdt.Dataset(X[:300], label_lower_bound=lo[:300], label_upper_bound=hi[:300],
+                       feature_names=NAMES if kind == "frame" else None)
+    want = dgbdt.train(params, dgbdt.Dataset(X, weight=w, label_lower_bound=lo,
+                                             label_upper_bound=hi,
+                                             feature_names=NAMES if kind == "frame" else None),
+                       ROUNDS,
+                       evals=[(dv, "v")], evals_result=ref, verbose_eval=False)
+    if kind == "array":
+        parts = [as_dask_array(v, 5) for v in (X, w, lo, hi)]
+        vparts = [as_dask_array(v, 2) for v in (X[:300], lo[:300], hi[:300])]
+        d = dgd.DaskDataset(client, parts[0], weight=parts[1], label_lower_bound=parts[2],
+                            label_upper_bound=parts[3])
+    else:
+        ddf, sw, slo = as_dask_frame(X, w, lo, 5)
+        shi = dd.from_pandas(pd.Series(hi), npartitions=5)
+        d = dgd.DaskDataset(client, ddf, weight=sw, label_lower_bound=slo,
+                            label_upper_bound=shi)
+        vparts = [as_dask_array(v, 2) for v in (X[:300], lo[:300], hi[:300])]
+    dvd = dgd.DaskDataset(client, vparts[0], label_lower_bound=vparts[1],
+                          label_upper_bound=vparts[2])
+    out = dgd.train(client, params, d, ROUNDS, evals=[(dvd, "v")], verbose_eval=False,
+                    mode=mode)
+    assert out["mode"] == mode
+    assert out["booster"].save_raw() == want.save_raw()
+    assert out["history"] == ref
+
+
+@pytest.mark.parametrize("mode,n,weighted", [("collective", 2, True), ("collective", 4, False),
+                                             ("task", 1, True), ("auto", 2, False)])
+def test_cox_on_dask_is_the_in_process_model(_clusters, mode, n, weighted):
+    """survival:cox's risk sets span every worker: the intercept from every partition's
+    labels in dataset order, and each round's gradients from every rank's (index, label,
+    margin, weight) rows gathered: the in-process model's bytes and cox-nloglik history
+    (ties in the times included; uneven partitions)."""
+    client = _clusters(n)
+    X, _, w = make(seed=27)
+    rng = np.random.default_rng(27)
+    t = np.round(rng.exponential(np.exp(-0.5 * np.nan_to_num(X[:, 0]))), 2) + 0.01
+    y = np.where(rng.random(len(t)) < 0.3, -t, t)
+    w = w if weighted else None
+    params = {"objective": "survival:cox", "max_depth": 3, "subsample": 0.8}
+    ref: dict = {}
+    want = reference(params, X, y, w, evals=[(dgbdt.Dataset(X[:300], label=y[:300]), "v")],
+                     evals_result=ref)
+    d = dask_dataset(client, X, y, w, 5)
+    dv = dask_dataset(client, X[:300], y[:300], None, 2)
+    out = dgd.train(client, params, d, ROUNDS, evals=[(dv, "v")], verbose_eval=False,
+                    mode=mode)
+    assert out["mode"] == ("collective" if mode == "auto" else mode)
+    assert out["booster"].save_raw() == want.save_raw()
+    assert out["history"] == ref
+
+
+def test_aft_on_dask_errors(client2):
+    X, y, w = make(n=400, seed=23)
+    Xd, yd = as_dask_array(X, 2), as_dask_array(y + 1, 2)
+    with pytest.raises(ValueError, match="pass both label_lower_bound and label_upper_bound"):
+        dgd.DaskDataset(client2, Xd, label_lower_bound=yd)
+    with pytest.raises(ValueError, match="pass label or the label bounds"):
+        dgd.DaskDataset(client2, Xd, yd, label_lower_bound=yd, label_upper_bound=yd)
+    with pytest.raises(ValueError, match="dtrain needs label_lower_bound and label_upper_bound"):
+        dgd.train(client2, {"objective": "survival:aft"}, dgd.DaskDataset(client2, Xd, yd), 1,
+                  verbose_eval=False)
+    bad = dgd.DaskDataset(client2, Xd, label_lower_bound=yd, label_upper_bound=yd - 0.5)
+    with pytest.raises(ValueError, match="label_upper_bound < label_lower_bound"):
+        dgd.train(client2, {"objective": "survival:aft"}, bad, 1, verbose_eval=False)
+
+
 def test_quantile_losses_say_where_they_do_not_train_yet(client2):
     X, y, w = make(n=400, seed=23)
     d = dask_dataset(client2, X, y, w, 2)
@@ -713,5 +821,6 @@ def test_quantile_losses_say_where_they_do_not_train_yet(client2):
     with pytest.raises(ValueError, match="trains on CPU workers for now"):
         dgd.train(client2, {"objective": "reg:quantileerror", "device": "cuda"}, d, 2,
                   verbose_eval=False)
-    with pytest.raises(ValueError, match="survival:cox is not available on Dask yet"):
-        dgd.train(client2, {"objective": "survival:cox"}, d, 2, verbose_eval=False)
+    with pytest.raises(ValueError, match="survival:cox trains in mode='collective'"):
+        dgd.train(client2, {"objective": "survival:cox"}, d, 2, verbose_eval=False,
+                  mode="graph")

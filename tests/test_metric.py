@@ -143,7 +143,7 @@ def test_merged_summaries_are_the_same_bits_for_any_partitioning(weighted):
     scale = weight_scale(None if w is None else float(w.max()), N)
     rng = np.random.default_rng(5)
     # (#16's metrics need other labels: test_more_metrics_equal_xgboost merges them)
-    for name in [m for m in METRICS if m not in _MORE + _RANK]:
+    for name in [m for m in METRICS if m not in _MORE + _RANK + _SURVIVAL]:
         metric = get_metric(name)
         pairs = [(ym, pm)] if name in ("mlogloss", "merror") else [(yb, pb)]
         if name in ("auc", "aucpr"):
@@ -185,11 +185,13 @@ _MORE = ("rmsle", "mape", "mphe", "poisson-nloglik", "gamma-nloglik", "gamma-dev
          "tweedie-nloglik", "quantile", "cox-nloglik")
 # (the ranking metrics need query ids: tests/test_rank.py)
 _RANK = ("ndcg", "map", "pre")
+# (survival:aft's metrics score label intervals: tests/test_survival_aft.py)
+_SURVIVAL = ("aft-nloglik", "interval-regression-accuracy")
 
 
 def test_registry():
     assert set(METRICS) == {"rmse", "mae", "logloss", "error", "auc", "aucpr", "mlogloss",
-                            "merror", *_MORE, *_RANK}
+                            "merror", *_MORE, *_RANK, *_SURVIVAL}
     for name in METRICS:
         assert get_metric(name).name == name or name == "tweedie-nloglik"
     with pytest.raises(ValueError, match="unknown metric 'ndcgg'"):

@@ -89,7 +89,9 @@ def test_gradient_matches_finite_differences(name, loss):
 RANK = ("rank:ndcg", "rank:pairwise", "rank:map")
 
 
-@pytest.mark.parametrize("name", [o for o in OBJECTIVES if o != "binary:hinge" and o not in RANK])
+# (survival:aft's label intervals: tests/test_survival_aft.py)
+@pytest.mark.parametrize("name", [o for o in OBJECTIVES if o not in ("binary:hinge",
+                                                                     "survival:aft", *RANK)])
 def test_weights_multiply_g_and_h(name):
     obj = get_objective(name)
     m, y = _data(name)
@@ -177,7 +179,8 @@ def _labels_for(name, k, n=400, absent=()):
 # test_compare_xgboost.py with one given)
 # (survival:cox's intercept is checked with its trees in test_compare_xgboost.py)
 @pytest.mark.parametrize("name", [o for o in OBJECTIVES if o not in ("reg:quantileerror",
-                                                                      "survival:cox", *RANK)])
+                                                                      "survival:cox",
+                                                                      "survival:aft", *RANK)])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_intercept_matches_xgboost(name, weighted):
     k = 4
@@ -228,7 +231,7 @@ def test_logistic_intercept_all_one_class_is_clipped(name):
 def test_label_stats_are_additive_over_partitions():
     # (the quantile losses' intercept is a quantile of all labels: no additive statistics)
     for name in [o for o in OBJECTIVES if o not in ("reg:absoluteerror", "reg:quantileerror",
-                                                    "survival:cox")]:
+                                                    "survival:cox", "survival:aft")]:
         obj = get_objective(name)
         y = _labels_for(name, 4)
         w = RNG.uniform(0.1, 2.0, y.shape[0])
@@ -269,7 +272,7 @@ def test_logistic_base_score_out_of_range(b):
 
 
 # --------------------------------------------------------------------------- labels
-@pytest.mark.parametrize("name", OBJECTIVES)
+@pytest.mark.parametrize("name", [o for o in OBJECTIVES if o != "survival:aft"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_labels_rejected(name, bad):
     y = np.zeros(10)
@@ -313,21 +316,22 @@ def test_registry():
                                "multi:softprob", "multi:softmax", "reg:squaredlogerror",
                                "reg:pseudohubererror", "count:poisson", "reg:gamma", "reg:tweedie",
                                "binary:hinge", "reg:absoluteerror", "reg:quantileerror",
-                               "survival:cox", *RANK}
+                               "survival:cox", "survival:aft", *RANK}
     expected_metric = {"reg:squarederror": "rmse", "reg:logistic": "rmse", "binary:logistic": "logloss",
                        "binary:logitraw": "logloss", "multi:softprob": "mlogloss", "multi:softmax": "merror",
                        "reg:squaredlogerror": "rmsle", "reg:pseudohubererror": "mphe",
                        "count:poisson": "poisson-nloglik", "reg:gamma": "gamma-deviance",
                        "reg:tweedie": "tweedie-nloglik@1.5", "binary:hinge": "error",
                        "reg:absoluteerror": "mae", "reg:quantileerror": "quantile",
-                       "survival:cox": "cox-nloglik", "rank:ndcg": "ndcg@32",
+                       "survival:cox": "cox-nloglik", "survival:aft": "aft-nloglik",
+                       "rank:ndcg": "ndcg@32",
                        "rank:pairwise": "ndcg@32", "rank:map": "map@32"}
     for name in OBJECTIVES:
         obj = get_objective(name)
         assert obj.name == name and obj.default_metric == expected_metric[name]
         assert obj.n_outputs(None if not name.startswith("multi") else 5) == (5 if name.startswith("multi") else 1)
-    with pytest.raises(ValueError, match="unknown objective 'survival:aft'"):
-        get_objective("survival:aft")
+    with pytest.raises(ValueError, match="unknown objective 'survival:nope'"):
+        get_objective("survival:nope")
 
 
 # --------------------------------------------------------------------------- #16's objectives
@@ -475,3 +479,84 @@ def test_the_exact_descent_is_the_sorted_quantile():
         for a in (0.01, 0.3, 0.5, 0.77, 0.99):
             assert local_quantiles(a, [x], None if w is None else [w])[0] == \
                 weighted_quantile(a, x, w)
+
+
+def test_several_quantiles_are_one_output_each():
+    """quantile_alpha as a list: K outputs; each column's gradients, intercept and metric
+    are the one-quantile objective's at its alpha; the parameter's checks; the model file
+    (version 4) keeps the quantiles, so a loaded model predicts K columns."""
+    import json
+
+    import dgbdt
+    from dgbdt.metric import get_metric
+    from dgbdt.params import ParameterError, normalize_params
+    rng = np.random.default_rng(3)
+    alphas = (0.1, 0.5, 0.85)
+    obj = get_objective("reg:quantileerror", {"quantile_alpha": alphas})
+    assert obj.n_outputs(None) == 3
+    y = rng.normal(size=200)
+    w = rng.uniform(0.2, 2.0, 200)
+    m = rng.normal(size=(200, 3))
+    m[:5] = y[:5, None]                      # m == y: the m >= y side
+    g, h = obj.gradients(m, y, w)
+    for k, a in enumerate(alphas):
+        one = get_objective("reg:quantileerror", {"quantile_alpha": a})
+        g1, h1 = one.gradients(m[:, k].copy(), y, w)
+        np.testing.assert_array_equal(g[:, k], g1[:, 0])
+        np.testing.assert_array_equal(h[:, k], h1[:, 0])
+        assert obj.base_margin_from_labels(y, w, None)[k] == \
+            one.base_margin_from_labels(y, w, None)[0]
+        assert obj.leaf_alphas[k] == a
+    losses = [get_metric("quantile", {"quantile_alpha": a})(y, m[:, k], w)
+              for k, a in enumerate(alphas)]
+    assert get_metric("quantile", {"quantile_alpha": alphas})(y, m, w) == \
+        pytest.approx(np.mean(losses), rel=1e-12)
+    with pytest.raises(ValueError, match="2 columns, quantile_alpha lists 3"):
+        get_metric("quantile", {"quantile_alpha": alphas})(y, m[:, :2], w)
+
+    assert normalize_params({"quantile_alpha": [0.3]})["quantile_alpha"] == 0.3
+    assert normalize_params({"quantile_alpha": np.array([0.3, 0.6])})["quantile_alpha"] == \
+        (0.3, 0.6)
+    for bad, msg in [([0.3, 1.5], "quantile_alpha must be < 1, got 1.5"),
+                     ([], "a number or a non-empty list"), (["a"], "must be a number")]:
+        with pytest.raises(ParameterError, match=msg):
+            normalize_params({"quantile_alpha": bad})
+
+    X = rng.standard_normal((300, 4)).astype(np.float32)
+    b = dgbdt.train({"objective": "reg:quantileerror", "quantile_alpha": list(alphas),
+                     "max_depth": 3}, dgbdt.Dataset(X, label=X[:, 0]),
+                    3, verbose_eval=False)
+    assert b.n_outputs == 3 and len(b.trees) == 9 and b.predict(X).shape == (300, 3)
+    doc = json.loads(b.save_raw())
+    assert doc["version"] == 4
+    assert doc["learner"]["objective_params"] == {"quantile_alpha": list(alphas)}
+    back = dgbdt.load_model(b.save_raw())
+    assert back.save_raw() == b.save_raw()
+    np.testing.assert_array_equal(back.predict(X), b.predict(X))
+    one = dgbdt.train({"objective": "reg:quantileerror", "quantile_alpha": 0.3},
+                      dgbdt.Dataset(X, label=X[:, 0]), 2, verbose_eval=False)
+    assert json.loads(one.save_raw())["version"] == 2      # one quantile: the old bytes
+    doc["learner"]["objective_params"] = {"quantile_alpha": [0.2, 2.0, 0.5]}
+    with pytest.raises(dgbdt.ModelFormatError if hasattr(dgbdt, "ModelFormatError")
+                       else ValueError, match="numbers in \\(0, 1\\)"):
+        dgbdt.load_model(json.dumps(doc))
+
+
+def test_several_quantiles_continue_and_cross_validate():
+    """Continued training takes the model's quantiles (10 rounds then 5 more: the model of
+    15, without repeating quantile_alpha); other quantiles are an error; cv scores them."""
+    import dgbdt
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 4)).astype(np.float32)
+    y = X[:, 0] + rng.standard_t(3, size=400)
+    p = {"objective": "reg:quantileerror", "quantile_alpha": [0.2, 0.8], "max_depth": 3}
+    d = dgbdt.Dataset(X, label=y)
+    whole = dgbdt.train(p, d, 15, verbose_eval=False)
+    first = dgbdt.train(p, d, 10, verbose_eval=False)
+    more = dgbdt.train({"max_depth": 3}, d, 5, xgb_model=first, verbose_eval=False)
+    assert more.save_raw() == whole.save_raw()
+    with pytest.raises(ValueError, match="quantile_alpha=\\[0.3, 0.8\\] differs from "
+                                         "xgb_model's \\[0.2, 0.8\\]"):
+        dgbdt.train({"quantile_alpha": [0.3, 0.8]}, d, 1, xgb_model=first)
+    res = dgbdt.cv(p, d, 3, nfold=3)
+    assert list(res.columns)[0] == "train-quantile-mean" and len(res) == 3

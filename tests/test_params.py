@@ -35,6 +35,8 @@ EXPECTED_DEFAULTS = {
     "huber_slope": 1.0,
     "tweedie_variance_power": 1.5,
     "quantile_alpha": 0.5,
+    "aft_loss_distribution": "normal",
+    "aft_loss_distribution_scale": 1.0,
     "lambdarank_pair_method": "topk",
     "lambdarank_num_pair_per_sample": None,
     "lambdarank_normalization": True,

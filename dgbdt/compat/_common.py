@@ -62,7 +62,8 @@ def refuse_unsupported(*, missing=None, group=None, qid=None, label_lower_bound=
                      "pass dgbdt.dask.DaskDataset(..., weight=..., qid=...) with each row's "
                      "query weight (partitioned like the data), or train in-process")
     if label_lower_bound is not None or label_upper_bound is not None:
-        _unsupported("label bounds (survival:aft)", "use a regression objective")
+        _unsupported("label bounds (survival:aft) in a DataIter's batches", "train "
+                     "survival:aft on a DMatrix of arrays, or a DaskDMatrix")
     if feature_weights is not None:
         _unsupported("feature_weights", "leave them out (colsample_* samples features "
                      "uniformly)")

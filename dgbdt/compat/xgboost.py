@@ -85,10 +85,11 @@ class DMatrix:
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
         refuse_unsupported(missing=missing, group=group, qid=qid,
-                           label_lower_bound=label_lower_bound,
-                           label_upper_bound=label_upper_bound,
                            feature_weights=feature_weights,
                            enable_categorical=enable_categorical, feature_types=feature_types)
+        if isinstance(data, DataIter) and (label_lower_bound is not None
+                                           or label_upper_bound is not None):
+            refuse_unsupported(label_lower_bound=label_lower_bound)
         self._kw = kwargs
         if isinstance(data, DataIter):
             if label is not None or weight is not None or base_margin is not None:
@@ -101,7 +102,9 @@ class DMatrix:
         else:
             self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
                                    feature_names=feature_names, feature_types=feature_types,
-                                   enable_categorical=enable_categorical, qid=qid, group=group)
+                                   enable_categorical=enable_categorical, qid=qid, group=group,
+                                   label_lower_bound=label_lower_bound,
+                                   label_upper_bound=label_upper_bound)
         self.feature_types = feature_types
 
     @property
@@ -135,6 +138,22 @@ class DMatrix:
         fields = dict(label=d.label, weight=d.weight, base_margin=d.base_margin, qid=d.qid)
         fields.update(change)
         self.dataset = Dataset(d.data, feature_names=d.feature_names, **fields)
+        self.dataset.set_label_bounds(d.label_lower_bound, d.label_upper_bound)
+
+    def set_float_info(self, field: str, data) -> None:
+        """XGBoost's: label, weight, base_margin, label_lower_bound, label_upper_bound."""
+        if field in ("label_lower_bound", "label_upper_bound"):
+            self.dataset.set_label_bounds(**{field.split("_")[-2]: data})
+        elif field in ("label", "weight", "base_margin"):
+            self._rebuild(**{field: data})
+        else:
+            raise ValueError(f"set_float_info: field {field!r}; dgbdt sets label, weight, "
+                             "base_margin, label_lower_bound and label_upper_bound")
+
+    def get_float_info(self, field: str):
+        if field == "base_margin":
+            return self.get_base_margin()
+        return np.asarray(self.dataset.get_float_info(field))
 
     def set_label(self, label) -> None:
         self._rebuild(label=label)

@@ -16,8 +16,6 @@ class DaskDMatrix:
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
         refuse_unsupported(missing=missing, group=group, qid=qid, weight=weight,
-                           label_lower_bound=label_lower_bound,
-                           label_upper_bound=label_upper_bound,
                            feature_weights=feature_weights,
                            enable_categorical=enable_categorical, feature_types=feature_types)
         if group is not None:
@@ -25,7 +23,9 @@ class DaskDMatrix:
                          "within one partition), as xgboost.dask does")
         self.dataset = DaskDataset(client, data, label, weight, base_margin,
                                    feature_names=feature_names, feature_types=feature_types,
-                                   enable_categorical=enable_categorical, qid=qid)
+                                   enable_categorical=enable_categorical, qid=qid,
+                                   label_lower_bound=label_lower_bound,
+                                   label_upper_bound=label_upper_bound)
 
 
 class DaskQuantileDMatrix(DaskDMatrix):

@@ -171,7 +171,7 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
     columns = margin.shape[1] if margin.shape[1] > 1 else 1
     sums = []
     for m, s in zip(metrics, local):
-        if not isinstance(m, AUC):
+        if not isinstance(m, AUC) and not getattr(m, "row_summary", False):
             sums.extend([ExactSum(0), ExactSum(0)] if s is None else s)
     sums = comm.sum_exact(sums)
     out = []
@@ -181,6 +181,10 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
             mine = s[0].rows() if s is not None else comm.xp.zeros((0, 3), dtype=np.int64)
             out.append(float(comm.gather_apply(mine, functools.partial(_sorted_value, m),
                                                counts=rows.rank_counts)[0]))
+        elif getattr(m, "row_summary", False):
+            # a summary of the rows themselves (cox-nloglik's): every rank's, gathered
+            mine = np.stack(s, axis=1) if s is not None else np.zeros((0, m.row_summary))
+            out.append(float(comm.gather_apply(mine, functools.partial(_rows_value, m))[0]))
         elif isinstance(m, AUC):
             runs = s if s is not None else [None] * columns
             out.append(float(comm.gather_apply(_runs_rows(comm.xp, runs),
@@ -189,6 +193,11 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
             out.append(float(m.value(sums[:2])))
             sums = sums[2:]
     return out
+
+
+def _rows_value(metric, rows, counts) -> list:
+    """A row-summary metric's value of every rank's rows (its columns, gathered)."""
+    return [metric.value([rows[:, j] for j in range(rows.shape[1])])]
 
 
 def _sorted(comm, rows: EvalRows, margin) -> bool:

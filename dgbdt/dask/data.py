@@ -77,7 +77,7 @@ _register_sizes()
 
 
 def make_part(index: int, X, label, weight, base_margin, n_features: int, types=None,
-              categories=None, qid=None) -> Part:
+              categories=None, qid=None, lower=None, upper=None) -> Part:
     """Check one partition (runs on a worker); errors name the partition. ``types``: the
     features' XGBoost types; ``categories``: the dataset's category values per feature, to
     which a category column's codes are re-coded by value (the same codes for every
@@ -95,6 +95,9 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
         dev = is_device_array(X)
         xp = array_module(X)
         y = None if label is None else as_vector(label, "label", n, dev)
+        if lower is not None:       # survival:aft's label intervals [n, 2]
+            from ..objective_survival import interval_labels
+            y = interval_labels(_bound(lower, xp), _bound(upper, xp), n)
         w = None if weight is None else as_vector(weight, "weight", n, dev)
         if w is not None and bool(xp.any(w < 0)):
             raise ValueError(f"weight must be >= 0; row {int(xp.flatnonzero(w < 0)[0])} "
@@ -113,6 +116,16 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
     except (ValueError, TypeError) as e:
         raise type(e)(f"partition {index}: {e}") from None
     return Part(X, y, w, bm, ((int(index), int(n)),), categories, q)
+
+
+def _bound(v, xp):
+    """A partition's label bound (numpy, cupy, pandas or cuDF) as a float64 array of xp
+    (inf allowed: a right-censored upper bound; dgbdt.objective_survival checks them)."""
+    if is_cudf(v):
+        v = v.values
+    elif hasattr(v, "to_numpy"):
+        v = v.to_numpy(dtype=np.float64, na_value=np.nan)
+    return xp.asarray(v, dtype=np.float64)
 
 
 def part_stats(part: Part, gather=()) -> tuple:
@@ -256,6 +269,8 @@ class DaskDataset:
     label, weight, base_margin: dask Series/arrays partitioned like data (numpy arrays are
     accepted with dask array data). GPU partitions stay on their worker's GPU. Partitions are
     checked and kept on the workers that compute them; empty partitions are fine.
+    label_lower_bound, label_upper_bound: survival:aft's label intervals instead of label,
+    partitioned like data (each part's label is then the [n, 2] interval array).
 
     persist=True (the default) keeps the checked partitions until the first training packs
     them into pages, then the pages only (the module docstring; docs/memory.md).
@@ -268,9 +283,11 @@ class DaskDataset:
 
     def __init__(self, client, data, label=None, weight=None, base_margin=None,
                  feature_names=None, max_bin: int | None = None, persist: bool = True, *,
-                 feature_types=None, enable_categorical: bool = False, qid=None):
+                 feature_types=None, enable_categorical: bool = False, qid=None,
+                 label_lower_bound=None, label_upper_bound=None):
         self._build(client, data, label, weight, base_margin, feature_names, max_bin, persist,
-                    feature_types, enable_categorical, qid)
+                    feature_types, enable_categorical, qid, label_lower_bound,
+                    label_upper_bound)
         self._held = self.client.compute(self._graph) if persist else [None] * len(self._graph)
         self._check()
 
@@ -300,8 +317,16 @@ class DaskDataset:
 
     def _build(self, client, data, label=None, weight=None, base_margin=None,
                feature_names=None, max_bin: int | None = None, persist: bool = True,
-               feature_types=None, enable_categorical: bool = False, qid=None):
+               feature_types=None, enable_categorical: bool = False, qid=None,
+               label_lower_bound=None, label_upper_bound=None):
         """Checks the arguments and makes each part's graph (nothing computed)."""
+        if (label_lower_bound is None) != (label_upper_bound is None):
+            raise ValueError("pass both label_lower_bound and label_upper_bound (survival:aft's "
+                             "label intervals), or neither")
+        if label_lower_bound is not None and label is not None:
+            raise ValueError("pass label or the label bounds (label_lower_bound, "
+                             "label_upper_bound), not both: a DaskDataset's partitions hold "
+                             "one kind of label")
         from dask import delayed
         from distributed import default_client
 
@@ -318,8 +343,9 @@ class DaskDataset:
             else:
                 names = check_frame_columns(meta, enable_categorical)
             frame_cats, self._gather = frame_categories(data, names, is_cudf(meta))
-            data, (label, weight, base_margin, qid) = _optimized_together(
-                data, [label, weight, base_margin, qid])
+            data, (label, weight, base_margin, qid, label_lower_bound, label_upper_bound) = \
+                _optimized_together(data, [label, weight, base_margin, qid, label_lower_bound,
+                                           label_upper_bound])
             blocks = list(data.to_delayed(optimize_graph=False))
         elif _is_dask_array(data):
             blocks, names = _array_blocks(data)
@@ -346,8 +372,11 @@ class DaskDataset:
         self.categories = frame_cats
         cols = [_vector_blocks(v, what, data, len(blocks), frame)
                 for v, what in ((label, "label"), (weight, "weight"),
-                                (base_margin, "base_margin"), (qid, "qid"))]
-        for c, what in zip(cols, ("label", "weight", "base_margin", "qid")):
+                                (base_margin, "base_margin"), (qid, "qid"),
+                                (label_lower_bound, "label_lower_bound"),
+                                (label_upper_bound, "label_upper_bound"))]
+        for c, what in zip(cols, ("label", "weight", "base_margin", "qid", "label_lower_bound",
+                                  "label_upper_bound")):
             if len(c) != len(blocks):
                 raise ValueError(f"{what} has {len(c)} partitions but data has {len(blocks)}; "
                                  f"partition {what} like data")
@@ -357,12 +386,14 @@ class DaskDataset:
         self.persisted = persist
         # the lineage of each checked part: the source's graph, computed again (read, checked)
         # where a pass needs a part that is not held
-        self._graph = [make(i, b, y, w, m, n_features, self.feature_types, self.categories, q)
-                       for i, (b, y, w, m, q) in enumerate(zip(blocks, *cols))]
+        self._graph = [make(i, b, y, w, m, n_features, self.feature_types, self.categories, q,
+                            lo, hi)
+                       for i, (b, y, w, m, q, lo, hi) in enumerate(zip(blocks, *cols))]
         self._pages = None      # a persisted dataset's pages: (settings, futures), see pages()
         self.num_col = n_features
         self.feature_names = names
-        self.has_label = label is not None
+        self.has_label = label is not None or label_lower_bound is not None
+        self.has_intervals = label_lower_bound is not None
         self.has_weight = weight is not None
         self.has_base_margin = base_margin is not None
         self.has_qid = qid is not None

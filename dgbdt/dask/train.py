@@ -38,6 +38,7 @@ from ..data.page_store import gpu_memory_errors
 from ..metric import get_metric, is_metric_custom, with_custom
 from ..data.queries import weight_norm, weight_norm_stats
 from ..objective import get_objective
+from ..objective_base import model_params
 from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
 from ..progress import Progress
@@ -70,6 +71,14 @@ def _label_stats(part, obj, num_class):
     return obj.label_stats(label, weight, num_class)
 
 
+def _checked_rows(part, obj):
+    """A partition's labels and weights (host arrays), checked: for an intercept that needs
+    every row in dataset order (survival:cox's)."""
+    label = to_host(part.label)
+    obj.check_labels(label)
+    return label, None if part.weight is None else to_host(part.weight)
+
+
 def _weight_norm_stats(part):
     """A partition's [queries, sum of their weights] (exact sums; dgbdt.data.queries)."""
     return weight_norm_stats(to_host(part.weight), part.qid)
@@ -92,8 +101,8 @@ def _part_histogram(part, scales, prefixes, step, groups):
     return part.histogram(prefixes, step, part.masses(scales), groups)
 
 
-def label_quantile(client, dtrain, objective) -> float:
-    """The quantile losses' intercept: the labels' alpha quantile over every partition
+def label_quantile(client, dtrain, objective) -> np.ndarray:
+    """The quantile losses' intercept [K]: the labels' alpha quantile (one per output) over every partition
     (dgbdt.quantile: each step's sums over the partitions, gathered here), the value the
     in-process training finds."""
     from ..quantile import quantiles
@@ -108,8 +117,8 @@ def label_quantile(client, dtrain, objective) -> float:
             futs = [client.submit(_part_histogram, f, scales, prefixes, step, groups,
                                   pure=False) for f in parts]
             return np.sum(client.gather(futs), axis=0)
-        return float(quantiles(objective.leaf_alpha, 1, dtrain.has_weight, stats,
-                               histogram)[0])
+        return np.array([quantiles(a, 1, dtrain.has_weight, stats, histogram)[0]
+                         for a in getattr(objective, "leaf_alphas", (objective.leaf_alpha,))])
     finally:
         client.cancel(parts)
 
@@ -119,12 +128,14 @@ def _concat_dataset(parts) -> Dataset:
     parts = [p for p in parts if p.n_rows] or parts[:1]
     xp = array_module(parts[0].X)
     cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
-    d = Dataset(xp.concatenate([p.X for p in parts]),
-                label=cat([p.label for p in parts]), weight=cat([p.weight for p in parts]),
+    d = Dataset(xp.concatenate([p.X for p in parts]), weight=cat([p.weight for p in parts]),
                 base_margin=cat([p.base_margin for p in parts]))
+    d.label = cat([p.label for p in parts])     # checked by the parts (1-D, or intervals)
     # the partitions' query ids: each partition's sorted, queries within one partition (the
     # DaskDataset checked), so contiguous here though not sorted across partitions
     d.qid = None if parts[0].qid is None else np.concatenate([p.qid for p in parts])
+    if d.label is not None and d.label.ndim == 2:       # survival:aft's intervals [n, 2]
+        d.label_lower_bound, d.label_upper_bound = d.label[:, 0], d.label[:, 1]
     return d
 
 
@@ -288,7 +299,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     prior = resolve_prior(xgb_model, params)
     if prior is not None:
         params = {**(params or {}), "objective": prior.objective.name,
-                  **({"num_class": prior.num_class} if prior.num_class else {})}
+                  **({"num_class": prior.num_class} if prior.num_class else {}),
+                  **prior.objective_params}
     p = normalize_params(params)
     if not isinstance(dtrain, DaskDataset):
         raise TypeError(f"dtrain must be a dgbdt.dask.DaskDataset; got {type(dtrain).__name__}")
@@ -338,10 +350,20 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if dtrain.has_weight:       # n_queries / sum of weights over every partition
             futs = dtrain.map_rows(_weight_norm_stats)
             objective.weight_norm = weight_norm([sum(c) for c in zip(*client.gather(futs))])
+    if getattr(objective, "interval_labels", False):
+        for d, name in [(dtrain, "dtrain")] + [(d, f"eval set '{n}'") for d, n in evals]:
+            if not getattr(d, "has_intervals", False):
+                raise ValueError(f"survival:aft trains on label intervals: {name} needs "
+                                 "label_lower_bound and label_upper_bound (DaskDataset "
+                                 "arguments, partitioned like the data)")
     if objective.name == "survival:cox":
-        raise ValueError("survival:cox is not available on Dask yet: its gradients' risk "
-                         "sets span all the rows in the order of the survival times; train "
-                         "in-process (dgbdt.train) on the CPU")
+        if p["device"] != "cpu":
+            raise ValueError("survival:cox trains on CPU workers for now: pass host "
+                             "partitions, or params device='cpu'")
+        if mode == "graph":
+            raise ValueError("survival:cox trains in mode='collective' (the default on CPU "
+                             "clusters) or 'task', not in graph mode: its risk sets span "
+                             "every worker's rows, gathered by the collective ranks each round")
     if getattr(objective, "leaf_alpha", None) is not None:
         if p["device"] != "cpu":
             raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves are "
@@ -394,7 +416,12 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if p["base_score"] is not None:
             intercept = objective.base_score_to_margin(p["base_score"], num_class)
         elif getattr(objective, "leaf_alpha", None) is not None:
-            intercept = np.array([label_quantile(client, dtrain, objective)])
+            intercept = label_quantile(client, dtrain, objective)
+        elif getattr(objective, "needs_all_rows", False):      # survival:cox
+            got = client.gather(dtrain.map_rows(_checked_rows, objective))
+            label = np.concatenate([g[0] for g in got])
+            weight = None if got[0][1] is None else np.concatenate([g[1] for g in got])
+            intercept = objective.base_margin_from_labels(label, weight, num_class)
         else:
             futs = dtrain.map_rows(_label_stats, objective, num_class)
             try:
@@ -405,7 +432,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             intercept = objective.base_margin_from_stats([sum(c) for c in zip(*stats)],
                                                          num_class)
         booster = Booster(objective.name, num_class, intercept, dtrain.num_col,
-                          dtrain.feature_names)
+                          dtrain.feature_names, model_params(objective))
     booster.set_feature_types(dtrain)      # categorical features (dgbdt.data.categorical)
     progress, sink = Progress(), None
     if checkpoint_dir is not None:      # resume from this training's checkpoint, if any
@@ -486,6 +513,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
     if mode == "auto":
         mode = _auto_mode(client, workers, p["device"])
         if mode == "graph" and (getattr(objective, "leaf_alpha", None) is not None
+                                or objective.name == "survival:cox"
                                 or p["grow_policy"] == "lossguide" or _by_gradient(p)):
             mode = "collective"       # (graph mode cannot refresh their leaves yet; it grows
             #                            leaf-wise trees a task hop per split)

@@ -67,11 +67,12 @@ class Dataset:
     feature_types = None
     categories = None
     qid = None
+    label_lower_bound = label_upper_bound = None
 
     def __init__(self, data, label=None, weight=None, base_margin=None, feature_names=None,
                  max_bin: int | None = None, *, page_rows: int | None = None,
                  label_column=None, feature_types=None, enable_categorical: bool = False,
-                 qid=None, group=None):
+                 qid=None, group=None, label_lower_bound=None, label_upper_bound=None):
         if isinstance(data, (str, os.PathLike)):     # a file (dgbdt.data.files)
             from .files import read_uri
             data, file_label, _ = read_uri(os.fspath(data), label_column)
@@ -95,6 +96,8 @@ class Dataset:
                 raise ValueError(f"weight must be >= 0; row {i} has weight {float(self.weight[i])}")
             if not bool(xp.any(self.weight > 0)):
                 raise ValueError("weight: all sample weights are zero; at least one must be > 0")
+        self.label_lower_bound = self.label_upper_bound = None
+        self.set_label_bounds(label_lower_bound, label_upper_bound)
         self.base_margin = None
         if base_margin is not None:
             if is_cudf(base_margin):             # a cuDF Series or DataFrame
@@ -139,6 +142,40 @@ class Dataset:
     def num_col(self) -> int:
         return int(self.data.shape[1])
 
+    def set_label_bounds(self, lower=None, upper=None) -> None:
+        """survival:aft's label intervals (XGBoost's label_lower_bound / label_upper_bound):
+        float64 [n] each (upper may be inf: right-censored); either may be given alone and
+        the other later (set_float_info)."""
+        n = self.data.shape[0]
+        xp = array_module(self.data)
+        for name, v in (("label_lower_bound", lower), ("label_upper_bound", upper)):
+            if v is None:
+                continue
+            if hasattr(v, "to_numpy"):
+                v = v.to_numpy(dtype=np.float64, na_value=np.nan)
+            a = xp.asarray(v, dtype=np.float64).reshape(-1)
+            if a.shape[0] != n:
+                raise ValueError(f"{name} has {a.shape[0]} values; the data has {n} rows")
+            setattr(self, name, a)
+
+    def set_float_info(self, field: str, data) -> None:
+        """XGBoost's DMatrix.set_float_info for the label bounds, labels and weights."""
+        if field in ("label_lower_bound", "label_upper_bound"):
+            self.set_label_bounds(**{field.split("_")[-2]: data})
+        elif field in ("label", "weight"):
+            setattr(self, field, as_vector(data, field, self.num_row, self.on_device))
+        else:
+            raise ValueError(f"set_float_info: field {field!r}; dgbdt sets label, weight, "
+                             "label_lower_bound and label_upper_bound")
+
+    def get_float_info(self, field: str):
+        """XGBoost's DMatrix.get_float_info (an empty array for a field not set)."""
+        if field not in ("label", "weight", "label_lower_bound", "label_upper_bound"):
+            raise ValueError(f"get_float_info: field {field!r}; dgbdt has label, weight, "
+                             "label_lower_bound and label_upper_bound")
+        v = getattr(self, field)
+        return np.zeros(0) if v is None else v
+
     def get_label(self):
         """The labels (XGBoost's DMatrix.get_label, for custom objectives)."""
         return self.label
@@ -153,7 +190,9 @@ class Dataset:
         take = (lambda a: None if a is None else a[rows])
         d = type(self)(self.data[rows], label=take(self.label), weight=take(self.weight),
                        base_margin=take(self.base_margin), feature_names=self.feature_names,
-                       feature_types=self.feature_types, qid=take(self.qid))
+                       feature_types=self.feature_types, qid=take(self.qid),
+                       label_lower_bound=take(self.label_lower_bound),
+                       label_upper_bound=take(self.label_upper_bound))
         d.categories = self.categories
         return d
 

@@ -150,6 +150,17 @@ def quantile(m, y, w, has_w, a, g, h):
         h[i, 0] = wi
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def quantiles(m, y, w, has_w, alphas, g, h):
+    """Several quantiles, one margin column each: column k as ``quantile`` at alphas[k]."""
+    for i in prange(m.shape[0]):
+        wi = w[i] if has_w else 1.0
+        for k in range(m.shape[1]):
+            a = alphas[k]
+            g[i, k] = ((1.0 - a) if m[i, k] >= y[i] else -a) * wi
+            h[i, k] = wi
+
+
 @njit(cache=True, nogil=True)
 def cox(order, m, y, w, has_w, g, h):
     """survival:cox (XGBoost's CoxRegression with Breslow's ties): ``order`` sorts the rows by

@@ -189,3 +189,132 @@ extern "C" __global__ void column_max(const double* __restrict__ g, const double
     }
     post_max(mx, K, k, ag, ah);
 }
+
+// survival:aft (dgbdt/kernels/cpu_survival.py, XGBoost's survival_util.h): y [n, 2] the label
+// intervals (lower, upper), a = the distribution's scale s; D = 0 normal, 1 logistic, 2 extreme.
+#define AFT_MIN_G -15.0
+#define AFT_MAX_G 15.0
+#define AFT_MIN_H 1e-16
+#define AFT_MAX_H 15.0
+#define AFT_EPS 1e-12
+
+template <int D> __device__ __forceinline__ double aft_pdf(double z) {
+    if (D == 0) return exp(-z * z / 2.0) / sqrt(2.0 * 3.14159265358979323846);
+    const double w = exp(z);
+    if (D == 1) return (isinf(w) || isinf(w * w)) ? 0.0 : w / ((1.0 + w) * (1.0 + w));
+    return isinf(w) ? 0.0 : w * exp(-w);
+}
+template <int D> __device__ __forceinline__ double aft_cdf(double z) {
+    if (D == 0) return 0.5 * (1.0 + erf(z / sqrt(2.0)));
+    const double w = exp(z);
+    if (D == 1) return isinf(w) ? 1.0 : w / (1.0 + w);
+    return 1.0 - exp(-w);
+}
+template <int D> __device__ __forceinline__ double aft_grad_pdf(double z) {
+    if (D == 0) return -z * aft_pdf<D>(z);
+    const double w = exp(z);
+    if (isinf(w)) return 0.0;
+    if (D == 1) return aft_pdf<D>(z) * (1.0 - w) / (1.0 + w);
+    return (1.0 - w) * aft_pdf<D>(z);
+}
+template <int D> __device__ __forceinline__ double aft_hess_pdf(double z) {
+    if (D == 0) return (z * z - 1.0) * aft_pdf<D>(z);
+    const double w = exp(z);
+    if (isinf(w) || isinf(w * w)) return 0.0;
+    if (D == 1) return aft_pdf<D>(z) * (w * w - 4.0 * w + 1.0) / ((1.0 + w) * (1.0 + w));
+    return (w * w - 3.0 * w + 1.0) * aft_pdf<D>(z);
+}
+// censoring: 0 uncensored, 1 right, 2 left, 3 interval
+template <int D> __device__ __forceinline__ double aft_limit_grad(int c, bool sign, double s) {
+    if (D == 0) {
+        if (c == 1) return sign ? AFT_MIN_G : 0.0;
+        if (c == 2) return sign ? 0.0 : AFT_MAX_G;
+        return sign ? AFT_MIN_G : AFT_MAX_G;
+    }
+    if (D == 1) {
+        if (c == 1) return sign ? -1.0 / s : 0.0;
+        if (c == 2) return sign ? 0.0 : 1.0 / s;
+        return sign ? -1.0 / s : 1.0 / s;
+    }
+    if (c == 1) return sign ? AFT_MIN_G : 0.0;
+    if (c == 2) return sign ? 0.0 : 1.0 / s;
+    return sign ? AFT_MIN_G : 1.0 / s;
+}
+template <int D> __device__ __forceinline__ double aft_limit_hess(int c, bool sign, double s) {
+    if (D == 0) {
+        if (c == 1) return sign ? 1.0 / (s * s) : AFT_MIN_H;
+        if (c == 2) return sign ? AFT_MIN_H : 1.0 / (s * s);
+        return 1.0 / (s * s);
+    }
+    if (D == 1) return AFT_MIN_H;
+    if (c == 2) return AFT_MIN_H;
+    return sign ? AFT_MAX_H : AFT_MIN_H;
+}
+template <int D> __device__ __forceinline__ void aft_grad_hess(double lo, double hi, double pred,
+                                                               double s, double& g, double& h) {
+    const double log_lo = lo > 0.0 ? log(lo) : -__longlong_as_double(0x7ff0000000000000LL);  // log 0
+    double g_num, g_den, h_num, h_den;
+    int c;
+    bool sign;
+    if (lo == hi) {
+        const double z = (log_lo - pred) / s;
+        const double p = aft_pdf<D>(z), gp = aft_grad_pdf<D>(z), hp = aft_hess_pdf<D>(z);
+        c = 0;
+        g_num = gp;
+        g_den = s * p;
+        h_num = -(p * hp - gp * gp);
+        h_den = s * s * p * p;
+        sign = z > 0.0;
+    } else {
+        double z_u = 0.0, z_l = 0.0, pdf_u, cdf_u, gpdf_u, pdf_l, cdf_l, gpdf_l;
+        c = 3;
+        if (isinf(hi)) {
+            pdf_u = 0.0; cdf_u = 1.0; gpdf_u = 0.0;
+            c = 1;
+        } else {
+            z_u = (log(hi) - pred) / s;
+            pdf_u = aft_pdf<D>(z_u); cdf_u = aft_cdf<D>(z_u); gpdf_u = aft_grad_pdf<D>(z_u);
+        }
+        if (lo <= 0.0) {
+            pdf_l = 0.0; cdf_l = 0.0; gpdf_l = 0.0;
+            c = 2;
+        } else {
+            z_l = (log_lo - pred) / s;
+            pdf_l = aft_pdf<D>(z_l); cdf_l = aft_cdf<D>(z_l); gpdf_l = aft_grad_pdf<D>(z_l);
+        }
+        sign = z_u > 0.0 || z_l > 0.0;
+        const double cdf_diff = cdf_u - cdf_l, pdf_diff = pdf_u - pdf_l;
+        g_num = pdf_diff;
+        g_den = s * cdf_diff;
+        h_num = -(cdf_diff * (gpdf_u - gpdf_l) - pdf_diff * pdf_diff);
+        h_den = (s * cdf_diff) * (s * cdf_diff);
+    }
+    g = g_num / g_den;
+    if (g_den < AFT_EPS && (isnan(g) || isinf(g))) g = aft_limit_grad<D>(c, sign, s);
+    h = h_num / h_den;
+    if (h_den < AFT_EPS && (isnan(h) || isinf(h))) h = aft_limit_hess<D>(c, sign, s);
+    g = fmin(fmax(g, AFT_MIN_G), AFT_MAX_G);
+    h = fmin(fmax(h, AFT_MIN_H), AFT_MAX_H);
+}
+
+#define AFT_KERNEL(NAME, D)                                                                   \
+extern "C" __global__ void NAME(const double* __restrict__ m, const double* __restrict__ y,    \
+        const double* __restrict__ w, int has_w, double a, i64 n, int K,                     \
+        double* __restrict__ g, double* __restrict__ h, u64* __restrict__ mx) {              \
+    double ag = 0.0, ah = 0.0;                                                                \
+    ROWS {                                                                                    \
+        const double wi = has_w ? w[i] : 1.0;                                                 \
+        double gi, hi;                                                                        \
+        aft_grad_hess<D>(y[2 * i], y[2 * i + 1], m[i], a, gi, hi);                            \
+        gi *= wi;                                                                             \
+        hi *= wi;                                                                             \
+        g[i] = gi;                                                                            \
+        h[i] = hi;                                                                            \
+        ag = fmax(ag, fabs(gi));                                                              \
+        ah = fmax(ah, hi);                                                                    \
+    }                                                                                         \
+    post_max(mx, K, 0, ag, ah);                                                               \
+}
+AFT_KERNEL(aft_normal, 0)
+AFT_KERNEL(aft_logistic, 1)
+AFT_KERNEL(aft_extreme, 2)
