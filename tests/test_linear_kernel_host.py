@@ -1,0 +1,200 @@
+"""The CUDA source of the linear-leaf kernels (dgbdt/kernels/cuda/linear.cu), run on the CPU:
+compiled as host C++ with the few CUDA builtins it uses emulated, its grid walked one thread
+after another, and compared with the numba kernels (dgbdt.kernels.cpu_linear) for equality:
+the int64 histograms and leaf sums exactly, the margins bit for bit. Valid as an emulation
+because the kernels use no shared memory and no barrier (each thread's work is independent
+of the others'); atomics become plain adds. Both are compiled without multiply-add
+contraction (the GPU backend passes --fmad=false), so this checks the kernels' arithmetic as
+well as their indexing (tiles, segments, the p_only pass, the leaf sums' entry order);
+tests/gpu/test_gpu_linear.py checks the GPU itself."""
+import ctypes
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from dgbdt.data.pages import pack
+from dgbdt.kernels import cpu_linear
+
+CUDA = __import__("pathlib").Path(__file__).parents[1] / "dgbdt" / "kernels" / "cuda"
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+PRELUDE = """
+#include <cmath>
+using std::rint;
+struct D3 { unsigned x, y, z; };
+static D3 blockIdx, threadIdx, blockDim, gridDim;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+template <class T> inline T __ldg(const T* p) { return *p; }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+    unsigned long long o = *p; *p += v; return o; }
+"""
+
+DRIVER = """
+#define GRID(call) \\
+    gridDim = {(unsigned)gx, 1, 1}; blockDim = {(unsigned)bx, 1, 1}; \\
+    for (int b = 0; b < gx; ++b) for (int t = 0; t < bx; ++t) { \\
+        blockIdx = {(unsigned)b, 0, 0}; threadIdx = {(unsigned)t, 0, 0}; call; }
+
+extern "C" void run_hist(int gx, int bx, const u32* words, int bits, u32 mask, int nf,
+        const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
+        const i64* grad, const float* raw, const double* center, const double* inv,
+        const unsigned char* xmask, const i64* sb, const i64* se, const i64* nodes,
+        const i64* rf, const double* rc, const double* isp, int D, double sg, double sh,
+        int ns, const i64* tp, int m, int tile, int p_only, u64* out) {
+    GRID(linear_histograms(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw, center,
+                           inv, xmask, sb, se, nodes, rf, rc, isp, D, sg, sh, ns, tp, m, tile,
+                           p_only, out))
+}
+
+extern "C" void run_leaf_sums(int gx, int bx, const int* rows, const i64* sb, const i64* se,
+        const i64* leaves, const float* raw, int F, const double* g, const double* h, int K,
+        int k, const double* center, const double* inv, const i64* feats, int D, double sg,
+        double sh, const i64* tp, int m, int tile, u64* out) {
+    GRID(linear_leaf_sums(rows, sb, se, leaves, raw, F, g, h, K, k, center, inv, feats, D, sg,
+                          sh, tp, m, tile, out))
+}
+
+extern "C" void run_add(int gx, int bx, double* margin, int K, int k, const int* rows,
+        const i64* sb, const i64* se, const i64* leaves, const float* raw, int F,
+        const i64* begin, const i64* size, const double* coef, const i64* feat,
+        const double* center, const double* inv, const i64* tp, int m, int tile) {
+    GRID(add_linear_leaves(margin, K, k, rows, sb, se, leaves, raw, F, begin, size, coef, feat,
+                           center, inv, tp, m, tile))
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    src = (CUDA / "linear.cu").read_text()
+    src = src.replace('#include "common.cuh"', (CUDA / "common.cuh").read_text())
+    assert "__shared__" not in src and "__syncthreads" not in src   # the emulation's premise
+    cpp = tmp_path_factory.mktemp("linear_host") / "linear.cpp"
+    cpp.write_text(PRELUDE + src + DRIVER)
+    so = cpp.with_suffix(".so")
+    r = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", "-w", "-o",
+                        str(so), str(cpp)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return ctypes.CDLL(str(so))
+
+
+def _args(*values):
+    """ctypes arguments: arrays as pointers (kept alive by the caller), ints, doubles."""
+    out = []
+    for v in values:
+        if isinstance(v, np.ndarray):
+            assert v.flags.c_contiguous
+            out.append(ctypes.c_void_p(v.ctypes.data))
+        elif isinstance(v, float):
+            out.append(ctypes.c_double(v))
+        else:
+            out.append(ctypes.c_int(int(v)))
+    return out
+
+
+def _tile_ptr(begin, end, nodes, tile):
+    """cuda/tree.cu tile_offsets: the nodes' first tiles (exclusive prefix sum)."""
+    counts = (end[nodes] - begin[nodes] + tile - 1) // tile
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
+def _shard(seed, n=700, F=4, nb=6, K=2):
+    """Rows of a page (some missing: symbol nb), raw values (NaN where missing, one feature
+    not a regressor), gradients of K classes and their fixed-point values for class 1, and a
+    row order with three node segments (nodes 3, 4, 6 of 8)."""
+    rng = np.random.default_rng(seed)
+    bins = rng.integers(0, nb + 1, (n, F)).astype(np.uint16)
+    raw = rng.uniform(-1, 1, (n, F)).astype(np.float32)
+    raw[bins == nb] = np.nan
+    g, h = rng.normal(size=(n, K)), rng.uniform(0.1, 1, (n, K))
+    # scales near the int64 limit: a summand's last bits are integer bits, so a kernel that
+    # rounded any float64 step differently (another operation order, a contraction) differs
+    sg, sh = 2.0 ** 50, 2.0 ** 51
+    grad = np.stack([np.rint(g[:, 1] * sg), np.rint(h[:, 1] * sh)], axis=1).astype(np.int64)
+    begin, end = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    begin[[3, 4, 6]], end[[3, 4, 6]] = [0, 180, 181], [180, 181, n]   # one of a single row
+    return dict(page=pack(bins), bins=bins, raw=raw, g=g, h=h, sg=sg, sh=sh, grad=grad,
+                rows=rng.permutation(n).astype(np.int32), begin=begin, end=end,
+                ptrs=np.arange(F + 1, dtype=np.int64) * (nb + 1),
+                center=np.array([0.1, -0.2, 0.0, 0.3]), inv=np.array([0.5, 1.0, 0.25, 2.0]),
+                xmask=np.array([True, True, False, True]), n=n, F=F, K=K)
+
+
+@pytest.mark.parametrize("tile,gx,bx", [(128, 3, 64), (7, 5, 32)])
+@pytest.mark.parametrize("p_only", [False, True])
+def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, p_only):
+    s = _shard(1)
+    nodes = np.array([6, 3, 4], np.int64)
+    feat = np.array([[1, 3, -1], [0, -1, -1], [3, 0, 1]], np.int64)
+    coef = np.array([[0.7, -0.4, 0.0], [1.3, 0.0, 0.0], [-0.3, 1.2, 0.05]])
+    inv_sp = np.array([0.5, 0.5, 0.25])
+    S = int(s["ptrs"][-1])
+    p = s["page"]
+    ref = cpu_linear.linear_histograms(
+        p.words, p.bits, s["F"], s["ptrs"], s["rows"], np.ascontiguousarray(s["g"][:, 1]),
+        np.ascontiguousarray(s["h"][:, 1]), s["grad"], s["raw"], s["center"], s["inv"],
+        s["xmask"], s["begin"][nodes], s["end"][nodes], feat, coef, inv_sp, s["sg"], s["sh"],
+        S, 2, p_only)
+    out = np.zeros((len(nodes), S, 9), np.uint64)
+    tp = _tile_ptr(s["begin"], s["end"], nodes, tile)
+    xmask = s["xmask"].astype(np.uint8)
+    lib.run_hist(*_args(gx, bx, p.words, p.bits, p.mask, s["F"], s["ptrs"], s["rows"], s["g"],
+                        s["h"], s["K"], 1, s["grad"], s["raw"], s["center"], s["inv"], xmask,
+                        s["begin"], s["end"], nodes, feat, coef, inv_sp, feat.shape[1],
+                        s["sg"], s["sh"], S, tp, len(nodes), tile, int(p_only), out))
+    got = out.view(np.int64)
+    if p_only:          # the kernel leaves the other entries 0, as the CPU's
+        assert not got[:, :, [0, 1, 5, 6, 8]].any()
+    assert np.abs(ref[:, :, [2, 3, 4, 7]]).max() > 2 ** 40      # p~ sums present
+    np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("tile,gx,bx", [(256, 4, 64), (5, 3, 96)])
+def test_leaf_sums_equal_the_numba_kernel(lib, tile, gx, bx):
+    s = _shard(2)
+    leaves = np.array([4, 6, 3], np.int64)
+    feats = np.array([[1, 3, -1], [-1, -1, -1], [0, 3, 1]], np.int64)
+    D = feats.shape[1]
+    ref = cpu_linear.leaf_sums(s["rows"], s["begin"][leaves], s["end"][leaves], s["raw"],
+                               np.ascontiguousarray(s["g"][:, 1]),
+                               np.ascontiguousarray(s["h"][:, 1]), s["center"], s["inv"],
+                               feats, s["sg"], s["sh"], 3)
+    out = np.zeros((len(leaves), D + 1, D + 2), np.uint64)
+    tp = _tile_ptr(s["begin"], s["end"], leaves, tile)
+    lib.run_leaf_sums(*_args(gx, bx, s["rows"], s["begin"], s["end"], leaves, s["raw"], s["F"],
+                             s["g"], s["h"], s["K"], 1, s["center"], s["inv"], feats, D,
+                             s["sg"], s["sh"], tp, len(leaves), tile, out))
+    got = out.view(np.int64)
+    low = np.tril_indices(D + 1, -1)
+    assert not got[:, low[0], low[1]].any()      # the upper triangle only (the caller mirrors)
+    got[:, low[0], low[1]] = got[:, low[1], low[0]]
+    assert np.count_nonzero(ref[2]) == (D + 1) * (D + 2)
+    np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("tile,gx,bx", [(128, 2, 64), (3, 7, 32)])
+def test_margins_equal_the_numba_kernel_bit_for_bit(lib, tile, gx, bx):
+    from dgbdt.tree.linear import LinearSpec
+    from dgbdt.tree.linear_growth import LeafModels
+    s = _shard(3)
+    rng = np.random.default_rng(4)
+    leaves = np.array([3, 6, 4], np.int64)
+    spec = LinearSpec(3, 1.0, s["center"], 1.0 / s["inv"], s["xmask"])
+    feats = [np.array([1, 3]), np.array([], np.int64), np.array([0, 3, 1])]
+    lm = LeafModels.of(feats, [rng.normal(size=len(f) + 1) for f in feats], spec)
+    start = rng.normal(size=(s["n"], s["K"]))
+    ref = start.copy()
+    cpu_linear.add_linear_leaves(ref, 1, s["rows"], s["begin"][leaves], s["end"][leaves],
+                                 s["raw"], lm.begin, lm.size, lm.coef, lm.feat, lm.center,
+                                 lm.inv_scale)
+    got = start.copy()
+    tp = _tile_ptr(s["begin"], s["end"], leaves, tile)
+    lib.run_add(*_args(gx, bx, got, s["K"], 1, s["rows"], s["begin"], s["end"], leaves,
+                       s["raw"], s["F"], lm.begin, lm.size, lm.coef, lm.feat, lm.center,
+                       lm.inv_scale, tp, len(leaves), tile))
+    assert not np.array_equal(got, start)
+    np.testing.assert_array_equal(got.view(np.int64), ref.view(np.int64))
