@@ -198,3 +198,80 @@ def test_margins_equal_the_numba_kernel_bit_for_bit(lib, tile, gx, bx):
                        lm.inv_scale, tp, len(leaves), tile))
     assert not np.array_equal(got, start)
     np.testing.assert_array_equal(got.view(np.int64), ref.view(np.int64))
+
+
+# -- the CUDA backend's linear glue (dgbdt.kernels.gpu_linear) over the host build ----------
+def _emulated_backend(lib):
+    """A backend whose linear-tree operations are gpu_linear.CudaLinear's (the GPU's Python
+    side: buffers, tiles, the larger children's subtraction and p~ pass, the leaf sums'
+    mirror) launching the host build of linear.cu, and whose other operations are the CPU
+    backend's: training with it runs the GPU's linear path, numpy arrays standing in for
+    cupy ones."""
+    from dgbdt.kernels.cpu import CpuBackend
+    from dgbdt.kernels.gpu_linear import CudaLinear
+
+    runs = {"linear_histograms": lib.run_hist, "linear_leaf_sums": lib.run_leaf_sums,
+            "add_linear_leaves": lib.run_add}
+    launched = []
+
+    def launch(module, name):
+        assert module == "linear"
+
+        def call(grid, block, args, shared_mem=0):
+            launched.append(name)
+            conv = []
+            for a in args:
+                if isinstance(a, np.ndarray):
+                    assert a.flags.c_contiguous
+                    conv.append(ctypes.c_void_p(a.ctypes.data))
+                elif isinstance(a, np.float64):
+                    conv.append(ctypes.c_double(float(a)))
+                elif isinstance(a, np.uint32):
+                    conv.append(ctypes.c_uint(int(a)))
+                else:
+                    assert isinstance(a, np.int32), type(a)
+                    conv.append(ctypes.c_int(int(a)))
+            runs[name](ctypes.c_int(grid[0]), ctypes.c_int(block[0]), *conv)
+        return call
+
+    class Emulated(CudaLinear, CpuBackend):
+        n_sm = 1
+        _kernel = staticmethod(launch)
+
+        def on_device(self, a, dtype):
+            return np.ascontiguousarray(a, dtype=dtype)
+
+        def _hist_ptrs(self, hist_ptrs):
+            return np.ascontiguousarray(hist_ptrs, dtype=np.int64)
+
+        def _tile_ptr(self, shard, nodes_d, m, tile):
+            return _tile_ptr(shard.begin, shard.end, nodes_d, tile)
+
+    return Emulated(), launched
+
+
+@pytest.mark.parametrize("growth", [{"max_depth": 3},
+                                    {"grow_policy": "lossguide", "max_leaves": 6,
+                                     "max_depth": 0}], ids=["depthwise", "lossguide"])
+def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growth):
+    """dgbdt.train with the emulated backend (two pages, weights, missing values, column
+    sampling): the CPU model's file, byte for byte, and every linear kernel launched."""
+    import importlib
+    import dgbdt
+    train_mod = importlib.import_module("dgbdt.train")
+    rng = np.random.default_rng(5)
+    n = 1200
+    X = rng.uniform(-2, 3, (n, 4)).astype(np.float32)
+    y = np.where(X[:, 0] > 0.5, 2 * X[:, 2] + 1, -X[:, 2]) + 0.1 * X[:, 1] \
+        + 0.1 * rng.normal(size=n)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    w = rng.uniform(0.5, 2.0, n)
+    p = {"linear_tree": True, "eta": 0.4, "max_bin": 16, "base_score": 0.5,
+         "max_linear_features": 2, "colsample_bynode": 0.8, "seed": 1, **growth}
+    cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 3, verbose_eval=False)
+    backend, launched = _emulated_backend(lib)
+    monkeypatch.setattr(train_mod, "get_backend", lambda device: backend)
+    emu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w, page_rows=700), 3,
+                      verbose_eval=False)
+    assert set(launched) == {"linear_histograms", "linear_leaf_sums", "add_linear_leaves"}
+    assert emu.save_raw() == cpu.save_raw()

@@ -37,13 +37,13 @@ def _i32(x) -> np.int32:
     return np.int32(x)
 
 
-def raw_of(shard):
-    """The shard's raw rows on the device (float32 [n, F], C-contiguous)."""
+def raw_of(shard, xp):
+    """The shard's raw rows where the kernels run (float32 [n, F] of ``xp``, C-contiguous)."""
     raw = shard.raw
-    if raw is None or not hasattr(raw, "__cuda_array_interface__"):
+    if raw is None or type(raw) is not xp.ndarray:
         raise RuntimeError("a linear tree on a GPU needs the shard's raw feature values on the "
                            "device (Shard.raw, set by dgbdt.train); this shard has "
-                           + ("none" if raw is None else "them in host memory"))
+                           + ("none" if raw is None else f"a {type(raw).__name__}"))
     return raw
 
 
@@ -84,7 +84,7 @@ class CudaLinear:
         if m == 0 or shard.n_rows == 0:
             return
         p = shard.page
-        raw = raw_of(shard)
+        raw = raw_of(shard, self.xp)
         center, inv_scale, xmask = self._linear_consts(shard, lv)
         D = int(lv.reg_feat.shape[1])
         nodes_d = self.on_device(nodes, np.int64)
@@ -108,7 +108,7 @@ class CudaLinear:
         Lf, D = int(req.feats.shape[0]), int(req.feats.shape[1])
         out = cp.zeros((Lf, D + 1, D + 2), dtype=cp.int64)
         if Lf and shard.n_rows:
-            raw = raw_of(shard)
+            raw = raw_of(shard, self.xp)
             leaves_d = self.on_device(req.leaves, np.int64)
             tile_ptr = self._tile_ptr(shard, leaves_d, Lf, LEAF_SUM_TILE)
             self._kernel("linear", "linear_leaf_sums")(
@@ -129,7 +129,7 @@ class CudaLinear:
         lm, m = fin.linear, len(fin.leaves)
         if m == 0 or shard.n_rows == 0:
             return
-        raw = raw_of(shard)
+        raw = raw_of(shard, self.xp)
         leaves_d = self.on_device(fin.leaves, np.int64)
         tile_ptr = self._tile_ptr(shard, leaves_d, m, LINEAR_TILE)
         self._kernel("linear", "add_linear_leaves")(

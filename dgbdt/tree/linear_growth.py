@@ -237,6 +237,7 @@ class LinearGrowth(LinearNodes, Growth):
         """Consume the level's linear histograms [m, S, 9] (in the request's node order:
         smaller children, then larger)."""
         t = time.perf_counter()
+        merged = to_host(merged)        # GPU shards' sums: evaluated on the host
         nodes = self.level_nodes
         slot = {n: i for i, n in enumerate(self.request.nodes.tolist())}
         order = np.array([slot[n] for n in nodes.tolist()], dtype=np.int64)
