@@ -1,12 +1,13 @@
 """The CUDA source of the linear-leaf kernels (dgbdt/kernels/cuda/linear.cu), run on the CPU:
-compiled as host C++ with the few CUDA builtins it uses emulated, its grid walked one thread
-after another, and compared with the numba kernels (dgbdt.kernels.cpu_linear) for equality:
-the int64 histograms and leaf sums exactly, the margins bit for bit. Valid as an emulation
-because the kernels use no shared memory and no barrier (each thread's work is independent
-of the others'); atomics become plain adds. Both are compiled without multiply-add
+compiled as host C++ with the few CUDA builtins it uses emulated, and compared with the numba
+kernels (dgbdt.kernels.cpu_linear) for equality: the int64 histograms and leaf sums exactly,
+the margins bit for bit. A block's threads run as host threads (std::thread), __syncthreads
+is a std::barrier of the block, shared memory one host array per block (blocks run one after
+another), atomics are host atomics: the CUDA execution model, so the privatized kernel's
+flushes and barriers are exercised too. Both sides are compiled without multiply-add
 contraction (the GPU backend passes --fmad=false), so this checks the kernels' arithmetic as
-well as their indexing (tiles, segments, the p_only pass, the leaf sums' entry order);
-tests/gpu/test_gpu_linear.py checks the GPU itself."""
+well as their indexing (tiles, segments, feature groups, the p_only pass, the leaf sums'
+entry order); tests/gpu/test_gpu_linear.py checks the GPU itself."""
 import ctypes
 import shutil
 import subprocess
@@ -21,23 +22,41 @@ CUDA = __import__("pathlib").Path(__file__).parents[1] / "dgbdt" / "kernels" / "
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
 PRELUDE = """
+#include <atomic>
+#include <barrier>
 #include <cmath>
+#include <thread>
+#include <vector>
 using std::rint;
 struct D3 { unsigned x, y, z; };
-static D3 blockIdx, threadIdx, blockDim, gridDim;
+static thread_local D3 threadIdx;
+static D3 blockIdx, blockDim, gridDim;
+static std::barrier<>* g_barrier;
+static unsigned long long g_shared[1 << 15];
 #define __global__
 #define __device__
 #define __forceinline__ inline
+inline void __syncthreads() { g_barrier->arrive_and_wait(); }
 template <class T> inline T __ldg(const T* p) { return *p; }
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
-    unsigned long long o = *p; *p += v; return o; }
+    return std::atomic_ref<unsigned long long>(*p).fetch_add(v); }
 """
 
 DRIVER = """
-#define GRID(call) \\
-    gridDim = {(unsigned)gx, 1, 1}; blockDim = {(unsigned)bx, 1, 1}; \\
-    for (int b = 0; b < gx; ++b) for (int t = 0; t < bx; ++t) { \\
-        blockIdx = {(unsigned)b, 0, 0}; threadIdx = {(unsigned)t, 0, 0}; call; }
+// Blocks one after another; a block's threads at once, meeting at its barrier.
+template <class Fn> static void launch(int gx, int gz, int bx, Fn fn) {
+    gridDim = {(unsigned)gx, 1, (unsigned)gz};
+    blockDim = {(unsigned)bx, 1, 1};
+    for (int z = 0; z < gz; ++z) for (int b = 0; b < gx; ++b) {
+        blockIdx = {(unsigned)b, 0, (unsigned)z};
+        std::barrier<> bar(bx);
+        g_barrier = &bar;
+        std::vector<std::thread> ts;
+        for (int t = 0; t < bx; ++t)
+            ts.emplace_back([=] { threadIdx = {(unsigned)t, 0, 0}; fn(); });
+        for (auto& t : ts) t.join();
+    }
+}
 
 extern "C" void run_hist(int gx, int bx, const u32* words, int bits, u32 mask, int nf,
         const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
@@ -45,25 +64,40 @@ extern "C" void run_hist(int gx, int bx, const u32* words, int bits, u32 mask, i
         const unsigned char* xmask, const i64* sb, const i64* se, const i64* nodes,
         const i64* rf, const double* rc, const double* isp, int D, double sg, double sh,
         int ns, const i64* tp, int m, int tile, int p_only, u64* out) {
-    GRID(linear_histograms(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw, center,
-                           inv, xmask, sb, se, nodes, rf, rc, isp, D, sg, sh, ns, tp, m, tile,
-                           p_only, out))
+    launch(gx, 1, bx, [=] {
+        linear_histograms(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw, center, inv,
+                          xmask, sb, se, nodes, rf, rc, isp, D, sg, sh, ns, tp, m, tile, p_only,
+                          out); });
+}
+
+extern "C" void run_hist_shared(int gx, int gz, int bx, const u32* words, int bits, u32 mask,
+        int nf, const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
+        const i64* grad, const float* raw, const double* center, const double* inv,
+        const unsigned char* xmask, const i64* sb, const i64* se, const i64* nodes,
+        const i64* rf, const double* rc, const double* isp, int D, double sg, double sh,
+        int ns, const i64* tp, int m, int tile, int p_only, const int* groups, u64* out) {
+    launch(gx, gz, bx, [=] {
+        linear_histograms_shared(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw,
+                                 center, inv, xmask, sb, se, nodes, rf, rc, isp, D, sg, sh,
+                                 ns, tp, m, tile, p_only, groups, out); });
 }
 
 extern "C" void run_leaf_sums(int gx, int bx, const int* rows, const i64* sb, const i64* se,
         const i64* leaves, const float* raw, int F, const double* g, const double* h, int K,
         int k, const double* center, const double* inv, const i64* feats, int D, double sg,
         double sh, const i64* tp, int m, int tile, u64* out) {
-    GRID(linear_leaf_sums(rows, sb, se, leaves, raw, F, g, h, K, k, center, inv, feats, D, sg,
-                          sh, tp, m, tile, out))
+    launch(gx, 1, bx, [=] {
+        linear_leaf_sums(rows, sb, se, leaves, raw, F, g, h, K, k, center, inv, feats, D, sg,
+                         sh, tp, m, tile, out); });
 }
 
 extern "C" void run_add(int gx, int bx, double* margin, int K, int k, const int* rows,
         const i64* sb, const i64* se, const i64* leaves, const float* raw, int F,
         const i64* begin, const i64* size, const double* coef, const i64* feat,
         const double* center, const double* inv, const i64* tp, int m, int tile) {
-    GRID(add_linear_leaves(margin, K, k, rows, sb, se, leaves, raw, F, begin, size, coef, feat,
-                           center, inv, tp, m, tile))
+    launch(gx, 1, bx, [=] {
+        add_linear_leaves(margin, K, k, rows, sb, se, leaves, raw, F, begin, size, coef, feat,
+                          center, inv, tp, m, tile); });
 }
 """
 
@@ -72,12 +106,14 @@ extern "C" void run_add(int gx, int bx, double* margin, int K, int k, const int*
 def lib(tmp_path_factory):
     src = (CUDA / "linear.cu").read_text()
     src = src.replace('#include "common.cuh"', (CUDA / "common.cuh").read_text())
-    assert "__shared__" not in src and "__syncthreads" not in src   # the emulation's premise
+    assert src.count("extern __shared__ u64 sh64[];") == 1
+    src = src.replace("extern __shared__ u64 sh64[];", "u64* sh64 = (u64*)g_shared;")
     cpp = tmp_path_factory.mktemp("linear_host") / "linear.cpp"
     cpp.write_text(PRELUDE + src + DRIVER)
     so = cpp.with_suffix(".so")
-    r = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", "-w", "-o",
-                        str(so), str(cpp)], capture_output=True, text=True)
+    r = subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-shared", "-fPIC",
+                        "-pthread", "-w", "-o", str(so), str(cpp)], capture_output=True,
+                       text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     return ctypes.CDLL(str(so))
 
@@ -124,9 +160,11 @@ def _shard(seed, n=700, F=4, nb=6, K=2):
                 xmask=np.array([True, True, False, True]), n=n, F=F, K=K)
 
 
-@pytest.mark.parametrize("tile,gx,bx", [(128, 3, 64), (7, 5, 32)])
+@pytest.mark.parametrize("tile,gx,bx,groups", [
+    (128, 3, 64, None), (7, 5, 32, None),                    # the global kernel
+    (128, 2, 64, [0, 4]), (7, 3, 32, [0, 1, 1, 3, 3, 4])])   # shared: one group, three
 @pytest.mark.parametrize("p_only", [False, True])
-def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, p_only):
+def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, groups, p_only):
     s = _shard(1)
     nodes = np.array([6, 3, 4], np.int64)
     feat = np.array([[1, 3, -1], [0, -1, -1], [3, 0, 1]], np.int64)
@@ -142,10 +180,15 @@ def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, p_only):
     out = np.zeros((len(nodes), S, 9), np.uint64)
     tp = _tile_ptr(s["begin"], s["end"], nodes, tile)
     xmask = s["xmask"].astype(np.uint8)
-    lib.run_hist(*_args(gx, bx, p.words, p.bits, p.mask, s["F"], s["ptrs"], s["rows"], s["g"],
-                        s["h"], s["K"], 1, s["grad"], s["raw"], s["center"], s["inv"], xmask,
-                        s["begin"], s["end"], nodes, feat, coef, inv_sp, feat.shape[1],
-                        s["sg"], s["sh"], S, tp, len(nodes), tile, int(p_only), out))
+    args = (p.words, p.bits, p.mask, s["F"], s["ptrs"], s["rows"], s["g"], s["h"], s["K"], 1,
+            s["grad"], s["raw"], s["center"], s["inv"], xmask, s["begin"], s["end"], nodes,
+            feat, coef, inv_sp, feat.shape[1], s["sg"], s["sh"], S, tp, len(nodes), tile,
+            int(p_only))
+    if groups is None:
+        lib.run_hist(*_args(gx, bx, *args, out))
+    else:
+        groups = np.array(groups, np.int32)
+        lib.run_hist_shared(*_args(gx, len(groups) // 2, bx, *args, groups, out))
     got = out.view(np.int64)
     if p_only:          # the kernel leaves the other entries 0, as the CPU's
         assert not got[:, :, [0, 1, 5, 6, 8]].any()
@@ -210,8 +253,8 @@ def _emulated_backend(lib):
     from dgbdt.kernels.cpu import CpuBackend
     from dgbdt.kernels.gpu_linear import CudaLinear
 
-    runs = {"linear_histograms": lib.run_hist, "linear_leaf_sums": lib.run_leaf_sums,
-            "add_linear_leaves": lib.run_add}
+    runs = {"linear_histograms": lib.run_hist, "linear_histograms_shared": lib.run_hist_shared,
+            "linear_leaf_sums": lib.run_leaf_sums, "add_linear_leaves": lib.run_add}
     launched = []
 
     def launch(module, name):
@@ -219,6 +262,9 @@ def _emulated_backend(lib):
 
         def call(grid, block, args, shared_mem=0):
             launched.append(name)
+            # the kernels stride over their work: a smaller grid and block (fewer host
+            # threads) compute the same; a shared kernel's grid keeps its feature groups (z)
+            gx, bx = min(int(grid[0]), 3), min(int(block[0]), 32)
             conv = []
             for a in args:
                 if isinstance(a, np.ndarray):
@@ -231,7 +277,8 @@ def _emulated_backend(lib):
                 else:
                     assert isinstance(a, np.int32), type(a)
                     conv.append(ctypes.c_int(int(a)))
-            runs[name](ctypes.c_int(grid[0]), ctypes.c_int(block[0]), *conv)
+            z = (ctypes.c_int(int(grid[2])),) if name.endswith("_shared") else ()
+            runs[name](ctypes.c_int(gx), *z, ctypes.c_int(bx), *conv)
         return call
 
     class Emulated(CudaLinear, CpuBackend):
@@ -250,12 +297,21 @@ def _emulated_backend(lib):
     return Emulated(), launched
 
 
+@pytest.mark.parametrize("setting,budget", [("global", None), ("shared", None),
+                                            ("shared", 20 * 72)])
 @pytest.mark.parametrize("growth", [{"max_depth": 3},
                                     {"grow_policy": "lossguide", "max_leaves": 6,
                                      "max_depth": 0}], ids=["depthwise", "lossguide"])
-def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growth):
+def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growth, setting,
+                                                         budget):
     """dgbdt.train with the emulated backend (two pages, weights, missing values, column
-    sampling): the CPU model's file, byte for byte, and every linear kernel launched."""
+    sampling), each histogram kernel (shared: one feature group, or with a small budget
+    several): the CPU model's file, byte for byte, and every linear kernel launched."""
+    from dgbdt.kernels import gpu_linear
+    monkeypatch.setenv("DGBDT_LINEAR_HIST", setting)
+    if budget:
+        real = gpu_linear.feature_groups
+        monkeypatch.setattr(gpu_linear, "feature_groups", lambda hp: real(hp, budget))
     import importlib
     import dgbdt
     train_mod = importlib.import_module("dgbdt.train")
@@ -273,5 +329,16 @@ def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growt
     monkeypatch.setattr(train_mod, "get_backend", lambda device: backend)
     emu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w, page_rows=700), 3,
                       verbose_eval=False)
-    assert set(launched) == {"linear_histograms", "linear_leaf_sums", "add_linear_leaves"}
+    hist = "linear_histograms" + ("_shared" if setting == "shared" else "")
+    assert set(launched) == {hist, "linear_leaf_sums", "add_linear_leaves"}
     assert emu.save_raw() == cpu.save_raw()
+
+
+def test_feature_groups_fit_the_budget():
+    from dgbdt.kernels.gpu_linear import feature_groups
+    hp = np.cumsum([0, 17, 17, 5, 30, 17])
+    g, widest = feature_groups(hp, 40 * 72)
+    assert g.tolist() == [0, 3, 3, 4, 4, 5] and widest == 39     # 17 + 17 + 5 slots fit 40
+    assert feature_groups(hp, 29 * 72) is None          # feature 3 alone is too wide
+    g, widest = feature_groups(hp)                      # 48 KiB: one group
+    assert g.tolist() == [0, 5] and widest == 86

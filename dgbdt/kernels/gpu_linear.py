@@ -4,7 +4,9 @@ host grower (dgbdt.tree.linear_growth) asks of GPU shards.
 * ``linear_histograms``: a level's 9-sum histograms [small + large, S, 9] (int64, on the
   device): the smaller children from their rows, a larger child's g, h and x~ entries as its
   parent's partial minus its sibling's (exact) and its p~ entries (its own slope part) from
-  its rows (cuda/linear.cu ``linear_histograms``, ``p_only``);
+  its rows (cuda/linear.cu ``linear_histograms_shared``, sums privatized per block and
+  feature group in shared memory, or ``linear_histograms``, every summand a global atomic:
+  ``hist_setting``; ``p_only`` for the p~ pass);
 * ``linear_leaf_sums``: each leaf's fixed-point ridge sums [Lf, D + 1, D + 2] (device);
 * ``add_linear_leaves``: margin[r, k] += the row's linear leaf value.
 
@@ -22,6 +24,9 @@ gpu.py, so there is no import circle.
 """
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
 
 #: rows a tile of the histogram and margin kernels (a block takes a tile at a time)
@@ -31,6 +36,41 @@ LEAF_SUM_TILE = 256
 BLOCK = 256
 #: the entries of a linear histogram slot that depend on the node's p~ (GP, HP, HPP, HPX)
 P_ENTRIES = np.array([2, 3, 4, 7])
+#: shared memory a block of linear_histograms_shared may use (9 int64 = 72 bytes a slot)
+LINEAR_SMEM = 48 * 1024
+#: resident blocks per SM the shared kernel's grid aims at
+LINEAR_BLOCKS_PER_SM = 4
+
+
+def hist_setting() -> str:
+    """DGBDT_LINEAR_HIST: which kernel builds linear histograms on a GPU: "shared" (the
+    default: sums privatized per block in shared memory, for feature groups that fit
+    LINEAR_SMEM; "global" where a feature alone does not) or "global" (every summand a
+    global atomic: the simplest form). The same integers either way."""
+    value = os.environ.get("DGBDT_LINEAR_HIST", "shared") or "shared"
+    if value not in ("shared", "global"):
+        raise ValueError(f"DGBDT_LINEAR_HIST must be 'shared' or 'global'; got {value!r}")
+    return value
+
+
+def feature_groups(hist_ptrs, budget: int = LINEAR_SMEM):
+    """int32 [2 G]: runs [f0, f1) of consecutive features whose slots x 72 bytes fit
+    ``budget`` (greedy), and the largest run's slots; None when a feature alone does not fit
+    (then the global kernel runs)."""
+    hp = np.asarray(hist_ptrs, dtype=np.int64)
+    cap = budget // (9 * 8)
+    slots = np.diff(hp)
+    if len(slots) == 0 or int(slots.max()) > cap:
+        return None
+    pairs, start, acc = [], 0, 0
+    for f, n in enumerate(slots.tolist()):
+        if acc + n > cap:
+            pairs += [start, f]
+            start, acc = f, 0
+        acc += n
+    pairs += [start, len(slots)]
+    g = np.asarray(pairs, dtype=np.int32)
+    return g, int(max(hp[b] - hp[a] for a, b in g.reshape(-1, 2)))
 
 
 def _i32(x) -> np.int32:
@@ -89,17 +129,36 @@ class CudaLinear:
         D = int(lv.reg_feat.shape[1])
         nodes_d = self.on_device(nodes, np.int64)
         tile_ptr = self._tile_ptr(shard, nodes_d, m, LINEAR_TILE)
-        self._kernel("linear", "linear_histograms")(
-            (self.n_sm * 16,), (BLOCK,),
-            (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features),
-             self._hist_ptrs(np.asarray(hist_ptrs)), shard.rows, shard.g, shard.h,
-             _i32(shard.g.shape[1]), _i32(lv.k), shard.grad, raw, center, inv_scale, xmask,
-             shard.begin, shard.end, nodes_d,
-             self.on_device(np.ascontiguousarray(lv.reg_feat[at]), np.int64),
-             self.on_device(np.ascontiguousarray(lv.reg_coef[at]), np.float64),
-             self.on_device(np.ascontiguousarray(lv.inv_sp[at]), np.float64), _i32(D),
-             np.float64(lv.scale_g), np.float64(lv.scale_h), _i32(hist_ptrs[-1]), tile_ptr,
-             _i32(m), _i32(LINEAR_TILE), _i32(p_only), out))
+        g, h = self.xp.ascontiguousarray(shard.g), self.xp.ascontiguousarray(shard.h)
+        args = (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features),
+                self._hist_ptrs(np.asarray(hist_ptrs)), shard.rows, g, h, _i32(g.shape[1]),
+                _i32(lv.k), shard.grad, raw, center, inv_scale, xmask, shard.begin, shard.end,
+                nodes_d, self.on_device(np.ascontiguousarray(lv.reg_feat[at]), np.int64),
+                self.on_device(np.ascontiguousarray(lv.reg_coef[at]), np.float64),
+                self.on_device(np.ascontiguousarray(lv.inv_sp[at]), np.float64), _i32(D),
+                np.float64(lv.scale_g), np.float64(lv.scale_h), _i32(hist_ptrs[-1]),
+                tile_ptr, _i32(m), _i32(LINEAR_TILE), _i32(p_only))
+        groups = self._linear_groups(shard, hist_ptrs) if hist_setting() == "shared" else None
+        if groups is None:
+            self._kernel("linear", "linear_histograms")((self.n_sm * 16,), (BLOCK,),
+                                                         args + (out,))
+            return
+        groups_d, n_groups, widest = groups
+        self._kernel("linear", "linear_histograms_shared")(
+            (max(1, math.ceil(self.n_sm * LINEAR_BLOCKS_PER_SM / n_groups)), 1, n_groups),
+            (BLOCK,), args + (groups_d, out), shared_mem=72 * widest)
+
+    def _linear_groups(self, shard, hist_ptrs):
+        """(device groups, their count, the widest group's slots) for the shared kernel, or
+        None (a feature too wide for it), kept on the shard per histogram layout."""
+        key = np.asarray(hist_ptrs, dtype=np.int64).tobytes()
+        held = getattr(shard, "_linear_groups_of", None)
+        if held is None or held[0] != key:
+            fg = feature_groups(hist_ptrs)
+            held = (key, None if fg is None else
+                    (self.on_device(fg[0], np.int32), len(fg[0]) // 2, fg[1]))
+            shard._linear_groups_of = held
+        return held[1]
 
     def linear_leaf_sums(self, shard, req):
         """Each leaf's fixed-point ridge sums [Lf, D + 1, D + 2] (device int64; the lower
@@ -114,7 +173,8 @@ class CudaLinear:
             self._kernel("linear", "linear_leaf_sums")(
                 (self.n_sm * 16,), (BLOCK,),
                 (shard.rows, shard.begin, shard.end, leaves_d, raw, _i32(raw.shape[1]),
-                 shard.g, shard.h, _i32(shard.g.shape[1]), _i32(req.k),
+                 self.xp.ascontiguousarray(shard.g), self.xp.ascontiguousarray(shard.h),
+                 _i32(shard.g.shape[1]), _i32(req.k),
                  self.on_device(req.center, np.float64),
                  self.on_device(req.inv_scale, np.float64),
                  self.on_device(req.feats, np.int64), _i32(D), np.float64(req.scale_g),

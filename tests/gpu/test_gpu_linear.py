@@ -6,7 +6,9 @@ copies of the sums; so under squared error (whose gradients are the same bits on
 backends) the model must be the CPU's byte for byte, for numpy and cupy input, depth-wise and
 loss-guided, with weights, missing values, several pages, sampling and continued training.
 Logistic gradients may differ in a last bit between the backends (CUDA's exp), so there the
-losses and predictions are compared to 1e-5. Prediction of a linear model on cupy rows copies
+losses and predictions are compared to 1e-5. The histograms come from the shared-memory kernel
+by default; one test runs the global-atomic one (DGBDT_LINEAR_HIST=global) and one a feature
+too wide for shared memory. Prediction of a linear model on cupy rows copies
 them to the host (the CPU kernel): the same values bit for bit."""
 import json
 
@@ -138,3 +140,20 @@ def test_gpu_refuses_streamed_pages_with_linear_trees():
     with pytest.raises(ValueError, match="needs every page in GPU memory.*device='cpu'"):
         dgbdt.train({**LIN, "device": "cuda", "device_memory_budget": 4000},
                     _dataset(X, y, w, True), 1, verbose_eval=False)
+
+
+@pytest.mark.parametrize("setting,max_bin", [("global", 32), ("shared", 1024)],
+                         ids=["global-kernel", "feature-too-wide-for-shared"])
+def test_both_histogram_kernels_give_the_cpu_model(monkeypatch, setting, max_bin):
+    """DGBDT_LINEAR_HIST=global (every summand a global atomic), and the default setting with
+    a feature of more slots than the shared kernel's block holds (max_bin 1024: that level
+    runs the global kernel): the CPU's model file either way."""
+    from dgbdt.kernels import gpu_linear
+    monkeypatch.setenv("DGBDT_LINEAR_HIST", setting)
+    X, y, w = _data(seed=7)
+    p = {**LIN, "max_bin": max_bin}
+    cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 4, verbose_eval=False)
+    gpu = dgbdt.train({**p, "device": "cuda"}, _dataset(X, y, w, True), 4, verbose_eval=False)
+    if setting == "shared":     # a feature of ~1000 slots: no group fits, the global kernel
+        assert gpu_linear.feature_groups(np.cumsum([0] + [1001] * 5)) is None
+    assert gpu.save_raw() == cpu.save_raw()

@@ -6,11 +6,10 @@
 // fixed-point integer with rint (round half to even, as numpy's), so the int64 sums equal the
 // CPU's exactly, whatever the order of the atomic adds.
 //
-// First version: no shared memory and no barriers; every sum goes to global memory with a
-// 64-bit integer atomicAdd (two's complement: a negative summand wraps like the CPU's int64
-// add). That makes each thread's work independent of the others', which the CI test
-// tests/test_linear_kernel_host.py relies on: it compiles this file as host C++ and runs the
-// grid one thread after another.
+// Sums are added with 64-bit integer atomics (two's complement: a negative summand wraps
+// like the CPU's int64 add). The CI test tests/test_linear_kernel_host.py compiles this file
+// as host C++ and runs each block's threads as host threads (a barrier for __syncthreads,
+// host atomics), against the numba kernels.
 //
 // Conventions (cpu_linear's): raw float32 [n, F] the shard's rows; x~ = (x - center[f]) *
 // inv_scale[f] (float64), 0 for a missing value or a feature that may not be a regressor
@@ -29,18 +28,54 @@ __device__ __forceinline__ double xtilde(const float* __restrict__ raw, u64 r, i
     return ((double)x - center[f]) * inv_scale[f];
 }
 
-__device__ __forceinline__ void add_q(u64* o, double v) {
-    const i64 q = (i64)rint(v);
-    if (q) atomicAdd(o, (u64)q);
+// The nine rounded summands of one (row, feature) element (g, h, g p~, h p~, h p~^2, g x~,
+// h x~, h p~ x~, h x~^2: q[0..9), 0 where cpu_linear adds nothing; with p_only the four that
+// depend on p~ (GP, HP, HPP, HPX), the others 0), and the element's symbol. cpu_linear's
+// operations in its order; shared by both histogram kernels, so they sum the same integers.
+__device__ __forceinline__ u32 element_summands(
+        const u32* __restrict__ words, int bits, u32 mask, int F, u64 r, int f,
+        const double* __restrict__ g, const double* __restrict__ h, int K, int k,
+        const i64* __restrict__ grad, const float* __restrict__ raw,
+        const double* __restrict__ center, const double* __restrict__ inv_scale,
+        const unsigned char* __restrict__ xmask, const i64* __restrict__ rf,
+        const double* __restrict__ rc, double isp, int D, double sg, double sh, int p_only,
+        i64* q) {
+    double acc = 0.0;
+    for (int t = 0; t < D; ++t) {
+        const i64 fr = rf[t];
+        if (fr < 0) break;
+        acc += rc[t] * xtilde(raw, r, F, (int)fr, xmask, center, inv_scale);
+    }
+    const double pt = acc * isp;
+    const double gs = g[r * (u64)K + (u64)k] * sg;
+    const double hs = h[r * (u64)K + (u64)k] * sh;
+    const double hps = hs * pt;
+    q[2] = (i64)rint(gs * pt);
+    q[3] = (i64)rint(hps);
+    q[4] = (i64)rint(hps * pt);
+    const double xt = xtilde(raw, r, F, f, xmask, center, inv_scale);
+    q[0] = q[1] = q[5] = q[6] = q[7] = q[8] = 0;
+    if (xt != 0.0) q[7] = (i64)rint(hps * xt);
+    if (!p_only) {
+        q[0] = grad[2 * r];
+        q[1] = grad[2 * r + 1];
+        if (xt != 0.0) {
+            const double hx = hs * xt;
+            q[5] = (i64)rint(gs * xt);
+            q[6] = (i64)rint(hx);
+            q[8] = (i64)rint(hx * xt);
+        }
+    }
+    return read_symbol(words, r * (u64)F + (u64)f, bits, mask);
 }
 
 // out [m, n_slots, 9] (zeroed by the caller) += each (row, feature) element's nine rounded
-// summands (g, h, g p~, h p~, h p~^2, g x~, h x~, h p~ x~, h x~^2) in the slot of the row's
-// symbol; p_only: only the four that depend on p~ (GP, HP, HPP, HPX), for a node whose
-// others are its parent's minus its sibling's. g, h: float64 [n, K] (class k's column);
-// grad int64 [n, 2] their fixed-point values (the plain histogram's summands). Thread el of a
-// tile handles feature el % F of the tile's row el / F; p~ is recomputed per element (the
-// same float64 operations each time, so the same value).
+// summands (element_summands) in the slot of the row's symbol; for a node whose other
+// entries are its parent's minus its sibling's, p_only. g, h: float64 [n, K] (class k's
+// column); grad int64 [n, 2] their fixed-point values (the plain histogram's summands).
+// Thread el of a tile handles feature el % F of the tile's row el / F; p~ is recomputed per
+// element (the same float64 operations each time, so the same value). Every sum goes to
+// global memory (the specification: linear_histograms_shared privatizes it).
 extern "C" __global__ void linear_histograms(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ hist_ptrs, const int* __restrict__ rows,
@@ -55,48 +90,98 @@ extern "C" __global__ void linear_histograms(
         u64* __restrict__ out) {
     const i64 total = tile_ptr[m];
     const int F = n_features;
+    i64 q[9];
     for (i64 t = blockIdx.x; t < total; t += gridDim.x) {
         const int j = tile_node(tile_ptr, m, t);
         const i64 node = nodes[j];
         const i64 rb = seg_begin[node] + (t - tile_ptr[j]) * tile;
         const i64 re = rb + tile < seg_end[node] ? rb + tile : seg_end[node];
         const i64 n_el = (re - rb) * F;
-        const i64* rf = reg_feat + (i64)j * D;
-        const double* rc = reg_coef + (i64)j * D;
         for (i64 el = threadIdx.x; el < n_el; el += blockDim.x) {
             const i64 ri = el / F;
             const int f = (int)(el - ri * F);
             const u64 r = (u32)rows[rb + ri];
-            double acc = 0.0;
-            for (int q = 0; q < D; ++q) {
-                const i64 fr = rf[q];
-                if (fr < 0) break;
-                acc += rc[q] * xtilde(raw, r, F, (int)fr, xmask, center, inv_scale);
-            }
-            const double pt = acc * inv_sp[j];
-            const double gs = g[r * (u64)K + (u64)k] * sg;
-            const double hs = h[r * (u64)K + (u64)k] * sh;
-            const double hps = hs * pt;
-            const u32 sym = read_symbol(words, r * (u64)F + (u64)f, bits, mask);
+            const u32 sym = element_summands(words, bits, mask, F, r, f, g, h, K, k, grad, raw,
+                                             center, inv_scale, xmask, reg_feat + (i64)j * D,
+                                             reg_coef + (i64)j * D, inv_sp[j], D, sg, sh,
+                                             p_only, q);
             u64* o = out + (((i64)j * n_slots) + hist_ptrs[f] + (i64)sym) * 9;
-            add_q(o + 2, gs * pt);
-            add_q(o + 3, hps);
-            add_q(o + 4, hps * pt);
-            const double xt = xtilde(raw, r, F, f, xmask, center, inv_scale);
-            if (p_only) {
-                if (xt != 0.0) add_q(o + 7, hps * xt);
-                continue;
+            for (int c = 0; c < 9; ++c)
+                if (q[c]) atomicAdd(o + c, (u64)q[c]);
+        }
+    }
+}
+
+// linear_histograms with each block's sums privatized in shared memory (64-bit shared
+// atomics): block (x, z) takes feature group z (groups [2 z], [2 z + 1]: a run of features
+// whose gs slots x 9 int64 fit the block's shared memory) over a contiguous range of the
+// level's tiles, and adds its shared sums to `out` (nonzero ones, global atomics) whenever
+// its range moves to another node and at the end. Integer sums: the same result as
+// linear_histograms in any order.
+extern "C" __global__ void linear_histograms_shared(
+        const u32* __restrict__ words, int bits, u32 mask, int n_features,
+        const i64* __restrict__ hist_ptrs, const int* __restrict__ rows,
+        const double* __restrict__ g, const double* __restrict__ h, int K, int k,
+        const i64* __restrict__ grad, const float* __restrict__ raw,
+        const double* __restrict__ center, const double* __restrict__ inv_scale,
+        const unsigned char* __restrict__ xmask, const i64* __restrict__ seg_begin,
+        const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
+        const i64* __restrict__ reg_feat, const double* __restrict__ reg_coef,
+        const double* __restrict__ inv_sp, int D, double sg, double sh, int n_slots,
+        const i64* __restrict__ tile_ptr, int m, int tile, int p_only,
+        const int* __restrict__ groups, u64* __restrict__ out) {
+    extern __shared__ u64 sh64[];
+    const int f0 = groups[2 * blockIdx.z], f1 = groups[2 * blockIdx.z + 1];
+    const int nfg = f1 - f0;
+    const i64 s0 = hist_ptrs[f0];
+    const int gs = (int)(hist_ptrs[f1] - s0);
+    for (int s = threadIdx.x; s < 9 * gs; s += blockDim.x) sh64[s] = 0;
+    __syncthreads();
+    const i64 total = tile_ptr[m];
+    const i64 per = (total + gridDim.x - 1) / gridDim.x;
+    const i64 t0 = (i64)blockIdx.x * per;
+    const i64 t1 = t0 + per < total ? t0 + per : total;
+    const int F = n_features;
+    i64 q[9];
+    int cur = -1;
+    for (i64 t = t0; t < t1; ++t) {
+        const int j = tile_node(tile_ptr, m, t);
+        if (j != cur) {           // block-uniform: flush the previous node's sums
+            if (cur >= 0) {
+                __syncthreads();
+                u64* o = out + ((i64)cur * n_slots + s0) * 9;
+                for (int s = threadIdx.x; s < 9 * gs; s += blockDim.x) {
+                    const u64 v = sh64[s];
+                    sh64[s] = 0;
+                    if (v) atomicAdd(o + s, v);
+                }
+                __syncthreads();
             }
-            const i64 q0 = grad[2 * r], q1 = grad[2 * r + 1];
-            if (q0) atomicAdd(o, (u64)q0);
-            if (q1) atomicAdd(o + 1, (u64)q1);
-            if (xt != 0.0) {
-                const double hx = hs * xt;
-                add_q(o + 5, gs * xt);
-                add_q(o + 6, hx);
-                add_q(o + 7, hps * xt);
-                add_q(o + 8, hx * xt);
-            }
+            cur = j;
+        }
+        const i64 node = nodes[j];
+        const i64 rb = seg_begin[node] + (t - tile_ptr[j]) * tile;
+        const i64 re = rb + tile < seg_end[node] ? rb + tile : seg_end[node];
+        const i64 n_el = (re - rb) * nfg;
+        for (i64 el = threadIdx.x; el < n_el; el += blockDim.x) {
+            const i64 ri = el / nfg;
+            const int f = f0 + (int)(el - ri * nfg);
+            const u64 r = (u32)rows[rb + ri];
+            const u32 sym = element_summands(words, bits, mask, F, r, f, g, h, K, k, grad, raw,
+                                             center, inv_scale, xmask, reg_feat + (i64)j * D,
+                                             reg_coef + (i64)j * D, inv_sp[j], D, sg, sh,
+                                             p_only, q);
+            u64* o = sh64 + (hist_ptrs[f] - s0 + (i64)sym) * 9;
+            for (int c = 0; c < 9; ++c)
+                if (q[c]) atomicAdd(o + c, (u64)q[c]);
+        }
+    }
+    __syncthreads();
+    if (cur >= 0) {
+        u64* o = out + ((i64)cur * n_slots + s0) * 9;
+        for (int s = threadIdx.x; s < 9 * gs; s += blockDim.x) {
+            const u64 v = sh64[s];
+            if (v) atomicAdd(o + s, v);
         }
     }
 }
