@@ -25,6 +25,7 @@ PRELUDE = """
 #include <atomic>
 #include <barrier>
 #include <cmath>
+#include <cstring>
 #include <thread>
 #include <vector>
 using std::rint;
@@ -38,6 +39,8 @@ static unsigned long long g_shared[1 << 15];
 #define __forceinline__ inline
 inline void __syncthreads() { g_barrier->arrive_and_wait(); }
 template <class T> inline T __ldg(const T* p) { return *p; }
+struct int4 { int x, y, z, w; };
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
     return std::atomic_ref<unsigned long long>(*p).fetch_add(v); }
 """
@@ -91,6 +94,15 @@ extern "C" void run_leaf_sums(int gx, int bx, const int* rows, const i64* sb, co
                          sh, tp, m, tile, out); });
 }
 
+extern "C" void run_predict(int gx, int bx, const float* X, i64 n, int F, const int4* nodes,
+        const i64* ptrs, const i64* cls, int n_trees, int K, const i64* begin, const i64* size,
+        const double* coef, const i64* feat, const double* center, const double* inv,
+        double* out) {
+    launch(gx, 1, bx, [=] {
+        predict_linear(X, n, F, nodes, ptrs, cls, n_trees, K, begin, size, coef, feat, center,
+                       inv, out); });
+}
+
 extern "C" void run_add(int gx, int bx, double* margin, int K, int k, const int* rows,
         const i64* sb, const i64* se, const i64* leaves, const float* raw, int F,
         const i64* begin, const i64* size, const double* coef, const i64* feat,
@@ -122,7 +134,9 @@ def _args(*values):
     """ctypes arguments: arrays as pointers (kept alive by the caller), ints, doubles."""
     out = []
     for v in values:
-        if isinstance(v, np.ndarray):
+        if isinstance(v, ctypes.c_longlong):
+            out.append(v)
+        elif isinstance(v, np.ndarray):
             assert v.flags.c_contiguous
             out.append(ctypes.c_void_p(v.ctypes.data))
         elif isinstance(v, float):
@@ -342,3 +356,40 @@ def test_feature_groups_fit_the_budget():
     assert feature_groups(hp, 29 * 72) is None          # feature 3 alone is too wide
     g, widest = feature_groups(hp)                      # 48 KiB: one group
     assert g.tolist() == [0, 5] and widest == 86
+
+
+@pytest.mark.parametrize("K", [1, 3])
+def test_prediction_equals_the_numba_kernel_bit_for_bit(lib, K):
+    """cuda/linear.cu predict_linear over gpu.pack_nodes' packed trees (linear leaves, and a
+    constant tree's leaves mixed in): cpu_linear.predict_linear's values, bit for bit, missing
+    values taking the default way and dropping their terms."""
+    import dgbdt
+    from dgbdt.booster import _concatenated
+    from dgbdt.kernels.gpu import pack_nodes
+    rng = np.random.default_rng(8)
+    n, F = 900, 4
+    X = rng.uniform(-2, 3, (n, F)).astype(np.float32)
+    y = np.where(X[:, 0] > 0.5, 2 * X[:, 2] + 1, -X[:, 2]) + 0.1 * rng.normal(size=n)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    extra = {"objective": "multi:softprob", "num_class": K} if K > 1 else {}
+    label = np.digitize(y, np.quantile(y, [0.33, 0.66])) if K > 1 else y
+    p = {"linear_tree": True, "max_depth": 3, "eta": 0.5, "max_bin": 16, **extra}
+    b = dgbdt.train(p, dgbdt.Dataset(X, label=label), 3, verbose_eval=False)
+    trees = list(range(len(b.trees)))
+    cat, ptrs, cls = _concatenated([b.trees[i] for i in trees], [b.tree_class[i] for i in trees])
+    cat = dict(cat)
+    cat["lin_size"] = cat["lin_size"].copy()
+    leaf0 = np.flatnonzero(cat["lin_size"] >= 0)[0]
+    cat["lin_size"][leaf0] = -1           # one constant leaf: its threshold as float64
+    ref = rng.normal(size=(n, K))
+    got = ref.copy()
+    cpu_linear.predict_linear(X, cat["left"], cat["right"], cat["feature"], cat["threshold"],
+                              cat["default_left"], cat["lin_begin"], cat["lin_size"],
+                              cat["lin_coef"], cat["lin_feat"], cat["lin_center"],
+                              cat["lin_inv_scale"], ptrs, cls, ref)
+    nodes = pack_nodes(cat)
+    lib.run_predict(*_args(3, 32, X, ctypes.c_longlong(n), F, nodes, ptrs, cls, len(ptrs) - 1, K,
+                           cat["lin_begin"], cat["lin_size"], cat["lin_coef"], cat["lin_feat"],
+                           cat["lin_center"], cat["lin_inv_scale"], got))
+    assert np.abs(got - ref).max() == 0.0 and got.view(np.int64).tolist() == \
+        ref.view(np.int64).tolist()

@@ -116,6 +116,7 @@ class CudaBackend(CudaLinear):
 
     tree_consts = staticmethod(tree_consts)
     _kernel = staticmethod(kernel)      # for the mixins that do not import this module
+    _packed_model = staticmethod(lambda *a: _device_model(*a))
 
     def upload(self, a, out=None):
         """A small host array on the device without a synchronization: copied into a slot of

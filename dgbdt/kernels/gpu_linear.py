@@ -200,3 +200,28 @@ class CudaLinear:
              self.on_device(lm.feat, np.int64), self.on_device(lm.center, np.float64),
              self.on_device(lm.inv_scale, np.float64), tile_ptr, _i32(m),
              _i32(LINEAR_TILE)))
+
+    def predict_linear(self, X, cat, ptrs, classes, out) -> None:
+        """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated, for
+        device rows X (float32 [n, F]) into device margins out [n, K] (cuda/linear.cu
+        predict_linear: cpu_linear.predict_linear's walk and arithmetic). ``cat``: the
+        concatenated trees with linear_model.linear_arrays' entries; their device copies are
+        kept in it (as the constant trees' packed nodes are)."""
+        cp = self.xp
+        n = int(X.shape[0])
+        if n == 0 or len(ptrs) < 2:
+            return
+        nodes, dptrs, dclasses = self._packed_model(cat, ptrs, classes, X.device.id)
+        held = cat.setdefault("_device_linear", {})
+        if X.device.id not in held:
+            with X.device:
+                held[X.device.id] = tuple(
+                    cp.asarray(np.asarray(cat[k], dt) if len(cat[k]) else np.zeros(1, dt))
+                    for k, dt in (("lin_begin", np.int64), ("lin_size", np.int64),
+                                  ("lin_coef", np.float64), ("lin_feat", np.int64),
+                                  ("lin_center", np.float64), ("lin_inv_scale", np.float64)))
+        X = cp.ascontiguousarray(X, dtype=cp.float32)
+        self._kernel("linear", "predict_linear")(
+            (max(1, min(math.ceil(n / BLOCK), self.n_sm * 32)),), (BLOCK,),
+            (X, np.int64(n), _i32(X.shape[1]), nodes, dptrs, dclasses, _i32(len(ptrs) - 1),
+             _i32(out.shape[1]), *held[X.device.id], out))

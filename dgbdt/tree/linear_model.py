@@ -42,14 +42,18 @@ def linear_arrays(trees: list, n_nodes: int) -> dict:
 def add_linear_margins(X, cat, ptrs, cls, out, leaves) -> None:
     """dgbdt.booster.add_tree_margins of trees with linear leaves (``cat``: their concatenated
     node arrays with ``linear_arrays``' entries): kernels.cpu_linear.predict_linear, the leaf
-    values as the training computed them. Device rows (cupy) are copied to the host, predicted
-    there and the result added back on the device: the same values bit for bit (the kernel
-    that walks them on the GPU is not built yet)."""
+    values as the training computed them. Device rows (cupy) are predicted on their GPU
+    (cuda/linear.cu predict_linear, the same walk and arithmetic); for their leaf ids
+    (``leaves``) they are copied to the host and predicted there. Bit for bit the CPU's
+    values either way."""
     if "is_cat" in cat:
         raise NotImplementedError("a model with both linear trees and categorical splits is "
                                   "not predicted yet (linear trees train on numerical "
                                   "features only)")
-    if is_device_array(X) or is_device_array(out):
+    if is_device_array(X) and is_device_array(out) and leaves is None:
+        backend_of(X).predict_linear(X, cat, ptrs, cls, out)    # cuda/linear.cu
+        return
+    if is_device_array(X) or is_device_array(out):       # leaf ids: through the host
         xp = array_module(out)
         host_out = to_host(out).copy()
         host_leaves = None if leaves is None else to_host(leaves).copy()

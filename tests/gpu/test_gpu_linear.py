@@ -8,8 +8,8 @@ loss-guided, with weights, missing values, several pages, sampling and continued
 Logistic gradients may differ in a last bit between the backends (CUDA's exp), so there the
 losses and predictions are compared to 1e-5. The histograms come from the shared-memory kernel
 by default; one test runs the global-atomic one (DGBDT_LINEAR_HIST=global) and one a feature
-too wide for shared memory. Prediction of a linear model on cupy rows copies
-them to the host (the CPU kernel): the same values bit for bit."""
+too wide for shared memory. Prediction of a linear model on cupy rows runs cuda/linear.cu's
+predict_linear (leaf ids go through the host): the CPU's values bit for bit."""
 import json
 
 import numpy as np
@@ -53,8 +53,10 @@ def _n_features(b):
 @pytest.mark.parametrize("device_input", [False, True], ids=["numpy", "cupy"])
 def test_gpu_model_is_the_cpu_model(growth, device_input):
     """The GPU's model file equals the CPU's (squared error, weights, missing values, three
-    in-core pages on the GPU); its training and eval-set losses are the CPU's; the model's
-    predictions of cupy rows are its predictions of the same host rows, bit for bit."""
+    in-core pages on the GPU); its training and eval-set losses are the CPU's (the eval set's
+    margins advanced by the GPU's predict_linear for cupy rows); the model's predictions of
+    cupy rows (the GPU kernel) are its predictions of the same host rows, bit for bit, and so
+    are its leaf ids (through the host)."""
     X, y, w = _data()
     Xv, yv, wv = _data(n=1500, seed=1)
     p = {**LIN, **growth}

@@ -283,3 +283,48 @@ extern "C" __global__ void add_linear_leaves(
         }
     }
 }
+
+// Prediction with linear leaves (cpu_linear.predict_linear): row r walks each tree in order
+// (nodes: gpu.pack_nodes' int4 rows (left, right, feature | default_left << 31, threshold
+// bits); x < threshold goes left, NaN the default way) and adds its leaf's value to
+// out[r, tree_class[t]]: the linear model at lin_begin[i] where lin_size[i] >= 0 (as
+// add_linear_leaves computes it), else the threshold as float64. One thread a row, trees in
+// order: the CPU's additions in its order.
+extern "C" __global__ void predict_linear(
+        const float* __restrict__ X, i64 n, int F, const int4* __restrict__ nodes,
+        const i64* __restrict__ tree_ptrs, const i64* __restrict__ tree_class, int n_trees,
+        int K, const i64* __restrict__ lin_begin, const i64* __restrict__ lin_size,
+        const double* __restrict__ coef, const i64* __restrict__ feat,
+        const double* __restrict__ center, const double* __restrict__ inv_scale,
+        double* __restrict__ out) {
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += stride) {
+        const float* x = X + r * F;
+        for (int t = 0; t < n_trees; ++t) {
+            const i64 base = tree_ptrs[t];
+            const int4* tree = nodes + base;
+            int node = 0;
+            int4 nd = tree[0];
+            while (nd.x != -1) {
+                const float v = x[nd.z & 0x7fffffff];
+                const bool go_left = v != v ? nd.z < 0 : v < __int_as_float(nd.w);
+                node = go_left ? nd.x : nd.y;
+                nd = tree[node];
+            }
+            const i64 i = base + node;
+            double v;
+            if (lin_size[i] >= 0) {
+                const i64 b0 = lin_begin[i], d = lin_size[i];
+                v = coef[b0];
+                for (i64 q = 1; q <= d; ++q) {
+                    const float xf = x[feat[b0 + q]];
+                    if (xf == xf)
+                        v += coef[b0 + q] * (((double)xf - center[b0 + q]) * inv_scale[b0 + q]);
+                }
+            } else {
+                v = (double)__int_as_float(nd.w);
+            }
+            out[r * K + tree_class[t]] += v;
+        }
+    }
+}
