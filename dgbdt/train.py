@@ -265,8 +265,8 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
 def _linear_spec(p, dtrain, cuts, shards):
     """With linear_tree: the regressors' normalization (exact min / max of the training
     rows, dgbdt.tree.linear.LinearSpec), and each shard's raw rows: views of the Dataset's
-    float32 matrix (no copy in-process), on the GPU the device matrix's rows (host rows
-    uploaded once, a shard at a time). None otherwise."""
+    float32 matrix (no copy in-process); on the GPU, views of one device matrix (the
+    Dataset's own for cupy input, host rows uploaded once). None otherwise."""
     if not p["linear_tree"]:
         return None
     from .tree.linear import LinearSpec
