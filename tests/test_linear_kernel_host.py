@@ -313,9 +313,10 @@ def _emulated_backend(lib):
 
 @pytest.mark.parametrize("setting,budget", [("global", None), ("shared", None),
                                             ("shared", 20 * 72)])
-@pytest.mark.parametrize("growth", [{"max_depth": 3},
-                                    {"grow_policy": "lossguide", "max_leaves": 6,
-                                     "max_depth": 0}], ids=["depthwise", "lossguide"])
+@pytest.mark.parametrize("growth", [
+    {"max_depth": 3}, {"grow_policy": "lossguide", "max_leaves": 6, "max_depth": 0},
+    {"max_depth": 3, "objective": "multi:softprob", "num_class": 3, "subsample": 0.8}],
+    ids=["depthwise", "lossguide", "softprob-sampled"])
 def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growth, setting,
                                                          budget):
     """dgbdt.train with the emulated backend (two pages, weights, missing values, column
@@ -336,6 +337,8 @@ def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growt
         + 0.1 * rng.normal(size=n)
     X[rng.random(X.shape) < 0.05] = np.nan
     w = rng.uniform(0.5, 2.0, n)
+    if "num_class" in growth:           # class k's gradients: column k of g and h [n, 3]
+        y = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(np.float64)
     p = {"linear_tree": True, "eta": 0.4, "max_bin": 16, "base_score": 0.5,
          "max_linear_features": 2, "colsample_bynode": 0.8, "seed": 1, **growth}
     cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 3, verbose_eval=False)
