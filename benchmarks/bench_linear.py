@@ -4,6 +4,7 @@ regions; one run each; one JSON line per (dataset, model).
 
     python benchmarks/bench_linear.py                          # 1M rows, 100 and 500 rounds
     python benchmarks/bench_linear.py --rows 200000 --out benchmarks/results/x.jsonl
+    python benchmarks/bench_linear.py --device cuda      # on a GPU: dgbdt and XGBoost there
 
 Data: 12 uniform features on [-1, 1] (1 % missing); 8 regions cut by x0, x1 and x2; in each
 region a linear function of x3..x8 with the region's own coefficients, plus a small smooth
@@ -13,7 +14,13 @@ held-out 20 % after 100 and 500 rounds (the 100-round figure is the 500-round mo
 100 rounds: each library's iteration_range / num_iteration), training time to round 100
 (a callback's clock) and to round 500, quantization included. Same eta, depth, bins and
 threads for every model; a warm-up on a small sample keeps numba's compilation out of
-dgbdt's times. GPU legs: "not built" until linear trees train on the GPU.
+dgbdt's times (and CUDA's kernel compilation out of the GPU's).
+
+``--device cuda`` trains on one GPU: dgbdt linear and constant (cupy input, device='cuda';
+a linear tree's split search and leaf solves run on the host over the GPU's sums) and
+XGBoost (device='cuda', cupy input); LightGBM's linear_tree has no GPU version and is left
+out unless named in --models. Each dataset's last line gives dgbdt's linear / constant
+training-time ratio (issue #15's GPU target: at most 2).
 """
 from __future__ import annotations
 
@@ -67,21 +74,31 @@ class Clock:
             self.at_mark = time.perf_counter() - self.t0
 
 
+def _device_rows(common, X, y=None):
+    """X (and y) as the training device wants them: cupy arrays on a GPU, else as they are."""
+    if common["device"] != "cuda":
+        return X, y
+    import cupy as cp
+    return cp.asarray(X), None if y is None else cp.asarray(y)
+
+
 def run_dgbdt(kind, Xtr, ytr, Xte, common, rounds, mark, linear):
     import dgbdt
     from dgbdt.callback import TrainingCallback
 
     params = {"objective": "reg:squarederror" if kind == "pl-reg" else "binary:logistic",
               "eta": common["eta"], "max_depth": common["depth"], "max_bin": common["max_bin"],
-              "nthread": common["threads"], "linear_tree": linear}
-    dgbdt.train(params, dgbdt.Dataset(Xtr[:3000], label=ytr[:3000]), 2, verbose_eval=False)
+              "nthread": common["threads"], "linear_tree": linear, "device": common["device"]}
+    dgbdt.train(params, dgbdt.Dataset(*_device_rows(common, Xtr[:3000], ytr[:3000])), 2,
+                verbose_eval=False)
+    Xd, yd = _device_rows(common, Xtr, ytr)
 
     class Tick(TrainingCallback):
         def after_iteration(self, model, epoch, evals_log):
             clock.tick(epoch + 1)
             return False
     clock = Clock(mark)
-    b = dgbdt.train(params, dgbdt.Dataset(Xtr, label=ytr), rounds, verbose_eval=False,
+    b = dgbdt.train(params, dgbdt.Dataset(Xd, label=yd), rounds, verbose_eval=False,
                     callbacks=[Tick()])
     total = time.perf_counter() - clock.t0
     return clock.at_mark, total, {r: b.predict(Xte, iteration_range=(0, r))
@@ -111,9 +128,14 @@ def run_xgboost(kind, Xtr, ytr, Xte, common, rounds, mark):
             return False
     params = {"objective": "reg:squarederror" if kind == "pl-reg" else "binary:logistic",
               "eta": common["eta"], "max_depth": common["depth"], "max_bin": common["max_bin"],
-              "nthread": common["threads"], "tree_method": "hist"}
+              "nthread": common["threads"], "tree_method": "hist",
+              "device": common["device"]}
+    Xd, yd = _device_rows(common, Xtr, ytr)
+    if common["device"] == "cuda":          # warm-up: CUDA context and kernels
+        xgb.train(params, xgb.QuantileDMatrix(Xd[:3000], label=yd[:3000],
+                                              max_bin=common["max_bin"]), 2)
     clock = Clock(mark)
-    b = xgb.train(params, xgb.QuantileDMatrix(Xtr, label=ytr, max_bin=common["max_bin"]),
+    b = xgb.train(params, xgb.QuantileDMatrix(Xd, label=yd, max_bin=common["max_bin"]),
                   rounds, callbacks=[Tick()])
     total = time.perf_counter() - clock.t0
     d = xgb.DMatrix(Xte)
@@ -140,19 +162,26 @@ def main() -> None:
     ap.add_argument("--max-bin", type=int, default=256)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=None,
+                    help=f"comma-separated, of {','.join(MODELS)} (default: all; on cuda all "
+                         "but lightgbm-linear)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--out", default=None, help="append the JSON lines to this file too")
     a = ap.parse_args()
-    common = {"eta": a.eta, "depth": a.depth, "max_bin": a.max_bin, "threads": a.threads}
+    common = {"eta": a.eta, "depth": a.depth, "max_bin": a.max_bin, "threads": a.threads,
+              "device": a.device}
+    models = a.models.split(",") if a.models else \
+        [m for m in MODELS if a.device == "cpu" or m != "lightgbm-linear"]
     head = {"bench": "linear", "rows": a.rows, "rounds": a.rounds, "mark": a.mark, **common,
-            "machine": f"{platform.machine()} {os.cpu_count()} cores",
+            "machine": f"{platform.machine()} {os.cpu_count()} cores", "device": a.device,
             "date": datetime.date.today().isoformat(), "commit": _commit()}
     lines = []
     for kind in a.datasets.split(","):
         X, y = make_data(kind, a.rows)
         n_test = a.rows // 5
         Xtr, ytr, Xte, yte = X[n_test:], y[n_test:], X[:n_test], y[:n_test]
-        for model in a.models.split(","):
+        times = {}
+        for model in models:
             runner = {"dgbdt-linear": lambda *z: run_dgbdt(*z, linear=True),
                       "dgbdt-constant": lambda *z: run_dgbdt(*z, linear=False),
                       "lightgbm-linear": run_lightgbm, "xgboost": run_xgboost}[model]
@@ -170,11 +199,14 @@ def main() -> None:
                     f"test_{a.rounds}": metrics(kind, yte, preds[a.rounds])}
             if stages:
                 line["stages_s"] = {k: round(v, 2) for k, v in stages.items()}
+            times[model] = t_all
             lines.append(line)
             print(json.dumps(line), flush=True)
-        lines.append({**head, "dataset": kind, "model": "dgbdt-linear-gpu",
-                      "skipped": "not built: linear trees train on the CPU for now"})
-        print(json.dumps(lines[-1]), flush=True)
+        if "dgbdt-linear" in times and "dgbdt-constant" in times:
+            lines.append({**head, "dataset": kind, "model": "ratio",
+                          "dgbdt_linear_over_constant_train_s": round(
+                              times["dgbdt-linear"] / times["dgbdt-constant"], 2)})
+            print(json.dumps(lines[-1]), flush=True)
     if a.out:
         with open(a.out, "a", encoding="utf-8") as f:
             for line in lines:

@@ -135,7 +135,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
             raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
                              "device kernel yet): pass device='cpu'")
     if p["linear_tree"]:
-        _check_linear(p["device"], dtrain)
+        _check_linear(dtrain)
     backend = get_backend(p["device"])
     p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
                                                  dtrain.feature_names)
@@ -168,14 +168,9 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         release_pooled()
 
 
-def _check_linear(device: str, dtrain) -> None:
+def _check_linear(dtrain) -> None:
     """What in-process linear_tree training needs that params alone do not say."""
     from .data.categorical import mask_of
-    if device != "cpu":
-        raise ValueError("linear_tree trains on the CPU for now, in-process or on Dask CPU "
-                         "workers (the GPU kernels for linear leaves are not built yet): pass "
-                         "device='cpu' with host data (numpy or pandas), or linear_tree=False "
-                         "on the GPU")
     if mask_of(getattr(dtrain, "feature_types", None)) is not None:
         raise ValueError("linear_tree with categorical features is not built yet (linear "
                          "leaves regress on numerical features; categorical splits beside them "
@@ -302,17 +297,49 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
 
 def _linear_spec(p, dtrain, cuts, shards):
     """With linear_tree: the regressors' normalization (exact min / max of the training
-    rows, dgbdt.tree.linear.LinearSpec), and each shard's raw rows (views of the Dataset's
-    float32 matrix: no copy in-process). None otherwise."""
+    rows, dgbdt.tree.linear.LinearSpec), and each shard's raw rows: views of the Dataset's
+    float32 matrix (no copy in-process); on the GPU, views of one device matrix (the
+    Dataset's own for cupy input, host rows uploaded once). None otherwise."""
     if not p["linear_tree"]:
         return None
     from .tree.linear import LinearSpec
-    X = np.ascontiguousarray(to_host(dtrain.data), dtype=np.float32)
+    be = shards[0].be
+    if be.name == "cuda" and any(s.page.streamed for s in shards):
+        raise ValueError("linear_tree on a GPU needs every page in GPU memory: streaming pages "
+                         "from host memory (device_memory_budget below the pages' size) is not "
+                         "built for linear trees yet. Pass a larger device_memory_budget (or "
+                         "None), or device='cpu'")
+    X = dtrain.data
+    if be.name == "cuda":
+        xp = be.xp
+        X = xp.ascontiguousarray(xp.asarray(X), dtype=xp.float32)
+        lo, hi = _column_range(X, xp)
+    else:
+        X = np.ascontiguousarray(to_host(X), dtype=np.float32)
     for s in shards:
         (a, n), = s.id_pieces
         s.raw = X[a:a + n]
+    if be.name == "cuda":
+        return LinearSpec.from_range(lo, hi, p["max_linear_features"], p["linear_lambda"],
+                                     getattr(cuts, "categorical", None))
     return LinearSpec.from_data(X, p["max_linear_features"], p["linear_lambda"],
                                 getattr(cuts, "categorical", None))
+
+
+def _column_range(X, xp):
+    """Each column's exact min and max (float64 [F] on the host, NaN skipped; NaN for a
+    column without values): LinearSpec.from_data's reduction, on X's device."""
+    F = X.shape[1]
+    if X.shape[0] == 0:
+        return np.full(F, np.nan), np.full(F, np.nan)
+    missing = xp.isnan(X)
+    lo = xp.where(missing, xp.float32(np.inf), X).min(axis=0)
+    hi = xp.where(missing, xp.float32(-np.inf), X).max(axis=0)
+    empty = missing.all(axis=0)
+    lo, hi, empty = to_host(lo).astype(np.float64), to_host(hi).astype(np.float64), \
+        to_host(empty)
+    lo[empty] = hi[empty] = np.nan
+    return lo, hi
 
 
 def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):

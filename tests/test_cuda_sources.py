@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 CUDA = Path(str(resources.files("dgbdt.kernels") / "cuda"))
-MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical"]
+MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical", "linear"]
 
 
 def _launched():
     """(module, kernel) pairs named in kernel("module", "name") calls of the GPU backend
-    (gpu.py and its categorical part, gpu_categorical.py)."""
-    src = "".join((CUDA.parent / f).read_text() for f in ("gpu.py", "gpu_categorical.py"))
+    (gpu.py and its categorical and linear parts, gpu_categorical.py and gpu_linear.py)."""
+    src = "".join((CUDA.parent / f).read_text()
+                  for f in ("gpu.py", "gpu_categorical.py", "gpu_linear.py"))
     return set(re.findall(r'kernel\("(\w+)", "(\w+)"\)', src))
 
 

@@ -23,12 +23,14 @@ from .reduce import tree_reduce
 
 def check_linear(p, dtrain, mode: str) -> None:
     """What Dask training of linear trees needs that params alone do not say: CPU workers
-    (the GPU kernels for linear leaves are not built), numerical features."""
+    (GPU workers and NCCL are not wired to the linear kernels yet: the GPU trains linear
+    trees in-process only), numerical features."""
     if p["device"] != "cpu" or mode == "nccl":
-        raise ValueError("linear_tree trains on CPU workers for now (the GPU kernels for "
-                         "linear leaves are not built yet): pass host partitions (numpy or "
-                         "pandas) or params device='cpu', in mode 'auto', 'collective', "
-                         "'graph' or 'task'; or linear_tree=False on GPU workers")
+        raise ValueError("linear_tree trains on Dask CPU workers for now (on GPU workers and "
+                         "in mode='nccl' it is not built yet; one GPU trains linear trees "
+                         "in-process: dgbdt.train with device='cuda'): pass host partitions "
+                         "(numpy or pandas) or params device='cpu', in mode 'auto', "
+                         "'collective', 'graph' or 'task'; or linear_tree=False on GPU workers")
     if dtrain.categorical is not None:
         raise ValueError("linear_tree with categorical features is not built yet (linear "
                          "leaves regress on numerical features; categorical splits beside them "

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..arrays import sync_timers
+from .gpu_linear import CudaLinear
 
 _DIR = Path(__file__).parent / "cuda"
 _OPTIONS = ("--std=c++17", "--fmad=false")
@@ -71,8 +72,9 @@ def _i64(x) -> np.int64:
     return np.int64(x)
 
 
-class CudaBackend:
-    """Operations on a Shard's rows (see dgbdt.shard) on one GPU, arrays as cupy."""
+class CudaBackend(CudaLinear):
+    """Operations on a Shard's rows (see dgbdt.shard) on one GPU, arrays as cupy (linear
+    trees' operations: dgbdt.kernels.gpu_linear's mixin)."""
 
     name = "cuda"
     _instances: dict[int, "CudaBackend"] = {}
@@ -113,6 +115,8 @@ class CudaBackend:
         return self.xp.asnumpy(a)
 
     tree_consts = staticmethod(tree_consts)
+    _kernel = staticmethod(kernel)      # for the mixins that do not import this module
+    _packed_model = staticmethod(lambda *a: _device_model(*a))
 
     def upload(self, a, out=None):
         """A small host array on the device without a synchronization: copied into a slot of
@@ -293,6 +297,8 @@ class CudaBackend:
     def level_histograms(self, shard, req, hist_ptrs: np.ndarray):
         """The level's histograms [small + large, S, 2]: the smaller children built from rows,
         their siblings = parent (this shard's previous level) - smaller, in one buffer."""
+        if req.linear is not None:       # 9 sums a slot (dgbdt.kernels.gpu_linear)
+            return self.linear_histograms(shard, req, hist_ptrs)
         cp = self.xp
         st = self._static(shard, hist_ptrs)
         m, S = len(req.small), st["n_slots"]

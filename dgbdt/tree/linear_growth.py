@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import array_module, backend_of
+from ..backend import array_module, backend_of, to_host
 from ..shard import SplitBatch
 from .grower import FinishRequest, Growth, LevelRequest
 from .lossguide import LossguideGrowth
@@ -138,8 +138,10 @@ class LinearNodes:
 
     def _evaluate(self, merged, nodes, depth: int):
         """The best linear split of each node from its histogram [m, S, 9]: (gain, feature,
-        bin, default_left, left [m, 9], right [m, 9], splittable mask, has_p, addable)."""
-        hist = merged
+        bin, default_left, left [m, 9], right [m, 9], splittable mask, has_p, addable).
+        GPU shards' histograms are copied to the host first: the search and the fits run on
+        the CPU kernels (the same integers, so the same decisions bit for bit)."""
+        hist = merged = to_host(merged)
         # the nodes' own sums (any feature's slots: g, h and the p~ entries are the same in
         # each), taken before column sampling or constraints zero slots
         node_totals = merged[:, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=1)
@@ -198,6 +200,7 @@ class LinearNodes:
         """Each leaf's ridge fit (times eta) from its merged sums [Lf, D + 1, D + 2]; the
         request that adds the linear leaves to the shards' margins."""
         p, lin = self.p, self.linear
+        sums = to_host(sums)        # GPU shards' sums: solved on the host
         feats, coefs = [], []
         for i, n in enumerate(fin.leaves.tolist()):
             S = self.regs[n]
@@ -234,6 +237,7 @@ class LinearGrowth(LinearNodes, Growth):
         """Consume the level's linear histograms [m, S, 9] (in the request's node order:
         smaller children, then larger)."""
         t = time.perf_counter()
+        merged = to_host(merged)        # GPU shards' sums: evaluated on the host
         nodes = self.level_nodes
         slot = {n: i for i, n in enumerate(self.request.nodes.tolist())}
         order = np.array([slot[n] for n in nodes.tolist()], dtype=np.int64)

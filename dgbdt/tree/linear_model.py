@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import array_module, is_device_array, to_host
 from ..backend import backend_of
 
 
@@ -41,15 +42,26 @@ def linear_arrays(trees: list, n_nodes: int) -> dict:
 def add_linear_margins(X, cat, ptrs, cls, out, leaves) -> None:
     """dgbdt.booster.add_tree_margins of trees with linear leaves (``cat``: their concatenated
     node arrays with ``linear_arrays``' entries): kernels.cpu_linear.predict_linear, the leaf
-    values as the training computed them; host rows only for now."""
-    if not isinstance(X, np.ndarray) or not isinstance(out, np.ndarray):
-        raise NotImplementedError("prediction with linear trees runs on the CPU for now (the "
-                                  "GPU kernel is not built yet): pass the rows in host memory "
-                                  "(numpy or pandas)")
+    values as the training computed them. Device rows (cupy) are predicted on their GPU
+    (cuda/linear.cu predict_linear, the same walk and arithmetic); for their leaf ids
+    (``leaves``) they are copied to the host and predicted there. Bit for bit the CPU's
+    values either way."""
     if "is_cat" in cat:
         raise NotImplementedError("a model with both linear trees and categorical splits is "
                                   "not predicted yet (linear trees train on numerical "
                                   "features only)")
+    if is_device_array(X) and is_device_array(out) and leaves is None:
+        backend_of(X).predict_linear(X, cat, ptrs, cls, out)    # cuda/linear.cu
+        return
+    if is_device_array(X) or is_device_array(out):       # leaf ids: through the host
+        xp = array_module(out)
+        host_out = to_host(out).copy()
+        host_leaves = None if leaves is None else to_host(leaves).copy()
+        add_linear_margins(to_host(X), cat, ptrs, cls, host_out, host_leaves)
+        out[...] = xp.asarray(host_out)
+        if leaves is not None:
+            leaves[...] = array_module(leaves).asarray(host_leaves)
+        return
     if leaves is not None:       # leaf ids: the same walk as constant trees
         backend_of(X).predict_raw(X, cat, ptrs, cls, np.zeros_like(out), leaves)
     backend_of(X).predict_linear(np.ascontiguousarray(X, dtype=np.float32), cat, ptrs, cls,

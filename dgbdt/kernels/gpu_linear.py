@@ -1,0 +1,227 @@
+"""The CUDA backend's part for piecewise-linear trees (dgbdt.tree.linear, GBDT-PL): what the
+host grower (dgbdt.tree.linear_growth) asks of GPU shards.
+
+* ``linear_histograms``: a level's 9-sum histograms [small + large, S, 9] (int64, on the
+  device): the smaller children from their rows, a larger child's g, h and x~ entries as its
+  parent's partial minus its sibling's (exact) and its p~ entries (its own slope part) from
+  its rows (cuda/linear.cu ``linear_histograms_shared``, sums privatized per block and
+  feature group in shared memory, or ``linear_histograms``, every summand a global atomic:
+  ``hist_setting``; ``p_only`` for the p~ pass);
+* ``linear_leaf_sums``: each leaf's fixed-point ridge sums [Lf, D + 1, D + 2] (device);
+* ``add_linear_leaves``: margin[r, k] += the row's linear leaf value.
+
+The kernels form every float64 term as kernels/cpu_linear.py does and round each summand once
+to an integer, so the sums, hence the model, are the CPU's bit for bit (the CPU-run check:
+tests/test_linear_kernel_host.py; the GPU's: tests/gpu/test_gpu_linear.py). Split evaluation,
+the half-additive fits and the leaf solves run on the host over copies of the merged sums
+(linear_growth.LinearNodes). The shard's raw rows (``Shard.raw``) are a float32 [n, F] device
+matrix: the Dataset's own for device input, uploaded once for host input (dgbdt.train).
+
+``CudaLinear`` is a mixin of dgbdt.kernels.gpu.CudaBackend (it uses the backend's ``xp``,
+``n_sm``, ``upload``, ``on_device``, ``_hist_ptrs``, ``_tile_ptr`` and
+``_kernel``); it imports nothing of
+gpu.py, so there is no import circle.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+#: rows a tile of the histogram and margin kernels (a block takes a tile at a time)
+LINEAR_TILE = 128
+#: rows a tile of the leaf sums (a thread sums one entry over a tile's rows)
+LEAF_SUM_TILE = 256
+BLOCK = 256
+#: the entries of a linear histogram slot that depend on the node's p~ (GP, HP, HPP, HPX)
+P_ENTRIES = np.array([2, 3, 4, 7])
+#: shared memory a block of linear_histograms_shared may use (9 int64 = 72 bytes a slot)
+LINEAR_SMEM = 48 * 1024
+#: resident blocks per SM the shared kernel's grid aims at
+LINEAR_BLOCKS_PER_SM = 4
+
+
+def hist_setting() -> str:
+    """DGBDT_LINEAR_HIST: which kernel builds linear histograms on a GPU: "shared" (the
+    default: sums privatized per block in shared memory, for feature groups that fit
+    LINEAR_SMEM; "global" where a feature alone does not) or "global" (every summand a
+    global atomic: the simplest form). The same integers either way."""
+    value = os.environ.get("DGBDT_LINEAR_HIST", "shared") or "shared"
+    if value not in ("shared", "global"):
+        raise ValueError(f"DGBDT_LINEAR_HIST must be 'shared' or 'global'; got {value!r}")
+    return value
+
+
+def feature_groups(hist_ptrs, budget: int = LINEAR_SMEM):
+    """int32 [2 G]: runs [f0, f1) of consecutive features whose slots x 72 bytes fit
+    ``budget`` (greedy), and the largest run's slots; None when a feature alone does not fit
+    (then the global kernel runs)."""
+    hp = np.asarray(hist_ptrs, dtype=np.int64)
+    cap = budget // (9 * 8)
+    slots = np.diff(hp)
+    if len(slots) == 0 or int(slots.max()) > cap:
+        return None
+    pairs, start, acc = [], 0, 0
+    for f, n in enumerate(slots.tolist()):
+        if acc + n > cap:
+            pairs += [start, f]
+            start, acc = f, 0
+        acc += n
+    pairs += [start, len(slots)]
+    g = np.asarray(pairs, dtype=np.int32)
+    return g, int(max(hp[b] - hp[a] for a, b in g.reshape(-1, 2)))
+
+
+def _i32(x) -> np.int32:
+    return np.int32(x)
+
+
+def raw_of(shard, xp):
+    """The shard's raw rows where the kernels run (float32 [n, F] of ``xp``, C-contiguous)."""
+    raw = shard.raw
+    if raw is None or type(raw) is not xp.ndarray:
+        raise RuntimeError("a linear tree on a GPU needs the shard's raw feature values on the "
+                           "device (Shard.raw, set by dgbdt.train); this shard has "
+                           + ("none" if raw is None else f"a {type(raw).__name__}"))
+    return raw
+
+
+class CudaLinear:
+    """Linear-tree operations of the CUDA backend (see the module docstring)."""
+
+    def _linear_consts(self, shard, lv):
+        """center, inv_scale (float64 [F]) and xmask (uint8 [F]) on the device, uploaded once
+        per training (the LinearSpec's arrays are the same objects every level)."""
+        held = getattr(shard, "_linear_consts", None)
+        if held is None or held[0] is not lv.center:
+            held = (lv.center, self.on_device(lv.center, np.float64),
+                    self.on_device(lv.inv_scale, np.float64),
+                    self.on_device(np.asarray(lv.xmask).astype(np.uint8), np.uint8))
+            shard._linear_consts = held
+        return held[1:]
+
+    def linear_histograms(self, shard, req, hist_ptrs):
+        """The level's linear histograms [small + large, S, 9] on the device (see module)."""
+        cp = self.xp
+        lv, ns, nl = req.linear, len(req.small), len(req.large)
+        S = int(hist_ptrs[-1])
+        out = cp.zeros((ns + nl, S, 9), dtype=cp.int64)
+        self._linear_rows(shard, req.small, lv, slice(0, ns), hist_ptrs, False, out[:ns])
+        if nl:
+            own = cp.zeros((nl, S, 9), dtype=cp.int64)
+            self._linear_rows(shard, req.large, lv, slice(ns, None), hist_ptrs, True, own)
+            large = out[ns:]
+            large[...] = shard.level_hist[self.on_device(req.parent_slot, np.int64)] - out[:ns]
+            at = cp.asarray(P_ENTRIES)
+            large[:, :, at] = own[:, :, at]
+        return out
+
+    def _linear_rows(self, shard, nodes, lv, at: slice, hist_ptrs, p_only: bool, out) -> None:
+        """Linear histograms of ``nodes`` from their rows into ``out`` (zeroed); their
+        regressors are lv's rows ``at``."""
+        m = len(nodes)
+        if m == 0 or shard.n_rows == 0:
+            return
+        p = shard.page
+        raw = raw_of(shard, self.xp)
+        center, inv_scale, xmask = self._linear_consts(shard, lv)
+        D = int(lv.reg_feat.shape[1])
+        nodes_d = self.on_device(nodes, np.int64)
+        tile_ptr = self._tile_ptr(shard, nodes_d, m, LINEAR_TILE)
+        g, h = self.xp.ascontiguousarray(shard.g), self.xp.ascontiguousarray(shard.h)
+        args = (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features),
+                self._hist_ptrs(np.asarray(hist_ptrs)), shard.rows, g, h, _i32(g.shape[1]),
+                _i32(lv.k), shard.grad, raw, center, inv_scale, xmask, shard.begin, shard.end,
+                nodes_d, self.on_device(np.ascontiguousarray(lv.reg_feat[at]), np.int64),
+                self.on_device(np.ascontiguousarray(lv.reg_coef[at]), np.float64),
+                self.on_device(np.ascontiguousarray(lv.inv_sp[at]), np.float64), _i32(D),
+                np.float64(lv.scale_g), np.float64(lv.scale_h), _i32(hist_ptrs[-1]),
+                tile_ptr, _i32(m), _i32(LINEAR_TILE), _i32(p_only))
+        groups = self._linear_groups(shard, hist_ptrs) if hist_setting() == "shared" else None
+        if groups is None:
+            self._kernel("linear", "linear_histograms")((self.n_sm * 16,), (BLOCK,),
+                                                         args + (out,))
+            return
+        groups_d, n_groups, widest = groups
+        self._kernel("linear", "linear_histograms_shared")(
+            (max(1, math.ceil(self.n_sm * LINEAR_BLOCKS_PER_SM / n_groups)), 1, n_groups),
+            (BLOCK,), args + (groups_d, out), shared_mem=72 * widest)
+
+    def _linear_groups(self, shard, hist_ptrs):
+        """(device groups, their count, the widest group's slots) for the shared kernel, or
+        None (a feature too wide for it), kept on the shard per histogram layout."""
+        key = np.asarray(hist_ptrs, dtype=np.int64).tobytes()
+        held = getattr(shard, "_linear_groups_of", None)
+        if held is None or held[0] != key:
+            fg = feature_groups(hist_ptrs)
+            held = (key, None if fg is None else
+                    (self.on_device(fg[0], np.int32), len(fg[0]) // 2, fg[1]))
+            shard._linear_groups_of = held
+        return held[1]
+
+    def linear_leaf_sums(self, shard, req):
+        """Each leaf's fixed-point ridge sums [Lf, D + 1, D + 2] (device int64; the lower
+        triangle mirrored from the upper, as cpu_linear.leaf_sums)."""
+        cp = self.xp
+        Lf, D = int(req.feats.shape[0]), int(req.feats.shape[1])
+        out = cp.zeros((Lf, D + 1, D + 2), dtype=cp.int64)
+        if Lf and shard.n_rows:
+            raw = raw_of(shard, self.xp)
+            leaves_d = self.on_device(req.leaves, np.int64)
+            tile_ptr = self._tile_ptr(shard, leaves_d, Lf, LEAF_SUM_TILE)
+            self._kernel("linear", "linear_leaf_sums")(
+                (self.n_sm * 16,), (BLOCK,),
+                (shard.rows, shard.begin, shard.end, leaves_d, raw, _i32(raw.shape[1]),
+                 self.xp.ascontiguousarray(shard.g), self.xp.ascontiguousarray(shard.h),
+                 _i32(shard.g.shape[1]), _i32(req.k),
+                 self.on_device(req.center, np.float64),
+                 self.on_device(req.inv_scale, np.float64),
+                 self.on_device(req.feats, np.int64), _i32(D), np.float64(req.scale_g),
+                 np.float64(req.scale_h), tile_ptr, _i32(Lf), _i32(LEAF_SUM_TILE), out))
+        low = np.tril_indices(D + 1, -1)
+        a, b = cp.asarray(low[0]), cp.asarray(low[1])
+        out[:, a, b] = out[:, b, a]
+        return out
+
+    def add_linear_leaves(self, shard, fin) -> None:
+        """margin[r, fin.k] += the linear value of row r's leaf (fin.linear: LeafModels)."""
+        lm, m = fin.linear, len(fin.leaves)
+        if m == 0 or shard.n_rows == 0:
+            return
+        raw = raw_of(shard, self.xp)
+        leaves_d = self.on_device(fin.leaves, np.int64)
+        tile_ptr = self._tile_ptr(shard, leaves_d, m, LINEAR_TILE)
+        self._kernel("linear", "add_linear_leaves")(
+            (self.n_sm * 16,), (BLOCK,),
+            (shard.margin, _i32(shard.margin.shape[1]), _i32(fin.k), shard.rows, shard.begin,
+             shard.end, leaves_d, raw, _i32(raw.shape[1]), self.on_device(lm.begin, np.int64),
+             self.on_device(lm.size, np.int64), self.on_device(lm.coef, np.float64),
+             self.on_device(lm.feat, np.int64), self.on_device(lm.center, np.float64),
+             self.on_device(lm.inv_scale, np.float64), tile_ptr, _i32(m),
+             _i32(LINEAR_TILE)))
+
+    def predict_linear(self, X, cat, ptrs, classes, out) -> None:
+        """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated, for
+        device rows X (float32 [n, F]) into device margins out [n, K] (cuda/linear.cu
+        predict_linear: cpu_linear.predict_linear's walk and arithmetic). ``cat``: the
+        concatenated trees with linear_model.linear_arrays' entries; their device copies are
+        kept in it (as the constant trees' packed nodes are)."""
+        cp = self.xp
+        n = int(X.shape[0])
+        if n == 0 or len(ptrs) < 2:
+            return
+        nodes, dptrs, dclasses = self._packed_model(cat, ptrs, classes, X.device.id)
+        held = cat.setdefault("_device_linear", {})
+        if X.device.id not in held:
+            with X.device:
+                held[X.device.id] = tuple(
+                    cp.asarray(np.asarray(cat[k], dt) if len(cat[k]) else np.zeros(1, dt))
+                    for k, dt in (("lin_begin", np.int64), ("lin_size", np.int64),
+                                  ("lin_coef", np.float64), ("lin_feat", np.int64),
+                                  ("lin_center", np.float64), ("lin_inv_scale", np.float64)))
+        X = cp.ascontiguousarray(X, dtype=cp.float32)
+        self._kernel("linear", "predict_linear")(
+            (max(1, min(math.ceil(n / BLOCK), self.n_sm * 32)),), (BLOCK,),
+            (X, np.int64(n), _i32(X.shape[1]), nodes, dptrs, dclasses, _i32(len(ptrs) - 1),
+             _i32(out.shape[1]), *held[X.device.id], out))
