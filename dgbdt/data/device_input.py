@@ -3,7 +3,8 @@
 The device twins of dgbdt.data.input's host checks, with the same messages. Data stays on the
 GPU: a cuDF frame becomes one float32 [n, F] cupy matrix (nullable columns' nulls -> NaN =
 missing; category columns by their codes, nulls -> NaN: with enable_categorical they are native
-categorical features, dgbdt.data.categorical.cudf_categories keeping their categories).
+categorical features, dgbdt.data.categorical.cudf_categories keeping their categories; without
+it dgbdt.data.input.as_features refuses them, as pandas ones and XGBoost).
 """
 from __future__ import annotations
 

@@ -139,6 +139,10 @@ def test_cudf_input_matches_pandas():
     cat = pd.Categorical(np.where(z > 0, "hi", "lo"))
     gdf = cudf.from_pandas(pdf)
     gdf["e"] = cudf.Series(cat)
+    # a category column without enable_categorical is refused, as pandas' and XGBoost's
+    with pytest.raises(ValueError, match=r"category columns \('e'\): pass enable_categorical"):
+        dgbdt.Dataset(gdf, label=cudf.Series(z))
+    gdf["e"] = cudf.Series(cat.codes.astype(np.float32))
     host = pdf.astype("float32").copy()
     host["e"] = cat.codes.astype(np.float32)
     p = {"objective": "reg:squarederror", "max_depth": 4}
