@@ -1,27 +1,38 @@
-"""Sampled trees from streamed pages in two passes, not one pass a level (issue 14).
+"""Sampled trees from streamed pages in one pass a round, not one pass a level (issue 14).
 
 Streamed pages (dgbdt.data.page_stream) cross the bus once per tree level in the per-level
 schedule: a depth-8 tree reads every page 9 times, and out-of-core training is bound by the
 copies. With row sampling (``subsample`` < 1, uniform or gradient-based) a tree only needs its
-sampled rows, so a round here is (Ou, "Out-of-Core GPU Gradient Boosting", 2020; XGBoost's
-external-memory sampling):
+sampled rows, so a round here is (after Ou, "Out-of-Core GPU Gradient Boosting", 2020, and
+XGBoost's external-memory sampling, which read the pages twice a tree):
 
-1. **fold** (one pass over the pages): the previous round's trees reach every row's margins:
-   with its page resident, a shard walks each row down each tree's recorded split decisions
-   (fold_tree: numba on the CPU, one CUDA thread a row on the GPU) or, for trees with
-   categorical splits, replays them level by level with the partition kernels the tree was
-   grown with, then adds the leaf values;
-2. gradients of every row and the round's sample (dgbdt.sampling, dgbdt.sampling_gradient:
-   no page needed);
-3. **compact** (a second pass): each page's sampled rows (any class's gradient or hessian
-   nonzero) are gathered into a small in-core page with their gradients;
-4. the round's trees grow in core on those compact shards, any growth (device or host), and
-   their split decisions and leaf values are recorded for step 1 of the next round.
+1. **one pass over the pages** (fold_and_pick), each page resident once:
+   a. **fold**: the previous round's trees reach the page's rows' margins: a shard walks each
+      row down each tree's recorded split decisions (fold_tree: numba on the CPU, one CUDA
+      thread a row on the GPU) or, for trees with categorical splits, replays them level by
+      level with the partition kernels the tree was grown with, then adds the leaf values;
+   b. the page's rows' gradients;
+   c. **candidates**: the rows that may be in the round's sample, their symbols gathered
+      (unpacked) while the page is there. The sample is decided later (gradient-based
+      sampling's threshold needs every row's gradients), but each row's draw depends only on
+      (seed, round, row): uniform sampling keeps exactly the rows whose draw < subsample, so
+      those are the candidates; gradient-based sampling keeps a row iff its draw < min(1,
+      v / u), and the candidates are the rows that pass with the last round's threshold u
+      widened by REACH (candidate_rows);
+2. the round's sample (dgbdt.sampling, dgbdt.sampling_gradient: no page needed), exact;
+3. **compact**: the sampled rows' symbols are taken from the candidates' (sampled_from) into
+   one small in-core page with their labels and gradients. Where a sampled row is not among
+   its page's candidates (the threshold moved more than REACH, or the first gradient-based
+   round, which has no threshold to guess from) a second pass gathers them (gather) instead:
+   the same rows, the same page;
+4. the round's trees grow in core on that compact shard, any growth (device or host), and
+   their split decisions and leaf values are recorded for step 1a of the next round.
 
-Two passes a tree, whatever the depth. The trees are the per-level schedule's bit for bit:
-rows outside the sample carry zero gradients there and add nothing to any histogram, and the
-compact seam uses the whole data's row count for the fixed-point scale; so the model is the same
-as in-core training with the same sampling (tests/test_compact.py).
+One pass a tree, whatever the depth (two where the guess misses: ``compact_second_passes``
+in the training's memory stats). The trees are the per-level schedule's bit for bit: rows
+outside the sample carry zero gradients there and add nothing to any histogram, and the
+compact seam uses the whole data's row count for the fixed-point scale; so the model is the
+same as in-core training with the same sampling (tests/test_compact.py).
 
 Anything that reads the margins between rounds (evaluation of the training rows, custom
 objectives) first folds the pending trees (``LocalSeam.margins``); after the last round the
@@ -148,13 +159,20 @@ def gather(shards) -> Shard:
     resident: a PageStream pass), with their labels, weights and gradients. The symbols go
     through an unpacked array (2 bytes each up to 16 bits) and are packed once, so the
     compact rows are one page whatever the number of pages they came from."""
-    parts, first = [], None
+    picked = []
     for s in shards:
-        first = first or s
         rows = sampled_rows(s)
-        parts.append((s.be.row_symbols(s.page, rows), s.label[rows],
-                      None if s.weight is None else s.weight[rows], s.margin[rows],
-                      s.g[rows], s.h[rows]))
+        picked.append((s, rows, s.be.row_symbols(s.page, rows)))
+    return assemble(picked)
+
+
+def assemble(picked) -> Shard:
+    """The compact shard of (shard, rows, the rows' unpacked symbols) triples, in order."""
+    parts, first = [], None
+    for s, rows, symbols in picked:
+        first = first or s
+        parts.append((symbols, s.label[rows], None if s.weight is None else s.weight[rows],
+                      s.margin[rows], s.g[rows], s.h[rows]))
     be, xp = first.be, first.be.xp
     cat = [xp.concatenate([p[i] for p in parts]) if parts[0][i] is not None else None
            for i in range(6)]
@@ -163,4 +181,77 @@ def gather(shards) -> Shard:
     del symbols
     out = Shard(page, first.n_bins, label, weight, margin, int(first.begin.shape[0]), be)
     out.g, out.h = xp.ascontiguousarray(g), xp.ascontiguousarray(h)
+    return out
+
+
+# -- one pass a round: the fold, the gradients and a superset of the sample together ---------
+
+#: how far a gradient-based round's candidates reach past the last round's threshold (a
+#: guess: a round whose sample leaves the candidates pays a second pass, never a wrong model)
+REACH = 1.5
+
+
+def candidate_rows(shard: Shard, sampling, epoch: int, guess):
+    """Sorted indices of the shard's rows that may be in round ``epoch``'s sample, from what
+    is known before the round's threshold (its gradients must be computed): uniform sampling
+    keeps a row iff its draw < subsample, so those rows are a superset of the sample, exactly.
+    Gradient-based sampling keeps a row of class k iff draw_k < p = min(1, q (T - C) / V)
+    (dgbdt.sampling_gradient) with q <= v 2**24 / vmax + 1: ``guess[k] = (c, step, v_t)``
+    from the last round (``c`` = 2**24 (T - C) / (vmax V), ``step`` = vmax / 2**24, ``v_t``
+    the v above which rows were kept for sure) widened by REACH, so a row is a candidate iff
+    draw_k < c REACH (v + step) or v >= v_t / REACH for some k. A superset if this round's
+    threshold is within REACH of the last; the caller checks (sampled_from)."""
+    from .sampling import global_ids, uniform
+    from .sampling_gradient import _DRAW, LAMBDA
+    xp = shard.be.xp
+    ids = global_ids(shard, xp)
+    if not sampling.by_gradient:
+        return xp.flatnonzero(uniform(xp, sampling.seed, 0, epoch, ids) < sampling.subsample)
+    keep = None
+    for k, (c, step, v_t) in enumerate(guess):
+        g, h = shard.g[:, k], shard.h[:, k]
+        v = xp.sqrt(g * g + LAMBDA * (h * h))
+        draw = uniform(xp, sampling.seed, _DRAW + k, epoch, ids)
+        hit = (draw < (v + step) * (c * REACH)) | (v >= v_t / REACH)
+        keep = hit if keep is None else keep | hit
+    return xp.flatnonzero(keep)
+
+
+def fold_and_pick(seam, objective, sampling, epoch: int, guess):
+    """One pass over the seam's shards (each page resident once): the pending trees folded
+    into the margins, the gradients, and each shard's candidate rows with their symbols
+    (``guess`` None for gradient-based sampling without a last round: no candidates).
+    Returns (max |g|, max h) per class and [(shard, candidates, symbols)] or None."""
+    pending, seam._pending = seam._pending, []
+    maxima, picked = [], ([] if guess is not None or not sampling.by_gradient else None)
+    for s in seam._visit():
+        for rec in pending:
+            rec.replay(s)
+        maxima.append(s.compute_gradients(objective))
+        if picked is not None:
+            rows = candidate_rows(s, sampling, epoch, guess)
+            picked.append((s, rows, s.be.row_symbols(s.page, rows)))
+    k = len(maxima[0][0])
+    both = seam.reduce_host(np.concatenate([np.max([m[0] for m in maxima], axis=0),
+                                            np.max([m[1] for m in maxima], axis=0)])
+                            .astype(np.float64), "max")      # over the ranks: collective
+    return both[:k], both[k:], picked
+
+
+def sampled_from(picked):
+    """The round's sampled rows of each shard taken from its candidates, as gather() would
+    give them (same rows, same order), or None when a sampled row is not a candidate."""
+    out, bad = [], []
+    xp = picked[0][0].be.xp
+    for s, cand, symbols in picked:
+        rows = sampled_rows(s)
+        if cand.shape[0] == 0:
+            bad.append(xp.asarray(rows.shape[0] > 0))
+            out.append((s, rows, symbols))
+            continue
+        pos = xp.minimum(xp.searchsorted(cand, rows), cand.shape[0] - 1)
+        bad.append(xp.any(cand[pos] != rows))
+        out.append((s, rows, symbols[pos]))
+    if bool(xp.any(xp.stack(bad))):
+        return None
     return out

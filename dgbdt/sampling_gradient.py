@@ -135,7 +135,8 @@ def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, red
     """Sample class k's rows of every shard in place (module docstring): the threshold from
     the shards' bucket sums (``reduce(array, "sum")`` merges them over other holders: an
     all-reduce between collective ranks, the identity in-process). Returns the bound on the
-    reweighted |g| / p of the rows below the threshold (``bound_below``)."""
+    reweighted |g| / p of the rows below the threshold (``bound_below``) and the threshold in
+    units of v (``in_v``: what dgbdt.compact's next round guesses its candidates from)."""
     xp = shards[0].be.xp
     qs = [magnitudes(s.g[:, k], s.h[:, k], vmax, xp) for s in shards]
     # on a GPU the shards' q are one holder (one sort, one host wait a descent step, not one
@@ -154,7 +155,16 @@ def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, red
         scale = xp.where(draw < p, 1.0 / xp.where(p > 0, p, 1.0), 0.0)
         s.g[:, k] *= scale
         s.h[:, k] *= scale
-    return bound_below(vmax, T, c_star, v_star)
+    return bound_below(vmax, T, c_star, v_star), in_v(vmax, T, t_star, c_star, v_star)
+
+
+def in_v(vmax: float, T: int, t_star: int, c_star: int, v_star: int) -> tuple:
+    """(c, step, v_t): a row below the threshold has p = q c' with q <= v / step + 1, so
+    p <= (v + step) c (c = c' / step, c' = (T - C) / V); rows with v >= v_t (q >= t*) are kept.
+    c = 0 when no row is below the threshold."""
+    step = vmax / float(2 ** BITS) if vmax > 0 else 0.0
+    c = 0.0 if v_star == 0 or step == 0 else float(T - c_star) / float(v_star) / step
+    return c, step, (t_star - 1) * step
 
 
 def bound_below(vmax: float, T: int, c_star: int, v_star: int) -> float:
@@ -168,22 +178,28 @@ def bound_below(vmax: float, T: int, c_star: int, v_star: int) -> float:
     return float(v_star) * vmax / (float(2 ** BITS) * float(T - c_star)) * (1 + 2.0 ** -20)
 
 
-def sample(shards, sampling, epoch: int, n_rows: int, max_g, max_h, reduce):
+def sample(shards, sampling, epoch: int, n_rows: int, max_g, max_h, reduce, record=None):
     """Gradient-based sampling of every class of the shards' gradients (in place); returns
     bounds of the new (|g|, h) per class (the rows kept with p = 1 keep theirs, the others'
-    are at most bound_below), which set the round's fixed-point scales."""
+    are at most bound_below), which set the round's fixed-point scales. ``record`` (a list)
+    gets each class's threshold in units of v (``in_v``)."""
     K = len(max_g)
     T = int(n_rows * sampling.subsample)
     new_g, new_h = np.array(max_g, dtype=np.float64), np.array(max_h, dtype=np.float64)
+    thresholds = []
     for k in range(K):
         vmax = float(np.sqrt(float(max_g[k]) ** 2 + LAMBDA * float(max_h[k]) ** 2))
-        below = sample_class(shards, k, vmax, T, sampling.seed, epoch, reduce)
+        below, where = sample_class(shards, k, vmax, T, sampling.seed, epoch, reduce)
+        thresholds.append(where)
         new_g[k] = max(new_g[k], below)
         new_h[k] = max(new_h[k], below / np.sqrt(LAMBDA))
+    if record is not None:
+        record[:] = thresholds
     return new_g, new_h
 
 
-def sample_rows(sampling, shards, epoch: int, n_rows: int, max_g, max_h, reduce):
+def sample_rows(sampling, shards, epoch: int, n_rows: int, max_g, max_h, reduce,
+                record=None):
     """Sample round ``epoch``'s rows of every shard in place, by ``sampling``'s method;
     returns the gradient maxima (max |g|, max h) per class afterwards. ``reduce(array, op)``
     merges host arrays over the seam's other holders of rows (an all-reduce between
@@ -193,4 +209,4 @@ def sample_rows(sampling, shards, epoch: int, n_rows: int, max_g, max_h, reduce)
         for s in shards:
             sampling.apply_rows(s, epoch)
         return max_g, max_h
-    return sample(shards, sampling, epoch, n_rows, max_g, max_h, reduce)
+    return sample(shards, sampling, epoch, n_rows, max_g, max_h, reduce, record)

@@ -101,6 +101,8 @@ class LocalSeam:
         self._tables = None      # (spec, DeviceTables) of the training, for device growth
         self._graphs = None      # dgbdt.tree.tree_graph.TreeGraphs, made at the first round
         self._pending = []       # trees grown from compact pages, not yet in the margins
+        self._guess = None       # the last sampled round's thresholds (dgbdt.compact)
+        self.second_passes = 0   # sampled streamed rounds whose sample left the candidates
         self._compact_timers: dict = {}     # the compact shards' stage seconds, summed
 
     def start_tree(self, spec, k: int, scale_g: float, scale_h: float, epoch: int = 0):
@@ -159,13 +161,20 @@ class LocalSeam:
         one in-core shard of the sampled rows (dgbdt.compact)."""
         t = time.perf_counter()
         self.epoch = epoch      # the round, for objectives that draw from it (rank pairs)
-        max_g, max_h = self.compute_gradients(objective)      # folds pending compact trees
+        streamed_sample, picked, record = compact.applies(self, spec, objective), None, None
+        if streamed_sample:     # the fold, the gradients and the sample's candidates: one pass
+            max_g, max_h, picked = compact.fold_and_pick(self, objective, spec.sampling,
+                                                         epoch, self._guess)
+            record = []
+        else:
+            max_g, max_h = self.compute_gradients(objective)      # folds pending compact trees
         if spec.sampling is not None:
             max_g, max_h = sample_rows(spec.sampling, self.shards, epoch, self.n_rows,
-                                       max_g, max_h, self.reduce_host)
+                                       max_g, max_h, self.reduce_host, record)
+            self._guess = record or None
         timers["gradients"] += time.perf_counter() - t
-        if compact.applies(self, spec, objective):
-            seam, graphs = self._compact_round(timers), None
+        if streamed_sample:
+            seam, graphs = self._compact_round(timers, picked), None
         else:
             seam, graphs = self, self._tree_graphs()
         trees = []
@@ -184,12 +193,20 @@ class LocalSeam:
                 self._compact_timers[key] = self._compact_timers.get(key, 0.0) + v
         return trees
 
-    def _compact_round(self, timers):
-        """The second pass of a sampled round over streamed pages (dgbdt.compact): the sampled
-        rows gathered into one in-core shard; returns the seam that grows and records the
-        round's trees on it (the first pass, the fold, ran with the gradients)."""
+    def _compact_round(self, timers, picked):
+        """A sampled round over streamed pages (dgbdt.compact): the sampled rows in one
+        in-core shard, taken from the candidates the fold's pass picked (``picked``) when they
+        hold the whole sample, else by a second pass; returns the seam that grows and records
+        the round's trees on it."""
         t = time.perf_counter()
-        small = compact.gather(self._visit())
+        chosen = None if picked is None else compact.sampled_from(picked)
+        del picked
+        if chosen is None:
+            self.second_passes += 1
+            small = compact.gather(self._visit())
+        else:
+            small = compact.assemble(chosen)
+        del chosen
         timers["compact"] = timers.get("compact", 0.0) + time.perf_counter() - t
         sub = self._compact_seam([small])
         sub.n_rows = self.n_rows      # the fixed-point scale of the whole data's trees
@@ -294,7 +311,9 @@ class LocalSeam:
         """Pages, streamed pages, and what streaming cost (PageStream.stats)."""
         out = {"pages": len(self.shards),
                "pages_streamed": sum(bool(s.page.streamed) for s in self.shards)}
-        return out if self.stream is None else {**out, **self.stream.stats()}
+        if self.stream is None:
+            return out
+        return {**out, **self.stream.stats(), "compact_second_passes": self.second_passes}
 
     def set_gradients(self, g, h):
         """Every row's gradients [n, K] (in the dataset's row order, as ``margins``) into the

@@ -1,6 +1,8 @@
-"""Sampled rounds over streamed pages in two passes (dgbdt.compact): the pages are read twice
-a tree instead of once a level, and the model and history are in-memory training's with the
-same sampling, byte for byte, for uniform and gradient-based sampling, any depth and classes."""
+"""Sampled rounds over streamed pages (dgbdt.compact): the pages are read once a round (the
+fold, the gradients and the sample's candidates together; a second pass only where the sample
+left the candidates) instead of once a level, and the model and history are in-memory
+training's with the same sampling, byte for byte, for uniform and gradient-based sampling,
+any depth and classes."""
 import numpy as np
 import pytest
 
@@ -51,9 +53,9 @@ def test_compact_rounds_give_the_in_memory_model(data, streamed, params):
     assert res == ref_res
     m = b.memory
     assert m["pages_host"] == m["pages"] >= 3
-    # two passes a round (the fold of the previous trees, then the sample's gather) and the
-    # fold before each evaluation of the training rows: not one a level
-    assert m["stream_passes"] <= 3 * 5
+    # a pass a round (a second one where the sample left the candidates) and the fold
+    # before each evaluation of the training rows: not one a level
+    assert m["stream_passes"] <= 2 * 5 + m["compact_second_passes"]
     per_level, _ = _train(X, label, {**params, "subsample": 1.0}, 5, device_memory_budget=1)
     assert per_level.memory["stream_passes"] > m["stream_passes"]
 
@@ -71,7 +73,8 @@ def test_compact_rounds_without_evaluation_fold_once_a_round(data, streamed, mon
     b = dgbdt.train({**params, "device_memory_budget": 1}, dgbdt.Dataset(X, label=y), 6,
                     verbose_eval=False)
     assert b.save_raw() == ref.save_raw()
-    assert b.memory["stream_passes"] == 2 * 6 - 1        # the first round has nothing to fold
+    # one pass a round: uniform sampling's candidates are its sample, exactly
+    assert b.memory["stream_passes"] == 6 and b.memory["compact_second_passes"] == 0
     assert b.timings["histograms"] > 0 and b.timings["compact"] > 0   # the compact shards'
 
 
@@ -89,7 +92,7 @@ def test_categorical_trees_are_folded_by_replaying_their_partitions(data, stream
     b = dgbdt.train({**params, "device_memory_budget": 1},
                     dgbdt.Dataset(X, label=y, feature_types=types), 5, verbose_eval=False)
     assert b.save_raw() == ref.save_raw()
-    assert b.memory["stream_passes"] == 2 * 5 - 1
+    assert b.memory["stream_passes"] == 5
 
 
 @pytest.mark.parametrize("sampling_method", ["uniform", "gradient_based"])
@@ -109,4 +112,28 @@ def test_collective_ranks_grow_from_their_compact_pages(data, streamed, client2,
                     verbose_eval=False)
     assert out["booster"].save_raw() == ref.save_raw()
     m = out["booster"].memory
-    assert m["pages_streamed"] >= 1 and m["stream_passes"] == 2 * 5 - 1
+    assert m["pages_streamed"] >= 1
+    assert m["stream_passes"] == 5 + m["compact_second_passes"]
+
+
+def test_gradient_rounds_take_the_sample_from_the_fold_pass(data, streamed, monkeypatch):
+    """Gradient-based sampling: after the first round (no threshold to guess from: two
+    passes) a round's candidates, guessed from the last round's threshold, hold its sample
+    and it reads the pages once; with a guess far too narrow every round pays the second
+    pass, and the model is the same bytes either way."""
+    from dgbdt import compact
+    X, y, _ = data
+    params = {"objective": "binary:logistic", "max_depth": 5, "subsample": 0.2, "max_bin": 64,
+              "sampling_method": "gradient_based", "seed": 3}
+    ref = dgbdt.train(params, dgbdt.Dataset(X, label=y), 8, verbose_eval=False)
+    b = dgbdt.train({**params, "device_memory_budget": 1}, dgbdt.Dataset(X, label=y), 8,
+                    verbose_eval=False)
+    m = b.memory
+    assert b.save_raw() == ref.save_raw()
+    assert m["stream_passes"] == 8 + m["compact_second_passes"]
+    assert 1 <= m["compact_second_passes"] <= 2
+    monkeypatch.setattr(compact, "REACH", 0.05)
+    narrow = dgbdt.train({**params, "device_memory_budget": 1}, dgbdt.Dataset(X, label=y), 8,
+                         verbose_eval=False)
+    assert narrow.save_raw() == ref.save_raw()
+    assert narrow.memory["compact_second_passes"] == 8
