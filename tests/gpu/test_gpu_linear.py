@@ -1,16 +1,16 @@
-"""#15 piecewise-linear trees (linear_tree) on one GPU, in-process: the CPU backend is the
-oracle. The GPU builds the 9-sum histograms, the larger children's p~ pass, the leaves' ridge
-sums and the margins with cuda/linear.cu (each float64 term formed as cpu_linear's, compiled
-with --fmad=false, each summand rounded once to an integer) and searches each level's splits
-with cuda/linear_split.cu (the CPU search's float64 steps and tie rule; its winners only go to
-the host, which fits the children and the leaves); so under squared error (whose gradients
-are the same bits on both backends) the model must be the CPU's byte for byte, for numpy and cupy input, depth-wise and
-loss-guided, with weights, missing values, several pages, sampling and continued training.
-Logistic gradients may differ in a last bit between the backends (CUDA's exp), so there the
-losses and predictions are compared to 1e-5. The histograms come from the shared-memory kernel
-by default; one test runs the global-atomic one (DGBDT_LINEAR_HIST=global) and one a feature
-too wide for shared memory. Prediction of a linear model on cupy rows runs cuda/linear.cu's
-predict_linear (leaf ids go through the host): the CPU's values bit for bit."""
+"""#15 piecewise-linear trees (linear_tree) on one GPU, in-process: the CPU backend is the oracle.
+The GPU builds the 9-sum histograms, the larger children's p~ pass, the leaves' ridge sums and
+the margins with cuda/linear.cu (each float64 term formed as cpu_linear's, compiled with
+--fmad=false, each summand rounded once to an integer) and searches each level's splits with
+cuda/linear_split.cu (the CPU search's float64 steps and tie rule; its winners only go to the
+host, which fits the children and the leaves); so under squared error (whose gradients are the
+same bits on both backends) the model must be the CPU's byte for byte, for numpy and cupy
+input, depth-wise and loss-guided, with weights, missing values, several pages, sampling and
+continued training. Logistic gradients may differ in a last bit between the backends (CUDA's
+exp), so there the losses and predictions are compared to 1e-5. The histograms come from the
+shared-memory kernel by default; one test runs the global-atomic one (DGBDT_LINEAR_HIST=global)
+and one a feature too wide for shared memory. Prediction of a linear model on cupy rows runs
+cuda/linear.cu's predict_linear (leaf ids go through the host): the CPU's values bit for bit."""
 import json
 
 import numpy as np
