@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 CUDA = Path(str(resources.files("dgbdt.kernels") / "cuda"))
-MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical", "linear"]
+MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical", "linear",
+           "linear_split"]
 
 
 def _launched():

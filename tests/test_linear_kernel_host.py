@@ -45,7 +45,7 @@ inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v)
     return std::atomic_ref<unsigned long long>(*p).fetch_add(v); }
 """
 
-DRIVER = """
+LAUNCH = """
 // Blocks one after another; a block's threads at once, meeting at its barrier.
 template <class Fn> static void launch(int gx, int gz, int bx, Fn fn) {
     gridDim = {(unsigned)gx, 1, (unsigned)gz};
@@ -60,7 +60,9 @@ template <class Fn> static void launch(int gx, int gz, int bx, Fn fn) {
         for (auto& t : ts) t.join();
     }
 }
+"""
 
+DRIVER = LAUNCH + """
 extern "C" void run_hist(int gx, int bx, const u32* words, int bits, u32 mask, int nf,
         const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
         const i64* grad, const float* raw, const double* center, const double* inv,
@@ -258,10 +260,11 @@ def test_margins_equal_the_numba_kernel_bit_for_bit(lib, tile, gx, bx):
 
 
 # -- the CUDA backend's linear glue (dgbdt.kernels.gpu_linear) over the host build ----------
-def _emulated_backend(lib):
+def _emulated_backend(lib, split_lib=None):
     """A backend whose linear-tree operations are gpu_linear.CudaLinear's (the GPU's Python
     side: buffers, tiles, the larger children's subtraction and p~ pass, the leaf sums'
-    mirror) launching the host build of linear.cu, and whose other operations are the CPU
+    mirror, with ``split_lib`` the split search's launches and decoding) launching the host
+    build of linear.cu (and linear_split.cu), and whose other operations are the CPU
     backend's: training with it runs the GPU's linear path, numpy arrays standing in for
     cupy ones."""
     from dgbdt.kernels.cpu import CpuBackend
@@ -269,10 +272,13 @@ def _emulated_backend(lib):
 
     runs = {"linear_histograms": lib.run_hist, "linear_histograms_shared": lib.run_hist_shared,
             "linear_leaf_sums": lib.run_leaf_sums, "add_linear_leaves": lib.run_add}
+    if split_lib is not None:
+        runs.update(linear_split_scan=split_lib.run_split_scan,
+                    linear_split_finish=split_lib.run_split_finish)
     launched = []
 
     def launch(module, name):
-        assert module == "linear"
+        assert module in ("linear", "linear_split")
 
         def call(grid, block, args, shared_mem=0):
             launched.append(name)

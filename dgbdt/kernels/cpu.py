@@ -153,11 +153,15 @@ class CpuBackend:
 
     def evaluate_linear_splits(self, hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
                                inv_sh, lam0, lam1, min_child_weight):
-        return cpu_linear.evaluate_linear_splits(hist, hist_ptrs, node_totals, addable, has_p,
-                                                 inv_sg, inv_sh, lam0, lam1, min_child_weight)
-
-    def feature_totals(self, hist, hist_ptrs, features):
-        return cpu_linear.feature_totals(hist, hist_ptrs, features)
+        """cpu_linear.evaluate_linear_splits' (gain, feature, bin, default_left, left) and each
+        winner's right side: its feature's total minus the left (feature 0's for a node
+        without a split)."""
+        gain, feat, sbin, dleft, left = cpu_linear.evaluate_linear_splits(
+            hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, lam0, lam1,
+            min_child_weight)
+        right = cpu_linear.feature_totals(hist, hist_ptrs,
+                                          np.maximum(feat, 0).astype(np.int64)) - left
+        return gain, feat, sbin, dleft, left, right
 
     def predict_linear(self, X, cat, ptrs, classes, out) -> None:
         """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated

@@ -8,13 +8,18 @@ host grower (dgbdt.tree.linear_growth) asks of GPU shards.
   feature group in shared memory, or ``linear_histograms``, every summand a global atomic:
   ``hist_setting``; ``p_only`` for the p~ pass);
 * ``linear_leaf_sums``: each leaf's fixed-point ridge sums [Lf, D + 1, D + 2] (device);
-* ``add_linear_leaves``: margin[r, k] += the row's linear leaf value.
+* ``add_linear_leaves``: margin[r, k] += the row's linear leaf value;
+* ``evaluate_linear_splits``: the best half-additive split of each node of a level's device
+  histograms (cuda/linear_split.cu: a block a (node, feature) scans the bins, an atomicMax a
+  node keeps the CPU's winner); only the winners come back to the host.
 
 The kernels form every float64 term as kernels/cpu_linear.py does and round each summand once
 to an integer, so the sums, hence the model, are the CPU's bit for bit (the CPU-run check:
-tests/test_linear_kernel_host.py; the GPU's: tests/gpu/test_gpu_linear.py). Split evaluation,
-the half-additive fits and the leaf solves run on the host over copies of the merged sums
-(linear_growth.LinearNodes). The shard's raw rows (``Shard.raw``) are a float32 [n, F] device
+tests/test_linear_kernel_host.py and tests/test_linear_split_host.py; the GPU's:
+tests/gpu/test_gpu_linear.py). The split search runs on the device with the CPU's float64
+operations in its order and its tie rule, so its winners are the CPU's bit for bit; the
+half-additive fits of the chosen splits and the leaf solves (a few small systems) run on the
+host (linear_growth.LinearNodes). The shard's raw rows (``Shard.raw``) are a float32 [n, F] device
 matrix: the Dataset's own for device input, uploaded once for host input (dgbdt.train).
 
 ``CudaLinear`` is a mixin of dgbdt.kernels.gpu.CudaBackend (it uses the backend's ``xp``,
@@ -40,6 +45,10 @@ P_ENTRIES = np.array([2, 3, 4, 7])
 LINEAR_SMEM = 48 * 1024
 #: resident blocks per SM the shared kernel's grid aims at
 LINEAR_BLOCKS_PER_SM = 4
+#: threads of a split-search block (a (node, feature) item; bins beyond it go in chunks)
+SPLIT_BLOCK = 128
+#: columns of a split-search result row: gain bits, feature, bin, default left, left[9], right[9]
+SPLIT_ROW = 22
 
 
 def hist_setting() -> str:
@@ -200,6 +209,46 @@ class CudaLinear:
              self.on_device(lm.feat, np.int64), self.on_device(lm.center, np.float64),
              self.on_device(lm.inv_scale, np.float64), tile_ptr, _i32(m),
              _i32(LINEAR_TILE)))
+
+    def evaluate_linear_splits(self, hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
+                               inv_sh, lam0, lam1, min_child_weight):
+        """kernels.cpu_linear.evaluate_linear_splits of device histograms [m, S, 9], plus each
+        winner's right side: (gain float32 [m], feature int32 [m] (-1: none), split_bin int32,
+        default_left bool, left int64 [m, 9], right int64 [m, 9]) as numpy (one copy of
+        m x 22 int64; the histograms stay on the device). The right side is the split
+        feature's total minus the left (feature 0's for a node without a split), as the CPU
+        backend's. cuda/linear_split.cu: linear_split_scan posts each (node, feature)'s best
+        candidate key to the node, linear_split_finish decodes the winners."""
+        xp = self.xp
+        hist = xp.ascontiguousarray(hist, dtype=xp.int64)
+        m, S = int(hist.shape[0]), int(hist.shape[1])
+        hp = np.asarray(hist_ptrs, dtype=np.int64)
+        F = len(hp) - 1
+        nb_max = max(1, int((np.diff(hp) - 1).max())) if F else 1
+        if 2 * nb_max * max(F, 1) >= 2 ** 32:
+            raise ValueError(f"{F} features of up to {nb_max} bins are too many candidates "
+                             "for the GPU's linear split search (32-bit candidate index); "
+                             "use fewer bins (max_bin) or features")
+        out = xp.zeros((m, SPLIT_ROW), dtype=xp.int64)
+        out[:, 1] = -1
+        if m:
+            hp_d = self._hist_ptrs(hp)
+            best = xp.zeros(m, dtype=xp.uint64)
+            if F:
+                self._kernel("linear_split", "linear_split_scan")(
+                    (max(1, min(m * F, self.n_sm * 64)),), (SPLIT_BLOCK,),
+                    (hist, _i32(S), hp_d, _i32(F), self.on_device(node_totals, np.int64),
+                     self.on_device(addable, np.uint8), self.on_device(has_p, np.uint8),
+                     np.float64(inv_sg), np.float64(inv_sh), np.float64(lam0), np.float64(lam1),
+                     np.float64(min_child_weight), _i32(nb_max), _i32(m), best))
+                self._kernel("linear_split", "linear_split_finish")(
+                    (max(1, math.ceil(m / BLOCK)),), (BLOCK,),
+                    (hist, _i32(S), hp_d, _i32(nb_max), _i32(m), best, out))
+        r = self.to_host(out)
+        gain = np.ascontiguousarray(r[:, 0]).astype(np.uint32).view(np.float32)
+        return (gain, r[:, 1].astype(np.int32), r[:, 2].astype(np.int32),
+                r[:, 3].astype(np.bool_), np.ascontiguousarray(r[:, 4:13]),
+                np.ascontiguousarray(r[:, 13:22]))
 
     def predict_linear(self, X, cat, ptrs, classes, out) -> None:
         """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated, for

@@ -9,7 +9,8 @@ The math is dgbdt.tree.linear's. What differs from constant-leaf growth (dgbdt.t
   each split is built from its rows; the larger child's g, h and x~ entries are its parent's
   partial minus its sibling's (exact), but its p~ entries depend on its own slope part, so a
   second, lighter pass over its rows sums those four (kernels.cpu_linear, ``p_only``);
-* split evaluation scores candidates by the half-additive gain (kernels.cpu_linear);
+* split evaluation scores candidates by the half-additive gain (kernels.cpu_linear, or
+  kernels.gpu_linear on the device for GPU shards: the same splits);
 * once the structure is final, one more pass over the rows sums each leaf's full ridge
   system (``LeafSumRequest``, merged over shards like histograms), the host solves each
   leaf's d + 1 coefficients in float64, and the shards add the linear leaves to their
@@ -139,14 +140,15 @@ class LinearNodes:
     def _evaluate(self, merged, nodes, depth: int):
         """The best linear split of each node from its histogram [m, S, 9]: (gain, feature,
         bin, default_left, left [m, 9], right [m, 9], splittable mask, has_p, addable).
-        GPU shards' histograms are copied to the host first: the search and the fits run on
-        the CPU kernels (the same integers, so the same decisions bit for bit)."""
-        hist = merged = to_host(merged)
+        The backend of the histograms' array searches them where they are: GPU shards'
+        histograms stay on the device (kernels.gpu_linear, the CPU kernel's decisions bit for
+        bit) and only the winners come to the host, where the fits run."""
+        hist = merged
         # the nodes' own sums (any feature's slots: g, h and the p~ entries are the same in
         # each), taken before column sampling or constraints zero slots
         node_totals = merged[:, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=1)
         if not self.have_root_totals:
-            self.totals[0] = node_totals[0, :2]
+            self.totals[0] = to_host(node_totals[0, :2])
             self.have_root_totals = True
         if self.columns is not None:
             hist = self.columns.apply(hist, depth, nodes)
@@ -155,11 +157,9 @@ class LinearNodes:
         addable = self._addable(nodes)
         has_p = np.array([len(self.regs[n]) > 0 for n in nodes.tolist()], dtype=bool)
         be, p = backend_of(hist), self.p
-        gain, feat, sbin, dleft, left = be.evaluate_linear_splits(
+        gain, feat, sbin, dleft, left, right = be.evaluate_linear_splits(
             hist, self.hist_ptrs, node_totals, addable, has_p, 1.0 / self.scale_g,
             1.0 / self.scale_h, p.lam, self.linear.lam, p.min_child_weight)
-        right = be.feature_totals(hist, self.hist_ptrs, np.maximum(feat, 0).astype(np.int64)) \
-            - left
         ok = splittable(gain, feat, left[:, :2], right[:, :2], p)
         return gain, feat, sbin, dleft, left, right, ok, has_p, addable
 
@@ -237,11 +237,11 @@ class LinearGrowth(LinearNodes, Growth):
         """Consume the level's linear histograms [m, S, 9] (in the request's node order:
         smaller children, then larger)."""
         t = time.perf_counter()
-        merged = to_host(merged)        # GPU shards' sums: evaluated on the host
-        nodes = self.level_nodes
+        nodes = self.level_nodes        # GPU shards' sums stay on the device (``_evaluate``)
         slot = {n: i for i, n in enumerate(self.request.nodes.tolist())}
         order = np.array([slot[n] for n in nodes.tolist()], dtype=np.int64)
-        hist = merged if np.array_equal(order, np.arange(len(order))) else merged[order]
+        hist = merged if np.array_equal(order, np.arange(len(order))) else \
+            merged[array_module(merged).asarray(order)]
         gain, feat, sbin, dleft, left, right, ok, has_p, addable = self._evaluate(
             hist, nodes, self.depth)
         ok = np.flatnonzero(ok)

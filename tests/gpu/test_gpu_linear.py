@@ -1,15 +1,16 @@
-"""#15 piecewise-linear trees (linear_tree) on one GPU, in-process: the CPU backend is the
-oracle. The GPU builds the 9-sum histograms, the larger children's p~ pass, the leaves' ridge
-sums and the margins with cuda/linear.cu (each float64 term formed as cpu_linear's, compiled
-with --fmad=false, each summand rounded once to an integer), and the host grows the tree over
-copies of the sums; so under squared error (whose gradients are the same bits on both
-backends) the model must be the CPU's byte for byte, for numpy and cupy input, depth-wise and
-loss-guided, with weights, missing values, several pages, sampling and continued training.
-Logistic gradients may differ in a last bit between the backends (CUDA's exp), so there the
-losses and predictions are compared to 1e-5. The histograms come from the shared-memory kernel
-by default; one test runs the global-atomic one (DGBDT_LINEAR_HIST=global) and one a feature
-too wide for shared memory. Prediction of a linear model on cupy rows runs cuda/linear.cu's
-predict_linear (leaf ids go through the host): the CPU's values bit for bit."""
+"""#15 piecewise-linear trees (linear_tree) on one GPU, in-process: the CPU backend is the oracle.
+The GPU builds the 9-sum histograms, the larger children's p~ pass, the leaves' ridge sums and
+the margins with cuda/linear.cu (each float64 term formed as cpu_linear's, compiled with
+--fmad=false, each summand rounded once to an integer) and searches each level's splits with
+cuda/linear_split.cu (the CPU search's float64 steps and tie rule; its winners only go to the
+host, which fits the children and the leaves); so under squared error (whose gradients are the
+same bits on both backends) the model must be the CPU's byte for byte, for numpy and cupy
+input, depth-wise and loss-guided, with weights, missing values, several pages, sampling and
+continued training. Logistic gradients may differ in a last bit between the backends (CUDA's
+exp), so there the losses and predictions are compared to 1e-5. The histograms come from the
+shared-memory kernel by default; one test runs the global-atomic one (DGBDT_LINEAR_HIST=global)
+and one a feature too wide for shared memory. Prediction of a linear model on cupy rows runs
+cuda/linear.cu's predict_linear (leaf ids go through the host): the CPU's values bit for bit."""
 import json
 
 import numpy as np
@@ -158,4 +159,79 @@ def test_both_histogram_kernels_give_the_cpu_model(monkeypatch, setting, max_bin
     gpu = dgbdt.train({**p, "device": "cuda"}, _dataset(X, y, w, True), 4, verbose_eval=False)
     if setting == "shared":     # a feature of ~1000 slots: no group fits, the global kernel
         assert gpu_linear.feature_groups(np.cumsum([0] + [1001] * 5)) is None
+    assert gpu.save_raw() == cpu.save_raw()
+
+
+def _random_histograms(seed, m, nb=(5, 300, 0, 300, 40)):
+    """Fixed-point linear histograms [m, S, 9] of m nodes' random rows (each summand rounded
+    once, as the kernels sum them): missing values in every other node, feature 3 a copy of
+    feature 1 (ties), a feature of 300 bins (more than a split block's threads), one without
+    candidates, one whose rows use a few of its bins (empty bins); node 0 without rows."""
+    rng = np.random.default_rng(seed)
+    ptrs = np.concatenate([[0], np.cumsum(np.array(nb) + 1)]).astype(np.int64)
+    hist = np.zeros((m, int(ptrs[-1]), 9), np.int64)
+    sg, sh = 2.0 ** 40, 2.0 ** 41
+    has_p = rng.random(m) < 0.6
+    for j in range(1, m):
+        n = int(rng.integers(1, 600))
+        g, h = rng.normal(size=n), rng.uniform(0.0, 1.0, n)
+        pt = rng.uniform(-1, 1, n) if has_p[j] else np.zeros(n)
+        x1 = rng.uniform(-1, 1, n)
+        miss1 = rng.random(n) < 0.2 * (j % 2)
+        g += 1.5 * ((x1 < -0.3) | miss1)
+        for f, k in enumerate(nb):
+            if f in (1, 3):
+                x, miss = x1, miss1
+                b = np.minimum((x1 + 1) / 2 * k, k - 1).astype(np.int64)
+            else:
+                x, miss = rng.uniform(-1, 1, n), rng.random(n) < (0.2 * (j % 2) if k else 1.0)
+                b = rng.integers(0, max(k, 1), n) if f != 4 else rng.choice([0, 7, 39], n)
+            x, b = np.where(miss, 0.0, x), np.where(miss, k, b)
+            gs, hs = g * sg, h * sh
+            for c, t in enumerate([g * sg, h * sh, gs * pt, hs * pt, hs * pt * pt, gs * x,
+                                   hs * x, hs * pt * x, hs * x * x]):
+                np.add.at(hist[j, :, c], ptrs[f] + b, np.rint(t).astype(np.int64))
+    totals = hist[:, ptrs[0]:ptrs[1]].sum(axis=1)
+    hist[min(2, m - 1), ptrs[0]:ptrs[1]] = 0               # a node's column sample
+    addable = rng.random((m, len(nb))) < 0.7
+    addable[:, 3] = addable[:, 1]
+    return hist, ptrs, totals, addable, has_p, 1.0 / sg, 1.0 / sh
+
+
+@pytest.mark.parametrize("m", [1, 2, 64])
+@pytest.mark.parametrize("mcw,lam0,lam1", [(0.0, 1.0, 0.5), (3.0, 0.0, 1e-3)])
+def test_split_search_kernel_equals_the_cpu_search(m, mcw, lam0, lam1):
+    """cuda/linear_split.cu through CudaLinear.evaluate_linear_splits on device histograms:
+    the CPU backend's result (cpu_linear's numba search and feature totals) exactly, gains
+    bit for bit."""
+    from dgbdt.kernels.cpu import CPU
+    from dgbdt.kernels.gpu import CudaBackend
+    hist, ptrs, totals, addable, has_p, inv_sg, inv_sh = _random_histograms(m + 30, m)
+    ref = CPU.evaluate_linear_splits(hist, ptrs, totals, addable, has_p, inv_sg, inv_sh, lam0,
+                                     lam1, mcw)
+    be = CudaBackend.for_ordinal(cp.cuda.runtime.getDevice())
+    got = be.evaluate_linear_splits(cp.asarray(hist), ptrs, cp.asarray(totals), addable, has_p,
+                                    inv_sg, inv_sh, lam0, lam1, mcw)
+    assert all(isinstance(a, np.ndarray) for a in got)
+    np.testing.assert_array_equal(got[0].view(np.uint32), ref[0].view(np.uint32))
+    for a, b in zip(got[1:], ref[1:]):
+        np.testing.assert_array_equal(a, b)
+    if m == 64:
+        assert (ref[1] >= 0).sum() > 40 and ref[3].any() and (ref[1] == 1).any()
+
+
+def test_gpu_training_searches_splits_on_the_device(monkeypatch):
+    """A GPU training never runs the host's split search (the numba kernel is replaced by
+    one that fails) and still gives the CPU's model file; interaction constraints and column
+    sampling zero device histogram slots first."""
+    from dgbdt.kernels import cpu_linear
+    X, y, w = _data(seed=8)
+    p = {**LIN, "colsample_bynode": 0.8, "seed": 3,
+         "interaction_constraints": [[0, 2], [1, 2, 3, 4]]}
+    cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 4, verbose_eval=False)
+
+    def host_search(*a, **k):
+        raise AssertionError("the host split search ran for GPU shards")
+    monkeypatch.setattr(cpu_linear, "evaluate_linear_splits", host_search)
+    gpu = dgbdt.train({**p, "device": "cuda"}, _dataset(X, y, w, True), 4, verbose_eval=False)
     assert gpu.save_raw() == cpu.save_raw()
