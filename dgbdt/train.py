@@ -131,9 +131,6 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         if dtrain.qid is None:
             raise ValueError(f"{objective.name} needs query ids: pass qid= (or group=) to "
                              "dgbdt.Dataset (rows of a query contiguous, ids sorted)")
-        if p["device"] != "cpu":
-            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
-                             "device kernel yet): pass device='cpu'")
     if p["linear_tree"]:
         _check_linear(dtrain)
     backend = get_backend(p["device"])

@@ -10,14 +10,16 @@ from pathlib import Path
 import pytest
 
 CUDA = Path(str(resources.files("dgbdt.kernels") / "cuda"))
-MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical", "linear"]
+MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical", "linear",
+           "rank"]
 
 
 def _launched():
     """(module, kernel) pairs named in kernel("module", "name") calls of the GPU backend
-    (gpu.py and its categorical and linear parts, gpu_categorical.py and gpu_linear.py)."""
+    (gpu.py and its categorical, linear and ranking parts, gpu_categorical.py, gpu_linear.py
+    and gpu_rank.py)."""
     src = "".join((CUDA.parent / f).read_text()
-                  for f in ("gpu.py", "gpu_categorical.py", "gpu_linear.py"))
+                  for f in ("gpu.py", "gpu_categorical.py", "gpu_linear.py", "gpu_rank.py"))
     return set(re.findall(r'kernel\("(\w+)", "(\w+)"\)', src))
 
 

@@ -343,10 +343,6 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if not getattr(dtrain, "has_qid", False):
             raise ValueError(f"{objective.name} needs query ids: pass qid= to DaskDataset "
                              "(a query's rows within one partition, sorted by qid there)")
-        if p["device"] != "cpu":
-            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
-                             "device kernel yet): pass host partitions, or params "
-                             "device='cpu'")
         if dtrain.has_weight:       # n_queries / sum of weights over every partition
             futs = dtrain.map_rows(_weight_norm_stats)
             objective.weight_norm = weight_norm([sum(c) for c in zip(*client.gather(futs))])
