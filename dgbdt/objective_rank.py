@@ -140,10 +140,11 @@ class _LambdaRank(Objective):
         if any(getattr(s, "qid", None) is None for s in shards):
             raise ValueError(f"{self.name} needs query ids: pass qid= (or group=) to the "
                              "Dataset")
+        xp = shards[0].be.xp            # labels and weights live with the shards (qid: host)
         qid = np.concatenate([s.qid for s in shards])
-        label = np.concatenate([s.label for s in shards])
+        label = xp.concatenate([s.label for s in shards])
         weight = None if shards[0].weight is None else \
-            np.concatenate([s.weight for s in shards])
+            xp.concatenate([s.weight for s in shards])
         norm = self.weight_norm
         if weight is not None and norm is None:
             norm = getattr(seam, "rank_weight_norm", None)
@@ -164,7 +165,7 @@ class _LambdaRank(Objective):
         """``group_gradients`` of GPU shards' rows on their device (dgbdt.kernels.gpu_rank):
         the group pointers, query ids, float32 labels and query weights go up once and stay
         with the seam; each round computes from the device margins."""
-        from .kernels.gpu_rank import lambda_gradients
+        from .kernels.gpu_rank import device_discounts, lambda_gradients
         xp = seam.shards[0].be.xp
         groups = getattr(seam, "rank_device_groups", None)
         if groups is None:
@@ -174,15 +175,15 @@ class _LambdaRank(Objective):
                 xp.asarray(gptr), xp.asarray(ids.view(np.uint64)),
                 xp.asarray(query_weights(host_w, gptr)),
                 xp.ascontiguousarray(_as_labels(label).astype(np.float32)),
-                int(np.diff(gptr).max()) if gptr.shape[0] > 1 else 0)
-        gptr_d, ids_d, qw_d, label_d, longest = groups
+                device_discounts(int(np.diff(gptr).max()) if gptr.shape[0] > 1 else 0))
+        gptr_d, ids_d, qw_d, label_d, discount = groups
         m = seam.margins()
         pred = xp.ascontiguousarray(m[:, 0] if m.ndim == 2 else m, dtype=np.float32)
         g, h = lambda_gradients(
             self.loss, 1 if self.pair_method == "mean" else 0, self.num_pair, self.exp_gain,
             self.normalization, self.score_normalization, self.seed,
             getattr(seam, "epoch", 0), gptr_d, ids_d, pred, label_d, qw_d,
-            1.0 if w_norm is None else w_norm, longest)
+            1.0 if w_norm is None else w_norm, discount)
         return g.astype(np.float64)[:, None], h.astype(np.float64)[:, None]
 
 

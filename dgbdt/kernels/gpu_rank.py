@@ -17,13 +17,19 @@ from .gpu import kernel
 BLOCK = 128     # threads (query groups) a block
 
 
+def device_discounts(longest: int):
+    """The CPU's NDCG discount table (cpu_rank.discount_table) on the device."""
+    import cupy as cp
+    return cp.asarray(discount_table(max(int(longest), 1)))
+
+
 def lambda_gradients(loss: int, method: int, k: int, exp_gain: bool, normalize: bool,
                      score_norm: bool, seed: int, epoch: int, gptr, qids, pred, label, qw,
-                     w_norm: float, longest: int):
+                     w_norm: float, discount):
     """float32 (g, h) [n] device arrays of every group: group ``q`` is rows
     ``gptr[q]:gptr[q + 1]`` (int64, device) with query id ``qids[q]`` (uint64, device) and
     weight ``qw[q]`` (float32, device); ``pred``, ``label``: float32 [n] device arrays;
-    ``longest``: the longest group's row count (the discount table's length)."""
+    ``discount``: ``device_discounts`` of at least the longest group's row count."""
     import cupy as cp
     n = int(pred.shape[0])
     n_groups = int(gptr.shape[0]) - 1
@@ -31,7 +37,6 @@ def lambda_gradients(loss: int, method: int, k: int, exp_gain: bool, normalize: 
     h = cp.empty(n, dtype=cp.float32)
     if n_groups <= 0 or n == 0:
         return g, h
-    discount = cp.asarray(discount_table(max(int(longest), 1)))
     ints = cp.empty((3, n), dtype=cp.int32)
     ranked_y = cp.empty(n, dtype=cp.float32)
     dbl = cp.empty((2, n), dtype=cp.float64) if loss == 2 else cp.empty((2, 1), cp.float64)
