@@ -51,6 +51,12 @@ def _flag(params, name, default: bool) -> bool:
     return default if v is None else bool(v)
 
 
+def on_device(backend) -> bool:
+    """Whether the gradients of the backend's shards are computed by the device kernel
+    (dgbdt.kernels.gpu_rank) rather than the numba one."""
+    return backend.name == "cuda"
+
+
 class _LambdaRank(Objective):
     """The shared LambdaMART machinery; subclasses name the loss (see the module docstring)."""
 
@@ -154,7 +160,7 @@ class _LambdaRank(Objective):
                 if comm is not None:
                     stats = comm.sum_exact(stats)
                 norm = seam.rank_weight_norm = weight_norm(stats)
-        if shards[0].be.name == "cuda":
+        if on_device(shards[0].be):
             g, h = self.device_gradients(seam, label, qid, weight, norm)
         else:
             g, h = self.group_gradients(seam.margins(), label, qid, weight,
@@ -175,7 +181,7 @@ class _LambdaRank(Objective):
                 xp.asarray(gptr), xp.asarray(ids.view(np.uint64)),
                 xp.asarray(query_weights(host_w, gptr)),
                 xp.ascontiguousarray(_as_labels(label).astype(np.float32)),
-                device_discounts(int(np.diff(gptr).max()) if gptr.shape[0] > 1 else 0))
+                device_discounts(int(np.diff(gptr).max()) if gptr.shape[0] > 1 else 0, xp))
         gptr_d, ids_d, qw_d, label_d, discount = groups
         m = seam.margins()
         pred = xp.ascontiguousarray(m[:, 0] if m.ndim == 2 else m, dtype=np.float32)

@@ -177,3 +177,57 @@ def test_double_exp_differs_from_expf_by_an_ulp_at_most_rarely(lib_double_exp):
     for a, b in ((g, ref_g), (h, ref_h)):
         assert (a != b).mean() < 0.01
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
+
+
+# -- the GPU path's Python side (objective_rank.device_gradients, kernels.gpu_rank) ----------
+def _launcher(lib, launched):
+    """gpu.kernel's stand-in: launches the host build with the arguments gpu_rank passes,
+    converted by their numpy types (so their order and types must be the kernel's)."""
+    def launch(module, name):
+        assert (module, name) == ("rank", "lambda_gradients")
+
+        def call(grid, block, args):
+            launched.append(name)
+            conv = []
+            for a in args:
+                if isinstance(a, np.ndarray):
+                    assert a.flags.c_contiguous
+                    conv.append(ctypes.c_void_p(a.ctypes.data))
+                elif isinstance(a, np.float64):
+                    conv.append(ctypes.c_double(float(a)))
+                elif isinstance(a, np.uint64):
+                    conv.append(ctypes.c_uint64(int(a)))
+                elif isinstance(a, np.int64):
+                    conv.append(ctypes.c_longlong(int(a)))
+                else:
+                    assert isinstance(a, np.int32), type(a)
+                    conv.append(ctypes.c_int(int(a)))
+            # a grid-stride loop over the groups: a smaller grid computes the same
+            lib.emulate(ctypes.c_int(min(int(grid[0]), 3)), ctypes.c_int(min(int(block[0]), 32)),
+                        *conv)
+        return call
+    return launch
+
+
+@pytest.mark.parametrize("objective,extra", [
+    ("rank:ndcg", {}), ("rank:pairwise", {"lambdarank_pair_method": "mean"}),
+    ("rank:map", {"lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 3}),
+    ("rank:map", {"lambdarank_num_pair_per_sample": 4})])
+def test_training_through_the_gpu_glue_is_the_cpu_model(lib, monkeypatch, objective, extra):
+    """dgbdt.train whose rank gradients go through the GPU path (the seam's cached groups,
+    casts, the launch's arguments) to the host build: the CPU model, byte for byte, with
+    query weights and several pages."""
+    import dgbdt
+    from dgbdt import objective_rank
+    from dgbdt.kernels import gpu_rank
+    from test_rank import rank_data
+    X, y, qid = rank_data(n_queries=50, seed=21, binary=objective == "rank:map")
+    w = np.random.default_rng(3).uniform(0.5, 2.0, np.unique(qid).shape[0])
+    p = {"objective": objective, "max_depth": 3, "eta": 0.3, "seed": 2, **extra}
+    cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, qid=qid, weight=w), 4)
+    launched = []
+    monkeypatch.setattr(gpu_rank, "kernel", _launcher(lib, launched))
+    monkeypatch.setattr(objective_rank, "on_device", lambda backend: True)
+    glue = dgbdt.train(p, dgbdt.Dataset(X, label=y, qid=qid, weight=w, page_rows=300), 4)
+    assert launched == ["lambda_gradients"] * 4
+    assert glue.save_raw() == cpu.save_raw()

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import array_module
 from .cpu_rank import discount_table
 from .gpu import kernel
 
 BLOCK = 128     # threads (query groups) a block
 
 
-def device_discounts(longest: int):
-    """The CPU's NDCG discount table (cpu_rank.discount_table) on the device."""
-    import cupy as cp
-    return cp.asarray(discount_table(max(int(longest), 1)))
+def device_discounts(longest: int, xp):
+    """The CPU's NDCG discount table (cpu_rank.discount_table) on the device (``xp``: cupy)."""
+    return xp.asarray(discount_table(max(int(longest), 1)))
 
 
 def lambda_gradients(loss: int, method: int, k: int, exp_gain: bool, normalize: bool,
@@ -30,7 +30,7 @@ def lambda_gradients(loss: int, method: int, k: int, exp_gain: bool, normalize: 
     ``gptr[q]:gptr[q + 1]`` (int64, device) with query id ``qids[q]`` (uint64, device) and
     weight ``qw[q]`` (float32, device); ``pred``, ``label``: float32 [n] device arrays;
     ``discount``: ``device_discounts`` of at least the longest group's row count."""
-    import cupy as cp
+    cp = array_module(pred)     # cupy (numpy where tests launch a host build of the kernel)
     n = int(pred.shape[0])
     n_groups = int(gptr.shape[0]) - 1
     g = cp.empty(n, dtype=cp.float32)

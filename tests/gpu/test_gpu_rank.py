@@ -45,7 +45,7 @@ def test_gradients_equal_the_cpu_kernel(case):
                               qw, 0.77)
     g, h = gpu_rank.lambda_gradients(*args, cp.asarray(gptr), cp.asarray(ids.view(np.uint64)),
                                      cp.asarray(pred), cp.asarray(label), cp.asarray(qw), 0.77,
-                                     gpu_rank.device_discounts(int(np.diff(gptr).max())))
+                                     gpu_rank.device_discounts(int(np.diff(gptr).max()), cp))
     g, h = cp.asnumpy(g), cp.asnumpy(h)
     assert np.abs(ref_g).max() > 0
     for got, ref in ((g, ref_g), (h, ref_h)):
