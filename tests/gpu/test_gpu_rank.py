@@ -108,25 +108,48 @@ def test_training_is_deterministic():
     assert a == b
 
 
-@pytest.mark.parametrize("mode", ["task", "graph", "collective", "nccl"])
+def _dask_rank(client, X, y, qid, parts):
+    """A DaskDataset of GPU partitions cut at query boundaries (qid on the host)."""
+    da = pytest.importorskip("dask.array")
+    from dgbdt.dask import DaskDataset
+    starts = np.flatnonzero(np.diff(qid)) + 1
+    cuts = sorted({int(starts[np.searchsorted(starts, c)])
+                   for c in np.linspace(0, len(qid), parts + 1)[1:-1]})
+    edges = [0, *cuts, len(qid)]
+    chunks = tuple(b - a for a, b in zip(edges, edges[1:]))
+    return DaskDataset(client, da.from_array(cp.asarray(X), chunks=(chunks, -1), asarray=False),
+                       da.from_array(cp.asarray(y), chunks=(chunks,), asarray=False),
+                       qid=da.from_array(qid, chunks=(chunks,)))
+
+
+RANK_DASK = {"objective": "rank:ndcg", "lambdarank_pair_method": "mean", "max_depth": 4,
+             "device": "cuda", "lambdarank_num_pair_per_sample": 2}
+
+
+def _same_as_in_process(client, mode, parts):
+    from dgbdt.dask import train
+    X, y, qid = _rank_data(seed=6)
+    d = _dask_rank(client, X, y, qid, parts)
+    out = train(client, RANK_DASK, d, 4, mode=mode, verbose_eval=False)["booster"]
+    ref = dgbdt.train(RANK_DASK, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y), qid=qid), 4)
+    assert json.dumps(out.to_dict(), sort_keys=True) == json.dumps(ref.to_dict(),
+                                                                   sort_keys=True)
+
+
+@pytest.mark.parametrize("mode", ["task", "graph"])
 def test_dask_gpu_workers_equal_in_process(cuda_client, mode):
     """Dask GPU workers compute the gradients of their partitions' whole queries on their
     device: the in-process GPU model, byte for byte."""
-    da = pytest.importorskip("dask.array")
-    from dgbdt.dask import DaskDataset, train
-    X, y, qid = _rank_data(seed=6)
-    starts = np.flatnonzero(np.diff(qid)) + 1
-    cuts = sorted({int(starts[np.searchsorted(starts, c)])
-                   for c in np.linspace(0, len(qid), 4)[1:-1]})
-    edges = [0, *cuts, len(qid)]
-    chunks = tuple(b - a for a, b in zip(edges, edges[1:]))
-    p = {"objective": "rank:ndcg", "lambdarank_pair_method": "mean", "max_depth": 4,
-         "device": "cuda", "lambdarank_num_pair_per_sample": 2}
-    d = DaskDataset(cuda_client, da.from_array(cp.asarray(X), chunks=(chunks, -1),
-                                               asarray=False),
-                    da.from_array(cp.asarray(y), chunks=(chunks,), asarray=False),
-                    qid=da.from_array(qid, chunks=(chunks,)))
-    out = train(cuda_client, p, d, 4, mode=mode, verbose_eval=False)["booster"]
-    ref = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y), qid=qid), 4)
-    assert json.dumps(out.to_dict(), sort_keys=True) == json.dumps(ref.to_dict(),
-                                                                   sort_keys=True)
+    _same_as_in_process(cuda_client, mode, 3)
+
+
+def test_dask_two_gpus_nccl_and_collective_equal_in_process():
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    dask_cuda = pytest.importorskip("dask_cuda")
+    from distributed import Client
+    with dask_cuda.LocalCUDACluster(n_workers=2, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        client.wait_for_workers(2)
+        for mode in ("nccl", "collective", "graph"):
+            _same_as_in_process(client, mode, 4)
