@@ -5,7 +5,9 @@ Rows carry a query id (``Dataset(..., qid=...)``); a query's rows are contiguous
 gradients need only its own rows, so each seam (the in-process one, a Dask worker's) computes
 the gradients of the groups it holds at once (``seam_gradients``); a group never straddles two
 Dask partitions (dgbdt.dask.data checks it), so the gradients, and the model, are the same for
-any partitioning or worker count.
+any partitioning or worker count. GPU shards compute them on their device
+(dgbdt.kernels.gpu_rank, one thread per query: the CPU kernel's arithmetic and order, the same
+gradients but where CUDA's exp / log2 round otherwise in a last bit).
 
 Pairs (``lambdarank_pair_method``):
 
