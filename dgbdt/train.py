@@ -140,11 +140,6 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
                                                         dtrain.num_col, dtrain.feature_names)
     if objective.name == "survival:cox" and backend.name != "cpu":
         raise ValueError("survival:cox trains on the CPU for now: pass device='cpu'")
-    if len(getattr(objective, "leaf_alphas", ())) > 1 and backend.name != "cpu":
-        raise ValueError(f"{objective.name} with several quantiles (quantile_alpha="
-                         f"{list(objective.leaf_alphas)}) trains on the CPU for now (one "
-                         "gradient column a quantile has no GPU kernel yet): pass "
-                         "device='cpu', or train one quantile_alpha at a time on the GPU")
     K = objective.n_outputs(num_class)
     if is_metric_custom(custom_metric):     # Metric instances: scored as the built-in ones
         p["eval_metric"] = with_custom(p["eval_metric"], objective.default_metric,

@@ -362,9 +362,9 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                              "every worker's rows, gathered by the collective ranks each round")
     if getattr(objective, "leaf_alpha", None) is not None:
         if p["device"] != "cpu":
-            raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves are "
-                             "refreshed to quantiles, not built for GPUs yet): pass host "
-                             "partitions, or params device='cpu'")
+            raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves' "
+                             "quantile refresh is built for one GPU in-process, not yet for "
+                             "GPU workers): pass host partitions, or params device='cpu'")
         if mode == "graph":
             raise ValueError(f"{objective.name} trains in mode='collective' (the default on "
                              "CPU clusters) or 'task', not in graph mode yet: its leaves' exact "

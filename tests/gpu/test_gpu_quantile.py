@@ -1,7 +1,8 @@
 """The quantile losses (reg:absoluteerror, reg:quantileerror) on the GPU: gradients on the
 device, each tree's leaf refresh on the host (dgbdt.seam.LocalSeam.leaf_quantiles copies the
 leaves' residuals once a tree and runs dgbdt.quantile as the CPU does), trees grown by the
-host grower: the CPU's model, byte for byte (the gradients are exact: signs and 1 - alpha)."""
+host grower: the CPU's model, byte for byte (the gradients are exact: signs and 1 - alpha),
+with one quantile and with several (one output each)."""
 import json
 
 import numpy as np
@@ -44,8 +45,18 @@ def test_quantile_losses_give_the_cpu_model(objective, extra, rows):
         np.testing.assert_allclose(hg["t"][name], hc["t"][name], rtol=1e-6)
 
 
-def test_several_quantiles_are_refused_on_the_gpu():
-    X, y = _data(n=500)
-    with pytest.raises(ValueError, match=r"several quantiles .* trains on the CPU for now"):
-        dgbdt.train({"objective": "reg:quantileerror", "quantile_alpha": [0.2, 0.8],
-                     "device": "cuda"}, dgbdt.Dataset(X, label=y), 1)
+@pytest.mark.parametrize("rows", ["numpy", "cupy"])
+def test_several_quantiles_give_the_cpu_model(rows):
+    """quantile_alpha a list: one output a quantile, column k's gradients at alphas[k]
+    (cuda/objective.cu quantiles), leaves refreshed to their own quantile on the host."""
+    X, y = _data(seed=2)
+    p = {"objective": "reg:quantileerror", "quantile_alpha": [0.1, 0.5, 0.9], "max_depth": 4,
+         "eta": 0.5}
+    cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y), 5)
+    put = cp.asarray if rows == "cupy" else (lambda a: a)
+    gpu = dgbdt.train({**p, "device": "cuda"}, dgbdt.Dataset(put(X), label=put(y)), 5)
+    assert len(gpu.trees) == 15
+    assert _json(gpu) == _json(cpu)
+    pg = cp.asnumpy(gpu.predict(cp.asarray(X)))
+    assert pg.shape == (len(y), 3)
+    np.testing.assert_allclose(pg, cpu.predict(X), rtol=1e-6, atol=1e-9)
