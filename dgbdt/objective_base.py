@@ -126,6 +126,11 @@ class Objective:
     #: first three kept their arguments)
     cuda_takes_param = False
 
+    def cuda_params(self, backend) -> tuple:
+        """The CUDA kernel's arguments between the weights' flag and the row count:
+        ``kernel_param`` as a float64 where ``cuda_takes_param``, else none."""
+        return (np.float64(self.kernel_param),) if self.cuda_takes_param else ()
+
     def n_outputs(self, num_class: int | None) -> int:
         """Number of margin columns ``K``."""
         return 1

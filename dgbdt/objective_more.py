@@ -309,8 +309,18 @@ class QuantileError(_QuantileLoss):
             self, base_score, num_class)[0])
 
     _kernel = _kernels.quantile
-    cuda_kernel = "quantile"
     cuda_takes_param = True
+
+    @property
+    def cuda_kernel(self):
+        """One quantile: ``quantile`` (alpha its parameter); several: ``quantiles`` (column k
+        at alphas[k], a device array: ``cuda_params``)."""
+        return "quantile" if len(self.alphas) == 1 else "quantiles"
+
+    def cuda_params(self, backend) -> tuple:
+        if len(self.alphas) == 1:
+            return super().cuda_params(backend)
+        return (backend.asarray(np.array(self.alphas, dtype=np.float64)),)
 
     def gradients(self, margin, y, w, out=None):
         if len(self.alphas) == 1:

@@ -5,7 +5,9 @@ Rows carry a query id (``Dataset(..., qid=...)``); a query's rows are contiguous
 gradients need only its own rows, so each seam (the in-process one, a Dask worker's) computes
 the gradients of the groups it holds at once (``seam_gradients``); a group never straddles two
 Dask partitions (dgbdt.dask.data checks it), so the gradients, and the model, are the same for
-any partitioning or worker count.
+any partitioning or worker count. GPU shards compute them on their device
+(dgbdt.kernels.gpu_rank, one thread per query: the CPU kernel's arithmetic and order, the same
+gradients but where CUDA's exp / log2 round otherwise in a last bit).
 
 Pairs (``lambdarank_pair_method``):
 
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import to_host
 from .data.queries import group_pointers, query_weights, weight_norm, weight_norm_stats
 from .fixedpoint import ExactSum
 from .metric_rank import RankMetric
@@ -48,6 +51,12 @@ PAIR_METHODS = ("topk", "mean")
 def _flag(params, name, default: bool) -> bool:
     v = (params or {}).get(name)
     return default if v is None else bool(v)
+
+
+def on_device(backend) -> bool:
+    """Whether the gradients of the backend's shards are computed by the device kernel
+    (dgbdt.kernels.gpu_rank) rather than the numba one."""
+    return backend.name == "cuda"
 
 
 class _LambdaRank(Objective):
@@ -136,28 +145,54 @@ class _LambdaRank(Objective):
         """The gradients of the seam's rows (whole query groups), written into its shards;
         the (max |g|, max h) that set the fixed-point scale."""
         shards = seam.shards
-        if shards[0].be.name != "cpu":
-            raise ValueError(f"{self.name} computes its gradients on the CPU for now: pass "
-                             "device='cpu'")
         if any(getattr(s, "qid", None) is None for s in shards):
             raise ValueError(f"{self.name} needs query ids: pass qid= (or group=) to the "
                              "Dataset")
+        xp = shards[0].be.xp            # labels and weights live with the shards (qid: host)
         qid = np.concatenate([s.qid for s in shards])
-        label = np.concatenate([s.label for s in shards])
+        label = xp.concatenate([s.label for s in shards])
         weight = None if shards[0].weight is None else \
-            np.concatenate([s.weight for s in shards])
+            xp.concatenate([s.weight for s in shards])
         norm = self.weight_norm
         if weight is not None and norm is None:
             norm = getattr(seam, "rank_weight_norm", None)
             if norm is None:
-                stats = weight_norm_stats(weight, qid)
+                stats = weight_norm_stats(to_host(weight), qid)
                 comm = getattr(seam, "comm", None)      # the collective seam: every rank's
                 if comm is not None:
                     stats = comm.sum_exact(stats)
                 norm = seam.rank_weight_norm = weight_norm(stats)
-        g, h = self.group_gradients(seam.margins(), label, qid, weight,
-                                    getattr(seam, "epoch", 0), norm)
+        if on_device(shards[0].be):
+            g, h = self.device_gradients(seam, label, qid, weight, norm)
+        else:
+            g, h = self.group_gradients(seam.margins(), label, qid, weight,
+                                        getattr(seam, "epoch", 0), norm)
         return seam.set_gradients(g, h)
+
+    def device_gradients(self, seam, label, qid, weight, w_norm):
+        """``group_gradients`` of GPU shards' rows on their device (dgbdt.kernels.gpu_rank):
+        the group pointers, query ids, float32 labels and query weights go up once and stay
+        with the seam; each round computes from the device margins."""
+        from .kernels.gpu_rank import device_discounts, lambda_gradients
+        xp = seam.shards[0].be.xp
+        groups = getattr(seam, "rank_device_groups", None)
+        if groups is None:
+            gptr, ids = group_pointers(qid)
+            host_w = None if weight is None else to_host(weight)
+            groups = seam.rank_device_groups = (
+                xp.asarray(gptr), xp.asarray(ids.view(np.uint64)),
+                xp.asarray(query_weights(host_w, gptr)),
+                xp.ascontiguousarray(_as_labels(label).astype(np.float32)),
+                device_discounts(int(np.diff(gptr).max()) if gptr.shape[0] > 1 else 0, xp))
+        gptr_d, ids_d, qw_d, label_d, discount = groups
+        m = seam.margins()
+        pred = xp.ascontiguousarray(m[:, 0] if m.ndim == 2 else m, dtype=np.float32)
+        g, h = lambda_gradients(
+            self.loss, 1 if self.pair_method == "mean" else 0, self.num_pair, self.exp_gain,
+            self.normalization, self.score_normalization, self.seed,
+            getattr(seam, "epoch", 0), gptr_d, ids_d, pred, label_d, qw_d,
+            1.0 if w_norm is None else w_norm, discount)
+        return g.astype(np.float64)[:, None], h.astype(np.float64)[:, None]
 
 
 class NDCG(_LambdaRank):

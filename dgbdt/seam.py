@@ -111,7 +111,7 @@ class LocalSeam:
         grow (device_growable) grow on the host over the shards' histograms, GPU ones too."""
         be, setting = self.shards[0].be, growth_setting()
         device = (setting == "device" or (setting == "auto" and be.name == "cuda")) and \
-            device_growable(spec)
+            device_growable(spec) and not self._refreshes_leaves
         if not (device and device_grower.fits(spec.max_depth, int(spec.hist_ptrs[-1]),
                                               len(self.shards))):
             return spec.start(k, scale_g, scale_h, epoch)
@@ -120,6 +120,10 @@ class LocalSeam:
                             device_grower.DeviceTables(spec.cuts, spec.hist_ptrs, be.xp))
         return device_grower.DeviceGrowth(k, self._tables[1], spec.max_depth, spec.p,
                                           scale_g, scale_h, be, columns=spec.columns(k, epoch))
+
+    #: whether the round's objective refreshes its leaves to quantiles (leaf_alpha_of): its
+    #: trees then grow on the host (the device grower and tree graphs take Newton leaves)
+    _refreshes_leaves = False
 
     #: while set, device-grown trees come back as PendingTrees (the host does not wait for
     #: them); the boosting loop sets it when it defers a round's scores (``defers_scores``)
@@ -161,6 +165,7 @@ class LocalSeam:
         one in-core shard of the sampled rows (dgbdt.compact)."""
         t = time.perf_counter()
         self.epoch = epoch      # the round, for objectives that draw from it (rank pairs)
+        self._refreshes_leaves = leaf_alpha_of(objective, 0) is not None
         streamed_sample, picked, record = compact.applies(self, spec, objective), None, None
         if streamed_sample:     # the fold, the gradients and the sample's candidates: one pass
             max_g, max_h, picked = compact.fold_and_pick(self, objective, spec.sampling,
@@ -176,7 +181,7 @@ class LocalSeam:
         if streamed_sample:
             seam, graphs = self._compact_round(timers, picked), None
         else:
-            seam, graphs = self, self._tree_graphs()
+            seam, graphs = self, (None if self._refreshes_leaves else self._tree_graphs())
         trees = []
         for k in range(K):
             sg, sh = scale_for(max_g[k], self.n_rows), scale_for(max_h[k], self.n_rows)
@@ -267,21 +272,25 @@ class LocalSeam:
     def leaf_quantiles(self, fin, alpha: float) -> np.ndarray:
         """The last splits applied, each leaf's ``alpha`` quantile of its sampled rows'
         residuals ``label - margin[:, k]`` over every shard (dgbdt.quantile: exact, whatever
-        the shards or, in the collective seam, the ranks). Host shards only (dgbdt.objective's
-        quantile losses)."""
+        the shards or, in the collective seam, the ranks). GPU shards copy the rows' leaf
+        segments, labels, margins (and weights) to the host once a tree: the quantiles are
+        the CPU's, the same code on the same float64 values."""
         res: dict = {int(n): [] for n in fin.leaves}
         wts: dict = {int(n): [] for n in fin.leaves}
         weighted = self.shards[0].weight is not None
         for s in self._visit():
             if fin.splits is not None:
                 s.apply_splits(fin.splits)
-            sampled = s.h[:, fin.k] > 0          # rows outside the round's sample: h = 0
+            rows_all, begin, end = to_host(s.rows), to_host(s.begin), to_host(s.end)
+            sampled = to_host(s.h[:, fin.k]) > 0     # rows outside the round's sample: h = 0
+            label, margin = to_host(s.label), to_host(s.margin[:, fin.k])
+            weight = to_host(s.weight) if weighted else None
             for n in res:
-                rows = s.rows[s.begin[n]:s.end[n]]
+                rows = rows_all[begin[n]:end[n]]
                 rows = rows[sampled[rows]]
-                res[n].append(s.label[rows] - s.margin[rows, fin.k])
+                res[n].append(label[rows] - margin[rows])
                 if weighted:
-                    wts[n].append(s.weight[rows])
+                    wts[n].append(weight[rows])
         return self._quantiles(alpha, [np.concatenate(res[n]) for n in res],
                                [np.concatenate(wts[n]) for n in res] if weighted else None)
 

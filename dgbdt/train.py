@@ -131,9 +131,6 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         if dtrain.qid is None:
             raise ValueError(f"{objective.name} needs query ids: pass qid= (or group=) to "
                              "dgbdt.Dataset (rows of a query contiguous, ids sorted)")
-        if p["device"] != "cpu":
-            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
-                             "device kernel yet): pass device='cpu'")
     if p["linear_tree"]:
         _check_linear(dtrain)
     backend = get_backend(p["device"])
@@ -143,10 +140,6 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
                                                         dtrain.num_col, dtrain.feature_names)
     if objective.name == "survival:cox" and backend.name != "cpu":
         raise ValueError("survival:cox trains on the CPU for now: pass device='cpu'")
-    if getattr(objective, "leaf_alpha", None) is not None and backend.name != "cpu":
-        raise ValueError(f"{objective.name} trains on the CPU for now (its leaves are refreshed "
-                         "to quantiles of their rows' residuals, not built for the GPU yet): "
-                         "pass device='cpu' (numpy data)")
     K = objective.n_outputs(num_class)
     if is_metric_custom(custom_metric):     # Metric instances: scored as the built-in ones
         p["eval_metric"] = with_custom(p["eval_metric"], objective.default_metric,

@@ -11,14 +11,15 @@ import pytest
 
 CUDA = Path(str(resources.files("dgbdt.kernels") / "cuda"))
 MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical", "linear",
-           "linear_split"]
+           "linear_split", "rank"]
 
 
 def _launched():
     """(module, kernel) pairs named in kernel("module", "name") calls of the GPU backend
-    (gpu.py and its categorical and linear parts, gpu_categorical.py and gpu_linear.py)."""
+    (gpu.py and its categorical, linear and ranking parts, gpu_categorical.py, gpu_linear.py
+    and gpu_rank.py)."""
     src = "".join((CUDA.parent / f).read_text()
-                  for f in ("gpu.py", "gpu_categorical.py", "gpu_linear.py"))
+                  for f in ("gpu.py", "gpu_categorical.py", "gpu_linear.py", "gpu_rank.py"))
     return set(re.findall(r'kernel\("(\w+)", "(\w+)"\)', src))
 
 
@@ -78,3 +79,20 @@ def test_shap_kernels_compile_and_keep_their_paths_in_registers(maxl, has_cat, t
     if maxl <= 17:
         assert frames == {"shap_paths": "0", "shap_interactions": "0"}, r.stderr
     assert maxl <= gpu_shap.MAX_LEN
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"scale_pos_weight": 2.0}, {"quantile_alpha": [0.2, 0.8]},
+    {"aft_loss_distribution": "logistic"}, {"aft_loss_distribution": "extreme"}])
+def test_every_objective_kernel_exists(params):
+    """Each objective's gradient kernel (Objective.cuda_kernel, launched by the CUDA backend's
+    ``gradients``) is a kernel of objective.cu: written out, or made by one of its macros."""
+    from dgbdt.objective import OBJECTIVES, get_objective
+    text = (CUDA / "objective.cu").read_text()
+    for name in OBJECTIVES:
+        kernel = get_objective(name, params).cuda_kernel
+        if not kernel:        # computed over the seam's rows (rank:*, survival:cox)
+            continue
+        plain = re.search(rf'extern "C" __global__ void {kernel}\(', text)
+        one = re.search(rf"(ONE_COLUMN|AFT)_KERNEL\({kernel},", text)
+        assert plain or one, f"{name}: {kernel}"

@@ -459,6 +459,42 @@ def test_quantile_losses_say_where_they_train():
     assert b.num_boosted_rounds() == 3
 
 
+def test_quantile_leaves_grow_on_the_host_grower_whatever_the_growth_setting(monkeypatch):
+    """The quantile losses' leaves are refreshed after the tree (dgbdt.seam.leaf_quantiles):
+    their trees grow on the host grower even where the device grower would (GPU shards, or
+    DGBDT_GROWTH=device, which runs it on the CPU): the same model bytes."""
+    import dgbdt
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 5)).astype(np.float32)
+    y = X[:, 0] + rng.standard_cauchy(2000) * 0.3
+    p = {"objective": "reg:quantileerror", "quantile_alpha": 0.3, "max_depth": 4,
+         "subsample": 0.8}
+    models = []
+    for setting in ("host", "device"):
+        monkeypatch.setenv("DGBDT_GROWTH", setting)
+        models.append(dgbdt.train(p, dgbdt.Dataset(X, label=y), 4).save_raw())
+    assert models[0] == models[1]
+
+
+def test_quantile_losses_name_their_cuda_kernels_and_arguments():
+    """What the CUDA backend launches (dgbdt.kernels.gpu.CudaBackend.gradients): one quantile,
+    ``quantile`` with alpha as a float64; several, ``quantiles`` with the alphas as an array
+    (the backend's); reg:absoluteerror, ``absolute_error``."""
+    class Host:
+        @staticmethod
+        def asarray(a, dtype=None):
+            return np.asarray(a, dtype=dtype)
+    one = get_objective("reg:quantileerror", {"quantile_alpha": 0.3})
+    several = get_objective("reg:quantileerror", {"quantile_alpha": [0.2, 0.7]})
+    assert one.cuda_kernel == "quantile" and one.cuda_params(Host) == (np.float64(0.3),)
+    assert several.cuda_kernel == "quantiles"
+    (alphas,) = several.cuda_params(Host)
+    assert alphas.dtype == np.float64 and alphas.tolist() == [0.2, 0.7]
+    mae = get_objective("reg:absoluteerror")
+    assert mae.cuda_kernel == "absolute_error" and len(mae.cuda_params(Host)) == 1
+    assert get_objective("reg:squarederror").cuda_params(Host) == ()
+
+
 def test_the_exact_descent_is_the_sorted_quantile():
     """dgbdt.quantile (radix descent over sums, what Dask uses) against the sorted-order
     definition (objective.weighted_quantile) on ties, zero weights, tiny and huge values."""

@@ -197,10 +197,6 @@ def test_errors():
                     dgbdt.Dataset(X, label=y, qid=qid), 1)
     with pytest.raises(ValueError, match="one weight per query .10 queries., not 3 values"):
         dgbdt.Dataset(X, label=y, qid=qid, weight=np.ones(3))
-    with pytest.raises(ValueError, match=r"computes its gradients on the CPU for now .* pass "
-                                         "device='cpu'"):
-        dgbdt.train({"objective": "rank:ndcg", "device": "cuda"},
-                    dgbdt.Dataset(X, label=y, qid=qid), 1)
     with pytest.raises(ValueError, match="lambdarank_pair_method"):
         dgbdt.train({"objective": "rank:ndcg", "lambdarank_pair_method": "all"},
                     dgbdt.Dataset(X, label=y, qid=qid), 1)
@@ -299,9 +295,6 @@ def test_dask_errors(client2):
                         da.from_array(y, chunks=(chunks,)))
     with pytest.raises(ValueError, match="needs query ids: pass qid= to DaskDataset"):
         train(client2, {"objective": "rank:pairwise"}, plain, 1)
-    ranked = dask_rank_dataset(client2, X, y, qid, query_chunks(qid, 2))
-    with pytest.raises(ValueError, match="computes its gradients on the CPU for now"):
-        train(client2, {"objective": "rank:pairwise", "device": "cuda"}, ranked, 1)
     with pytest.raises(ValueError, match="eval set 'v': the ranking metric 'ndcg@3' needs query "
                                          "ids on Dask"):
         train(client2, {"objective": "reg:squarederror", "eval_metric": "ndcg@3"}, plain, 1,

@@ -343,10 +343,6 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if not getattr(dtrain, "has_qid", False):
             raise ValueError(f"{objective.name} needs query ids: pass qid= to DaskDataset "
                              "(a query's rows within one partition, sorted by qid there)")
-        if p["device"] != "cpu":
-            raise ValueError(f"{objective.name} computes its gradients on the CPU for now (no "
-                             "device kernel yet): pass host partitions, or params "
-                             "device='cpu'")
         if dtrain.has_weight:       # n_queries / sum of weights over every partition
             futs = dtrain.map_rows(_weight_norm_stats)
             objective.weight_norm = weight_norm([sum(c) for c in zip(*client.gather(futs))])
@@ -366,9 +362,9 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                              "every worker's rows, gathered by the collective ranks each round")
     if getattr(objective, "leaf_alpha", None) is not None:
         if p["device"] != "cpu":
-            raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves are "
-                             "refreshed to quantiles, not built for GPUs yet): pass host "
-                             "partitions, or params device='cpu'")
+            raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves' "
+                             "quantile refresh is built for one GPU in-process, not yet for "
+                             "GPU workers): pass host partitions, or params device='cpu'")
         if mode == "graph":
             raise ValueError(f"{objective.name} trains in mode='collective' (the default on "
                              "CPU clusters) or 'task', not in graph mode yet: its leaves' exact "

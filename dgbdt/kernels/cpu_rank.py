@@ -48,6 +48,16 @@ def pair_draw(seed, epoch, qid, counter, n):
     return np.int64(h % np.uint64(n))
 
 
+@numba.njit(cache=True)
+def discount_table(n):
+    """float64 [n]: NDCG's position discounts ``1 / log2(i + 2)`` (the GPU kernel takes this
+    table from here, so both use the same log2)."""
+    discount = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        discount[i] = 1.0 / np.log2(float(i) + 2.0)
+    return discount
+
+
 @numba.njit(cache=True, inline="always")
 def _sigmoid32(x):
     """XGBoost's common::Sigmoid(float): float32 arithmetic."""
@@ -218,9 +228,7 @@ def lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epo
     longest = 0
     for q in range(n_groups):
         longest = max(longest, gptr[q + 1] - gptr[q])
-    discount = np.empty(longest, dtype=np.float64)
-    for i in range(longest):
-        discount[i] = 1.0 / np.log2(float(i) + 2.0)
+    discount = discount_table(longest)
     for q in range(n_groups):
         a = gptr[q]
         b = gptr[q + 1]

@@ -227,7 +227,7 @@ class CudaBackend(CudaLinear):
         kernel("objective", objective.cuda_kernel)(
             grid, (BLOCK,),
             (margin, label, weight if has_w else label, _i32(has_w))
-            + ((np.float64(objective.kernel_param),) if objective.cuda_takes_param else ())
+            + objective.cuda_params(self)
             + (_i64(n), _i32(K), g, h, mx))
         if K > 1:
             for k in range(K):

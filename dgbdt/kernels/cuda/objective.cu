@@ -179,6 +179,21 @@ ONE_COLUMN_KERNEL(quantile, {
     hi = wi;
 })
 
+// several quantiles (reg:quantileerror, quantile_alpha a list; cpu_objective.quantiles): column
+// k as quantile at alphas[k] (device, K entries); maxima: column_max, once per column
+extern "C" __global__ void quantiles(const double* __restrict__ m, const double* __restrict__ y,
+        const double* __restrict__ w, int has_w, const double* __restrict__ alphas, i64 n, int K,
+        double* __restrict__ g, double* __restrict__ h, u64* __restrict__ mx) {
+    ROWS {
+        const double wi = has_w ? w[i] : 1.0;
+        for (int k = 0; k < K; ++k) {
+            const double a = alphas[k];
+            g[i * K + k] = (m[i * K + k] >= y[i] ? 1.0 - a : -a) * wi;
+            h[i * K + k] = wi;
+        }
+    }
+}
+
 // mx[k] = max |g[:, k]|, mx[K + k] = max h[:, k] (for multi-class objectives).
 extern "C" __global__ void column_max(const double* __restrict__ g, const double* __restrict__ h,
         i64 n, int K, int k, u64* __restrict__ mx) {
