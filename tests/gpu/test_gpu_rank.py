@@ -92,7 +92,13 @@ def test_training_equals_the_cpu(objective, method, rows):
     for a, b in zip(cpu.trees, gpu.trees, strict=True):      # the same trees
         np.testing.assert_array_equal(a.feature, b.feature)
         np.testing.assert_array_equal(a.left, b.left)
-        np.testing.assert_array_equal(a.threshold, b.threshold)
+        split = np.asarray(a.left) >= 0
+        np.testing.assert_array_equal(np.asarray(a.threshold)[split],
+                                      np.asarray(b.threshold)[split])
+        # leaf values (a leaf's threshold field): the gradients' exp / log2 last bits (first
+        # GPU run, H200: one leaf of 31 differed by 1e-7 relative)
+        np.testing.assert_allclose(np.asarray(b.threshold)[~split],
+                                   np.asarray(a.threshold)[~split], rtol=1e-5, atol=1e-7)
     pc = cpu.predict(X)
     pg = cp.asnumpy(gpu.predict(cp.asarray(X)))
     np.testing.assert_allclose(pg, pc, rtol=1e-5, atol=1e-6)
