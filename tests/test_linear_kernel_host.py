@@ -10,9 +10,9 @@ well as their indexing (tiles, segments, feature groups, the p_only pass, the le
 entry order); tests/gpu/test_gpu_linear.py checks the GPU itself."""
 import ctypes
 import shutil
-import subprocess
 
 import numpy as np
+from cuda_host import build, launch_args, source
 import pytest
 
 from dgbdt.data.pages import pack
@@ -118,18 +118,9 @@ extern "C" void run_add(int gx, int bx, double* margin, int K, int k, const int*
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    src = (CUDA / "linear.cu").read_text()
-    src = src.replace('#include "common.cuh"', (CUDA / "common.cuh").read_text())
-    assert src.count("extern __shared__ u64 sh64[];") == 1
-    src = src.replace("extern __shared__ u64 sh64[];", "u64* sh64 = (u64*)g_shared;")
-    cpp = tmp_path_factory.mktemp("linear_host") / "linear.cpp"
-    cpp.write_text(PRELUDE + src + DRIVER)
-    so = cpp.with_suffix(".so")
-    r = subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-shared", "-fPIC",
-                        "-pthread", "-w", "-o", str(so), str(cpp)], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return ctypes.CDLL(str(so))
+    src = source("linear", {"extern __shared__ u64 sh64[];": "u64* sh64 = (u64*)g_shared;"})
+    return build(PRELUDE + src + DRIVER, tmp_path_factory.mktemp("linear_host"), "linear",
+                 threads=True)
 
 
 def _args(*values):
@@ -285,18 +276,7 @@ def _emulated_backend(lib, split_lib=None):
             # the kernels stride over their work: a smaller grid and block (fewer host
             # threads) compute the same; a shared kernel's grid keeps its feature groups (z)
             gx, bx = min(int(grid[0]), 3), min(int(block[0]), 32)
-            conv = []
-            for a in args:
-                if isinstance(a, np.ndarray):
-                    assert a.flags.c_contiguous
-                    conv.append(ctypes.c_void_p(a.ctypes.data))
-                elif isinstance(a, np.float64):
-                    conv.append(ctypes.c_double(float(a)))
-                elif isinstance(a, np.uint32):
-                    conv.append(ctypes.c_uint(int(a)))
-                else:
-                    assert isinstance(a, np.int32), type(a)
-                    conv.append(ctypes.c_int(int(a)))
+            conv = launch_args(args)
             z = (ctypes.c_int(int(grid[2])),) if name.endswith("_shared") else ()
             runs[name](ctypes.c_int(gx), *z, ctypes.c_int(bx), *conv)
         return call

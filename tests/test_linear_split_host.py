@@ -9,15 +9,14 @@ values (both scan directions), empty bins (the CPU's skip), empty sides, zeroed 
 candidates, an exact copy of a feature (ties: the first candidate wins), nodes with and
 without p~, several min_child_weight; and training through the GPU's Python glue with these
 kernels gives the CPU's model byte for byte, depth-wise and loss-guided."""
-import ctypes
-import subprocess
 
 import numpy as np
+from cuda_host import build, source
 import pytest
 
 from dgbdt.kernels import cpu_linear
 import test_linear_kernel_host as host
-from test_linear_kernel_host import CUDA, LAUNCH, PRELUDE, _args, _emulated_backend
+from test_linear_kernel_host import LAUNCH, PRELUDE, _args, _emulated_backend
 
 lib = host.lib          # the linear.cu host build (a module fixture) for the training test
 
@@ -70,16 +69,8 @@ extern "C" void run_split_finish(int gx, int bx, const i64* hist, int S, const i
 
 @pytest.fixture(scope="module")
 def split_lib(tmp_path_factory):
-    src = (CUDA / "linear_split.cu").read_text()
-    src = src.replace('#include "common.cuh"', (CUDA / "common.cuh").read_text())
-    cpp = tmp_path_factory.mktemp("linear_split_host") / "linear_split.cpp"
-    cpp.write_text(PRELUDE + SPLIT_PRELUDE + src + SPLIT_DRIVER)
-    so = cpp.with_suffix(".so")
-    r = subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-shared", "-fPIC",
-                        "-pthread", "-w", "-o", str(so), str(cpp)], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return ctypes.CDLL(str(so))
+    return build(PRELUDE + SPLIT_PRELUDE + source("linear_split") + SPLIT_DRIVER,
+                 tmp_path_factory.mktemp("linear_split_host"), "linear_split", threads=True)
 
 
 #: non-missing bins of each feature: few, more than a 64- or 96-thread block (chunks), none

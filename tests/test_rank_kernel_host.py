@@ -8,15 +8,14 @@ NDCG / AP, the normalizations and weights) in CI; the GPU's exp and log2 are che
 tests/gpu/test_gpu_rank.py."""
 import ctypes
 import shutil
-import subprocess
 
 import numpy as np
+from cuda_host import build, launch_args, source
 import pytest
 
 from dgbdt.data.queries import group_pointers
 from dgbdt.kernels import cpu_rank
 
-CUDA = __import__("pathlib").Path(__file__).parents[1] / "dgbdt" / "kernels" / "cuda"
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
 PRELUDE = """
@@ -52,15 +51,7 @@ extern "C" void emulate(int gx, int bx, int loss, int method, int k, int exp_gai
 
 
 def _build(where, prelude):
-    src = (CUDA / "rank.cu").read_text()
-    src = src.replace('#include "common.cuh"', (CUDA / "common.cuh").read_text())
-    cpp = where / "rank.cpp"
-    cpp.write_text(prelude + src + DRIVER)
-    so = cpp.with_suffix(".so")
-    r = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", "-w", "-o",
-                        str(so), str(cpp)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return ctypes.CDLL(str(so))
+    return build(prelude + source("rank") + DRIVER, where, "rank")
 
 
 @pytest.fixture(scope="module")
@@ -188,20 +179,7 @@ def _launcher(lib, launched):
 
         def call(grid, block, args):
             launched.append(name)
-            conv = []
-            for a in args:
-                if isinstance(a, np.ndarray):
-                    assert a.flags.c_contiguous
-                    conv.append(ctypes.c_void_p(a.ctypes.data))
-                elif isinstance(a, np.float64):
-                    conv.append(ctypes.c_double(float(a)))
-                elif isinstance(a, np.uint64):
-                    conv.append(ctypes.c_uint64(int(a)))
-                elif isinstance(a, np.int64):
-                    conv.append(ctypes.c_longlong(int(a)))
-                else:
-                    assert isinstance(a, np.int32), type(a)
-                    conv.append(ctypes.c_int(int(a)))
+            conv = launch_args(args)
             # a grid-stride loop over the groups: a smaller grid computes the same
             lib.emulate(ctypes.c_int(min(int(grid[0]), 3)), ctypes.c_int(min(int(block[0]), 32)),
                         *conv)

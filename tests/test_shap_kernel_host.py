@@ -7,15 +7,14 @@ the path loop, class flushes, the conditioned element, category bitsets) in CI; 
 rounding (NVRTC contracts multiply-adds) is tested by tests/gpu/test_gpu_shap.py."""
 import ctypes
 import shutil
-import subprocess
 
 import numpy as np
+from cuda_host import build, source
 import pytest
 
 from dgbdt.kernels.shap_paths import PATH_ARRAYS
 from test_shap_paths import _model, _paths
 
-CUDA = __import__("pathlib").Path(__file__).parents[1] / "dgbdt" / "kernels" / "cuda"
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
 PRELUDE = """
@@ -64,17 +63,9 @@ def kernels(tmp_path_factory):
 
     def get(maxl, has_cat):
         if (maxl, has_cat) not in built:
-            src = (CUDA / "shap.cu").read_text()
-            src = src.replace('#include "common.cuh"', (CUDA / "common.cuh").read_text())
-            assert "extern __shared__ double phi[];" in src
-            src = src.replace("extern __shared__ double phi[];", "double* phi = g_phi;")
-            cpp = where / f"shap_{maxl}_{has_cat}.cpp"
-            cpp.write_text(PRELUDE.format(maxl=maxl, has_cat=has_cat) + src + DRIVER)
-            so = cpp.with_suffix(".so")
-            r = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-shared", "-fPIC", "-w",
-                                "-o", str(so), str(cpp)], capture_output=True, text=True)
-            assert r.returncode == 0, r.stderr[-3000:]
-            built[maxl, has_cat] = ctypes.CDLL(str(so))
+            src = source("shap", {"extern __shared__ double phi[];": "double* phi = g_phi;"})
+            built[maxl, has_cat] = build(PRELUDE.format(maxl=maxl, has_cat=has_cat) + src
+                                         + DRIVER, where, f"shap_{maxl}_{has_cat}")
         return built[maxl, has_cat]
     return get
 

@@ -6,7 +6,7 @@ import cupy as cp
 
 from dgbdt.data.pages import pack, unpack
 from dgbdt.data.quantize import cuts_from_summaries, quantize
-from dgbdt.data.sketch import summarize, summarize_weighted, to_fixed, weight_scale
+from dgbdt.data.sketch import summarize, summarize_weighted, weight_scale
 from dgbdt.data.sketch_device import summarize_device, summarize_weighted_device
 from dgbdt.kernels import gpu
 from dgbdt.kernels.cpu import CPU
@@ -19,7 +19,6 @@ GPU = CudaBackend.for_ordinal(0)
 
 @pytest.mark.parametrize("module", ["tree", "split", "data", "predict", "objective", "sketch"])
 def test_modules_compile(module):
-    import cupy
     for name in {"tree": ["build_histograms", "build_histograms_global", "partition_scatter", "tile_offsets", "subtract_siblings",
                           "partition_finish", "add_leaf_values", "start_tree"],
                  "split": ["evaluate_splits", "finish_splits"], "data": ["quantize_pack"],
