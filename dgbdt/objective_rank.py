@@ -31,6 +31,11 @@ precision when the two swap places in the model's ranking; 1 for rank:pairwise),
 weight times ``n_queries / sum of the query weights`` (XGBoost weighs whole queries: a
 Dataset's ``weight`` with ``qid`` has one entry per query, dgbdt.data.queries).
 
+Position debiasing (``lambdarank_unbiased=True``, CPU only): the pairs among a query's first
+rows are divided by the position-bias ratios ``t+[high] t-[low]``, which dgbdt.rank_bias
+estimates each round from sums over every query (state kept on the seam, all-reduced exactly
+by the collective ranks).
+
 Intercept: XGBoost fits a one-Newton-step stump at margin 0, where every pair adds ``+lambda``
 and ``-lambda``: the sum of gradients is 0, so the intercept is 0 (XGBoost's is float32
 rounding noise of that sum, ~1e-9).
