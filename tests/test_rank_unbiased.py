@@ -165,9 +165,14 @@ def test_dask_one_worker_equals_in_process(client1, mode, parts):
     assert out["history"] == res
 
 
-def test_dask_graph_mode_refused(client2):
+def test_dask_two_workers_and_graph_mode_refused(client2):
     from dgbdt.dask import train
-    X, y, qid = rank_data(n_queries=10, seed=37)
-    d = dask_rank_dataset(client2, X, y, qid, query_chunks(qid, 2))
+    X, y, qid = rank_data(n_queries=20, seed=37)
+    ref, res = _in_process(X, y, qid, DASK_PARAMS)
+    d = dask_rank_dataset(client2, X, y, qid, query_chunks(qid, 3))
+    out = train(client2, DASK_PARAMS, d, 3, evals=[(d, "t")], mode="collective",
+                verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+    assert out["history"] == res
     with pytest.raises(ValueError, match="trains in mode='collective'.*not in graph mode"):
         train(client2, DASK_PARAMS, d, 1, mode="graph")
