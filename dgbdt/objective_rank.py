@@ -31,6 +31,11 @@ precision when the two swap places in the model's ranking; 1 for rank:pairwise),
 weight times ``n_queries / sum of the query weights`` (XGBoost weighs whole queries: a
 Dataset's ``weight`` with ``qid`` has one entry per query, dgbdt.data.queries).
 
+Position debiasing (``lambdarank_unbiased=True``, CPU only): the pairs among a query's first
+rows are divided by the position-bias ratios ``t+[high] t-[low]``, which dgbdt.rank_bias
+estimates each round from sums over every query (state kept on the seam, all-reduced exactly
+by the collective ranks).
+
 Intercept: XGBoost fits a one-Newton-step stump at margin 0, where every pair adds ``+lambda``
 and ``-lambda``: the sum of gradients is 0, so the intercept is 0 (XGBoost's is float32
 rounding noise of that sum, ~1e-9).
@@ -83,9 +88,11 @@ class _LambdaRank(Objective):
         self.score_normalization = _flag(params, "lambdarank_score_normalization", True)
         self.exp_gain = _flag(params, "ndcg_exp_gain", True)
         self.seed = int(params.get("seed") or 0)
-        if _flag(params, "lambdarank_unbiased", False):
-            raise ValueError("lambdarank_unbiased=True (position-debiased LambdaMART) is not "
-                             "supported yet; train with lambdarank_unbiased=False")
+        self.unbiased = _flag(params, "lambdarank_unbiased", False)
+        p_norm = params.get("lambdarank_bias_norm")
+        self.bias_norm = 1.0 if p_norm is None else float(p_norm)
+        if not self.bias_norm >= 0.0:
+            raise ValueError(f"lambdarank_bias_norm must be >= 0; got {p_norm!r}")
 
     @property
     def default_metric(self):
@@ -117,9 +124,12 @@ class _LambdaRank(Objective):
     #: query in-process and in one task; the collective ranks reduce it)
     weight_norm = None
 
-    def group_gradients(self, margin, y, qid, w=None, epoch: int = 0, w_norm=None):
+    def group_gradients(self, margin, y, qid, w=None, epoch: int = 0, w_norm=None,
+                        bias=None):
         """(g, h) float64 [n, 1] of rows whose queries are contiguous runs of ``qid``;
-        ``w_norm``: the weight normalization (default: of these rows' queries)."""
+        ``w_norm``: the weight normalization (default: of these rows' queries). ``bias``:
+        None, or position debiasing's (ti, tj, li, lj) (dgbdt.rank_bias): the ratios in,
+        each row's cost terms out (li, lj float64 [n])."""
         from .kernels.cpu_rank import lambda_gradients_threaded
         m = np.asarray(margin, dtype=np.float64)
         m = m[:, 0] if m.ndim == 2 else m
@@ -134,7 +144,8 @@ class _LambdaRank(Objective):
         lambda_gradients_threaded(
             self.loss, 1 if self.pair_method == "mean" else 0, self.num_pair, self.exp_gain,
             self.normalization, self.score_normalization, np.uint64(self.seed),
-            np.uint64(epoch), gptr, ids.view(np.uint64), pred, label, g, h, qw, w_norm)
+            np.uint64(epoch), gptr, ids.view(np.uint64), pred, label, g, h, qw, w_norm,
+            bias=bias)
         return g.astype(np.float64)[:, None], h.astype(np.float64)[:, None]
 
     def gradients(self, margin, y, w, out=None):
@@ -163,11 +174,43 @@ class _LambdaRank(Objective):
                     stats = comm.sum_exact(stats)
                 norm = seam.rank_weight_norm = weight_norm(stats)
         if on_device(shards[0].be):
+            if self.unbiased:
+                raise ValueError("lambdarank_unbiased=True trains on the CPU for now (the "
+                                 "GPU ranking kernel has no position debiasing yet): pass "
+                                 "device='cpu'")
             g, h = self.device_gradients(seam, label, qid, weight, norm)
+        elif self.unbiased:
+            g, h = self._unbiased_gradients(seam, label, qid, weight, norm)
         else:
             g, h = self.group_gradients(seam.margins(), label, qid, weight,
                                         getattr(seam, "epoch", 0), norm)
         return seam.set_gradients(g, h)
+
+    def _unbiased_gradients(self, seam, label, qid, weight, w_norm):
+        """``group_gradients`` with position debiasing (dgbdt.rank_bias): the ratios live on
+        the seam, one update a round from the per-position sums over every query (the
+        collective ranks all-reduce the longest query and the sums, exactly)."""
+        from .rank_bias import PositionBias, position_sums, tracked_positions
+        epoch = getattr(seam, "epoch", 0)
+        comm = getattr(seam, "comm", None)
+        gptr, _ = group_pointers(qid)
+        state = getattr(seam, "rank_position_bias", None)
+        if state is None:
+            longest = np.array([int(np.diff(gptr).max()) if gptr.shape[0] > 1 else 0])
+            if comm is not None:
+                longest = comm.allreduce_host(longest, "max")
+            n_pos = tracked_positions(self.pair_method, self.num_pair, int(longest[0]))
+            state = seam.rank_position_bias = PositionBias(n_pos, 1.0 / (1.0 + self.bias_norm))
+        state.check_round(epoch)
+        n = qid.shape[0]
+        li, lj = np.empty(n, np.float64), np.empty(n, np.float64)
+        g, h = self.group_gradients(seam.margins(), label, qid, weight, epoch, w_norm,
+                                    bias=(state.ti, state.tj, li, lj))
+        sums = position_sums(li, lj, gptr, state.ti.shape[0])
+        if comm is not None:
+            sums = comm.sum_exact(sums)
+        state.update(sums)
+        return g, h
 
     def device_gradients(self, seam, label, qid, weight, w_norm):
         """``group_gradients`` of GPU shards' rows on their device (dgbdt.kernels.gpu_rank):

@@ -158,11 +158,16 @@ _SPECS = [
               "Divide a pair's delta metric by the difference of its two scores plus 0.01.",
               kind="bool"),
     ParamSpec("lambdarank_unbiased", False,
-              "Position-debiased LambdaMART (XGBoost's); not supported yet: True is an error.",
+              "Position-debiased LambdaMART (XGBoost's Unbiased LambdaMART, dgbdt.rank_bias): "
+              "a query's row order is its display order; the bias ratios t+ / t- of the first "
+              "lambdarank_num_pair_per_sample positions (mean pairs: min(longest query, 32)) "
+              "are estimated each round and divide the pairs' gradients. CPU, in-process and "
+              "Dask collective / task modes; not with xgb_model=, checkpoint_dir or graph "
+              "mode yet.",
               kind="bool"),
     ParamSpec("lambdarank_bias_norm", 1.0,
-              "The Lp regularization of lambdarank_unbiased (accepted for compatibility; "
-              "unused while lambdarank_unbiased is not supported).",
+              "The p of lambdarank_unbiased's Lp regularization: t = (L_i / L_0) ** (1 / (1 + "
+              "p)) (XGBoost's code default 1; its documentation says 2).",
               low=0.0),
     ParamSpec("ndcg_exp_gain", True,
               "The NDCG gain of relevance y (rank:ndcg and the ndcg metric): 2^y - 1 (labels "

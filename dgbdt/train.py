@@ -29,6 +29,7 @@ from .objective_base import model_params
 from .params import normalize_params
 from .progress import Progress, replay, resume_callbacks
 from .progressbar import open_bar, showing
+from .rank_bias import refuse_unsupported
 from .sampling import Sampling
 from .seam import LocalSeam
 from .shard import Shard
@@ -127,6 +128,8 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
                          f"{dtrain.num_col}")
     p["device"] = resolve_device(p["device"], dtrain.device_hint())
+    refuse_unsupported(objective, xgb_model, checkpoint_dir,
+                       "cpu" if p["device"] == "cpu" else "cuda")
     if getattr(objective, "needs_qid", False):
         if dtrain.qid is None:
             raise ValueError(f"{objective.name} needs query ids: pass qid= (or group=) to "
@@ -284,6 +287,9 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
                         early_stopping_rounds, evals_result, verbose_eval, callbacks,
                         custom_metric, maximize, progress=progress, linear=linear)
     booster.timings["quantize"] = quantize_seconds
+    bias = getattr(seam, "rank_position_bias", None)
+    if bias is not None:    # lambdarank_unbiased: the estimates, to look at (not saved)
+        booster.position_bias = bias.as_dict()
     booster.memory = {**store.stats(), **seam.stream_stats()}
     return booster
 

@@ -192,9 +192,6 @@ def test_errors():
         dgbdt.Dataset(X, label=y, group=[3, 4])
     with pytest.raises(ValueError, match="binary"):
         dgbdt.train({"objective": "rank:map"}, dgbdt.Dataset(X, label=y, qid=qid), 1)
-    with pytest.raises(ValueError, match="lambdarank_unbiased=True .* not supported"):
-        dgbdt.train({"objective": "rank:ndcg", "lambdarank_unbiased": True},
-                    dgbdt.Dataset(X, label=y, qid=qid), 1)
     with pytest.raises(ValueError, match="one weight per query .10 queries., not 3 values"):
         dgbdt.Dataset(X, label=y, qid=qid, weight=np.ones(3))
     with pytest.raises(ValueError, match="lambdarank_pair_method"):

@@ -86,7 +86,8 @@ def _cpu(args, qid, pred, label, qw, w_norm):
     gptr, ids = group_pointers(qid)
     g = np.empty_like(pred)
     h = np.empty_like(pred)
-    cpu_rank.lambda_gradients(*args, gptr, ids.view(np.uint64), pred, label, g, h, qw, w_norm)
+    cpu_rank.lambda_gradients(*args, gptr, ids.view(np.uint64), pred, label, g, h, qw, w_norm,
+                              *cpu_rank.NO_BIAS)
     return g, h
 
 

@@ -42,6 +42,7 @@ from ..objective_base import model_params
 from ..evaluation import DatasetEval, SeamEval
 from ..params import normalize_params
 from ..progress import Progress
+from ..rank_bias import refuse_unsupported
 from ..seam import LocalSeam
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..train import boost, resolve_prior
@@ -369,6 +370,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             raise ValueError(f"{objective.name} trains in mode='collective' (the default on "
                              "CPU clusters) or 'task', not in graph mode yet: its leaves' exact "
                              "quantiles take 8 exchanges a tree")
+    refuse_unsupported(objective, xgb_model, checkpoint_dir, p["device"], mode)
     if mode == "graph" and _by_gradient(p):
         raise ValueError("sampling_method='gradient_based' trains in mode='collective' (the "
                          "default on CPU clusters), 'nccl' or 'task', not in graph mode: its "

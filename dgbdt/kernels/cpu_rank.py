@@ -27,6 +27,8 @@ _EPS64 = 1e-16
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: (ti, tj, li, lj) of ``lambda_gradients`` without position debiasing
+NO_BIAS = (np.empty(0, np.float64),) * 4
 
 
 @numba.njit(cache=True, inline="always")
@@ -75,13 +77,25 @@ def _gain(y, exp_gain):
 
 @numba.njit(cache=True)
 def _group(loss, method, k, exp_gain, normalize, score_norm, seed, epoch, qid,
-           p, y, g, h, discount, w, w_norm):
+           p, y, g, h, discount, w, w_norm, ti, tj, li, lj):
     """One query's gradients into g, h (float32, zeroed here); p, y: its float32 predictions
-    and labels; w (float32) its weight, w_norm the training's n_queries / sum of weights."""
+    and labels; w (float32) its weight, w_norm the training's n_queries / sum of weights.
+
+    ``ti``, ``tj`` (float64 [P], P = 0 when biased): the position-bias ratios t+ and t- of
+    the first P positions (row order within the query); with P > 0 a pair whose two rows are
+    both among those positions has its lambda and hessian divided by ``t+[high] t-[low]``
+    (when both are >= 1e-16), and its cost ``log(1 / (1 - sigma)) |delta Z|`` is added to
+    ``li[high] += cost / t-[low]`` and ``lj[low] += cost / t+[high]`` (float64 [cnt], zeroed
+    here): XGBoost's LambdaGrad<unbiased> and CalcLambdaForGroup, eqs. 30-31 of Hu et al."""
     cnt = p.shape[0]
+    n_pos = ti.shape[0]
     for i in range(cnt):
         g[i] = np.float32(0.0)
         h[i] = np.float32(0.0)
+    if n_pos > 0:
+        for i in range(cnt):
+            li[i] = 0.0
+            lj[i] = 0.0
     if cnt == 0:
         return
     rank = np.argsort(-p, kind="mergesort")          # stable, descending (ArgSort greater)
@@ -194,8 +208,22 @@ def _group(loss, method, k, exp_gain, normalize, score_norm, seed, epoch, qid,
                 delta = abs(((nn / r_h - m / r_l) + b) / n_total)
         if score_norm and best != worst:
             delta /= (delta_score + 0.01)
-        lam = np.float32((sig - 1.0) * delta)
-        hes = np.float32(max(sig * (1.0 - sig), _EPS64) * delta * 2.0)
+        lam64 = (sig - 1.0) * delta
+        hes64 = max(sig * (1.0 - sig), _EPS64) * delta * 2.0
+        if n_pos > 0 and idx_high < n_pos and idx_low < n_pos:
+            # the pair's cost -log(1 - sigma) |delta Z| (1 / 0 is inf in C: as XGBoost)
+            tail = 1.0 - sig
+            cost = (np.log(1.0 / tail) if tail != 0.0 else np.inf) * delta
+            if tj[idx_low] >= _EPS64 and ti[idx_high] >= _EPS64:
+                bias = ti[idx_high] * tj[idx_low]
+                lam64 /= bias
+                hes64 /= bias
+            if tj[idx_low] >= _EPS64:
+                li[idx_high] += cost / tj[idx_low]
+            if ti[idx_high] >= _EPS64:
+                lj[idx_low] += cost / ti[idx_high]
+        lam = np.float32(lam64)
+        hes = np.float32(hes64)
         g[idx_high] += lam
         h[idx_high] += hes
         g[idx_low] += -lam
@@ -220,10 +248,11 @@ def _group(loss, method, k, exp_gain, normalize, score_norm, seed, epoch, qid,
 
 @numba.njit(cache=True, nogil=True)
 def lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epoch,
-                     gptr, qids, pred, label, g, h, qw, w_norm):
+                     gptr, qids, pred, label, g, h, qw, w_norm, ti, tj, li, lj):
     """Every group's gradients: group ``q`` is rows ``gptr[q]:gptr[q + 1]`` with query id
     ``qids[q]`` and weight ``qw[q]`` (float32); ``pred``, ``label`` float32 [n]; writes
-    float32 ``g``, ``h`` [n]."""
+    float32 ``g``, ``h`` [n]. Position debiasing (``_group``): ``ti``, ``tj`` float64 [P]
+    (P = 0: off) in, each row's cost sums ``li``, ``lj`` float64 [n if P else 0] out."""
     n_groups = gptr.shape[0] - 1
     longest = 0
     for q in range(n_groups):
@@ -233,18 +262,22 @@ def lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epo
         a = gptr[q]
         b = gptr[q + 1]
         _group(loss, method, k, exp_gain, normalize, score_norm, seed, epoch, qids[q],
-               pred[a:b], label[a:b], g[a:b], h[a:b], discount, qw[q], w_norm)
+               pred[a:b], label[a:b], g[a:b], h[a:b], discount, qw[q], w_norm, ti, tj,
+               li[a:b], lj[a:b])
 
 
 def lambda_gradients_threaded(loss, method, k, exp_gain, normalize, score_norm, seed, epoch,
-                              gptr, qids, pred, label, g, h, qw, w_norm, threads: int = 0):
+                              gptr, qids, pred, label, g, h, qw, w_norm, threads: int = 0,
+                              bias=None):
     """``lambda_gradients`` over chunks of whole groups on ``threads`` threads (0: numba's
-    thread count, the training's nthread)."""
+    thread count, the training's nthread). ``bias``: None, or (ti, tj, li, lj) of position
+    debiasing (see ``lambda_gradients``)."""
+    ti, tj, li, lj = NO_BIAS if bias is None else bias
     threads = threads or numba.get_num_threads()
     n_groups = gptr.shape[0] - 1
     if threads <= 1 or n_groups < 2 * threads or gptr[-1] < 65536:
         lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epoch,
-                         gptr, qids, pred, label, g, h, qw, w_norm)
+                         gptr, qids, pred, label, g, h, qw, w_norm, ti, tj, li, lj)
         return
     # chunk boundaries at groups, about equal rows each
     cuts = np.unique(np.searchsorted(gptr, np.linspace(0, gptr[-1], threads + 1)[1:-1]))
@@ -252,7 +285,8 @@ def lambda_gradients_threaded(loss, method, k, exp_gain, normalize, score_norm, 
 
     def run(a, b):
         lambda_gradients(loss, method, k, exp_gain, normalize, score_norm, seed, epoch,
-                         gptr[a:b + 1], qids[a:b], pred, label, g, h, qw[a:b], w_norm)
+                         gptr[a:b + 1], qids[a:b], pred, label, g, h, qw[a:b], w_norm,
+                         ti, tj, li, lj)
 
     with ThreadPoolExecutor(max_workers=len(edges) - 1) as pool:
         for f in [pool.submit(run, a, b) for a, b in zip(edges, edges[1:]) if b > a]:

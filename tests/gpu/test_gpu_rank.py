@@ -42,7 +42,7 @@ def test_gradients_equal_the_cpu_kernel(case):
     args = (loss, method, k, exp_gain, normalize, score_norm, np.uint64(9), np.uint64(4))
     ref_g, ref_h = np.empty_like(pred), np.empty_like(pred)
     cpu_rank.lambda_gradients(*args, gptr, ids.view(np.uint64), pred, label, ref_g, ref_h,
-                              qw, 0.77)
+                              qw, 0.77, *cpu_rank.NO_BIAS)
     g, h = gpu_rank.lambda_gradients(*args, cp.asarray(gptr), cp.asarray(ids.view(np.uint64)),
                                      cp.asarray(pred), cp.asarray(label), cp.asarray(qw), 0.77,
                                      gpu_rank.device_discounts(int(np.diff(gptr).max()), cp))

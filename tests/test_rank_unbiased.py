@@ -1,0 +1,178 @@
+"""Position-debiased LambdaMART (``lambdarank_unbiased=True``, dgbdt.rank_bias): XGBoost's trees,
+metric history and position-bias estimates on identical bins; the kernel's thread-count
+invariance; Dask collective and task modes give the in-process model's bytes; the refusals."""
+import json
+
+import numpy as np
+import pytest
+
+import dgbdt
+from test_compare_xgboost import assert_same_trees
+from test_rank import dask_rank_dataset, fit_both, query_chunks, rank_data
+
+xgb = pytest.importorskip("xgboost")
+
+UNBIASED = {"max_depth": 3, "eta": 0.3, "lambdarank_unbiased": True}
+
+
+@pytest.mark.parametrize("objective,extra", [
+    ("rank:ndcg", {}),
+    ("rank:ndcg", {"lambdarank_num_pair_per_sample": 6, "lambdarank_bias_norm": 2.0,
+                   "ndcg_exp_gain": False}),
+    ("rank:pairwise", {"lambdarank_bias_norm": 0.5}),
+    ("rank:map", {}),
+])
+def test_same_trees_and_bias_as_xgboost(objective, extra):
+    """Same trees and metrics as XGBoost, and the estimates t+ / t- after the last round equal
+    XGBoost's (its save_config, float32) to float32 precision."""
+    X, y, qid = rank_data(n_queries=40, seed=30, binary=objective == "rank:map")
+    params = {"objective": objective, **UNBIASED, **extra}
+    booster, bst, res_d, res_x = fit_both(params, X, y, qid, 4)
+    assert_same_trees(booster, bst)
+    name = list(res_x["t"])[0]
+    assert list(res_d["t"]) == list(res_x["t"])
+    np.testing.assert_allclose(res_d["t"][name], res_x["t"][name], rtol=1e-12)
+    theirs = json.loads(bst.save_config())["learner"]["objective"]
+    for key in ("ti+", "tj-"):
+        want = np.array(theirs[key], dtype=np.float64)
+        assert booster.position_bias[key].shape == want.shape
+        assert np.ptp(want) > 0.05                 # the estimates moved away from 1
+        np.testing.assert_allclose(booster.position_bias[key], want, rtol=2e-6)
+    # the debiasing changes the model (else this test would not see it missing)
+    biased = dgbdt.train({**params, "lambdarank_unbiased": False},
+                         dgbdt.Dataset(X, label=y, qid=qid), 4)
+    assert biased.save_raw() != booster.save_raw()
+
+
+def test_query_weights_same_trees_as_xgboost():
+    X, y, qid = rank_data(n_queries=30, seed=31)
+    w = np.random.default_rng(31).uniform(0.2, 3.0, size=30).astype(np.float32)
+    booster, bst, res_d, res_x = fit_both({"objective": "rank:ndcg", **UNBIASED}, X, y, qid, 3,
+                                          weight=w)
+    assert_same_trees(booster, bst)
+    np.testing.assert_allclose(res_d["t"]["ndcg@32"], res_x["t"]["ndcg@32"], rtol=1e-12)
+
+
+def test_mean_pairs_track_the_longest_query_and_are_deterministic():
+    """With mean pairs min(longest query, 32) positions are tracked (XGBoost's; its draws
+    differ, so no tree parity); pages that cut queries change nothing."""
+    X, y, qid = rank_data(n_queries=30, seed=32)
+    ids, sizes = np.unique(qid, return_counts=True)
+    keep = np.isin(qid, ids[sizes < 25])                        # queries of < 25 rows
+    X, y, qid = X[keep], y[keep], qid[keep]
+    longest = int(np.unique(qid, return_counts=True)[1].max())
+    assert longest < 32
+    params = {"objective": "rank:ndcg", **UNBIASED, "lambdarank_pair_method": "mean",
+              "lambdarank_num_pair_per_sample": 2}
+    a = dgbdt.train(params, dgbdt.Dataset(X, label=y, qid=qid), 3)
+    b = dgbdt.train(params, dgbdt.Dataset(X, label=y, qid=qid, page_rows=53), 3)
+    assert a.save_raw() == b.save_raw()
+    assert a.position_bias["ti+"].shape == (longest,)
+    bst = xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X, label=y, qid=qid), 1)
+    assert len(json.loads(bst.save_config())["learner"]["objective"]["ti+"]) == longest
+
+
+@pytest.mark.parametrize("method", [0, 1])
+def test_bias_terms_same_for_any_thread_count(method):
+    from dgbdt.data.queries import group_pointers
+    from dgbdt.kernels.cpu_rank import lambda_gradients_threaded
+    rng = np.random.default_rng(33)
+    qid = np.repeat(np.arange(3000), rng.integers(1, 50, size=3000))
+    gptr, ids = group_pointers(qid)
+    n = qid.shape[0]
+    assert n > 65536
+    pred = rng.normal(size=n).astype(np.float32)
+    label = rng.integers(0, 5, size=n).astype(np.float32)
+    ti, tj = rng.uniform(0.3, 1.2, size=8), rng.uniform(0.3, 1.2, size=8)
+    outs = []
+    for threads in (1, 2, 3):
+        g, h = np.empty(n, np.float32), np.empty(n, np.float32)
+        li, lj = np.full(n, np.nan), np.full(n, np.nan)
+        lambda_gradients_threaded(0, method, 8, True, True, True, np.uint64(1), np.uint64(2),
+                                  gptr, ids.view(np.uint64), pred, label, g, h,
+                                  np.ones(3000, np.float32), 1.0, threads,
+                                  bias=(ti, tj, li, lj))
+        outs.append((g, h, li, lj))
+    assert (outs[0][2] > 0).any() and np.isfinite(outs[0][2]).all()
+    for out in outs[1:]:
+        for a, b in zip(out, outs[0]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_errors(tmp_path):
+    X, y, qid = rank_data(n_queries=10, seed=34)
+    d = dgbdt.Dataset(X, label=y, qid=qid)
+    params = {"objective": "rank:ndcg", **UNBIASED}
+    model = dgbdt.train(params, d, 2)
+    with pytest.raises(ValueError, match="cannot continue a model .xgb_model=. yet"):
+        dgbdt.train(params, d, 2, xgb_model=model)
+    with pytest.raises(ValueError, match="with checkpoint_dir is not supported yet"):
+        dgbdt.train(params, d, 2, checkpoint_dir=str(tmp_path / "ck"))
+    with pytest.raises(ValueError, match="trains on the CPU for now.*device='cpu'"):
+        dgbdt.train({**params, "device": "cuda"}, d, 2)
+    with pytest.raises(ValueError, match="lambdarank_bias_norm"):
+        dgbdt.train({**params, "lambdarank_bias_norm": -1.0}, d, 1)
+    # a biased model continues as before
+    biased = dgbdt.train({"objective": "rank:ndcg"}, d, 2)
+    dgbdt.train({"objective": "rank:ndcg"}, d, 1, xgb_model=biased)
+
+
+def test_state_guard():
+    """The estimates count their rounds: gradients asked for a later round than they have
+    seen (a training that would not start at round 0 with them) are refused."""
+    from dgbdt.rank_bias import PositionBias
+    state = PositionBias(4, 0.5)
+    state.check_round(0)
+    with pytest.raises(ValueError, match="round 3 needs the position-bias estimates"):
+        state.check_round(3)
+
+
+# -- Dask --------------------------------------------------------------------------------------
+DASK_PARAMS = {"objective": "rank:ndcg", **UNBIASED, "lambdarank_num_pair_per_sample": 8,
+               "eval_metric": ["ndcg@5", "ndcg-"]}
+
+
+def _in_process(X, y, qid, params, rounds=3):
+    d = dgbdt.Dataset(X, label=y, qid=qid)
+    res = {}
+    b = dgbdt.train(params, d, rounds, evals=[(d, "t")], evals_result=res, verbose_eval=False)
+    return b, res
+
+
+def test_dask_collective_equals_in_process(client4):
+    """The per-position sums are exact and all-reduced over the ranks: the in-process bytes
+    for 4 workers and two partitionings (mean pairs: the longest query is all-reduced too)."""
+    from dgbdt.dask import train
+    X, y, qid = rank_data(n_queries=30, seed=35)
+    for params in (DASK_PARAMS, {**DASK_PARAMS, "lambdarank_pair_method": "mean"}):
+        ref, res = _in_process(X, y, qid, params)
+        for parts in (6, 4):
+            d = dask_rank_dataset(client4, X, y, qid, query_chunks(qid, parts))
+            out = train(client4, params, d, 3, evals=[(d, "t")], mode="collective",
+                        verbose_eval=False)
+            assert out["booster"].save_raw() == ref.save_raw(), (params, parts)
+            assert out["history"] == res
+
+
+@pytest.mark.parametrize("mode,parts", [("task", 3), ("collective", 2)])
+def test_dask_one_worker_equals_in_process(client1, mode, parts):
+    from dgbdt.dask import train
+    X, y, qid = rank_data(n_queries=20, seed=36)
+    ref, res = _in_process(X, y, qid, DASK_PARAMS)
+    d = dask_rank_dataset(client1, X, y, qid, query_chunks(qid, parts))
+    out = train(client1, DASK_PARAMS, d, 3, evals=[(d, "t")], mode=mode, verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+    assert out["history"] == res
+
+
+def test_dask_two_workers_and_graph_mode_refused(client2):
+    from dgbdt.dask import train
+    X, y, qid = rank_data(n_queries=20, seed=37)
+    ref, res = _in_process(X, y, qid, DASK_PARAMS)
+    d = dask_rank_dataset(client2, X, y, qid, query_chunks(qid, 3))
+    out = train(client2, DASK_PARAMS, d, 3, evals=[(d, "t")], mode="collective",
+                verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+    assert out["history"] == res
+    with pytest.raises(ValueError, match="trains in mode='collective'.*not in graph mode"):
+        train(client2, DASK_PARAMS, d, 1, mode="graph")
