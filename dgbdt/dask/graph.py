@@ -12,10 +12,15 @@ copy of the tree in growth. A round is a static graph, submitted whole and ahead
                                 level d's smaller children
     [leafsums_w(hist_L(D-1)_*)  linear trees: the last split evaluation; w's part of every
                                 leaf's ridge sums (then finish_w reads every worker's)]
+    [quantile_Ss_w(...)         the quantile losses: the last split evaluation, then one hop
+                                per reduction of the leaves' exact quantile descent, every
+                                worker's answers merged (dgbdt.dask.graph_leaves)]
     finish_w(hist_L(D-1)_*)     the last split evaluation; leaf values into w's margins;
                                 worker 0's returns the tree; after a round's last tree, the
                                 next round's gradients on w's rows and their maxima (grad_w;
                                 the first round has a task of its own for them)
+    [gather_w(finish_*)         survival:cox: the round's gradients from every worker's rows
+                                (dgbdt.dask.graph_gradients), a hop a round]
 
 With one unit (one worker holds every training row) no level waits for another worker's
 partials, so a round is one task: the in-process round on the unit's seam (gradients, then the
