@@ -740,6 +740,29 @@ def test_quantile_losses_on_dask_are_the_in_process_model(_clusters, objective, 
     assert out["booster"].save_raw() == reference(params, X, y, w).save_raw()
 
 
+def test_graph_mode_quantile_leaves_with_lossguide_and_continued_training(client2):
+    """Graph mode's leaf descent after leaf-wise trees (a hop a split; trees that end sooner
+    pass the rest through) and from a prior model's margins; survival:cox's gather hop from a
+    prior model too: dgbdt.train's models, byte for byte."""
+    X, y, w = make(seed=28)
+    y = y * 3 + np.nan_to_num(X[:, 1]) + np.random.default_rng(2).standard_t(3, len(y))
+    d = dask_dataset(client2, X, y, w, 4)
+    params = {"objective": "reg:quantileerror", "quantile_alpha": 0.3,
+              "grow_policy": "lossguide", "max_leaves": 6, "max_depth": 0}
+    assert dask_model(client2, params, d, mode="graph").save_raw() == \
+        reference(params, X, y, w).save_raw()
+    t = np.abs(y) + 0.01
+    ycox = np.where(np.random.default_rng(3).random(len(t)) < 0.3, -t, t)
+    for p in ({"objective": "reg:absoluteerror", "max_depth": 3},
+              {"objective": "survival:cox", "max_depth": 3}):
+        label = ycox if p["objective"] == "survival:cox" else y
+        prior = reference(p, X, label, w, rounds=2)
+        want = reference(p, X, label, w, rounds=3, xgb_model=prior)
+        got = dask_model(client2, p, dask_dataset(client2, X, label, w, 3), rounds=3,
+                         mode="graph", xgb_model=prior)
+        assert got.save_raw() == want.save_raw(), p["objective"]
+
+
 @pytest.mark.parametrize("mode,n", [("collective", 2), ("collective", 4), ("task", 1),
                                     ("graph", 2)])
 def test_several_quantiles_on_dask_are_the_in_process_model(_clusters, mode, n):
