@@ -30,13 +30,15 @@ class _Recorder:
         return _Future(key)
 
 
-def record(workers: int, depth: int) -> dict:
+def record(workers: int, depth: int, objective=None, weighted: bool = False) -> dict:
+    """The tasks of one round: key -> (function name, keys it takes). ``objective``: the
+    round's (default binary:logistic's stand-in); ``weighted``: whether rows have weights."""
     from dgbdt.dask.graph import DaskSeam
     rec = _Recorder()
     units = {f"w{i}": _Future(f"unit-w{i}") for i in range(workers)}
-    seam = DaskSeam(rec, units, n_rows=1000, fan_in=8, nthread=1)
+    seam = DaskSeam(rec, units, n_rows=1000, fan_in=8, nthread=1, weighted=weighted)
     seam.token = "x"
-    seam.grow_round(SimpleNamespace(name="binary:logistic"), 1,
+    seam.grow_round(objective or SimpleNamespace(name="binary:logistic"), 1,
                     spec=SimpleNamespace(sampling=None, max_requests=lambda: depth), timers={})
     return rec.tasks
 
@@ -75,7 +77,7 @@ def main() -> None:
                 ax.annotate("", xy=(x - 0.28, y), xytext=(pos[d][0] + 0.28, pos[d][1]),
                             arrowprops=dict(arrowstyle="->", color="0.6", lw=0.8))
         label = key.rsplit("-x", 1)[0].replace("dgbdt-", "")
-        color = {"_gradients": "#c6dbef", "_level": "#fdd0a2", "_finish": "#c7e9c0",
+        color = {"first_gradients": "#c6dbef", "_level": "#fdd0a2", "_finish": "#c7e9c0",
                  "_tree_of": "#dadaeb"}.get(name, "white")
         ax.text(x, y, label, ha="center", va="center", fontsize=8,
                 bbox=dict(boxstyle="round", fc=color, ec="0.3"))

@@ -383,24 +383,45 @@ class Cox(_LogLink):
         On Dask's collective seam the risk sets span every rank: each rank gathers every
         rank's (dataset index, label, margin, weight) rows (4 floats a row, once a round),
         puts them in dataset order, computes the gradients of all rows as in-process (the
-        same order, ties included, so the same numbers) and keeps its own rows'."""
+        same order, ties included, so the same numbers) and keeps its own rows'. Graph mode
+        gathers every unit's ``seam_rows`` through a task hop and calls ``gathered_gradients``
+        (dgbdt.dask.graph_gradients)."""
         from .sampling import global_ids
         shards = seam.shards
         if shards[0].be.name != "cpu":
             raise ValueError("survival:cox trains on the CPU for now")
+        comm = getattr(seam, "comm", None)
+        ids = np.concatenate([global_ids(s, np) for s in shards])
+        if comm is None and np.array_equal(ids, np.arange(ids.shape[0])):
+            label = np.concatenate([s.label for s in shards])
+            weight = None if shards[0].weight is None else \
+                np.concatenate([s.weight for s in shards])
+            return seam.set_gradients(*self.gradients(seam.margins()[:, 0], label, weight))
+        rows = self.seam_rows(seam)
+        return self.gathered_gradients(seam, rows if comm is None else
+                                       comm.allgather_rows(rows))
+
+    def seam_rows(self, seam) -> np.ndarray:
+        """The seam's rows as float64 [n, 4]: (index in the dataset, label, margin, weight;
+        1 unweighted), what the holders of rows exchange each round."""
+        from .sampling import global_ids
+        shards = seam.shards
         ids = np.concatenate([global_ids(s, np) for s in shards])
         label = np.concatenate([s.label for s in shards])
         weight = None if shards[0].weight is None else \
             np.concatenate([s.weight for s in shards])
         margin = seam.margins()[:, 0]
-        comm = getattr(seam, "comm", None)
-        if comm is None and np.array_equal(ids, np.arange(ids.shape[0])):
-            return seam.set_gradients(*self.gradients(margin, label, weight))
-        rows = np.stack([ids.astype(np.float64), label, margin,
+        return np.stack([ids.astype(np.float64), label, margin,
                          np.ones_like(label) if weight is None else weight], axis=1)
-        if comm is not None:
-            rows = comm.allgather_rows(rows)
+
+    def gathered_gradients(self, seam, rows: np.ndarray):
+        """The seam's rows' gradients from every holder's ``seam_rows`` (in any order): all
+        rows put in dataset order, their gradients computed as in-process, the seam's own
+        kept (written into its shards); returns their (max |g|, max h)."""
+        from .sampling import global_ids
+        mine = np.concatenate([global_ids(s, np) for s in seam.shards]).astype(np.float64)
         rows = rows[np.argsort(rows[:, 0], kind="stable")]
-        g, h = self.gradients(rows[:, 2], rows[:, 1], None if weight is None else rows[:, 3])
-        at = np.searchsorted(rows[:, 0], ids.astype(np.float64))
+        weighted = seam.shards[0].weight is not None
+        g, h = self.gradients(rows[:, 2], rows[:, 1], rows[:, 3] if weighted else None)
+        at = np.searchsorted(rows[:, 0], mine)
         return seam.set_gradients(g[at], h[at])

@@ -21,6 +21,8 @@ import numpy as np
 
 _SIGN = np.uint64(1 << 63)
 STEPS = 8                       # bytes of the key
+#: the request for the reduced Part.stats (every other request is a histogram's arguments)
+STATS = None
 
 
 def key_of(v: np.ndarray) -> np.ndarray:
@@ -76,15 +78,58 @@ class Part:
             out[t] = np.bincount(byte, weights=masses[g][hit], minlength=256)
         return out
 
+    def answer(self, req) -> np.ndarray:
+        """This holder's part of a ``descent`` request (merged by ``reduce_answers``)."""
+        if req is STATS:
+            return self.stats()
+        scales, prefixes, step, groups = req
+        return self.histogram(prefixes, step, self.masses(scales), groups)
+
+
+def requests(weighted: bool) -> int:
+    """How many reductions ``descent`` asks for: the stats, the weighted groups' totals, one a
+    byte (graph mode submits that many exchanges ahead; a descent that ends sooner, no group
+    having values, leaves the rest unanswered)."""
+    return 1 + int(weighted) + STEPS
+
 
 def quantiles(alpha: float, n_groups: int, weighted: bool, stats, histogram) -> np.ndarray:
     """Each group's alpha quantile (XGBoost's; 0 for a group without values or weight).
 
     ``stats()`` -> the global [G, 2] (the reduction of Part.stats: counts summed, the largest
     weights maxed); ``histogram(scales, prefixes, step, groups)`` -> the global reduction of
-    Part.histogram for those targets (see the module docstring).
+    Part.histogram for those targets (see the module docstring). Drives ``descent``.
     """
-    st = stats()
+    gen = descent(alpha, n_groups, weighted)
+    try:
+        req = next(gen)
+        while True:
+            req = gen.send(stats() if req is STATS else histogram(*req))
+    except StopIteration as stop:
+        return stop.value
+
+
+def reduce_answers(req, answers) -> np.ndarray:
+    """The global answer to a request from every holder's (``Part.answer``), in their order:
+    the stats' counts summed and largest weights maxed, the histograms summed (integers below
+    2**53: exact in any order)."""
+    answers = [a for a in answers if a is not None]
+    total = answers[0].copy()
+    for a in answers[1:]:
+        if req is STATS:
+            total[:, 0] += a[:, 0]
+            total[:, 1] = np.maximum(total[:, 1], a[:, 1])
+        else:
+            total += a
+    return total
+
+
+def descent(alpha: float, n_groups: int, weighted: bool):
+    """``quantiles`` as a generator: yields each reduction it needs (``STATS``, or a
+    histogram's (scales, prefixes, step, groups)), is sent the global answer, and returns the
+    quantiles [G]. Holders of values spread over tasks (graph mode) answer a request a task
+    hop; the others drive it with ``quantiles``."""
+    st = yield STATS
     n = st[:, 0].astype(np.int64)
     scales = [weight_scale(float(st[g, 1]), int(n[g])) if weighted else 1.0
               for g in range(n_groups)]
@@ -94,7 +139,7 @@ def quantiles(alpha: float, n_groups: int, weighted: bool, stats, histogram) -> 
     frac = np.zeros(n_groups)
     totals = None
     if weighted:     # the total fixed-point mass of each group: one histogram at step 0
-        full = histogram(scales, np.zeros(n_groups, np.uint64), 0, np.arange(n_groups))
+        full = yield (scales, np.zeros(n_groups, np.uint64), 0, np.arange(n_groups))
         totals = full.sum(axis=1)
     for g in range(n_groups):
         m = int(n[g])
@@ -121,7 +166,7 @@ def quantiles(alpha: float, n_groups: int, weighted: bool, stats, histogram) -> 
     prefix = np.zeros(len(groups), np.uint64)
     below = np.zeros(len(groups))              # mass of the keys before the prefix's range
     for step in range(STEPS):
-        h = histogram(scales, prefix, step, groups)
+        h = yield (scales, prefix, step, groups)
         cum = below[:, None] + np.cumsum(h, axis=1)
         # the first byte whose cumulative mass reaches the target (the last if none does:
         # XGBoost's index min(lower_bound, n - 1))

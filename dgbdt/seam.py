@@ -272,7 +272,13 @@ class LocalSeam:
     def leaf_quantiles(self, fin, alpha: float) -> np.ndarray:
         """The last splits applied, each leaf's ``alpha`` quantile of its sampled rows'
         residuals ``label - margin[:, k]`` over every shard (dgbdt.quantile: exact, whatever
-        the shards or, in the collective seam, the ranks). GPU shards copy the rows' leaf
+        the shards or, in the collective seam, the ranks)."""
+        return self._quantiles(alpha, *self.leaf_residuals(fin))
+
+    def leaf_residuals(self, fin):
+        """The last splits applied (``fin.splits``), each leaf's sampled rows' residuals
+        ``label - margin[:, k]`` (float64 [rows of the leaf] a leaf, in ``fin.leaves``' order)
+        and their weights (None unweighted), from every shard. GPU shards copy the rows' leaf
         segments, labels, margins (and weights) to the host once a tree: the quantiles are
         the CPU's, the same code on the same float64 values."""
         res: dict = {int(n): [] for n in fin.leaves}
@@ -291,8 +297,8 @@ class LocalSeam:
                 res[n].append(label[rows] - margin[rows])
                 if weighted:
                     wts[n].append(weight[rows])
-        return self._quantiles(alpha, [np.concatenate(res[n]) for n in res],
-                               [np.concatenate(wts[n]) for n in res] if weighted else None)
+        return ([np.concatenate(res[n]) for n in res],
+                [np.concatenate(wts[n]) for n in res] if weighted else None)
 
     def _quantiles(self, alpha, values, weights):
         """Each group's alpha quantile (dgbdt.quantile); here all the values are local."""

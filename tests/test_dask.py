@@ -642,6 +642,39 @@ def test_graph_mode_round_is_one_hop_a_level(monkeypatch):
     assert len(finishes) == W and len(tasks) == W * (D + 2) + 1   # + the tree of worker 0
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_graph_mode_quantile_leaves_are_one_hop_an_exchange(monkeypatch, weighted):
+    """A quantile loss's tree: after its levels, one hop per reduction of the leaves' descent
+    (dgbdt.quantile.requests: the counts, the weighted totals, 8 key bytes), each task taking
+    every worker's task of the hop before; the finish takes the last of them. survival:cox:
+    one gather hop after the round's finishes, every worker's rows to every unit."""
+    import pathlib
+    from dgbdt.objective import get_objective
+    from dgbdt.quantile import requests
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parent.parent / "benchmarks"))
+    from plot_graph_mode import record
+    W, D = 2, 3
+    tasks = record(W, D, get_objective("reg:absoluteerror", {}), weighted)
+    steps = {k: v for k, v in tasks.items() if v[0] in ("descent_start", "descent_step")}
+    R = requests(weighted)
+    assert R == (10 if weighted else 9) and len(steps) == W * R
+    for key, (fn, deps) in steps.items():
+        s = int(key.split("-S")[1].split("-")[0])
+        want = f"dgbdt-hist-t0-L{D - 1}" if s == 0 else f"dgbdt-quantile-t0-S{s - 1}"
+        assert deps[0] == key.split("-x")[0][-2:].replace("w", "unit-w")   # its own unit
+        assert sorted(deps[1:]) == [f"{want}-w{i}-x" for i in range(W)], key
+    for key, (fn, deps) in tasks.items():
+        if fn == "_finish":
+            assert sorted(deps[1:]) == [f"dgbdt-quantile-t0-S{R - 1}-w{i}-x" for i in range(W)]
+    assert len(tasks) == W * (D + 2 + R) + 1
+    cox = record(W, D, get_objective("survival:cox", {}), weighted)
+    gathers = {k: v for k, v in cox.items() if v[0] == "gathered"}
+    assert len(gathers) == 2 * W and len(cox) == W * (D + 4) + 1   # rounds 0 and 1's
+    for key, (_, deps) in gathers.items():
+        src = "dgbdt-grad-r0" if "-r0-" in key else "dgbdt-finish-t0"
+        assert sorted(deps[1:]) == [f"{src}-w{i}-x" for i in range(W)], key
+
+
 @pytest.mark.parametrize("params", [
     {"objective": "reg:tweedie", "tweedie_variance_power": 1.3, "max_depth": 4},
     {"objective": "reg:pseudohubererror", "huber_slope": 2.0, "max_depth": 4},
@@ -688,23 +721,50 @@ def test_metric_parameters_reach_every_worker(client2, params, mode):
 @pytest.mark.parametrize("objective,extra", [("reg:absoluteerror", {}),
                                              ("reg:quantileerror", {"quantile_alpha": 0.8})])
 @pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("mode,n", [("collective", 2), ("collective", 4), ("task", 1)])
+@pytest.mark.parametrize("mode,n,parts", [("collective", 2, 5), ("collective", 4, 5),
+                                          ("task", 1, 5), ("graph", 2, 5), ("graph", 2, 3),
+                                          ("graph", 1, 4)])
 def test_quantile_losses_on_dask_are_the_in_process_model(_clusters, objective, extra, weighted,
-                                                          mode, n):
+                                                          mode, n, parts):
     """The intercept (the labels' quantile over the partitions) and every leaf (its rows'
-    residual quantile over the ranks) found exactly: the in-process model, byte for byte."""
+    residual quantile over the ranks, or in graph mode over the units, a descent step a task
+    hop) found exactly: the in-process model, byte for byte."""
     client = _clusters(n)
     X, y, w = make(seed=24)
     y = y * 3 + np.nan_to_num(X[:, 1]) + np.random.default_rng(0).standard_t(3, len(y))
     w = w if weighted else None
-    d = dask_dataset(client, X, y, w, 5)
+    d = dask_dataset(client, X, y, w, parts)
     params = {"objective": objective, "max_depth": 4, "subsample": 0.8, **extra}
     out = dgd.train(client, params, d, ROUNDS, verbose_eval=False, mode=mode)
     assert out["mode"] == mode
     assert out["booster"].save_raw() == reference(params, X, y, w).save_raw()
 
 
-@pytest.mark.parametrize("mode,n", [("collective", 2), ("collective", 4), ("task", 1)])
+def test_graph_mode_quantile_leaves_with_lossguide_and_continued_training(client2):
+    """Graph mode's leaf descent after leaf-wise trees (a hop a split; trees that end sooner
+    pass the rest through) and from a prior model's margins; survival:cox's gather hop from a
+    prior model too: dgbdt.train's models, byte for byte."""
+    X, y, w = make(seed=28)
+    y = y * 3 + np.nan_to_num(X[:, 1]) + np.random.default_rng(2).standard_t(3, len(y))
+    d = dask_dataset(client2, X, y, w, 4)
+    params = {"objective": "reg:quantileerror", "quantile_alpha": 0.3,
+              "grow_policy": "lossguide", "max_leaves": 6, "max_depth": 0}
+    assert dask_model(client2, params, d, mode="graph").save_raw() == \
+        reference(params, X, y, w).save_raw()
+    t = np.abs(y) + 0.01
+    ycox = np.where(np.random.default_rng(3).random(len(t)) < 0.3, -t, t)
+    for p in ({"objective": "reg:absoluteerror", "max_depth": 3},
+              {"objective": "survival:cox", "max_depth": 3}):
+        label = ycox if p["objective"] == "survival:cox" else y
+        prior = reference(p, X, label, w, rounds=2)
+        want = reference(p, X, label, w, rounds=3, xgb_model=prior)
+        got = dask_model(client2, p, dask_dataset(client2, X, label, w, 3), rounds=3,
+                         mode="graph", xgb_model=prior)
+        assert got.save_raw() == want.save_raw(), p["objective"]
+
+
+@pytest.mark.parametrize("mode,n", [("collective", 2), ("collective", 4), ("task", 1),
+                                    ("graph", 2)])
 def test_several_quantiles_on_dask_are_the_in_process_model(_clusters, mode, n):
     """quantile_alpha=[0.2, 0.5, 0.9]: three outputs, each tree's leaves its quantile of the
     residuals over the ranks, the intercept each quantile of the labels over the partitions:
@@ -771,13 +831,16 @@ def test_aft_on_dask_is_the_in_process_model(_clusters, mode, n, kind):
     assert out["history"] == ref
 
 
-@pytest.mark.parametrize("mode,n,weighted", [("collective", 2, True), ("collective", 4, False),
-                                             ("task", 1, True), ("auto", 2, False)])
-def test_cox_on_dask_is_the_in_process_model(_clusters, mode, n, weighted):
+@pytest.mark.parametrize("mode,n,weighted,parts", [
+    ("collective", 2, True, 5), ("collective", 4, False, 5), ("task", 1, True, 5),
+    ("auto", 2, False, 5), ("graph", 2, True, 5), ("graph", 2, False, 3),
+    ("graph", 1, True, 4)])
+def test_cox_on_dask_is_the_in_process_model(_clusters, mode, n, weighted, parts):
     """survival:cox's risk sets span every worker: the intercept from every partition's
-    labels in dataset order, and each round's gradients from every rank's (index, label,
-    margin, weight) rows gathered: the in-process model's bytes and cox-nloglik history
-    (ties in the times included; uneven partitions)."""
+    labels in dataset order, and each round's gradients from every rank's (or in graph mode
+    every unit's, a task hop a round) (index, label, margin, weight) rows gathered: the
+    in-process model's bytes and cox-nloglik history (ties in the times included; uneven
+    partitions)."""
     client = _clusters(n)
     X, _, w = make(seed=27)
     rng = np.random.default_rng(27)
@@ -788,7 +851,7 @@ def test_cox_on_dask_is_the_in_process_model(_clusters, mode, n, weighted):
     ref: dict = {}
     want = reference(params, X, y, w, evals=[(dgbdt.Dataset(X[:300], label=y[:300]), "v")],
                      evals_result=ref)
-    d = dask_dataset(client, X, y, w, 5)
+    d = dask_dataset(client, X, y, w, parts)
     dv = dask_dataset(client, X[:300], y[:300], None, 2)
     out = dgd.train(client, params, d, ROUNDS, evals=[(dv, "v")], verbose_eval=False,
                     mode=mode)
@@ -812,15 +875,14 @@ def test_aft_on_dask_errors(client2):
         dgd.train(client2, {"objective": "survival:aft"}, bad, 1, verbose_eval=False)
 
 
-def test_quantile_losses_say_where_they_do_not_train_yet(client2):
+def test_quantile_losses_and_cox_say_where_they_do_not_train_yet(client2):
+    """GPU workers are what is still refused (in every mode), with what to pass instead."""
     X, y, w = make(n=400, seed=23)
     d = dask_dataset(client2, X, y, w, 2)
-    with pytest.raises(ValueError, match="not in graph mode yet"):
-        dgd.train(client2, {"objective": "reg:absoluteerror"}, d, 2, verbose_eval=False,
-                  mode="graph")
-    with pytest.raises(ValueError, match="trains on CPU workers for now"):
-        dgd.train(client2, {"objective": "reg:quantileerror", "device": "cuda"}, d, 2,
-                  verbose_eval=False)
-    with pytest.raises(ValueError, match="survival:cox trains in mode='collective'"):
-        dgd.train(client2, {"objective": "survival:cox"}, d, 2, verbose_eval=False,
-                  mode="graph")
+    for mode in ("auto", "graph"):
+        with pytest.raises(ValueError, match="trains on CPU workers for now"):
+            dgd.train(client2, {"objective": "reg:quantileerror", "device": "cuda"}, d, 2,
+                      verbose_eval=False, mode=mode)
+        with pytest.raises(ValueError, match="survival:cox trains on CPU workers for now"):
+            dgd.train(client2, {"objective": "survival:cox", "device": "cuda"}, d, 2,
+                      verbose_eval=False, mode=mode)

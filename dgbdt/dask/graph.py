@@ -12,10 +12,15 @@ copy of the tree in growth. A round is a static graph, submitted whole and ahead
                                 level d's smaller children
     [leafsums_w(hist_L(D-1)_*)  linear trees: the last split evaluation; w's part of every
                                 leaf's ridge sums (then finish_w reads every worker's)]
+    [quantile_Ss_w(...)         the quantile losses: the last split evaluation, then one hop
+                                per reduction of the leaves' exact quantile descent, every
+                                worker's answers merged (dgbdt.dask.graph_leaves)]
     finish_w(hist_L(D-1)_*)     the last split evaluation; leaf values into w's margins;
                                 worker 0's returns the tree; after a round's last tree, the
                                 next round's gradients on w's rows and their maxima (grad_w;
                                 the first round has a task of its own for them)
+    [gather_w(finish_*)         survival:cox: the round's gradients from every worker's rows
+                                (dgbdt.dask.graph_gradients), a hop a round]
 
 With one unit (one worker holds every training row) no level waits for another worker's
 partials, so a round is one task: the in-process round on the unit's seam (gradients, then the
@@ -39,142 +44,39 @@ dgbdt.dask.train resumes from it (dgbdt.dask.recovery).
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import operator
-import time
 import uuid
 
 import numpy as np
 
-from ..backend import array_module, device_scope
 from ..booster import add_tree_margins
 from ..evaluation import EvalRows, merge, values, weight_scale
 from ..fixedpoint import scale_for
 from ..metric import get_metric
-from ..custom import objective_on
-from ..objective import get_objective
-from ..seam import LocalSeam
-from ..tree.linear_growth import level_payload, merged_level
+from ..quantile import requests
+from ..seam import leaf_alpha_of
 from .data import DaskDataset
+from .graph_gradients import first_gradients, gathered, gathers_rows, timed_gradients
+from .graph_leaves import descent_start, descent_step, finish_request, leaf_sums
+from .graph_unit import WorkerUnit, make_unit, merged, on, smalls, unit_objective
 from .recovery import WATCH, WorkerLostError, alive_workers, watched_wait
 from .reduce import tree_reduce
-from .shards import local_shards
 from .worker import training_task
+
+__all__ = ["DaskSeam", "GraphModeError", "TrainEval", "DatasetEval", "by_worker", "make_unit"]
 
 
 class GraphModeError(WorkerLostError):
     """Graph-mode training could not go on: a worker holding a unit left the cluster."""
 
 
-class WorkerUnit:
-    """One worker's share of a graph-mode training (see the module docstring)."""
-
-    def __init__(self, seam: LocalSeam):
-        self.seam = seam
-        self.growth = None
-        self.trees: list = []       # the trees finished here, in order (the same on every unit)
-        self.parents = None         # the previous level's merged histograms (every worker's)
-        self.leaf_request = None    # a linear tree's FinishRequest while its leaves are summed
-        self.timers = {"gradients": 0.0, "split_evaluation": 0.0}
-
-    @property
-    def be(self):
-        return self.seam.shards[0].be
-
-
-@contextlib.contextmanager
-def _on(unit: WorkerUnit, nthread):
-    with training_task(nthread, whole_training=False), device_scope(unit.be):
-        yield
-
-
-def _sum(parts):
-    total = None
-    for p in parts:
-        if p is None:
-            continue
-        if total is None:
-            total = p.copy()
-        else:
-            total += array_module(total).asarray(p)
-    return total
-
-
-def _merged(unit: WorkerUnit, smalls):
-    """The merged histograms [small + large, S, 2] of the level the unit's request asked for,
-    from every worker's partials of the smaller children: each larger sibling is the merged
-    parent (kept from the level before) minus the merged smaller child, exact in integers, so
-    the same as summing every worker's own sibling (as the collective seam does) with half the
-    bytes between workers."""
-    req = unit.growth.request
-    if req.linear is not None:      # linear trees: the 9-sum payloads (linear_growth)
-        merged = merged_level(_sum(smalls), req, unit.parents)
-        unit.parents = merged if req.keep else None
-        return merged
-    small = _sum(smalls)
-    if len(req.large):
-        xp = array_module(small)
-        merged = xp.concatenate([small, unit.parents[xp.asarray(req.parent_slot)] - small])
-    else:
-        merged = small
-    unit.parents = merged if req.keep else None
-    return merged
-
-
-def _smalls(unit: WorkerUnit):
-    """This worker's partials of the request's smaller children (what it sends the others); a
-    copy, as the shards keep their own partials to derive siblings from."""
-    req = unit.growth.request
-    if req.linear is not None:     # the smaller children's 9 sums, the larger ones' p~ sums
-        return level_payload(unit.seam.level(req), req)
-    return unit.seam.level(req)[:len(req.small)].copy()
-
-
 # -- tasks on the workers ----------------------------------------------------------------------
-def make_unit(p, cuts, max_nodes: int, base, *units) -> WorkerUnit:
-    """The worker's unit from its Parts (joined) or its streamed Shards."""
-    from ..backend import get_backend
-    with training_task(p["nthread"], whole_training=False), \
-            device_scope(get_backend(p["device"])):
-        shards, slots = local_shards(list(units), cuts, max_nodes, base, p)
-        return WorkerUnit(LocalSeam(shards, cuts.hist_ptrs(), slots))
-
-
-def _objective(unit: WorkerUnit, spec):
-    """The objective of a spec: an Objective, or (it, the user's gradient function)."""
-    objective, fn = spec if isinstance(spec, tuple) else (spec, None)
-    return objective_on(objective, fn, unit.seam.shards)
-
-
-def _round_gradients(unit: WorkerUnit, grads):
-    """The round's gradients on the unit: ``grads`` = (objective spec, sampling, epoch);
-    rows outside the round's sample get zero gradients. Returns the maxima."""
-    objective_spec, sampling, epoch = grads
-    unit.seam.epoch = epoch     # the round, for objectives that draw from it (rank pairs)
-    out = unit.seam.compute_gradients(_objective(unit, objective_spec))
-    if sampling is not None:
-        if sampling.by_gradient:       # refused in dgbdt.dask.train: a global threshold
-            raise RuntimeError("graph mode cannot sample rows by gradient")
-        for s in unit.seam.shards:
-            sampling.apply_rows(s, epoch)
-    return out
-
-
-def _gradients(unit: WorkerUnit, grads, nthread, *after):
-    """The first round's gradients; returns (None, maxima), shaped as a finish's result."""
-    with _on(unit, nthread):
-        t = time.perf_counter()
-        out = _round_gradients(unit, grads)
-        unit.timers["gradients"] += time.perf_counter() - t
-        return None, out
-
-
 def _level(unit: WorkerUnit, nthread, start, after, *inputs):
     """One level on this worker. ``start`` = (spec, k, n_rows, epoch) at the root: ``inputs``
     are then every worker's gradient maxima; else they are every worker's partials of the last
     level. ``after``: this worker's previous tree's finish (a root after the first), for order."""
-    with _on(unit, nthread):
+    with on(unit, nthread):
         if start is not None:
             spec, k, n_rows, epoch = start
             maxima = [i[1] for i in inputs]     # (tree or None, (max |g|, max h)) each
@@ -186,51 +88,28 @@ def _level(unit: WorkerUnit, nthread, start, after, *inputs):
         else:
             if unit.growth.done:
                 return None
-            unit.growth.advance(_merged(unit, inputs))
+            unit.growth.advance(merged(unit, inputs))
             if unit.growth.done:
                 return None
-        return _smalls(unit)
-
-
-def _leaf_sums(unit: WorkerUnit, nthread, *inputs):
-    """A linear tree's last split evaluation, then this worker's part of every leaf's ridge
-    sums (its rows partitioned by the last splits): the hop between the levels and
-    ``_finish``, which fits the leaves from every worker's sums."""
-    with _on(unit, nthread):
-        g = unit.growth
-        if not g.done:
-            g.advance(_merged(unit, inputs))
-        unit.parents = None
-        unit.leaf_request = g.finish_request()
-        return unit.seam.leaf_sums(g.leaf_sum_request(unit.leaf_request)).copy()
+        return smalls(unit)
 
 
 def _finish(unit: WorkerUnit, nthread, want_tree: bool, next_gradients, *inputs):
-    """The tree's last split evaluation and leaf values (a linear tree's: its leaves fitted
-    from every worker's ``_leaf_sums``, the same on every worker); returns (the tree on
-    worker 0, else None; with ``next_gradients`` ((objective spec, sampling, epoch), after a
-    round's last tree) the next round's gradient maxima, computed here: one task hop less
-    per round)."""
-    with _on(unit, nthread):
+    """The tree's leaf values (from the hop before: the last level's partials, or every
+    worker's linear leaf sums or last quantile descent answers: graph_leaves.finish_request)
+    into the unit's margins; returns (the tree on worker 0, else None; with ``next_gradients``
+    ((objective spec, sampling, epoch), after a round's last tree) the next round's gradient
+    maxima, computed here: one task hop less per round; or this unit's rows, for objectives
+    whose gradients need every unit's: graph_gradients)."""
+    with on(unit, nthread):
         g = unit.growth
-        if unit.leaf_request is not None:
-            fin = g.fit_leaves(unit.leaf_request, _sum(inputs))
-            unit.leaf_request = None
-        else:
-            if not g.done:
-                g.advance(_merged(unit, inputs))
-            fin = g.finish_request()
-        unit.parents = None
+        fin = finish_request(unit, inputs)
         unit.seam.finish(fin)
         unit.timers["split_evaluation"] += g.eval_seconds
         unit.growth = None
         tree = g.tree()
         unit.trees.append(tree)
-        grads = None
-        if next_gradients is not None:
-            t = time.perf_counter()
-            grads = _round_gradients(unit, next_gradients)
-            unit.timers["gradients"] += time.perf_counter() - t
+        grads = None if next_gradients is None else timed_gradients(unit, next_gradients)
         return (tree if want_tree else None), grads
 
 
@@ -239,8 +118,8 @@ def _round(unit: WorkerUnit, nthread, grow, *after):
     the in-process round (LocalSeam.grow_round: gradients, then the K trees, as CUDA graphs on a
     GPU). ``grow`` = (objective spec, K, growth spec, epoch). Returns the round's trees."""
     objective_spec, K, spec, epoch = grow
-    with _on(unit, nthread):
-        trees = unit.seam.grow_round(_objective(unit, objective_spec), K, spec, unit.timers,
+    with on(unit, nthread):
+        trees = unit.seam.grow_round(unit_objective(unit, objective_spec), K, spec, unit.timers,
                                      epoch)
         unit.trees.extend(trees)
         return trees
@@ -266,11 +145,11 @@ def _unit_times(unit: WorkerUnit, *after) -> dict:
 
 
 # -- evaluation tasks --------------------------------------------------------------------------
-def _summaries(margin, label, weight, scale, objective_name, metric_names, qid=None):
+def _summaries(margin, label, weight, scale, objective, metric_names, qid=None):
     """Per-metric summaries of some rows, on their device (dgbdt.evaluation); ``qid``: their
     query ids (whole queries) for the ranking metrics."""
     metrics = [get_metric(m) for m in metric_names]
-    return EvalRows(label, weight, scale, qid).summaries(get_objective(objective_name),
+    return EvalRows(label, weight, scale, qid).summaries(objective,
                                                          metrics, margin)
 
 
@@ -292,16 +171,16 @@ def reduce_scores(client, parts, metric_names, fan_in: int, name: str):
                        final=_values, final_args=(metric_names,))
 
 
-def _unit_summaries(unit: WorkerUnit, scale, objective_name, metric_names, *after):
+def _unit_summaries(unit: WorkerUnit, scale, objective, metric_names, *after):
     ss = unit.seam.shards
     xp = unit.be.xp
-    with _on(unit, None):
+    with on(unit, None):
         if unit.seam.n_rows == 0:
             return None
         label = xp.concatenate([s.label for s in ss])
         weight = None if ss[0].weight is None else xp.concatenate([s.weight for s in ss])
         qid = None if ss[0].qid is None else np.concatenate([s.qid for s in ss])
-        return _summaries(unit.seam.margins(), label, weight, scale, objective_name,
+        return _summaries(unit.seam.margins(), label, weight, scale, objective,
                           metric_names, qid)
 
 
@@ -318,13 +197,13 @@ def _eval_part(base, *parts):
     return EvalPart(parts, base)
 
 
-def _eval_summaries(ev: EvalPart, trees, classes, scale, objective_name, metric_names,
+def _eval_summaries(ev: EvalPart, trees, classes, scale, objective, metric_names,
                     *after):
     if ev.part.n_rows == 0:
         return None
     with training_task(None, whole_training=False):
         add_tree_margins(ev.part.X, trees, classes, ev.margin)
-        return _summaries(ev.margin, ev.part.label, ev.part.weight, scale, objective_name,
+        return _summaries(ev.margin, ev.part.label, ev.part.weight, scale, objective,
                           metric_names, ev.part.qid)
 
 
@@ -337,6 +216,13 @@ def by_worker(items, workers) -> dict:
 
 
 # -- on the client -----------------------------------------------------------------------------
+def _scored(objective):
+    """The Objective the metrics read margins through, with its parameters (several quantiles'
+    margins are [n, K], one quantile's a column): a user's gradient function's configured
+    objective (dgbdt.custom: everything but the gradients is that one's)."""
+    return getattr(objective, "base", objective)
+
+
 def _spec(objective):
     """What the units need to rebuild the objective: the Objective (small; it carries its
     parameters), with a custom objective's function (dgbdt.custom)."""
@@ -354,8 +240,10 @@ class DaskSeam:
     #                           BLOCK rounds a task
     BLOCK = 32
 
-    def __init__(self, client, units: dict, n_rows: int, fan_in: int, nthread):
+    def __init__(self, client, units: dict, n_rows: int, fan_in: int, nthread,
+                 weighted: bool = False):
         self.client, self.fan_in, self.nthread = client, fan_in, nthread
+        self.weighted = weighted      # whether rows have weights (the quantile descent's hops)
         self.workers = list(units)
         self.units = [units[w] for w in self.workers]
         self.watched = set(self.workers)  # workers whose loss stops the training (eval sets')
@@ -433,9 +321,9 @@ class DaskSeam:
             return self._whole_round(objective, K, spec, epoch)
         r, W, nt = self.n_rounds, range(len(self.units)), self.nthread
         if self.grads is None:       # the first round; later ones come with the last finish
-            self.grads = [self.on_unit(i, _gradients, (_spec(objective), spec.sampling, epoch),
-                                       nt, self.last[i], key=f"dgbdt-grad-r{r}-w{i}")
-                          for i in W]
+            self.grads = self._gathered(objective, spec, epoch, r, [
+                self.on_unit(i, first_gradients, (_spec(objective), spec.sampling, epoch),
+                             nt, self.last[i], key=f"dgbdt-grad-r{r}-w{i}") for i in W])
         grads = self.grads
         trees, after = [], list(self.last)   # the unit's last task (a finish, or its eval)
         for k in range(K):
@@ -447,9 +335,7 @@ class DaskSeam:
             for level in range(1, spec.max_requests()):
                 parts = [self.on_unit(i, _level, nt, None, None, *parts,
                                       key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
-            if getattr(spec, "linear", None) is not None:   # linear leaves: their sums, a hop
-                parts = [self.on_unit(i, _leaf_sums, nt, *parts,
-                                      key=f"dgbdt-leafsums-t{t}-w{i}") for i in W]
+            parts = self._leaf_hops(parts, spec, leaf_alpha_of(objective, k), t)
             last = k == K - 1
             following = (_spec(objective), spec.sampling, epoch + 1) if last else None
             after = [self.on_unit(i, _finish, nt, i == 0, following,
@@ -457,9 +343,39 @@ class DaskSeam:
             trees.append(self.client.submit(_tree_of, after[0], pure=False,
                                             key=f"dgbdt-tree-t{t}-{self.token}"))
             self.n_trees += 1
-        self.last, self.grads = after, after
+        self.last = after
+        self.grads = self._gathered(objective, spec, epoch + 1, r + 1, after)
         self.n_rounds += 1
         return trees
+
+    def _leaf_hops(self, parts, spec, alpha, t: int) -> list:
+        """The hops between a tree's last level and its finish (dgbdt.dask.graph_leaves): one
+        for linear leaves' sums; for the quantile losses' leaves (``alpha``) one per exchange
+        of their descent; none for constant Newton leaves."""
+        W, nt = range(len(self.units)), self.nthread
+        if getattr(spec, "linear", None) is not None:
+            return [self.on_unit(i, leaf_sums, nt, *parts, key=f"dgbdt-leafsums-t{t}-w{i}")
+                    for i in W]
+        if alpha is None:
+            return parts
+        parts = [self.on_unit(i, descent_start, nt, alpha, *parts,
+                              key=f"dgbdt-quantile-t{t}-S0-w{i}") for i in W]
+        for step in range(1, requests(self.weighted)):
+            parts = [self.on_unit(i, descent_step, nt, *parts,
+                                  key=f"dgbdt-quantile-t{t}-S{step}-w{i}") for i in W]
+        return parts
+
+    def _gathered(self, objective, spec, epoch: int, r: int, results: list) -> list:
+        """The futures holding each unit's gradient maxima for round ``epoch``: ``results``
+        (finishes', or the first round's gradient tasks') themselves, or for an objective
+        whose gradients need every unit's rows (dgbdt.dask.graph_gradients) a hop more, each
+        unit's gradients from every unit's rows in ``results``."""
+        if not gathers_rows(objective):
+            return results
+        grads = (_spec(objective), spec.sampling, epoch)
+        return [self.on_unit(i, gathered, grads, self.nthread, *results,
+                             key=f"dgbdt-gather-r{r}-w{i}")
+                for i in range(len(self.units))]
 
     def _whole_round(self, objective, K: int, spec, epoch: int) -> list:
         """One unit: the round is one task (levels need no other worker's partials, so they
@@ -561,7 +477,7 @@ class TrainEval:
 
     def submit_scores(self, booster, new_trees, objective, metrics):
         s, names = self.seam, list(metrics)     # Metrics (with their parameters), not names
-        parts = [s.on_unit(i, _unit_summaries, self.scale, objective.name, names, s.last[i],
+        parts = [s.on_unit(i, _unit_summaries, self.scale, _scored(objective), names, s.last[i],
                            key=f"dgbdt-eval-train-r{s.n_rounds}-w{i}")
                  for i in range(len(s.units))]
         s.last = parts        # the next round's tasks on a unit wait for its margins' reading
@@ -595,7 +511,8 @@ class DatasetEval:
         self.rounds += 1
         # after this part's previous round: margins advance tree by tree, in order
         parts = [self.client.submit(_eval_summaries, p, trees, classes, self.scale,
-                                    objective.name, names, *([a] if a is not None else []),
+                                    _scored(objective), names,
+                                    *([a] if a is not None else []),
                                     workers=[w], allow_other_workers=False, pure=False,
                                     key=f"dgbdt-eval-r{self.rounds}-w{i}-{uuid.uuid4().hex[:8]}")
                  for i, (p, w, a) in enumerate(zip(self.parts, self.workers, self.last))]

@@ -357,19 +357,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         if p["device"] != "cpu":
             raise ValueError("survival:cox trains on CPU workers for now: pass host "
                              "partitions, or params device='cpu'")
-        if mode == "graph":
-            raise ValueError("survival:cox trains in mode='collective' (the default on CPU "
-                             "clusters) or 'task', not in graph mode: its risk sets span "
-                             "every worker's rows, gathered by the collective ranks each round")
     if getattr(objective, "leaf_alpha", None) is not None:
         if p["device"] != "cpu":
             raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves' "
                              "quantile refresh is built for one GPU in-process, not yet for "
                              "GPU workers): pass host partitions, or params device='cpu'")
-        if mode == "graph":
-            raise ValueError(f"{objective.name} trains in mode='collective' (the default on "
-                             "CPU clusters) or 'task', not in graph mode yet: its leaves' exact "
-                             "quantiles take 8 exchanges a tree")
     refuse_unsupported(objective, xgb_model, checkpoint_dir, p["device"], mode)
     if mode == "graph" and _by_gradient(p):
         raise ValueError("sampling_method='gradient_based' trains in mode='collective' (the "
@@ -510,11 +502,9 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
     one_worker = len(set(workers)) == 1
     if mode == "auto":
         mode = _auto_mode(client, workers, p["device"])
-        if mode == "graph" and (getattr(objective, "leaf_alpha", None) is not None
-                                or objective.name == "survival:cox"
-                                or p["grow_policy"] == "lossguide" or _by_gradient(p)):
-            mode = "collective"       # (graph mode cannot refresh their leaves yet; it grows
-            #                            leaf-wise trees a task hop per split)
+        if mode == "graph" and (p["grow_policy"] == "lossguide" or _by_gradient(p)):
+            mode = "collective"       # (graph mode grows leaf-wise trees a task hop per
+            #                            split, and cannot sample by gradient)
 
         logger.info("dgbdt.dask.train: mode='auto' trains in mode=%r (%d worker%s, device %s)",
                     mode, len(set(workers)), "" if one_worker else "s", p["device"])
@@ -555,7 +545,8 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
                                      workers=[w], allow_other_workers=False, pure=False,
                                      key=f"dgbdt-unit-{i}-{uuid.uuid4().hex[:8]}")
                     for i, w in enumerate(groups)}
-    seam = DaskSeam(client, unit_futures, dtrain.num_row, fan_in, p["nthread"])
+    seam = DaskSeam(client, unit_futures, dtrain.num_row, fan_in, p["nthread"],
+                    weighted=dtrain.has_weight)
     if progress.sink is not None:       # the client writes the checkpoints: trees gathered
         progress.sink = progress.sink.on_client(seam.result)
     seam.wait(seam.units)

@@ -302,11 +302,7 @@ def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = Non
     if getattr(growth, "linear", None) is not None:     # linear leaves: fitted on their rows
         fin = growth.fit_leaves(fin, seam.leaf_sums(growth.leaf_sum_request(fin)))
     if leaf_alpha is not None:
-        values = seam.leaf_quantiles(fin, leaf_alpha)
-        growth.leaf_values = np.zeros(growth.n_nodes, np.float32)
-        growth.leaf_values[fin.leaves] = (values * growth.p.eta).astype(np.float32)
-        fin = FinishRequest(fin.k, None, fin.leaves,
-                            growth.leaf_values[fin.leaves].astype(np.float64))
+        fin = refresh_leaves(growth, fin, seam.leaf_quantiles(fin, leaf_alpha))
     seam.finish(fin)
     timers["split_evaluation"] += growth.eval_seconds
     if lazy and hasattr(growth, "pending_tree"):
@@ -317,3 +313,13 @@ def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = Non
     # a device-grown tree is where the host first waits for the tree's GPU work
     timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
     return tree
+
+
+def refresh_leaves(growth: Growth, fin: FinishRequest, values: np.ndarray) -> FinishRequest:
+    """The quantile losses' leaves: each leaf's value ``eta * values[i]`` (float32, as the
+    tree keeps it) replaces the Newton one in the tree and in the request the shards add to
+    their margins (whose rows already went through ``fin``'s splits: none left to apply)."""
+    growth.leaf_values = np.zeros(growth.n_nodes, np.float32)
+    growth.leaf_values[fin.leaves] = (values * growth.p.eta).astype(np.float32)
+    return FinishRequest(fin.k, None, fin.leaves,
+                         growth.leaf_values[fin.leaves].astype(np.float64))
