@@ -378,9 +378,11 @@ def test_save_binary_keeps_queries(tmp_path):
     np.testing.assert_array_equal(back.weight, d.weight)
 
 
+@pytest.mark.parametrize("unbiased", [False, True])
 @pytest.mark.parametrize("method", [0, 1])
-def test_gradients_same_for_any_thread_count(method):
-    """Chunks of whole queries per thread: the same gradients for 1, 2 or 3 threads."""
+def test_gradients_same_for_any_thread_count(method, unbiased):
+    """Chunks of whole queries per thread: the same gradients (and, debiased, the same
+    per-row cost terms of the position-bias update) for 1, 2 or 3 threads."""
     from dgbdt.data.queries import group_pointers
     from dgbdt.kernels.cpu_rank import lambda_gradients_threaded
     rng = np.random.default_rng(19)
@@ -391,16 +393,20 @@ def test_gradients_same_for_any_thread_count(method):
     pred = rng.normal(size=n).astype(np.float32)
     label = rng.integers(0, 5, size=n).astype(np.float32)
     qw = np.ones(3000, np.float32)
+    ti, tj = rng.uniform(0.3, 1.2, size=8), rng.uniform(0.3, 1.2, size=8)
     outs = []
     for threads in (1, 2, 3):
         g, h = np.empty(n, np.float32), np.empty(n, np.float32)
+        li, lj = np.full(n, np.nan), np.full(n, np.nan)
         lambda_gradients_threaded(0, method, 8, True, True, True, np.uint64(1), np.uint64(2),
                                   gptr, ids.view(np.uint64), pred, label, g, h, qw, 1.0,
-                                  threads)
-        outs.append((g, h))
-    for g, h in outs[1:]:
-        np.testing.assert_array_equal(g, outs[0][0])
-        np.testing.assert_array_equal(h, outs[0][1])
+                                  threads, **({"bias": (ti, tj, li, lj)} if unbiased else {}))
+        outs.append((g, h, li, lj) if unbiased else (g, h))
+    if unbiased:
+        assert (outs[0][2] > 0).any() and np.isfinite(outs[0][2]).all()
+    for out in outs[1:]:
+        for x, y in zip(out, outs[0]):
+            np.testing.assert_array_equal(x, y)
 
 
 def test_early_stopping_maximizes_ndcg_as_xgboost():

@@ -72,33 +72,6 @@ def test_mean_pairs_track_the_longest_query_and_are_deterministic():
     assert len(json.loads(bst.save_config())["learner"]["objective"]["ti+"]) == longest
 
 
-@pytest.mark.parametrize("method", [0, 1])
-def test_bias_terms_same_for_any_thread_count(method):
-    from dgbdt.data.queries import group_pointers
-    from dgbdt.kernels.cpu_rank import lambda_gradients_threaded
-    rng = np.random.default_rng(33)
-    qid = np.repeat(np.arange(3000), rng.integers(1, 50, size=3000))
-    gptr, ids = group_pointers(qid)
-    n = qid.shape[0]
-    assert n > 65536
-    pred = rng.normal(size=n).astype(np.float32)
-    label = rng.integers(0, 5, size=n).astype(np.float32)
-    ti, tj = rng.uniform(0.3, 1.2, size=8), rng.uniform(0.3, 1.2, size=8)
-    outs = []
-    for threads in (1, 2, 3):
-        g, h = np.empty(n, np.float32), np.empty(n, np.float32)
-        li, lj = np.full(n, np.nan), np.full(n, np.nan)
-        lambda_gradients_threaded(0, method, 8, True, True, True, np.uint64(1), np.uint64(2),
-                                  gptr, ids.view(np.uint64), pred, label, g, h,
-                                  np.ones(3000, np.float32), 1.0, threads,
-                                  bias=(ti, tj, li, lj))
-        outs.append((g, h, li, lj))
-    assert (outs[0][2] > 0).any() and np.isfinite(outs[0][2]).all()
-    for out in outs[1:]:
-        for a, b in zip(out, outs[0]):
-            np.testing.assert_array_equal(a, b)
-
-
 def test_errors(tmp_path):
     X, y, qid = rank_data(n_queries=10, seed=34)
     d = dgbdt.Dataset(X, label=y, qid=qid)
