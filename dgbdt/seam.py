@@ -20,7 +20,7 @@ from .fixedpoint import scale_for
 from .sampling_gradient import sample_rows
 from .shard import Shard
 from . import compact
-from .tree import device_grower, tree_graph
+from .tree import device_grower, linear_device, tree_graph
 from .tree.grower import grow_tree
 
 GROWTH = ("auto", "host", "device")
@@ -44,6 +44,15 @@ def leaf_alpha_of(objective, k: int) -> float | None:
     if alphas is not None:
         return alphas[k]
     return getattr(objective, "leaf_alpha", None)
+
+
+def device_growable_linear(spec) -> bool:
+    """Whether dgbdt.tree.linear_device grows the piecewise-linear trees of ``spec``:
+    depth-wise, numerical splits, no interaction constraints (monotone ones are refused for
+    linear trees). Loss-guided linear trees grow on the host (linear_growth)."""
+    return (getattr(spec, "linear", None) is not None and spec.policy == "depthwise"
+            and getattr(spec.cuts, "categorical", None) is None
+            and spec.p.monotone is None and spec.p.interactions is None)
 
 
 def device_growable(spec) -> bool:
@@ -110,16 +119,32 @@ class LocalSeam:
         shards, on the host otherwise (see growth_setting). Trees the device grower does not
         grow (device_growable) grow on the host over the shards' histograms, GPU ones too."""
         be, setting = self.shards[0].be, growth_setting()
-        device = (setting == "device" or (setting == "auto" and be.name == "cuda")) and \
-            device_growable(spec) and not self._refreshes_leaves
-        if not (device and device_grower.fits(spec.max_depth, int(spec.hist_ptrs[-1]),
-                                              len(self.shards))):
+        on_device = setting == "device" or (setting == "auto" and be.name == "cuda")
+        n_slots, n_shards = int(spec.hist_ptrs[-1]), len(self.shards)
+        if on_device and device_growable_linear(spec) and \
+                linear_device.fits(spec.max_depth, n_slots, n_shards):
+            tables = self._device_tables(spec, be)
+            if self._linear_tables is None or self._linear_tables.spec is not spec.linear:
+                self._linear_tables = linear_device.LinearTables(spec.linear, be.xp)
+            return linear_device.DeviceLinearGrowth(
+                k, tables, self._linear_tables, spec.max_depth, spec.p, scale_g, scale_h, be,
+                columns=spec.columns(k, epoch))
+        device = on_device and device_growable(spec) and not self._refreshes_leaves
+        if not (device and device_grower.fits(spec.max_depth, n_slots, n_shards)):
             return spec.start(k, scale_g, scale_h, epoch)
+        return device_grower.DeviceGrowth(k, self._device_tables(spec, be), spec.max_depth,
+                                          spec.p, scale_g, scale_h, be,
+                                          columns=spec.columns(k, epoch))
+
+    def _device_tables(self, spec, be):
+        """The training's DeviceTables (cut values and layout on the backend), made once."""
         if self._tables is None or self._tables[0] is not spec.cuts:
             self._tables = (spec.cuts,
                             device_grower.DeviceTables(spec.cuts, spec.hist_ptrs, be.xp))
-        return device_grower.DeviceGrowth(k, self._tables[1], spec.max_depth, spec.p,
-                                          scale_g, scale_h, be, columns=spec.columns(k, epoch))
+        return self._tables[1]
+
+    #: the linear normalization on the backend (dgbdt.tree.linear_device), made once
+    _linear_tables = None
 
     #: whether the round's objective refreshes its leaves to quantiles (leaf_alpha_of): its
     #: trees then grow on the host (the device grower and tree graphs take Newton leaves)

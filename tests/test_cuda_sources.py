@@ -11,7 +11,7 @@ import pytest
 
 CUDA = Path(str(resources.files("dgbdt.kernels") / "cuda"))
 MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical", "linear",
-           "linear_split", "rank"]
+           "linear_split", "linear_grow", "rank"]
 
 
 def _launched():

@@ -7,7 +7,7 @@ import numba
 import numpy as np
 
 from ..arrays import to_host
-from . import cpu_categorical, cpu_linear, cpu_split, cpu_tree
+from . import cpu_categorical, cpu_linear, cpu_linear_fit, cpu_split, cpu_tree
 
 
 class CpuBackend:
@@ -152,16 +152,33 @@ class CpuBackend:
                                      lm.size, lm.coef, lm.feat, lm.center, lm.inv_scale)
 
     def evaluate_linear_splits(self, hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
-                               inv_sh, lam0, lam1, min_child_weight):
+                               inv_sh, lam0, lam1, min_child_weight, on_host=True):
         """cpu_linear.evaluate_linear_splits' (gain, feature, bin, default_left, left) and each
         winner's right side: its feature's total minus the left (feature 0's for a node
-        without a split)."""
+        without a split). ``on_host``: the CUDA backend's choice; here always host arrays."""
         gain, feat, sbin, dleft, left = cpu_linear.evaluate_linear_splits(
             hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, lam0, lam1,
             min_child_weight)
         right = cpu_linear.feature_totals(hist, hist_ptrs,
                                           np.maximum(feat, 0).astype(np.int64)) - left
         return gain, feat, sbin, dleft, left, right
+
+    @staticmethod
+    def linear_children(ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, regs,
+                        slopes, nreg, inv_sp, inv_sg, inv_sh, lam0, lam1) -> None:
+        """A device-grown linear level's children's fits (kernels.cpu_linear_fit)."""
+        cpu_linear_fit.linear_children(
+            ok, nodes, lefts, rights, feat, np.ascontiguousarray(lsum),
+            np.ascontiguousarray(rsum), has_p, use_x, regs, slopes, nreg, inv_sp,
+            float(inv_sg), float(inv_sh), float(lam0), float(lam1))
+
+    @staticmethod
+    def fit_linear_leaves(sums, leaves, nreg, sentinel, inv_sg, inv_sh, lam0, lam1,
+                          min_child_weight, eta, coefs) -> None:
+        """A device-grown linear tree's leaf fits (kernels.cpu_linear_fit.fit_leaves)."""
+        cpu_linear_fit.fit_leaves(sums, leaves, nreg, int(sentinel), float(inv_sg),
+                                  float(inv_sh), float(lam0), float(lam1),
+                                  float(min_child_weight), float(eta), coefs)
 
     def predict_linear(self, X, cat, ptrs, classes, out) -> None:
         """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated

@@ -142,9 +142,9 @@ class CudaLinear:
         args = (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features),
                 self._hist_ptrs(np.asarray(hist_ptrs)), shard.rows, g, h, _i32(g.shape[1]),
                 _i32(lv.k), shard.grad, raw, center, inv_scale, xmask, shard.begin, shard.end,
-                nodes_d, self.on_device(np.ascontiguousarray(lv.reg_feat[at]), np.int64),
-                self.on_device(np.ascontiguousarray(lv.reg_coef[at]), np.float64),
-                self.on_device(np.ascontiguousarray(lv.inv_sp[at]), np.float64), _i32(D),
+                nodes_d, self.on_device(lv.reg_feat[at], np.int64),
+                self.on_device(lv.reg_coef[at], np.float64),
+                self.on_device(lv.inv_sp[at], np.float64), _i32(D),
                 np.float64(lv.scale_g), np.float64(lv.scale_h), _i32(hist_ptrs[-1]),
                 tile_ptr, _i32(m), _i32(LINEAR_TILE), _i32(p_only))
         groups = self._linear_groups(shard, hist_ptrs) if hist_setting() == "shared" else None
@@ -211,14 +211,15 @@ class CudaLinear:
              _i32(LINEAR_TILE)))
 
     def evaluate_linear_splits(self, hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
-                               inv_sh, lam0, lam1, min_child_weight):
+                               inv_sh, lam0, lam1, min_child_weight, on_host=True):
         """kernels.cpu_linear.evaluate_linear_splits of device histograms [m, S, 9], plus each
         winner's right side: (gain float32 [m], feature int32 [m] (-1: none), split_bin int32,
         default_left bool, left int64 [m, 9], right int64 [m, 9]) as numpy (one copy of
         m x 22 int64; the histograms stay on the device). The right side is the split
         feature's total minus the left (feature 0's for a node without a split), as the CPU
         backend's. cuda/linear_split.cu: linear_split_scan posts each (node, feature)'s best
-        candidate key to the node, linear_split_finish decodes the winners."""
+        candidate key to the node, linear_split_finish decodes the winners. ``on_host=False``:
+        the same arrays on the device, with no copy and no wait (dgbdt.tree.linear_device)."""
         xp = self.xp
         hist = xp.ascontiguousarray(hist, dtype=xp.int64)
         m, S = int(hist.shape[0]), int(hist.shape[1])
@@ -244,11 +245,46 @@ class CudaLinear:
                 self._kernel("linear_split", "linear_split_finish")(
                     (max(1, math.ceil(m / BLOCK)),), (BLOCK,),
                     (hist, _i32(S), hp_d, _i32(nb_max), _i32(m), best, out))
-        r = self.to_host(out)
-        gain = np.ascontiguousarray(r[:, 0]).astype(np.uint32).view(np.float32)
-        return (gain, r[:, 1].astype(np.int32), r[:, 2].astype(np.int32),
-                r[:, 3].astype(np.bool_), np.ascontiguousarray(r[:, 4:13]),
-                np.ascontiguousarray(r[:, 13:22]))
+        r, mod = (self.to_host(out), np) if on_host else (out, xp)
+        gain = mod.ascontiguousarray(r[:, 0]).astype(mod.uint32).view(mod.float32)
+        return (gain, r[:, 1].astype(mod.int32), r[:, 2].astype(mod.int32),
+                r[:, 3].astype(mod.bool_), mod.ascontiguousarray(r[:, 4:13]),
+                mod.ascontiguousarray(r[:, 13:22]))
+
+    def linear_children(self, ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, regs,
+                        slopes, nreg, inv_sp, inv_sg, inv_sh, lam0, lam1) -> None:
+        """A device-grown linear level's children's half-additive fits, regressors and slope
+        parts (cuda/linear_grow.cu; kernels.cpu_linear_fit.linear_children's loop, a thread
+        a slot), into the node tables regs, slopes, nreg, inv_sp."""
+        xp, W = self.xp, int(ok.shape[0])
+        if W == 0:
+            return
+        i64 = xp.int64
+        self._kernel("linear_grow", "linear_children")(
+            (max(1, math.ceil(W / BLOCK)),), (BLOCK,),
+            (xp.ascontiguousarray(ok, dtype=xp.uint8), xp.ascontiguousarray(nodes, dtype=i64),
+             xp.ascontiguousarray(lefts, dtype=i64), xp.ascontiguousarray(rights, dtype=i64),
+             xp.ascontiguousarray(feat, dtype=i64), xp.ascontiguousarray(lsum, dtype=i64),
+             xp.ascontiguousarray(rsum, dtype=i64), xp.ascontiguousarray(has_p, dtype=xp.uint8),
+             xp.ascontiguousarray(use_x, dtype=xp.uint8), regs, slopes, nreg, inv_sp, _i32(W),
+             _i32(regs.shape[1]), np.float64(inv_sg), np.float64(inv_sh), np.float64(lam0),
+             np.float64(lam1)))
+
+    def fit_linear_leaves(self, sums, leaves, nreg, sentinel, inv_sg, inv_sh, lam0, lam1,
+                          min_child_weight, eta, coefs) -> None:
+        """A device-grown linear tree's leaf fits, eta times (cuda/linear_grow.cu
+        fit_linear_leaves; kernels.cpu_linear_fit.fit_leaves), into coefs [m, D + 1]."""
+        xp, m = self.xp, int(leaves.shape[0])
+        if m == 0:
+            return
+        n = int(coefs.shape[1])
+        scratch = xp.empty(m * (2 * n * n + 4 * n), dtype=xp.float64)
+        self._kernel("linear_grow", "fit_linear_leaves")(
+            (max(1, math.ceil(m / BLOCK)),), (BLOCK,),
+            (xp.ascontiguousarray(sums, dtype=xp.int64),
+             xp.ascontiguousarray(leaves, dtype=xp.int64), nreg, np.int64(sentinel), _i32(m),
+             _i32(n - 1), np.float64(inv_sg), np.float64(inv_sh), np.float64(lam0),
+             np.float64(lam1), np.float64(min_child_weight), np.float64(eta), scratch, coefs))
 
     def predict_linear(self, X, cat, ptrs, classes, out) -> None:
         """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated, for

@@ -147,12 +147,22 @@ class DeviceGrowth:
     def _advance_arrays(self, merged):
         """The level's decisions as array operations (the specification of cuda/grow.cu's
         advance_level); returns the split batch and the next level's smaller/larger slots."""
-        xp, p, sentinel = self.xp, self.p, self.sentinel
-        slots, totals = self.slots, self.level_totals
-        valid = slots != sentinel
+        totals = self.level_totals
         gain, feature, split_bin, dleft, left = self.be.evaluate_splits_device(
-            merged, totals, self.tables.hist_ptrs, 1.0 / self.scale_g, 1.0 / self.scale_h, p)
-        right = totals - left
+            merged, totals, self.tables.hist_ptrs, 1.0 / self.scale_g, 1.0 / self.scale_h,
+            self.p)
+        batch, small, large, _ = self._decide(gain, feature, split_bin, dleft, left,
+                                              totals - left)
+        return batch, small, large
+
+    def _decide(self, gain, feature, split_bin, dleft, left, right):
+        """The level's node table updates from its slots' best splits (gain, feature, bin,
+        default left, and both sides' (G, H) sums [W, 2]): which nodes split, their children's
+        ids, the split batch and the next level's slots. Returns (batch, small, large, ok),
+        small and large None after the last level's splits."""
+        xp, p, sentinel = self.xp, self.p, self.sentinel
+        slots = self.slots
+        valid = slots != sentinel
         ok = valid & splittable(gain, feature, left, right, p)
         # children numbered in breadth-first order: ranks of the splitting nodes by position
         width = 2 ** self.depth
@@ -180,7 +190,7 @@ class DeviceGrowth:
         batch = SplitBatch(node=nodes, feature=f, split_bin=b, default_left=dl, left=lefts,
                            right=rights)
         if self.depth + 1 == self.max_depth:
-            return batch, None, None
+            return batch, None, None, ok
         smaller_left = left[:, 1] <= right[:, 1]
         small = xp.where(smaller_left, lefts, rights)
         large = xp.where(smaller_left, rights, lefts)
@@ -193,7 +203,7 @@ class DeviceGrowth:
         self.level_totals = xp.concatenate([
             xp.where(okc, xp.where(smaller_left[:, None], left, right), zero),
             xp.where(okc, xp.where(smaller_left[:, None], right, left), zero)])
-        return batch, small, large
+        return batch, small, large, ok
 
     def _advance_fused(self, merged):
         """The same in one kernel (cuda/grow.cu: advance_level) after the evaluation."""

@@ -306,5 +306,9 @@ class LinearSpec:
 
 
 def slope_bound(v: np.ndarray) -> float:
-    """s_p: the power of two >= sum |v| (|p~| <= 1 on every training row)."""
-    return power_of_two_at_least(float(np.abs(v).sum()))
+    """s_p: the power of two >= sum |v| (|p~| <= 1 on every training row), the sum taken in
+    order (as the device grower's kernels take it: kernels.cpu_linear_fit.abs_sum)."""
+    s = 0.0
+    for x in np.abs(np.asarray(v, dtype=np.float64)).tolist():
+        s += x
+    return power_of_two_at_least(s)
