@@ -33,19 +33,19 @@ GROW_DRIVER = LAUNCH + """
 extern "C" void run_children(int gx, int bx, const unsigned char* ok, const i64* nodes,
         const i64* lefts, const i64* rights, const i64* feat, const i64* lsum, const i64* rsum,
         const unsigned char* has_p, const unsigned char* use_x, i64* regs, double* slopes,
-        i64* nreg, double* inv_sp, int W, int D, double inv_sg, double inv_sh, double lam0,
+        i64* nreg, double* inv_sp, int W, int D, const double* consts, double lam0,
         double lam1) {
     launch(gx, 1, bx, [=] {
         linear_children(ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, regs, slopes,
-                        nreg, inv_sp, W, D, inv_sg, inv_sh, lam0, lam1); });
+                        nreg, inv_sp, W, D, consts, lam0, lam1); });
 }
 
 extern "C" void run_leaves(int gx, int bx, const i64* sums, const i64* leaves, const i64* nreg,
-        i64 sentinel, int m, int D, double inv_sg, double inv_sh, double lam0, double lam1,
-        double mcw, double eta, double* scratch, double* coefs) {
+        i64 sentinel, int m, int D, const double* consts, double lam0, double lam1,
+        double mcw, double* scratch, double* coefs) {
     launch(gx, 1, bx, [=] {
-        fit_linear_leaves(sums, leaves, nreg, sentinel, m, D, inv_sg, inv_sh, lam0, lam1, mcw,
-                          eta, scratch, coefs); });
+        fit_linear_leaves(sums, leaves, nreg, sentinel, m, D, consts, lam0, lam1, mcw, scratch,
+                          coefs); });
 }
 """
 
@@ -117,7 +117,7 @@ def test_children_fits_equal_the_numba_loop_bit_for_bit(grow_lib, D):
     grow_lib.run_children(ctypes.c_int(2), ctypes.c_int(8), *launch_args((
         ok.astype(np.uint8), nodes, lefts, rights, feat, lsum, rsum, has_p.astype(np.uint8),
         use_x.astype(np.uint8), *got, np.int32(W), np.int32(D),
-        *(np.float64(a) for a in args))))
+        np.array([0.0, 0.0, args[0], args[1], 0.0]), np.float64(args[2]), np.float64(args[3]))))
     for r, g in zip(ref, got):
         assert r.tobytes() == g.tobytes()
     # the loop did something: every ok slot's children have rows, others none
@@ -149,7 +149,8 @@ def test_leaf_fits_equal_the_numba_loop_bit_for_bit(grow_lib):
         scratch = np.zeros(m * (2 * n * n + 4 * n))
         grow_lib.run_leaves(ctypes.c_int(2), ctypes.c_int(4), *launch_args((
             sums, leaves, nreg, np.int64(sentinel), np.int32(m), np.int32(D),
-            *(np.float64(a) for a in args), scratch, got)))
+            np.array([0.0, 0.0, args[0], args[1], args[5]]), *(np.float64(a) for a in args[2:5]),
+            scratch, got)))
         assert ref.tobytes() == got.tobytes()
         assert not ref[[2, 5, 7]].any() and ref[0].all()
 

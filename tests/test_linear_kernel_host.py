@@ -67,11 +67,11 @@ extern "C" void run_hist(int gx, int bx, const u32* words, int bits, u32 mask, i
         const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
         const i64* grad, const float* raw, const double* center, const double* inv,
         const unsigned char* xmask, const i64* sb, const i64* se, const i64* nodes,
-        const i64* rf, const double* rc, const double* isp, int D, double sg, double sh,
+        const i64* rf, const double* rc, const double* isp, int D, const double* consts,
         int ns, const i64* tp, int m, int tile, int p_only, u64* out) {
     launch(gx, 1, bx, [=] {
         linear_histograms(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw, center, inv,
-                          xmask, sb, se, nodes, rf, rc, isp, D, sg, sh, ns, tp, m, tile, p_only,
+                          xmask, sb, se, nodes, rf, rc, isp, D, consts, ns, tp, m, tile, p_only,
                           out); });
 }
 
@@ -79,21 +79,21 @@ extern "C" void run_hist_shared(int gx, int gz, int bx, const u32* words, int bi
         int nf, const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
         const i64* grad, const float* raw, const double* center, const double* inv,
         const unsigned char* xmask, const i64* sb, const i64* se, const i64* nodes,
-        const i64* rf, const double* rc, const double* isp, int D, double sg, double sh,
+        const i64* rf, const double* rc, const double* isp, int D, const double* consts,
         int ns, const i64* tp, int m, int tile, int p_only, const int* groups, u64* out) {
     launch(gx, gz, bx, [=] {
         linear_histograms_shared(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw,
-                                 center, inv, xmask, sb, se, nodes, rf, rc, isp, D, sg, sh,
+                                 center, inv, xmask, sb, se, nodes, rf, rc, isp, D, consts,
                                  ns, tp, m, tile, p_only, groups, out); });
 }
 
 extern "C" void run_leaf_sums(int gx, int bx, const int* rows, const i64* sb, const i64* se,
         const i64* leaves, const float* raw, int F, const double* g, const double* h, int K,
-        int k, const double* center, const double* inv, const i64* feats, int D, double sg,
-        double sh, const i64* tp, int m, int tile, u64* out) {
+        int k, const double* center, const double* inv, const i64* feats, int D,
+        const double* consts, const i64* tp, int m, int tile, u64* out) {
     launch(gx, 1, bx, [=] {
-        linear_leaf_sums(rows, sb, se, leaves, raw, F, g, h, K, k, center, inv, feats, D, sg,
-                         sh, tp, m, tile, out); });
+        linear_leaf_sums(rows, sb, se, leaves, raw, F, g, h, K, k, center, inv, feats, D,
+                         consts, tp, m, tile, out); });
 }
 
 extern "C" void run_predict(int gx, int bx, const float* X, i64 n, int F, const int4* nodes,
@@ -121,6 +121,11 @@ def lib(tmp_path_factory):
     src = source("linear", {"extern __shared__ u64 sh64[];": "u64* sh64 = (u64*)g_shared;"})
     return build(PRELUDE + src + DRIVER, tmp_path_factory.mktemp("linear_host"), "linear",
                  threads=True)
+
+
+def _consts(s):
+    """The tree's constants as the kernels read them (gpu.tree_consts' layout)."""
+    return np.array([s["sg"], s["sh"], 1.0 / s["sg"], 1.0 / s["sh"], 0.0])
 
 
 def _args(*values):
@@ -189,7 +194,7 @@ def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, groups, p_only):
     xmask = s["xmask"].astype(np.uint8)
     args = (p.words, p.bits, p.mask, s["F"], s["ptrs"], s["rows"], s["g"], s["h"], s["K"], 1,
             s["grad"], s["raw"], s["center"], s["inv"], xmask, s["begin"], s["end"], nodes,
-            feat, coef, inv_sp, feat.shape[1], s["sg"], s["sh"], S, tp, len(nodes), tile,
+            feat, coef, inv_sp, feat.shape[1], _consts(s), S, tp, len(nodes), tile,
             int(p_only))
     if groups is None:
         lib.run_hist(*_args(gx, bx, *args, out))
@@ -217,7 +222,7 @@ def test_leaf_sums_equal_the_numba_kernel(lib, tile, gx, bx):
     tp = _tile_ptr(s["begin"], s["end"], leaves, tile)
     lib.run_leaf_sums(*_args(gx, bx, s["rows"], s["begin"], s["end"], leaves, s["raw"], s["F"],
                              s["g"], s["h"], s["K"], 1, s["center"], s["inv"], feats, D,
-                             s["sg"], s["sh"], tp, len(leaves), tile, out))
+                             _consts(s), tp, len(leaves), tile, out))
     got = out.view(np.int64)
     low = np.tril_indices(D + 1, -1)
     assert not got[:, low[0], low[1]].any()      # the upper triangle only (the caller mirrors)

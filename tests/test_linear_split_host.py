@@ -53,10 +53,11 @@ inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v)
 
 SPLIT_DRIVER = LAUNCH + """
 extern "C" void run_split_scan(int gx, int bx, const i64* hist, int S, const i64* hp, int F,
-        const i64* nt, const unsigned char* addable, const unsigned char* has_p, double inv_sg,
-        double inv_sh, double lam0, double lam1, double mcw, int nb_max, int m, u64* best) {
+        const i64* nt, const unsigned char* addable, const unsigned char* has_p,
+        const double* consts, double lam0, double lam1, double mcw, int nb_max, int m,
+        u64* best) {
     launch(gx, 1, bx, [=] {
-        linear_split_scan(hist, S, hp, F, nt, addable, has_p, inv_sg, inv_sh, lam0, lam1, mcw,
+        linear_split_scan(hist, S, hp, F, nt, addable, has_p, consts, lam0, lam1, mcw,
                           nb_max, m, best); });
 }
 
@@ -136,8 +137,9 @@ def _gpu_search(split_lib, hist, ptrs, node_totals, addable, has_p, inv_sg, inv_
     best = np.zeros(m, np.uint64)
     out = np.zeros((m, 22), np.int64)
     add8, p8 = addable.astype(np.uint8), has_p.astype(np.uint8)
-    split_lib.run_split_scan(*_args(gx, bx, hist, S, ptrs, F, node_totals, add8, p8, inv_sg,
-                                    inv_sh, lam0, lam1, mcw, nb_max, m, best))
+    consts = np.array([0.0, 0.0, inv_sg, inv_sh, 0.0])     # gpu.tree_consts' layout
+    split_lib.run_split_scan(*_args(gx, bx, hist, S, ptrs, F, node_totals, add8, p8, consts,
+                                    lam0, lam1, mcw, nb_max, m, best))
     split_lib.run_split_finish(*_args(2, 32, hist, S, ptrs, nb_max, m, best, out))
     return (out[:, 0].astype(np.uint32).view(np.float32), out[:, 1].astype(np.int32),
             out[:, 2].astype(np.int32), out[:, 3].astype(bool), out[:, 4:13], out[:, 13:22])

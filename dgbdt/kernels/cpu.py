@@ -152,10 +152,12 @@ class CpuBackend:
                                      lm.size, lm.coef, lm.feat, lm.center, lm.inv_scale)
 
     def evaluate_linear_splits(self, hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
-                               inv_sh, lam0, lam1, min_child_weight, on_host=True):
+                               inv_sh, lam0, lam1, min_child_weight, on_host=True,
+                               consts=None):
         """cpu_linear.evaluate_linear_splits' (gain, feature, bin, default_left, left) and each
         winner's right side: its feature's total minus the left (feature 0's for a node
-        without a split). ``on_host``: the CUDA backend's choice; here always host arrays."""
+        without a split). ``on_host``, ``consts``: the CUDA backend's; here host arrays and
+        scalars."""
         gain, feat, sbin, dleft, left = cpu_linear.evaluate_linear_splits(
             hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, lam0, lam1,
             min_child_weight)
@@ -165,7 +167,7 @@ class CpuBackend:
 
     @staticmethod
     def linear_children(ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, regs,
-                        slopes, nreg, inv_sp, inv_sg, inv_sh, lam0, lam1) -> None:
+                        slopes, nreg, inv_sp, inv_sg, inv_sh, lam0, lam1, consts=None) -> None:
         """A device-grown linear level's children's fits (kernels.cpu_linear_fit)."""
         cpu_linear_fit.linear_children(
             ok, nodes, lefts, rights, feat, np.ascontiguousarray(lsum),
@@ -174,7 +176,7 @@ class CpuBackend:
 
     @staticmethod
     def fit_linear_leaves(sums, leaves, nreg, sentinel, inv_sg, inv_sh, lam0, lam1,
-                          min_child_weight, eta, coefs) -> None:
+                          min_child_weight, eta, coefs, consts=None) -> None:
         """A device-grown linear tree's leaf fits (kernels.cpu_linear_fit.fit_leaves)."""
         cpu_linear_fit.fit_leaves(sums, leaves, nreg, int(sentinel), float(inv_sg),
                                   float(inv_sh), float(lam0), float(lam1),

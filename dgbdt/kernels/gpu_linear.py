@@ -99,6 +99,25 @@ def raw_of(shard, xp):
 class CudaLinear:
     """Linear-tree operations of the CUDA backend (see the module docstring)."""
 
+    def _consts(self, consts, scale_g: float, scale_h: float, eta: float = 0.0,
+                inv: tuple | None = None):
+        """The tree's constants as the kernels read them, in device memory (gpu.tree_consts'
+        layout: scale_g, scale_h, 1 / scale_g, 1 / scale_h, eta): ``consts`` where a
+        device-grown tree keeps them (a CUDA graph replays with the next tree's), else these
+        values uploaded (``inv``: given as 1 / scales)."""
+        if consts is not None:
+            return consts
+        isg, ish = inv if inv is not None else (1.0 / scale_g, 1.0 / scale_h)
+        return self.on_device(np.array([scale_g, scale_h, isg, ish, eta]), np.float64)
+
+    def _device_const(self, name: str, make):
+        """A small constant device array, made once per backend (not inside a CUDA graph
+        capture, where a host-to-device copy is not allowed: the first tree is eager)."""
+        held = self.__dict__.setdefault("_linear_device_consts", {})
+        if name not in held:
+            held[name] = self.xp.asarray(make())
+        return held[name]
+
     def _linear_consts(self, shard, lv):
         """center, inv_scale (float64 [F]) and xmask (uint8 [F]) on the device, uploaded once
         per training (the LinearSpec's arrays are the same objects every level)."""
@@ -109,6 +128,15 @@ class CudaLinear:
                     self.on_device(np.asarray(lv.xmask).astype(np.uint8), np.uint8))
             shard._linear_consts = held
         return held[1:]
+
+    def _normalization(self, shard, center, inv_scale):
+        """center and inv_scale on the device: the shard's copies made with its first
+        histograms when they are of these arrays (no upload, so a tree's leaf sums can be
+        captured in a CUDA graph), else uploaded."""
+        held = getattr(shard, "_linear_consts", None)
+        if held is not None and held[0] is center:
+            return held[1], held[2]
+        return self.on_device(center, np.float64), self.on_device(inv_scale, np.float64)
 
     def linear_histograms(self, shard, req, hist_ptrs):
         """The level's linear histograms [small + large, S, 9] on the device (see module)."""
@@ -122,7 +150,7 @@ class CudaLinear:
             self._linear_rows(shard, req.large, lv, slice(ns, None), hist_ptrs, True, own)
             large = out[ns:]
             large[...] = shard.level_hist[self.on_device(req.parent_slot, np.int64)] - out[:ns]
-            at = cp.asarray(P_ENTRIES)
+            at = self._device_const("p_entries", lambda: P_ENTRIES)
             large[:, :, at] = own[:, :, at]
         return out
 
@@ -145,7 +173,7 @@ class CudaLinear:
                 nodes_d, self.on_device(lv.reg_feat[at], np.int64),
                 self.on_device(lv.reg_coef[at], np.float64),
                 self.on_device(lv.inv_sp[at], np.float64), _i32(D),
-                np.float64(lv.scale_g), np.float64(lv.scale_h), _i32(hist_ptrs[-1]),
+                self._consts(lv.consts, lv.scale_g, lv.scale_h), _i32(hist_ptrs[-1]),
                 tile_ptr, _i32(m), _i32(LINEAR_TILE), _i32(p_only))
         groups = self._linear_groups(shard, hist_ptrs) if hist_setting() == "shared" else None
         if groups is None:
@@ -184,12 +212,12 @@ class CudaLinear:
                 (shard.rows, shard.begin, shard.end, leaves_d, raw, _i32(raw.shape[1]),
                  self.xp.ascontiguousarray(shard.g), self.xp.ascontiguousarray(shard.h),
                  _i32(shard.g.shape[1]), _i32(req.k),
-                 self.on_device(req.center, np.float64),
-                 self.on_device(req.inv_scale, np.float64),
-                 self.on_device(req.feats, np.int64), _i32(D), np.float64(req.scale_g),
-                 np.float64(req.scale_h), tile_ptr, _i32(Lf), _i32(LEAF_SUM_TILE), out))
-        low = np.tril_indices(D + 1, -1)
-        a, b = cp.asarray(low[0]), cp.asarray(low[1])
+                 *self._normalization(shard, req.center, req.inv_scale),
+                 self.on_device(req.feats, np.int64), _i32(D),
+                 self._consts(req.consts, req.scale_g, req.scale_h), tile_ptr, _i32(Lf),
+                 _i32(LEAF_SUM_TILE), out))
+        a = self._device_const(f"tril_a{D}", lambda: np.tril_indices(D + 1, -1)[0])
+        b = self._device_const(f"tril_b{D}", lambda: np.tril_indices(D + 1, -1)[1])
         out[:, a, b] = out[:, b, a]
         return out
 
@@ -211,7 +239,8 @@ class CudaLinear:
              _i32(LINEAR_TILE)))
 
     def evaluate_linear_splits(self, hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
-                               inv_sh, lam0, lam1, min_child_weight, on_host=True):
+                               inv_sh, lam0, lam1, min_child_weight, on_host=True,
+                               consts=None):
         """kernels.cpu_linear.evaluate_linear_splits of device histograms [m, S, 9], plus each
         winner's right side: (gain float32 [m], feature int32 [m] (-1: none), split_bin int32,
         default_left bool, left int64 [m, 9], right int64 [m, 9]) as numpy (one copy of
@@ -240,7 +269,8 @@ class CudaLinear:
                     (max(1, min(m * F, self.n_sm * 64)),), (SPLIT_BLOCK,),
                     (hist, _i32(S), hp_d, _i32(F), self.on_device(node_totals, np.int64),
                      self.on_device(addable, np.uint8), self.on_device(has_p, np.uint8),
-                     np.float64(inv_sg), np.float64(inv_sh), np.float64(lam0), np.float64(lam1),
+                     self._consts(consts, 0.0, 0.0, inv=(inv_sg, inv_sh)), np.float64(lam0),
+                     np.float64(lam1),
                      np.float64(min_child_weight), _i32(nb_max), _i32(m), best))
                 self._kernel("linear_split", "linear_split_finish")(
                     (max(1, math.ceil(m / BLOCK)),), (BLOCK,),
@@ -252,7 +282,7 @@ class CudaLinear:
                 mod.ascontiguousarray(r[:, 13:22]))
 
     def linear_children(self, ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, regs,
-                        slopes, nreg, inv_sp, inv_sg, inv_sh, lam0, lam1) -> None:
+                        slopes, nreg, inv_sp, inv_sg, inv_sh, lam0, lam1, consts=None) -> None:
         """A device-grown linear level's children's half-additive fits, regressors and slope
         parts (cuda/linear_grow.cu; kernels.cpu_linear_fit.linear_children's loop, a thread
         a slot), into the node tables regs, slopes, nreg, inv_sp."""
@@ -267,11 +297,11 @@ class CudaLinear:
              xp.ascontiguousarray(feat, dtype=i64), xp.ascontiguousarray(lsum, dtype=i64),
              xp.ascontiguousarray(rsum, dtype=i64), xp.ascontiguousarray(has_p, dtype=xp.uint8),
              xp.ascontiguousarray(use_x, dtype=xp.uint8), regs, slopes, nreg, inv_sp, _i32(W),
-             _i32(regs.shape[1]), np.float64(inv_sg), np.float64(inv_sh), np.float64(lam0),
-             np.float64(lam1)))
+             _i32(regs.shape[1]), self._consts(consts, 0.0, 0.0, inv=(inv_sg, inv_sh)),
+             np.float64(lam0), np.float64(lam1)))
 
     def fit_linear_leaves(self, sums, leaves, nreg, sentinel, inv_sg, inv_sh, lam0, lam1,
-                          min_child_weight, eta, coefs) -> None:
+                          min_child_weight, eta, coefs, consts=None) -> None:
         """A device-grown linear tree's leaf fits, eta times (cuda/linear_grow.cu
         fit_linear_leaves; kernels.cpu_linear_fit.fit_leaves), into coefs [m, D + 1]."""
         xp, m = self.xp, int(leaves.shape[0])
@@ -283,8 +313,8 @@ class CudaLinear:
             (max(1, math.ceil(m / BLOCK)),), (BLOCK,),
             (xp.ascontiguousarray(sums, dtype=xp.int64),
              xp.ascontiguousarray(leaves, dtype=xp.int64), nreg, np.int64(sentinel), _i32(m),
-             _i32(n - 1), np.float64(inv_sg), np.float64(inv_sh), np.float64(lam0),
-             np.float64(lam1), np.float64(min_child_weight), np.float64(eta), scratch, coefs))
+             _i32(n - 1), self._consts(consts, 0.0, 0.0, eta, inv=(inv_sg, inv_sh)),
+             np.float64(lam0), np.float64(lam1), np.float64(min_child_weight), scratch, coefs))
 
     def predict_linear(self, X, cat, ptrs, classes, out) -> None:
         """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated, for

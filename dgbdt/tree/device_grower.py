@@ -111,6 +111,12 @@ class DeviceGrowth:
                                     start=(k, scale_g, scale_h, self.consts))
         self.eval_seconds = 0.0
 
+    @property
+    def graphable(self) -> bool:
+        """Whether a CUDA graph can replay this tree (dgbdt.tree.tree_graph): the fused
+        kernels read the tree's constants from device memory."""
+        return self.fused
+
     def reset_table(self) -> None:
         """The empty node table: the root only (in place, so that a captured tree resets the
         same arrays on every replay)."""

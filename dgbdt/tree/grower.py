@@ -289,6 +289,17 @@ def make_tree(left, right, parent, feature, threshold, default_left, loss_change
         sum_hessian=(totals[:, 1] / scale_h).astype(np.float32), categories=cats or None)
 
 
+def finish_tree(seam, growth, leaf_alpha: float | None = None) -> None:
+    """A grown tree's end on the seam: the last splits applied and the leaves' values added
+    to the margins (linear leaves fitted on their rows first; quantile leaves refreshed)."""
+    fin = growth.finish_request()
+    if getattr(growth, "linear", None) is not None:     # linear leaves: fitted on their rows
+        fin = growth.fit_leaves(fin, seam.leaf_sums(growth.leaf_sum_request(fin)))
+    if leaf_alpha is not None:
+        fin = refresh_leaves(growth, fin, seam.leaf_quantiles(fin, leaf_alpha))
+    seam.finish(fin)
+
+
 def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = None,
               lazy: bool = False):
     """Drive one tree's growth over a seam; the shards' margins get its leaf values.
@@ -298,12 +309,7 @@ def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = Non
     device_grower), the host not waiting for it (other growths return their Tree)."""
     while not growth.done:
         growth.advance(seam.level(growth.request))
-    fin = growth.finish_request()
-    if getattr(growth, "linear", None) is not None:     # linear leaves: fitted on their rows
-        fin = growth.fit_leaves(fin, seam.leaf_sums(growth.leaf_sum_request(fin)))
-    if leaf_alpha is not None:
-        fin = refresh_leaves(growth, fin, seam.leaf_quantiles(fin, leaf_alpha))
-    seam.finish(fin)
+    finish_tree(seam, growth, leaf_alpha)
     timers["split_evaluation"] += growth.eval_seconds
     if lazy and hasattr(growth, "pending_tree"):
         return growth.pending_tree(seam.settle_later())

@@ -68,20 +68,43 @@ class DeviceLinearGrowth(DeviceGrowth):
         self.lin = lin
         self.linear = lin.spec            # grow_tree's sign of a linear tree
         D = self.D = lin.spec.max_features
-        self.regs = xp.full((cap, D), -1, dtype=np.int64)
-        self.slopes = xp.zeros((cap, D), dtype=np.float64)
-        self.nreg = xp.zeros(cap, dtype=np.int64)
-        self.inv_sp = xp.ones(cap, dtype=np.float64)
+        self.regs = xp.empty((cap, D), dtype=np.int64)
+        self.slopes = xp.empty((cap, D), dtype=np.float64)
+        self.nreg = xp.empty(cap, dtype=np.int64)
+        self.inv_sp = xp.empty(cap, dtype=np.float64)
+        self.reset_table()
+        # the tree's scales and eta in device memory for the GPU's kernels (gpu.tree_consts),
+        # so that the tree can be captured as a CUDA graph (dgbdt.tree.tree_graph) and
+        # replayed with the next tree's; the CPU's kernels take them as arguments
+        if getattr(backend, "name", "cpu") == "cuda":
+            self.consts = backend.upload(backend.tree_consts(scale_g, scale_h, p.eta))
+            self.request.start = (k, scale_g, scale_h, self.consts)
         self.coefs = None                 # the leaves' coefficients (times eta), by leaf slot
         self.leaf_slots = None
         self.request = self._linear(self.request)
+
+    @property
+    def graphable(self) -> bool:
+        """Whether a CUDA graph can replay this tree (its constants in device memory)."""
+        return self.consts is not None
+
+    def reset_table(self) -> None:
+        """The empty node table, every node without regressors (in place: a captured tree
+        resets the same arrays on every replay)."""
+        super().reset_table()
+        if getattr(self, "regs", None) is not None:
+            self.regs.fill(-1)
+            self.slopes.fill(0.0)
+            self.nreg.fill(0)
+            self.inv_sp.fill(1.0)
 
     def _linear(self, req: LevelRequest) -> LevelRequest:
         """``req`` with the regressors of its slots (small, then large)."""
         slots = self.slots
         req.linear = LinearLevel(
             self.k, self.scale_g, self.scale_h, self.lin.spec.center, self.lin.spec.inv_scale,
-            self.lin.spec.regressor, self.regs[slots], self.slopes[slots], self.inv_sp[slots])
+            self.lin.spec.regressor, self.regs[slots], self.slopes[slots], self.inv_sp[slots],
+            consts=self.consts)
         return req
 
     def advance(self, merged) -> None:
@@ -103,14 +126,15 @@ class DeviceLinearGrowth(DeviceGrowth):
         inv_sg, inv_sh = 1.0 / self.scale_g, 1.0 / self.scale_h
         gain, feat, sbin, dleft, left, right = self.be.evaluate_linear_splits(
             hist, hp, node_totals, addable, has_p, inv_sg, inv_sh, p.lam,
-            self.lin.spec.lam, p.min_child_weight, on_host=False)
+            self.lin.spec.lam, p.min_child_weight, on_host=False, consts=self.consts)
         batch, small, large, ok = self._decide(gain, feat, sbin, dleft, left[:, :2],
                                                right[:, :2])
         W = int(slots.shape[0])
         use_x = addable[xp.arange(W), xp.maximum(feat, 0)] & ok
         self.be.linear_children(ok, batch.node, batch.left, batch.right, batch.feature, left,
                                 right, has_p, use_x, self.regs, self.slopes, self.nreg,
-                                self.inv_sp, inv_sg, inv_sh, p.lam, self.lin.spec.lam)
+                                self.inv_sp, inv_sg, inv_sh, p.lam, self.lin.spec.lam,
+                                consts=self.consts)
         self.pending = batch
         self.depth += 1
         if self.depth == self.max_depth:
@@ -140,7 +164,7 @@ class DeviceLinearGrowth(DeviceGrowth):
         self.leaf_slots = fin.leaves
         return LeafSumRequest(self.k, fin.splits, fin.leaves, self.regs[fin.leaves],
                               self.scale_g, self.scale_h, self.lin.spec.center,
-                              self.lin.spec.inv_scale)
+                              self.lin.spec.inv_scale, consts=self.consts)
 
     def fit_leaves(self, fin: FinishRequest, sums) -> FinishRequest:
         """The leaves' ridge fits (times eta) on the device; the request that adds them to the
@@ -152,7 +176,7 @@ class DeviceLinearGrowth(DeviceGrowth):
         self.be.fit_linear_leaves(xp.ascontiguousarray(sums, dtype=np.int64), leaves,
                                   self.nreg, self.sentinel, 1.0 / self.scale_g,
                                   1.0 / self.scale_h, p.lam, self.lin.spec.lam,
-                                  p.min_child_weight, p.eta, coefs)
+                                  p.min_child_weight, p.eta, coefs, consts=self.consts)
         self.coefs = coefs
         feat = xp.zeros((m, D + 1), dtype=np.int64)
         feat[:, 1:] = xp.maximum(self.regs[leaves], 0)

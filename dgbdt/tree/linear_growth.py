@@ -51,6 +51,9 @@ class LinearLevel:
     reg_feat: np.ndarray     # int64 [m, D]: each node's regressors, -1 padded
     reg_coef: np.ndarray     # float64 [m, D]: its slope part v
     inv_sp: np.ndarray       # float64 [m]: 1 / s_p
+    #: the tree's constants in device memory (a device-grown tree's: gpu.tree_consts), or
+    #: None: GPU kernels then read the scales above, uploaded
+    consts: object = None
 
 
 @dataclass
@@ -65,6 +68,7 @@ class LeafSumRequest:
     scale_h: float
     center: np.ndarray
     inv_scale: np.ndarray
+    consts: object = None    # as LinearLevel.consts
 
 
 @dataclass

@@ -33,7 +33,7 @@ import os
 import time
 
 from .device_grower import DeviceGrowth
-from .grower import grow_tree
+from .grower import finish_tree, grow_tree
 
 logger = logging.getLogger("dgbdt")
 
@@ -79,8 +79,8 @@ class TreeGraphs:
         if entry is not None:
             return self._replay(entry, spec, scale_g, scale_h, timers, lazy)
         growth = self.seam.start_tree(spec, k, scale_g, scale_h, epoch)
-        usable = (not self.failed and isinstance(growth, DeviceGrowth) and growth.fused
-                  and growth.columns is None)
+        usable = (not self.failed and isinstance(growth, DeviceGrowth)
+                  and growth.graphable and growth.columns is None)
         if not usable or key not in self.seen:
             self.seen.add(key)
             return grow_tree(self.seam, growth, timers, lazy=lazy)
@@ -127,7 +127,7 @@ class TreeGraphs:
                     growth.reset_table()
                     while not growth.done:
                         growth.advance(self.seam.level(growth.request))
-                    self.seam.finish(growth.finish_request())
+                    finish_tree(self.seam, growth)
                 finally:
                     graph = stream.end_capture()
         except Exception as e:      # noqa: BLE001 - any failure: eager trees from now on

@@ -85,9 +85,10 @@ extern "C" __global__ void linear_histograms(
         const unsigned char* __restrict__ xmask, const i64* __restrict__ seg_begin,
         const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
         const i64* __restrict__ reg_feat, const double* __restrict__ reg_coef,
-        const double* __restrict__ inv_sp, int D, double sg, double sh, int n_slots,
+        const double* __restrict__ inv_sp, int D, const double* __restrict__ consts, int n_slots,
         const i64* __restrict__ tile_ptr, int m, int tile, int p_only,
         u64* __restrict__ out) {
+    const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
     const i64 total = tile_ptr[m];
     const int F = n_features;
     i64 q[9];
@@ -127,10 +128,11 @@ extern "C" __global__ void linear_histograms_shared(
         const unsigned char* __restrict__ xmask, const i64* __restrict__ seg_begin,
         const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
         const i64* __restrict__ reg_feat, const double* __restrict__ reg_coef,
-        const double* __restrict__ inv_sp, int D, double sg, double sh, int n_slots,
+        const double* __restrict__ inv_sp, int D, const double* __restrict__ consts, int n_slots,
         const i64* __restrict__ tile_ptr, int m, int tile, int p_only,
         const int* __restrict__ groups, u64* __restrict__ out) {
     extern __shared__ u64 sh64[];
+    const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
     const int f0 = groups[2 * blockIdx.z], f1 = groups[2 * blockIdx.z + 1];
     const int nfg = f1 - f0;
     const i64 s0 = hist_ptrs[f0];
@@ -210,9 +212,10 @@ extern "C" __global__ void linear_leaf_sums(
         const i64* __restrict__ seg_end, const i64* __restrict__ leaves,
         const float* __restrict__ raw, int F, const double* __restrict__ g,
         const double* __restrict__ h, int K, int k, const double* __restrict__ center,
-        const double* __restrict__ inv_scale, const i64* __restrict__ feats, int D, double sg,
-        double sh, const i64* __restrict__ tile_ptr, int m, int tile,
+        const double* __restrict__ inv_scale, const i64* __restrict__ feats, int D,
+        const double* __restrict__ consts, const i64* __restrict__ tile_ptr, int m, int tile,
         u64* __restrict__ out) {
+    const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
     const int n_tri = (D + 1) * (D + 2) / 2;
     const int n_entries = n_tri + D + 1;
     const i64 total = tile_ptr[m] * n_entries;

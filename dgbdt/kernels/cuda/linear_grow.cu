@@ -7,7 +7,9 @@
 // so the same coefficients bit for bit. The CI test tests/test_linear_grow_host.py compiles
 // this file as host C++ against the numba functions.
 //
-// Tables (cap rows, one a node): regs int64 [cap, D] (a node's regressors, -1 padded), slopes
+// consts: the tree's constants in device memory (dgbdt.kernels.gpu.tree_consts: scale_g,
+// scale_h, 1 / scale_g, 1 / scale_h, eta), so a tree captured as a CUDA graph replays with the
+// next tree's (dgbdt.tree.tree_graph). Tables (cap rows, one a node): regs int64 [cap, D] (a node's regressors, -1 padded), slopes
 // float64 [cap, D] (its slope part v), nreg int64 [cap] (|S|), inv_sp float64 [cap] (1 / s_p,
 // s_p the power of two >= sum_j |v_j|, summed in order). Sums: the 9 fixed-point sums of a
 // side (dgbdt.tree.linear.PAYLOAD: g, h, g p~, h p~, h p~^2, g x~, h x~, h p~ x~, h x~^2).
@@ -104,7 +106,8 @@ extern "C" __global__ void linear_children(
         const unsigned char* ok, const i64* nodes, const i64* lefts, const i64* rights,
         const i64* feat, const i64* lsum, const i64* rsum, const unsigned char* has_p,
         const unsigned char* use_x, i64* regs, double* slopes, i64* nreg, double* inv_sp,
-        int W, int D, double inv_sg, double inv_sh, double lam0, double lam1) {
+        int W, int D, const double* consts, double lam0, double lam1) {
+    const double inv_sg = consts[2], inv_sh = consts[3];   // the tree's 1 / scales
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < W; i += blockDim.x * gridDim.x) {
         if (!ok[i]) continue;
         const i64 node = nodes[i], f = feat[i];
@@ -154,8 +157,9 @@ extern "C" __global__ void linear_children(
 #define LIN_SCRATCH(n) (2 * (n) * (n) + 4 * (n))
 extern "C" __global__ void fit_linear_leaves(
         const i64* sums, const i64* leaves, const i64* nreg, i64 sentinel, int m, int D,
-        double inv_sg, double inv_sh, double lam0, double lam1, double min_child_weight,
-        double eta, double* scratch, double* coefs) {
+        const double* consts, double lam0, double lam1, double min_child_weight,
+        double* scratch, double* coefs) {
+    const double inv_sg = consts[2], inv_sh = consts[3], eta = consts[4];
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < m; j += blockDim.x * gridDim.x) {
         double* c = coefs + (i64)j * (D + 1);
         for (int t = 0; t <= D; ++t) c[t] = 0.0;

@@ -128,8 +128,10 @@ __device__ __forceinline__ float lin_gain(const i64* lft, const i64* rgt, double
 extern "C" __global__ void linear_split_scan(
         const i64* __restrict__ hist, int n_slots, const i64* __restrict__ hist_ptrs, int F,
         const i64* __restrict__ node_totals, const unsigned char* __restrict__ addable,
-        const unsigned char* __restrict__ has_p, double inv_sg, double inv_sh, double lam0,
-        double lam1, double min_child_weight, int nb_max, int m, u64* __restrict__ best) {
+        const unsigned char* __restrict__ has_p, const double* __restrict__ consts,
+        double lam0, double lam1, double min_child_weight, int nb_max, int m,
+        u64* __restrict__ best) {
+    const double inv_sg = consts[2], inv_sh = consts[3];   // the tree's 1 / scales
     __shared__ i64 wsum[32 * 9];
     __shared__ i64 tot[9];
     __shared__ i64 carry[9];
