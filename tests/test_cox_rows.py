@@ -3,7 +3,8 @@ shard and every holder of rows, so the seam's rows go to the host (GPU shards: m
 round, labels and weights once), the CPU kernel computes all rows in dataset order, and each
 holder keeps its own. Checked here on host shards against the kernel on the whole set in
 order, bit for bit: one holder of several shards, and several holders whose rows arrive in
-any order (the collective ranks' all-gather, graph mode's gather hop). The GPU shards' copies
+any order (the collective ranks' all-gather, graph mode's gather hop), the sorts kept from
+round to round while the rows' order stays, the margins read anew. The GPU shards' copies
 are tested on a GPU (tests/gpu/test_gpu_cox.py, test_gpu_dask_cox_quantile.py)."""
 import numpy as np
 import pytest
@@ -78,9 +79,17 @@ def test_holders_rows_in_any_order(weighted):
         seams.append(_Seam([_Shard(y[ids], None if w is None else w[ids], m[ids], holder)]))
     rows = [cox.seam_rows(s) for s in seams]
     assert all(r.dtype == np.float64 and r.shape[1] == 4 for r in rows)
-    for gathered in (np.concatenate(rows), np.concatenate(rows[::-1])):
+    # either order; then that order again with the next round's margins (the seam keeps
+    # the sorts of the rows' order, and must read the new margins)
+    m2 = m + 0.25 * np.sign(m)
+    g2, h2 = cox.gradients(m2, y, w)
+    again = np.concatenate(rows[::-1])
+    again[:, 2] = m2[again[:, 0].astype(np.int64), 0]
+    for gathered, want_g, want_h in ((np.concatenate(rows), g, h),
+                                     (np.concatenate(rows[::-1]), g, h), (again, g2, h2)):
         for seam, holder in zip(seams, pieces):
             ids = np.concatenate([np.arange(a, a + n) for a, n in holder])
             cox.gathered_gradients(seam, gathered)
-            np.testing.assert_array_equal(seam.g, g[ids])
-            np.testing.assert_array_equal(seam.h, h[ids])
+            np.testing.assert_array_equal(seam.g, want_g[ids])
+            np.testing.assert_array_equal(seam.h, want_h[ids])
+    assert not np.array_equal(g2, g)
