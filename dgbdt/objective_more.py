@@ -363,12 +363,15 @@ class Cox(_LogLink):
         g, h = self.gradients(np.zeros((y.shape[0], 1)), y, w)
         return np.array([_stump(ExactSum.of(g[:, 0]), ExactSum.of(h[:, 0]))])
 
-    def gradients(self, margin, y, w, out=None):
+    def gradients(self, margin, y, w, out=None, order=None):
+        """``order``: the rows sorted by |y| (stable), when the caller keeps it from round to
+        round (the labels do not change; the sort is a third of the work)."""
         m = np.ascontiguousarray(_as_margin(margin))
         y = np.ascontiguousarray(_as_labels(y))
         if out is None:
             out = (np.empty_like(m), np.empty_like(m))
-        order = np.argsort(np.abs(y), kind="stable")
+        if order is None:
+            order = time_order(y)
         has_w = w is not None
         _kernels.cox(order, m, y, _as_weights(w, y.shape[0]) if has_w else y, has_w, *out)
         return out
@@ -380,48 +383,90 @@ class Cox(_LogLink):
         """Gradients of all the seam's rows together (the risk sets span every shard), written
         into the shards; the (max |g|, max h) that set the fixed-point scale.
 
+        The gradients are always computed on the host by the numba kernel (one sequential
+        pass in the order of the times), also for GPU shards: their margins come to the host
+        (8 bytes a row a round; the labels and weights once a training, ``_host_rows``) and
+        the gradients go back (16 bytes a row), so a GPU training's gradients are the CPU's
+        bit for bit.
+
         On Dask's collective seam the risk sets span every rank: each rank gathers every
-        rank's (dataset index, label, margin, weight) rows (4 floats a row, once a round),
-        puts them in dataset order, computes the gradients of all rows as in-process (the
-        same order, ties included, so the same numbers) and keeps its own rows'. Graph mode
-        gathers every unit's ``seam_rows`` through a task hop and calls ``gathered_gradients``
-        (dgbdt.dask.graph_gradients)."""
+        rank's (dataset index, label, margin, weight) rows (4 floats a row, once a round; on
+        NCCL through the devices, then to the host), puts them in dataset order, computes the
+        gradients of all rows as in-process (the same order, ties included, so the same
+        numbers) and keeps its own rows'. Graph mode gathers every unit's ``seam_rows``
+        through a task hop and calls ``gathered_gradients`` (dgbdt.dask.graph_gradients)."""
+        from .arrays import to_host
         from .sampling import global_ids
         shards = seam.shards
-        if shards[0].be.name != "cpu":
-            raise ValueError("survival:cox trains on the CPU for now")
         comm = getattr(seam, "comm", None)
         ids = np.concatenate([global_ids(s, np) for s in shards])
         if comm is None and np.array_equal(ids, np.arange(ids.shape[0])):
-            label = np.concatenate([s.label for s in shards])
-            weight = None if shards[0].weight is None else \
-                np.concatenate([s.weight for s in shards])
-            return seam.set_gradients(*self.gradients(seam.margins()[:, 0], label, weight))
+            label, weight, order = _host_rows(seam)
+            return _set_host_gradients(seam, *self.gradients(
+                to_host(seam.margins()[:, 0]), label, weight, order=order))
         rows = self.seam_rows(seam)
         return self.gathered_gradients(seam, rows if comm is None else
                                        comm.allgather_rows(rows))
 
     def seam_rows(self, seam) -> np.ndarray:
-        """The seam's rows as float64 [n, 4]: (index in the dataset, label, margin, weight;
-        1 unweighted), what the holders of rows exchange each round."""
+        """The seam's rows as float64 [n, 4] on the host: (index in the dataset, label,
+        margin, weight; 1 unweighted), what the holders of rows exchange each round."""
+        from .arrays import to_host
         from .sampling import global_ids
-        shards = seam.shards
-        ids = np.concatenate([global_ids(s, np) for s in shards])
-        label = np.concatenate([s.label for s in shards])
-        weight = None if shards[0].weight is None else \
-            np.concatenate([s.weight for s in shards])
-        margin = seam.margins()[:, 0]
+        ids = np.concatenate([global_ids(s, np) for s in seam.shards])
+        label, weight, _ = _host_rows(seam)
+        margin = to_host(seam.margins()[:, 0])
         return np.stack([ids.astype(np.float64), label, margin,
                          np.ones_like(label) if weight is None else weight], axis=1)
 
-    def gathered_gradients(self, seam, rows: np.ndarray):
-        """The seam's rows' gradients from every holder's ``seam_rows`` (in any order): all
-        rows put in dataset order, their gradients computed as in-process, the seam's own
-        kept (written into its shards); returns their (max |g|, max h)."""
+    def gathered_gradients(self, seam, rows) -> tuple:
+        """The seam's rows' gradients from every holder's ``seam_rows`` (in any order, host
+        or device): all rows put in dataset order on the host, their gradients computed as
+        in-process, the seam's own kept (written into its shards, on their device); returns
+        their (max |g|, max h)."""
+        from .arrays import to_host
         from .sampling import global_ids
-        mine = np.concatenate([global_ids(s, np) for s in seam.shards]).astype(np.float64)
-        rows = rows[np.argsort(rows[:, 0], kind="stable")]
+        rows = to_host(rows)
+        # the rows arrive in the same order every round of a training (rank or unit order):
+        # their sorts, kept on the seam, are reused while the index column is the same
+        kept = getattr(seam, "_cox_gathered", None)
+        if kept is None or not np.array_equal(kept[0], rows[:, 0]):
+            by_id = np.argsort(rows[:, 0], kind="stable")
+            mine = np.concatenate([global_ids(s, np) for s in seam.shards]).astype(np.float64)
+            at = np.searchsorted(rows[by_id, 0], mine)
+            kept = seam._cox_gathered = (rows[:, 0].copy(), by_id, time_order(rows[by_id, 1]),
+                                         at)
+        _, by_id, order, at = kept
+        rows = rows[by_id]
         weighted = seam.shards[0].weight is not None
-        g, h = self.gradients(rows[:, 2], rows[:, 1], rows[:, 3] if weighted else None)
-        at = np.searchsorted(rows[:, 0], mine)
-        return seam.set_gradients(g[at], h[at])
+        g, h = self.gradients(rows[:, 2], rows[:, 1], rows[:, 3] if weighted else None,
+                              order=order)
+        return _set_host_gradients(seam, g[at], h[at])
+
+
+def time_order(y: np.ndarray) -> np.ndarray:
+    """The rows in the order of their times |y|, ties in row order (XGBoost's stable sort)."""
+    return np.argsort(np.abs(y), kind="stable")
+
+
+def _host_rows(seam) -> tuple:
+    """The seam's labels and weights (None unweighted) as float64 host arrays, in its rows'
+    order, and the rows' time order: copied from GPU shards and sorted once a training (they
+    do not change), kept on the seam."""
+    from .arrays import to_host
+    cached = getattr(seam, "_cox_host_rows", None)
+    if cached is None:
+        shards = seam.shards
+        label = np.concatenate([to_host(s.label) for s in shards]).astype(np.float64,
+                                                                           copy=False)
+        weight = None if shards[0].weight is None else np.concatenate(
+            [to_host(s.weight) for s in shards]).astype(np.float64, copy=False)
+        cached = seam._cox_host_rows = (label, weight, time_order(label))
+    return cached
+
+
+def _set_host_gradients(seam, g: np.ndarray, h: np.ndarray) -> tuple:
+    """Host gradients [n, 1] of the seam's rows into its shards, on the shards' device (one
+    host-to-device copy of each for GPU shards; none for CPU ones); returns (max |g|, max h)."""
+    be = seam.shards[0].be
+    return seam.set_gradients(be.asarray(g, dtype=np.float64), be.asarray(h, dtype=np.float64))

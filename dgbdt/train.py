@@ -141,8 +141,6 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
                                                  dtrain.feature_names)
     p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
                                                         dtrain.num_col, dtrain.feature_names)
-    if objective.name == "survival:cox" and backend.name != "cpu":
-        raise ValueError("survival:cox trains on the CPU for now: pass device='cpu'")
     K = objective.n_outputs(num_class)
     if is_metric_custom(custom_metric):     # Metric instances: scored as the built-in ones
         p["eval_metric"] = with_custom(p["eval_metric"], objective.default_metric,

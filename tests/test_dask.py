@@ -873,16 +873,3 @@ def test_aft_on_dask_errors(client2):
     bad = dgd.DaskDataset(client2, Xd, label_lower_bound=yd, label_upper_bound=yd - 0.5)
     with pytest.raises(ValueError, match="label_upper_bound < label_lower_bound"):
         dgd.train(client2, {"objective": "survival:aft"}, bad, 1, verbose_eval=False)
-
-
-def test_quantile_losses_and_cox_say_where_they_do_not_train_yet(client2):
-    """GPU workers are what is still refused (in every mode), with what to pass instead."""
-    X, y, w = make(n=400, seed=23)
-    d = dask_dataset(client2, X, y, w, 2)
-    for mode in ("auto", "graph"):
-        with pytest.raises(ValueError, match="trains on CPU workers for now"):
-            dgd.train(client2, {"objective": "reg:quantileerror", "device": "cuda"}, d, 2,
-                      verbose_eval=False, mode=mode)
-        with pytest.raises(ValueError, match="survival:cox trains on CPU workers for now"):
-            dgd.train(client2, {"objective": "survival:cox", "device": "cuda"}, d, 2,
-                      verbose_eval=False, mode=mode)

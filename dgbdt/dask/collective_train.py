@@ -32,7 +32,7 @@ import uuid
 
 import numpy as np
 
-from ..backend import array_module, device_scope
+from ..backend import array_module, device_scope, to_host
 from ..callback import log_to_client
 from ..data.page_store import gpu_memory_errors
 from ..evaluation import EvalRows, weight_scale
@@ -196,7 +196,9 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
 
 
 def _rows_value(metric, rows, counts) -> list:
-    """A row-summary metric's value of every rank's rows (its columns, gathered)."""
+    """A row-summary metric's value of every rank's rows (its columns, gathered; on the host:
+    NCCL gathers them on the device)."""
+    rows = to_host(rows)
     return [metric.value([rows[:, j] for j in range(rows.shape[1])])]
 
 

@@ -353,15 +353,6 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                 raise ValueError(f"survival:aft trains on label intervals: {name} needs "
                                  "label_lower_bound and label_upper_bound (DaskDataset "
                                  "arguments, partitioned like the data)")
-    if objective.name == "survival:cox":
-        if p["device"] != "cpu":
-            raise ValueError("survival:cox trains on CPU workers for now: pass host "
-                             "partitions, or params device='cpu'")
-    if getattr(objective, "leaf_alpha", None) is not None:
-        if p["device"] != "cpu":
-            raise ValueError(f"{objective.name} trains on CPU workers for now (its leaves' "
-                             "quantile refresh is built for one GPU in-process, not yet for "
-                             "GPU workers): pass host partitions, or params device='cpu'")
     refuse_unsupported(objective, xgb_model, checkpoint_dir, p["device"], mode)
     if mode == "graph" and _by_gradient(p):
         raise ValueError("sampling_method='gradient_based' trains in mode='collective' (the "
