@@ -30,14 +30,23 @@ using std::frexp; using std::ldexp; using std::isfinite; using std::sqrt; using 
 """
 
 GROW_DRIVER = LAUNCH + """
-extern "C" void run_children(int gx, int bx, const unsigned char* ok, const i64* nodes,
-        const i64* lefts, const i64* rights, const i64* feat, const i64* lsum, const i64* rsum,
-        const unsigned char* has_p, const unsigned char* use_x, i64* regs, double* slopes,
+extern "C" void run_children(int gx, int bx, const i64* nodes, const i64* feat,
+        const i64* lefts, const i64* rights, const i64* lsum, const i64* rsum,
+        const unsigned char* addable, int F, i64 sentinel, i64* regs, double* slopes,
         i64* nreg, double* inv_sp, int W, int D, const double* consts, double lam0,
         double lam1) {
     launch(gx, 1, bx, [=] {
-        linear_children(ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, regs, slopes,
-                        nreg, inv_sp, W, D, consts, lam0, lam1); });
+        linear_children(nodes, feat, lefts, rights, lsum, rsum, addable, F, sentinel, regs,
+                        slopes, nreg, inv_sp, W, D, consts, lam0, lam1); });
+}
+
+extern "C" void run_level(int gx, int bx, const i64* slots, int W, const i64* regs,
+        const double* slopes, const i64* nreg, const double* inv_sp,
+        const unsigned char* regressor, int F, int D, i64* reg_feat, double* reg_coef,
+        double* isp, unsigned char* addable, unsigned char* has_p) {
+    launch(gx, 1, bx, [=] {
+        linear_level(slots, W, regs, slopes, nreg, inv_sp, regressor, F, D, reg_feat, reg_coef,
+                     isp, addable, has_p); });
 }
 
 extern "C" void run_leaves(int gx, int bx, const i64* sums, const i64* leaves, const i64* nreg,
@@ -91,16 +100,19 @@ def test_children_fits_equal_the_numba_loop_bit_for_bit(grow_lib, D):
     rng = np.random.default_rng(D)
     W = 24
     cap = 2 + 3 * W
+    sentinel = cap - 1
     regs, slopes, nreg, inv_sp, F = _tables(rng, cap, D, W)
     nodes = np.arange(1, W + 1, dtype=np.int64)
+    ok = rng.random(W) < 0.8
+    nodes[~ok] = sentinel
     lefts = W + 1 + 2 * np.arange(W, dtype=np.int64)
     rights = lefts + 1
-    ok = rng.random(W) < 0.8
+    node_rows = np.arange(1, W + 1)
     feat = np.where(rng.random(W) < 0.4,                  # often one of S (if any)
-                    np.maximum(regs[nodes, 0], 0), rng.integers(0, F, W)).astype(np.int64)
-    has_p = nreg[nodes] > 0
-    use_x = ok & ((nreg[nodes] < D) | (regs[nodes] == feat[:, None]).any(axis=1))
-    use_x &= rng.random(W) < 0.9                          # sometimes not a regressor at all
+                    np.maximum(regs[node_rows, 0], 0), rng.integers(0, F, W)).astype(np.int64)
+    addable = (nreg[node_rows] < D)[:, None] | (regs[node_rows][:, :, None] ==
+                                                np.arange(F)).any(axis=1)
+    addable &= rng.random((W, F)) < 0.9                   # sometimes not a regressor at all
     lsum = np.zeros((W, 9), np.int64)
     rsum = np.zeros((W, 9), np.int64)
     for i in range(W):        # 9 sums of (1, p~, x~) systems, some collinear (p~ = x~)
@@ -112,17 +124,43 @@ def test_children_fits_equal_the_numba_loop_bit_for_bit(grow_lib, D):
     ref = [a.copy() for a in (regs, slopes, nreg, inv_sp)]
     got = [a.copy() for a in (regs, slopes, nreg, inv_sp)]
     args = (0.5 ** 20, 0.5 ** 20, 1.0, 0.5)
-    cpu_linear_fit.linear_children(ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x,
+    cpu_linear_fit.linear_children(nodes, feat, lefts, rights, lsum, rsum, addable, sentinel,
                                    *ref, *args)
     grow_lib.run_children(ctypes.c_int(2), ctypes.c_int(8), *launch_args((
-        ok.astype(np.uint8), nodes, lefts, rights, feat, lsum, rsum, has_p.astype(np.uint8),
-        use_x.astype(np.uint8), *got, np.int32(W), np.int32(D),
+        nodes, feat, lefts, rights, lsum, rsum, addable.astype(np.uint8), np.int32(F),
+        np.int64(sentinel), *got, np.int32(W), np.int32(D),
         np.array([0.0, 0.0, args[0], args[1], 0.0]), np.float64(args[2]), np.float64(args[3]))))
     for r, g in zip(ref, got):
         assert r.tobytes() == g.tobytes()
-    # the loop did something: every ok slot's children have rows, others none
-    assert (ref[2][lefts[ok]] >= ref[2][nodes[ok]]).all()
+    # the loop did something: every splitting slot's children have rows, others none
+    assert (ref[2][lefts[ok]] >= ref[2][node_rows[ok]]).all()
     assert (ref[0][lefts[~ok]] == -1).all() and ref[1][rights[ok]].any()
+
+
+def test_level_inputs_equal_the_numba_loop_and_the_array_rule(grow_lib):
+    """linear_level's gathers, addable and has_p: level_inputs' bit for bit, and addable is
+    LinearNodes._addable's rule (a regressor feature while |S| < D, else S's own)."""
+    rng = np.random.default_rng(9)
+    D, W, cap = 3, 16, 40
+    regs, slopes, nreg, inv_sp, F = _tables(rng, cap, D, W)
+    inv_sp[:] = rng.uniform(0.1, 1, cap)
+    regressor = rng.random(F) < 0.8
+    regressor[regs[regs >= 0]] = True                     # S's features are regressors
+    slots = rng.integers(0, cap, W).astype(np.int64)
+    ref = (np.empty((W, D), np.int64), np.empty((W, D)), np.empty(W),
+           np.empty((W, F), np.bool_), np.empty(W, np.bool_))
+    cpu_linear_fit.level_inputs(slots, regs, slopes, nreg, inv_sp, regressor, *ref)
+    got = (np.empty((W, D), np.int64), np.empty((W, D)), np.empty(W),
+           np.empty((W, F), np.uint8), np.empty(W, np.uint8))
+    grow_lib.run_level(ctypes.c_int(2), ctypes.c_int(8), *launch_args((
+        slots, np.int32(W), regs, slopes, nreg, inv_sp, regressor.astype(np.uint8),
+        np.int32(F), np.int32(D), *got)))
+    for r, g in zip(ref, got):
+        assert np.array_equal(r, g) and r.dtype.itemsize == 1 or r.tobytes() == g.tobytes()
+    for i, node in enumerate(slots.tolist()):
+        S = regs[node, :nreg[node]]
+        want = regressor.copy() if len(S) < D else np.isin(np.arange(F), S) & regressor
+        assert (ref[3][i] == want).all() and ref[4][i] == (len(S) > 0)
 
 
 def test_leaf_fits_equal_the_numba_loop_bit_for_bit(grow_lib):
@@ -210,7 +248,8 @@ def test_device_grown_training_through_the_cuda_glue_is_the_cpu_model(lib, split
         def call(grid, block, args, shared_mem=0):
             launched.append(name)
             run = {"linear_children": grow_lib.run_children,
-                   "fit_linear_leaves": grow_lib.run_leaves}[name]
+                   "fit_linear_leaves": grow_lib.run_leaves,
+                   "linear_level": grow_lib.run_level}[name]
             run(ctypes.c_int(min(int(grid[0]), 2)), ctypes.c_int(min(int(block[0]), 16)),
                 *launch_args(args))
         return call

@@ -166,13 +166,27 @@ class CpuBackend:
         return gain, feat, sbin, dleft, left, right
 
     @staticmethod
-    def linear_children(ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, regs,
+    def linear_level(slots, regs, slopes, nreg, inv_sp, regressor):
+        """A device-grown linear level's inputs (kernels.cpu_linear_fit.level_inputs):
+        (reg_feat, reg_coef, isp, addable, has_p) of its slots."""
+        W, D, F = int(slots.shape[0]), int(regs.shape[1]), int(regressor.shape[0])
+        out = (np.empty((W, D), np.int64), np.empty((W, D)), np.empty(W),
+               np.empty((W, F), np.bool_), np.empty(W, np.bool_))
+        cpu_linear_fit.level_inputs(np.ascontiguousarray(slots, dtype=np.int64), regs, slopes,
+                                    nreg, inv_sp, np.asarray(regressor, np.bool_), *out)
+        return out
+
+    @staticmethod
+    def linear_children(nodes, feat, lefts, rights, lsum, rsum, addable, sentinel, regs,
                         slopes, nreg, inv_sp, inv_sg, inv_sh, lam0, lam1, consts=None) -> None:
         """A device-grown linear level's children's fits (kernels.cpu_linear_fit)."""
+        i64 = np.int64
         cpu_linear_fit.linear_children(
-            ok, nodes, lefts, rights, feat, np.ascontiguousarray(lsum),
-            np.ascontiguousarray(rsum), has_p, use_x, regs, slopes, nreg, inv_sp,
-            float(inv_sg), float(inv_sh), float(lam0), float(lam1))
+            np.ascontiguousarray(nodes, dtype=i64), np.ascontiguousarray(feat, dtype=i64),
+            np.ascontiguousarray(lefts, dtype=i64), np.ascontiguousarray(rights, dtype=i64),
+            np.ascontiguousarray(lsum, dtype=i64), np.ascontiguousarray(rsum, dtype=i64),
+            np.ascontiguousarray(addable, dtype=np.bool_), int(sentinel), regs, slopes, nreg,
+            inv_sp, float(inv_sg), float(inv_sh), float(lam0), float(lam1))
 
     @staticmethod
     def fit_linear_leaves(sums, leaves, nreg, sentinel, inv_sg, inv_sh, lam0, lam1,

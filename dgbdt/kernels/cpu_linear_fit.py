@@ -46,11 +46,37 @@ def pow2_at_least(x):
 
 
 @njit(cache=True, nogil=True)
-def linear_children(ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, regs, slopes,
+def level_inputs(slots, regs, slopes, nreg, inv_sp, regressor, reg_feat, reg_coef, isp,
+                 addable, has_p):
+    """A level's slots' rows of the node tables (reg_feat, reg_coef [W, D], isp [W]) and what
+    the split search needs of them: addable [W, F] (x~_f enters the candidates: f may be a
+    regressor and |S| < D, or f is in S) and has_p [W] (|S| > 0)."""
+    D, F = regs.shape[1], regressor.shape[0]
+    for i in range(slots.shape[0]):
+        node = slots[i]
+        d = nreg[node]
+        for t in range(D):
+            reg_feat[i, t] = regs[node, t]
+            reg_coef[i, t] = slopes[node, t]
+        isp[i] = inv_sp[node]
+        has_p[i] = d > 0
+        for f in range(F):
+            a = regressor[f] and d < D
+            if regressor[f] and not a:
+                for t in range(d):
+                    if regs[node, t] == f:
+                        a = True
+            addable[i, f] = a
+
+
+@njit(cache=True, nogil=True)
+def linear_children(nodes, feat, lefts, rights, lsum, rsum, addable, sentinel, regs, slopes,
                     nreg, inv_sp, inv_sg, inv_sh, lam0, lam1):
-    """For each slot i with ok[i]: the half-additive fits of its children lefts[i] (sums
-    lsum[i], 9 int64) and rights[i] (rsum[i]) and their rows of regs, slopes, nreg and
-    inv_sp (= 1 / s_p of the child's v), from its node's rows."""
+    """For each slot i whose node nodes[i] splits (not the sentinel) on feat[i]: the
+    half-additive fits of its children lefts[i] (sums lsum[i], 9 int64) and rights[i]
+    (rsum[i]) and their rows of regs, slopes, nreg and inv_sp (= 1 / s_p of the child's v),
+    from its node's rows; p~ in the basis when the node has regressors, x~ when
+    addable[i, feat[i]]."""
     D = regs.shape[1]
     A = np.zeros((3, 3))
     b = np.zeros(3)
@@ -58,19 +84,22 @@ def linear_children(ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, re
     L = np.zeros((3, 3))
     keep = np.zeros(3, np.bool_)
     y = np.zeros(3)
-    for i in range(ok.shape[0]):
-        if not ok[i]:
+    for i in range(nodes.shape[0]):
+        node = nodes[i]
+        if node == sentinel:
             continue
-        node, f = nodes[i], feat[i]
+        f = feat[i]
         d = nreg[node]
+        use_p = d > 0
+        use_x = bool(addable[i, f])
         sb = pow2_at_least(abs_sum(slopes[node], d))
         for side in range(2):
             child = lefts[i] if side == 0 else rights[i]
             s = lsum[i] if side == 0 else rsum[i]
-            n = basis_system(s, inv_sg, inv_sh, lam0, lam1, has_p[i], use_x[i], A, b)
+            n = basis_system(s, inv_sg, inv_sh, lam0, lam1, use_p, use_x, A, b)
             ridge_solve(A, b, n, w, True, L, keep, y)
-            k1 = w[1] if has_p[i] else 0.0
-            k2 = w[n - 1] if use_x[i] else 0.0
+            k1 = w[1] if use_p else 0.0
+            k2 = w[n - 1] if use_x else 0.0
             at = -1
             for j in range(d):
                 regs[child, j] = regs[node, j]
@@ -78,7 +107,7 @@ def linear_children(ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, re
                 if regs[node, j] == f:
                     at = j
             dd = d
-            if use_x[i]:
+            if use_x:
                 if at >= 0:
                     slopes[child, at] += k2
                 else:
@@ -127,4 +156,4 @@ def fit_leaves(sums, leaves, nreg, sentinel, inv_sg, inv_sh, lam0, lam1, min_chi
             coefs[j, t] = w[t] * eta
 
 
-__all__ = ["abs_sum", "fit_leaves", "linear_children", "pow2_at_least"]
+__all__ = ["abs_sum", "fit_leaves", "level_inputs", "linear_children", "pow2_at_least"]

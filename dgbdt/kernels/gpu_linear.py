@@ -240,7 +240,7 @@ class CudaLinear:
 
     def evaluate_linear_splits(self, hist, hist_ptrs, node_totals, addable, has_p, inv_sg,
                                inv_sh, lam0, lam1, min_child_weight, on_host=True,
-                               consts=None):
+                               consts=None, raw=False):
         """kernels.cpu_linear.evaluate_linear_splits of device histograms [m, S, 9], plus each
         winner's right side: (gain float32 [m], feature int32 [m] (-1: none), split_bin int32,
         default_left bool, left int64 [m, 9], right int64 [m, 9]) as numpy (one copy of
@@ -248,7 +248,9 @@ class CudaLinear:
         feature's total minus the left (feature 0's for a node without a split), as the CPU
         backend's. cuda/linear_split.cu: linear_split_scan posts each (node, feature)'s best
         candidate key to the node, linear_split_finish decodes the winners. ``on_host=False``:
-        the same arrays on the device, with no copy and no wait (dgbdt.tree.linear_device)."""
+        the same arrays on the device, with no copy and no wait (dgbdt.tree.linear_device);
+        ``raw``: the winners' rows int64 [m, 22] themselves (gain bits, feature, bin, default
+        left, left[9], right[9]), whose first six columns are grow.cu's candidate rows."""
         xp = self.xp
         hist = xp.ascontiguousarray(hist, dtype=xp.int64)
         m, S = int(hist.shape[0]), int(hist.shape[1])
@@ -273,32 +275,51 @@ class CudaLinear:
                      np.float64(lam1),
                      np.float64(min_child_weight), _i32(nb_max), _i32(m), best))
                 self._kernel("linear_split", "linear_split_finish")(
-                    (max(1, math.ceil(m / BLOCK)),), (BLOCK,),
+                    (max(1, min(m, self.n_sm * 8)),), (SPLIT_BLOCK,),
                     (hist, _i32(S), hp_d, _i32(nb_max), _i32(m), best, out))
+        if raw:             # the winners' rows [m, 22] as they are (a fused device level)
+            return out
         r, mod = (self.to_host(out), np) if on_host else (out, xp)
         gain = mod.ascontiguousarray(r[:, 0]).astype(mod.uint32).view(mod.float32)
         return (gain, r[:, 1].astype(mod.int32), r[:, 2].astype(mod.int32),
                 r[:, 3].astype(mod.bool_), mod.ascontiguousarray(r[:, 4:13]),
                 mod.ascontiguousarray(r[:, 13:22]))
 
-    def linear_children(self, ok, nodes, lefts, rights, feat, lsum, rsum, has_p, use_x, regs,
+    def linear_level(self, slots, regs, slopes, nreg, inv_sp, regressor):
+        """A device-grown linear level's inputs (reg_feat, reg_coef, isp, addable, has_p) of
+        its slots (cuda/linear_grow.cu linear_level; cpu_linear_fit.level_inputs), one
+        launch."""
+        xp = self.xp
+        W, D, F = int(slots.shape[0]), int(regs.shape[1]), int(regressor.shape[0])
+        out = (xp.empty((W, D), dtype=xp.int64), xp.empty((W, D), dtype=xp.float64),
+               xp.empty(W, dtype=xp.float64), xp.empty((W, F), dtype=xp.uint8),
+               xp.empty(W, dtype=xp.uint8))
+        if W:
+            self._kernel("linear_grow", "linear_level")(
+                (max(1, math.ceil(W / BLOCK)),), (BLOCK,),
+                (xp.ascontiguousarray(slots, dtype=xp.int64), _i32(W), regs, slopes, nreg,
+                 inv_sp, xp.ascontiguousarray(regressor, dtype=xp.uint8), _i32(F), _i32(D),
+                 *out))
+        return out
+
+    def linear_children(self, nodes, feat, lefts, rights, lsum, rsum, addable, sentinel, regs,
                         slopes, nreg, inv_sp, inv_sg, inv_sh, lam0, lam1, consts=None) -> None:
         """A device-grown linear level's children's half-additive fits, regressors and slope
         parts (cuda/linear_grow.cu; kernels.cpu_linear_fit.linear_children's loop, a thread
         a slot), into the node tables regs, slopes, nreg, inv_sp."""
-        xp, W = self.xp, int(ok.shape[0])
+        xp, W = self.xp, int(nodes.shape[0])
         if W == 0:
             return
         i64 = xp.int64
         self._kernel("linear_grow", "linear_children")(
             (max(1, math.ceil(W / BLOCK)),), (BLOCK,),
-            (xp.ascontiguousarray(ok, dtype=xp.uint8), xp.ascontiguousarray(nodes, dtype=i64),
+            (xp.ascontiguousarray(nodes, dtype=i64), xp.ascontiguousarray(feat, dtype=i64),
              xp.ascontiguousarray(lefts, dtype=i64), xp.ascontiguousarray(rights, dtype=i64),
-             xp.ascontiguousarray(feat, dtype=i64), xp.ascontiguousarray(lsum, dtype=i64),
-             xp.ascontiguousarray(rsum, dtype=i64), xp.ascontiguousarray(has_p, dtype=xp.uint8),
-             xp.ascontiguousarray(use_x, dtype=xp.uint8), regs, slopes, nreg, inv_sp, _i32(W),
-             _i32(regs.shape[1]), self._consts(consts, 0.0, 0.0, inv=(inv_sg, inv_sh)),
-             np.float64(lam0), np.float64(lam1)))
+             xp.ascontiguousarray(lsum, dtype=i64), xp.ascontiguousarray(rsum, dtype=i64),
+             xp.ascontiguousarray(addable, dtype=xp.uint8), _i32(addable.shape[1]),
+             np.int64(sentinel), regs, slopes, nreg, inv_sp, _i32(W), _i32(regs.shape[1]),
+             self._consts(consts, 0.0, 0.0, inv=(inv_sg, inv_sh)), np.float64(lam0),
+             np.float64(lam1)))
 
     def fit_linear_leaves(self, sums, leaves, nreg, sentinel, inv_sg, inv_sh, lam0, lam1,
                           min_child_weight, eta, coefs, consts=None) -> None:

@@ -39,8 +39,10 @@ import numpy as np
 
 from ..backend import to_host
 from .device_grower import DeviceGrowth
+from ..shard import SplitBatch
 from .grower import FinishRequest, LevelRequest
 from .linear import PAYLOAD, LinearSpec
+from .split import MIN_GAIN
 from .linear_growth import LeafModels, LeafSumRequest, LinearLevel
 
 
@@ -62,8 +64,10 @@ class DeviceLinearGrowth(DeviceGrowth):
 
     def __init__(self, k: int, tables, lin: LinearTables, max_depth: int, p, scale_g: float,
                  scale_h: float, backend, columns=None):
-        super().__init__(k, tables, max_depth, p, scale_g, scale_h, backend, fused=False,
-                         columns=columns)
+        # fused (a GPU): the level's bookkeeping in a few kernels (grow.cu advance_level,
+        # linear_grow.cu), the tree's constants in device memory, so a CUDA graph can replay
+        # it (DeviceGrowth.graphable); else the array code below, the kernels' specification
+        super().__init__(k, tables, max_depth, p, scale_g, scale_h, backend, columns=columns)
         xp, cap = self.xp, self.cap
         self.lin = lin
         self.linear = lin.spec            # grow_tree's sign of a linear tree
@@ -73,20 +77,10 @@ class DeviceLinearGrowth(DeviceGrowth):
         self.nreg = xp.empty(cap, dtype=np.int64)
         self.inv_sp = xp.empty(cap, dtype=np.float64)
         self.reset_table()
-        # the tree's scales and eta in device memory for the GPU's kernels (gpu.tree_consts),
-        # so that the tree can be captured as a CUDA graph (dgbdt.tree.tree_graph) and
-        # replayed with the next tree's; the CPU's kernels take them as arguments
-        if getattr(backend, "name", "cpu") == "cuda":
-            self.consts = backend.upload(backend.tree_consts(scale_g, scale_h, p.eta))
-            self.request.start = (k, scale_g, scale_h, self.consts)
         self.coefs = None                 # the leaves' coefficients (times eta), by leaf slot
         self.leaf_slots = None
+        self.inputs = None                # the level's (addable, has_p), set with its request
         self.request = self._linear(self.request)
-
-    @property
-    def graphable(self) -> bool:
-        """Whether a CUDA graph can replay this tree (its constants in device memory)."""
-        return self.consts is not None
 
     def reset_table(self) -> None:
         """The empty node table, every node without regressors (in place: a captured tree
@@ -99,42 +93,58 @@ class DeviceLinearGrowth(DeviceGrowth):
             self.inv_sp.fill(1.0)
 
     def _linear(self, req: LevelRequest) -> LevelRequest:
-        """``req`` with the regressors of its slots (small, then large)."""
-        slots = self.slots
+        """``req`` with the regressors of its slots (small, then large); keeps what the split
+        search of those slots needs (``inputs``)."""
+        reg_feat, reg_coef, isp, addable, has_p = self._level_inputs(self.slots)
         req.linear = LinearLevel(
             self.k, self.scale_g, self.scale_h, self.lin.spec.center, self.lin.spec.inv_scale,
-            self.lin.spec.regressor, self.regs[slots], self.slopes[slots], self.inv_sp[slots],
-            consts=self.consts)
+            self.lin.spec.regressor, reg_feat, reg_coef, isp, consts=self.consts)
+        self.inputs = (addable, has_p)
         return req
+
+    def _level_inputs(self, slots):
+        """(reg_feat, reg_coef, 1 / s_p, addable, has_p) of the slots' nodes: one kernel
+        (fused), or the array code (LinearNodes._addable's rule: a regressor feature enters
+        the candidates while |S| < the cap, else only S's own)."""
+        if self.fused:
+            return self.be.linear_level(slots, self.regs, self.slopes, self.nreg, self.inv_sp,
+                                        self.lin.regressor)
+        xp = self.xp
+        reg = self.lin.regressor
+        W, F = int(slots.shape[0]), int(reg.shape[0])
+        nreg, S = self.nreg[slots], self.regs[slots]
+        member = xp.zeros((W, F + 1), dtype=np.bool_)
+        member[xp.arange(W)[:, None], xp.where(S >= 0, S, F)] = True
+        addable = reg[None, :] & ((nreg < self.D)[:, None] | member[:, :F])
+        return S, self.slopes[slots], self.inv_sp[slots], addable, nreg > 0
 
     def advance(self, merged) -> None:
         """Consume the level's linear histograms [2^depth, S, 9] (slot order); enqueue the
         next request."""
         t = time.perf_counter()
-        xp, p, hp = self.xp, self.p, self.tables.hist_ptrs
-        slots = self.slots
+        p, hp = self.p, self.tables.hist_ptrs
         # each slot's own sums: any feature's slots hold them (feature 0's, as the host grower)
         node_totals = merged[:, hp[0]:hp[1]].sum(axis=1)
         if self.depth == 0:
             self.totals[0] = node_totals[0, :2]
         hist = merged
         if self.columns is not None:        # features outside the sample: slots zeroed (a copy)
-            hist = self.columns.apply(hist, self.depth, slots)
-        nreg = self.nreg[slots]
-        has_p = nreg > 0
-        addable = self._addable(slots, nreg)
+            hist = self.columns.apply(hist, self.depth, self.slots)
+        addable, has_p = self.inputs
         inv_sg, inv_sh = 1.0 / self.scale_g, 1.0 / self.scale_h
-        gain, feat, sbin, dleft, left, right = self.be.evaluate_linear_splits(
-            hist, hp, node_totals, addable, has_p, inv_sg, inv_sh, p.lam,
-            self.lin.spec.lam, p.min_child_weight, on_host=False, consts=self.consts)
-        batch, small, large, ok = self._decide(gain, feat, sbin, dleft, left[:, :2],
-                                               right[:, :2])
-        W = int(slots.shape[0])
-        use_x = addable[xp.arange(W), xp.maximum(feat, 0)] & ok
-        self.be.linear_children(ok, batch.node, batch.left, batch.right, batch.feature, left,
-                                right, has_p, use_x, self.regs, self.slopes, self.nreg,
-                                self.inv_sp, inv_sg, inv_sh, p.lam, self.lin.spec.lam,
-                                consts=self.consts)
+        search = (hist, hp, node_totals, addable, has_p, inv_sg, inv_sh, p.lam,
+                  self.lin.spec.lam, p.min_child_weight)
+        if self.fused:
+            batch, small, large, lsum, rsum = self._advance_level(search, node_totals)
+        else:
+            gain, feat, sbin, dleft, lsum, rsum = self.be.evaluate_linear_splits(
+                *search, on_host=False)
+            batch, small, large, _ = self._decide(gain, feat, sbin, dleft, lsum[:, :2],
+                                                  rsum[:, :2])
+        self.be.linear_children(batch.node, batch.feature, batch.left, batch.right, lsum,
+                                rsum, addable, self.sentinel, self.regs, self.slopes,
+                                self.nreg, self.inv_sp, inv_sg, inv_sh, p.lam,
+                                self.lin.spec.lam, consts=self.consts)
         self.pending = batch
         self.depth += 1
         if self.depth == self.max_depth:
@@ -142,21 +152,36 @@ class DeviceLinearGrowth(DeviceGrowth):
         else:
             self.request = self._linear(LevelRequest(
                 splits=batch, small=small, large=large,
-                parent_slot=xp.arange(small.shape[0], dtype=np.int64),
+                parent_slot=self.xp.arange(small.shape[0], dtype=np.int64),
                 keep=self.depth + 1 < self.max_depth))
             self.pending = None
         self.eval_seconds += time.perf_counter() - t
 
-    def _addable(self, slots, nreg):
-        """bool [W, F]: feature f enters slot i's candidates as x~ (LinearNodes._addable): a
-        regressor feature while |S| < the cap, else only S's own."""
-        xp = self.xp
-        reg = self.lin.regressor
-        W, F = int(slots.shape[0]), int(reg.shape[0])
-        member = xp.zeros((W, F + 1), dtype=np.bool_)
-        S = self.regs[slots]
-        member[xp.arange(W)[:, None], xp.where(S >= 0, S, F)] = True
-        return reg[None, :] & ((nreg < self.D)[:, None] | member[:, :F])
+    def _advance_level(self, search, node_totals):
+        """The fused level: the split search's winner rows, whose first six columns are
+        grow.cu's candidates, then advance_level's node table, batch and next slots (what
+        ``_decide`` computes); returns (batch, small, large, left sums, right sums)."""
+        xp, W = self.xp, int(self.slots.shape[0])
+        win = self.be.evaluate_linear_splits(*search, consts=self.consts, raw=True)
+        if getattr(self, "_flags", None) is None:
+            self._flags = xp.empty(2 ** self.max_depth + 1, dtype=np.int64)
+        packed = xp.empty((6, W), dtype=np.int64)
+        last = self.depth + 1 == self.max_depth
+        nxt = None if last else (xp.empty(2 * W, dtype=np.int64),
+                                 xp.empty(2 * W, dtype=np.int64),
+                                 xp.empty((2 * W, 2), dtype=np.int64))
+        self.be.advance_level(xp.ascontiguousarray(win[:, :6]),
+                              xp.ascontiguousarray(node_totals[:, :2]), self.slots,
+                              self.natural, 2 ** self.depth, self.sentinel, MIN_GAIN,
+                              self.p.gamma, self.tables, self, self._flags, packed, nxt)
+        batch = SplitBatch(node=packed[0], feature=packed[1], split_bin=packed[2],
+                           default_left=packed[3].astype(np.bool_), left=packed[4],
+                           right=packed[5], packed=packed)
+        small = large = None
+        if not last:
+            self.slots, self.natural, self.level_totals = nxt
+            small, large = self.slots[:W], self.slots[W:]
+        return batch, small, large, win[:, 4:13], win[:, 13:22]
 
     # -- leaves --------------------------------------------------------------------------
     def leaf_sum_request(self, fin: FinishRequest) -> LeafSumRequest:

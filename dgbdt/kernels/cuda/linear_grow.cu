@@ -99,20 +99,49 @@ __device__ double lin_pow2_at_least(double x) {
     return ldexp(1.0, e);
 }
 
-// cpu_linear_fit.linear_children: slot i (ok) of node nodes[i], split on feat[i], gives its
-// children lefts[i] / rights[i] their regressors, slope parts and 1 / s_p from the half-
-// additive fits of their sums lsum[i] / rsum[i] (int64 [W, 9]).
+// cpu_linear_fit.level_inputs: a level's slots' rows of the node tables (the request's
+// reg_feat [W, D], reg_coef [W, D], isp [W]) and what the split search needs of them:
+// addable uint8 [W, F] (x~_f enters the candidates: f may be a regressor and |S| < D, or f is
+// in S) and has_p uint8 [W] (|S| > 0). A thread a slot.
+extern "C" __global__ void linear_level(
+        const i64* slots, int W, const i64* regs, const double* slopes, const i64* nreg,
+        const double* inv_sp, const unsigned char* regressor, int F, int D, i64* reg_feat,
+        double* reg_coef, double* isp, unsigned char* addable, unsigned char* has_p) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < W; i += blockDim.x * gridDim.x) {
+        const i64 node = slots[i];
+        const i64 d = nreg[node];
+        for (int t = 0; t < D; ++t) {
+            reg_feat[(i64)i * D + t] = regs[node * D + t];
+            reg_coef[(i64)i * D + t] = slopes[node * D + t];
+        }
+        isp[i] = inv_sp[node];
+        has_p[i] = d > 0;
+        for (int f = 0; f < F; ++f) {
+            bool a = regressor[f] && d < D;
+            if (regressor[f] && !a)
+                for (int t = 0; t < d; ++t)
+                    if (regs[node * D + t] == f) a = true;
+            addable[(i64)i * F + f] = a;
+        }
+    }
+}
+
+// cpu_linear_fit.linear_children: slot i whose node nodes[i] splits (not the sentinel), on
+// feat[i], gives its children lefts[i] / rights[i] their regressors, slope parts and 1 / s_p
+// from the half-additive fits of their sums lsum[i] / rsum[i] (int64 [W, 9]): p~ in the basis
+// when the node has regressors, x~ when addable[i, feat[i]].
 extern "C" __global__ void linear_children(
-        const unsigned char* ok, const i64* nodes, const i64* lefts, const i64* rights,
-        const i64* feat, const i64* lsum, const i64* rsum, const unsigned char* has_p,
-        const unsigned char* use_x, i64* regs, double* slopes, i64* nreg, double* inv_sp,
-        int W, int D, const double* consts, double lam0, double lam1) {
+        const i64* nodes, const i64* feat, const i64* lefts, const i64* rights,
+        const i64* lsum, const i64* rsum, const unsigned char* addable, int F, i64 sentinel,
+        i64* regs, double* slopes, i64* nreg, double* inv_sp, int W, int D,
+        const double* consts, double lam0, double lam1) {
     const double inv_sg = consts[2], inv_sh = consts[3];   // the tree's 1 / scales
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < W; i += blockDim.x * gridDim.x) {
-        if (!ok[i]) continue;
-        const i64 node = nodes[i], f = feat[i];
+        const i64 node = nodes[i];
+        if (node == sentinel) continue;
+        const i64 f = feat[i];
         const int d = (int)nreg[node];
-        const bool up = has_p[i] != 0, ux = use_x[i] != 0;
+        const bool up = d > 0, ux = addable[(i64)i * F + f] != 0;
         const double sb = lin_pow2_at_least(lin_abs_sum(slopes + node * D, d));
         double A[9], b[3], w[3], L[9], y[3];
         bool keep[3];

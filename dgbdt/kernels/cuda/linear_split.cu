@@ -223,16 +223,24 @@ extern "C" __global__ void linear_split_scan(
     }
 }
 
+// A warp's sum of v (every lane gets it): int64, exact in any order.
+__device__ __forceinline__ i64 warp_sum_i64(i64 v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
 // Pass 2: each node's winner decoded into out int64 [m, 22]: float32 gain bits, feature (-1:
 // none), split bin, default left, the left side's 9 sums, the right side's 9 sums (the
 // feature's total minus the left: what cpu_linear.feature_totals minus the left gives; for a
-// node without a split feature 0's total, the left 0, as the CPU's). A thread a node.
+// node without a split feature 0's total, the left 0, as the CPU's). A block a node: its
+// threads sum the feature's bins (the total, and the left side's bins) in registers, then
+// the block adds the partial sums (integers: the same in any order). blockDim: at most 1024.
 extern "C" __global__ void linear_split_finish(
         const i64* __restrict__ hist, int n_slots, const i64* __restrict__ hist_ptrs,
         int nb_max, int m, const u64* __restrict__ best, i64* __restrict__ out) {
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x; j < m; j += stride) {
-        i64* o = out + 22 * j;
+    __shared__ i64 part[32 * 18];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (i64 j = blockIdx.x; j < m; j += gridDim.x) {
         const u64 key = best[j];
         int f = 0, local = -1;
         if (key) {
@@ -243,29 +251,46 @@ extern "C" __global__ void linear_split_finish(
         const i64 p0 = hist_ptrs[f];
         const int nb = (int)(hist_ptrs[f + 1] - p0 - 1);
         const i64* H = hist + (j * n_slots + p0) * 9;
+        // the left side's bins: forward 0..local; backward (bins i..nb-1 go right) the others
+        const bool fwd = key && local < nb;
+        const int i = key && !fwd ? nb - 1 - (local - nb) : 0;
         i64 tot[9], side[9];
         for (int c = 0; c < 9; ++c) { tot[c] = 0; side[c] = 0; }
-        for (int s = 0; s <= nb; ++s)
-            for (int c = 0; c < 9; ++c) tot[c] += H[(i64)s * 9 + c];
-        o[0] = (i64)(key >> 32);
-        o[1] = key ? f : -1;
-        o[2] = 0;
-        o[3] = 0;
-        if (key && local < nb) {              // forward: bins 0..local left
-            for (int s = 0; s <= local; ++s)
-                for (int c = 0; c < 9; ++c) side[c] += H[(i64)s * 9 + c];
-            o[2] = local;
-        } else if (key) {                     // backward: bins i..nb-1 right, the rest left
-            const int i = nb - 1 - (local - nb);
-            for (int s = i; s < nb; ++s)
-                for (int c = 0; c < 9; ++c) side[c] += H[(i64)s * 9 + c];
-            for (int c = 0; c < 9; ++c) side[c] = tot[c] - side[c];
-            o[2] = i - 1;
-            o[3] = 1;
+        for (int s = threadIdx.x; s <= nb; s += blockDim.x) {
+            const bool left = key && (fwd ? s <= local : (s < i || s == nb));
+            for (int c = 0; c < 9; ++c) {
+                const i64 v = H[(i64)s * 9 + c];
+                tot[c] += v;
+                if (left) side[c] += v;
+            }
         }
         for (int c = 0; c < 9; ++c) {
-            o[4 + c] = side[c];
-            o[13 + c] = tot[c] - side[c];
+            tot[c] = warp_sum_i64(tot[c]);
+            side[c] = warp_sum_i64(side[c]);
         }
+        if (lane == 0)
+            for (int c = 0; c < 9; ++c) {
+                part[warp * 18 + c] = tot[c];
+                part[warp * 18 + 9 + c] = side[c];
+            }
+        __syncthreads();
+        if (threadIdx.x < 18) {
+            i64 v = 0;
+            for (int w = 0; w < nwarps; ++w) v += part[w * 18 + threadIdx.x];
+            part[threadIdx.x] = v;        // warp 0's row: read by its own thread only
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            i64* o = out + 22 * j;
+            o[0] = (i64)(key >> 32);
+            o[1] = key ? f : -1;
+            o[2] = !key ? 0 : fwd ? local : i - 1;
+            o[3] = key && !fwd ? 1 : 0;
+            for (int c = 0; c < 9; ++c) {
+                o[4 + c] = part[9 + c];
+                o[13 + c] = part[c] - part[9 + c];
+            }
+        }
+        __syncthreads();
     }
 }
