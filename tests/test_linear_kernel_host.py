@@ -67,24 +67,32 @@ extern "C" void run_hist(int gx, int bx, const u32* words, int bits, u32 mask, i
         const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
         const i64* grad, const float* raw, const double* center, const double* inv,
         const unsigned char* xmask, const i64* sb, const i64* se, const i64* nodes,
-        const i64* rf, const double* rc, const double* isp, int D, const double* consts,
-        int ns, const i64* tp, int m, int tile, int p_only, u64* out) {
+        const double* pt, const double* consts, int ns, const i64* tp, int m, int tile,
+        int p_only, u64* out) {
     launch(gx, 1, bx, [=] {
         linear_histograms(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw, center, inv,
-                          xmask, sb, se, nodes, rf, rc, isp, D, consts, ns, tp, m, tile, p_only,
-                          out); });
+                          xmask, sb, se, nodes, pt, consts, ns, tp, m, tile, p_only, out); });
+}
+
+extern "C" void run_ptilde(int gx, int bx, const int* rows, const i64* sb, const i64* se,
+        const i64* nodes, const i64* tp, int m, int tile, const float* raw, int F,
+        const double* center, const double* inv, const unsigned char* xmask, const i64* rf,
+        const double* rc, const double* isp, int D, double* pt) {
+    launch(gx, 1, bx, [=] {
+        linear_ptilde(rows, sb, se, nodes, tp, m, tile, raw, F, center, inv, xmask, rf, rc,
+                      isp, D, pt); });
 }
 
 extern "C" void run_hist_shared(int gx, int gz, int bx, const u32* words, int bits, u32 mask,
         int nf, const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
         const i64* grad, const float* raw, const double* center, const double* inv,
         const unsigned char* xmask, const i64* sb, const i64* se, const i64* nodes,
-        const i64* rf, const double* rc, const double* isp, int D, const double* consts,
-        int ns, const i64* tp, int m, int tile, int p_only, const int* groups, u64* out) {
+        const double* pt, const double* consts, int ns, const i64* tp, int m, int tile,
+        int p_only, const int* groups, u64* out) {
     launch(gx, gz, bx, [=] {
         linear_histograms_shared(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw,
-                                 center, inv, xmask, sb, se, nodes, rf, rc, isp, D, consts,
-                                 ns, tp, m, tile, p_only, groups, out); });
+                                 center, inv, xmask, sb, se, nodes, pt, consts, ns, tp, m,
+                                 tile, p_only, groups, out); });
 }
 
 extern "C" void run_leaf_sums(int gx, int bx, const int* rows, const i64* sb, const i64* se,
@@ -192,10 +200,14 @@ def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, groups, p_only):
     out = np.zeros((len(nodes), S, 9), np.uint64)
     tp = _tile_ptr(s["begin"], s["end"], nodes, tile)
     xmask = s["xmask"].astype(np.uint8)
+    pt = np.full(s["n"], np.nan)          # the rows' p~, once a row (linear_ptilde)
+    lib.run_ptilde(*_args(gx, bx, s["rows"], s["begin"], s["end"], nodes, tp, len(nodes), tile,
+                          s["raw"], s["F"], s["center"], s["inv"], xmask, feat, coef, inv_sp,
+                          feat.shape[1], pt))
+    assert not np.isnan(pt[s["rows"][s["begin"][3]:s["end"][6]]]).any()
     args = (p.words, p.bits, p.mask, s["F"], s["ptrs"], s["rows"], s["g"], s["h"], s["K"], 1,
             s["grad"], s["raw"], s["center"], s["inv"], xmask, s["begin"], s["end"], nodes,
-            feat, coef, inv_sp, feat.shape[1], _consts(s), S, tp, len(nodes), tile,
-            int(p_only))
+            pt, _consts(s), S, tp, len(nodes), tile, int(p_only))
     if groups is None:
         lib.run_hist(*_args(gx, bx, *args, out))
     else:
@@ -267,6 +279,7 @@ def _emulated_backend(lib, split_lib=None):
     from dgbdt.kernels.gpu_linear import CudaLinear
 
     runs = {"linear_histograms": lib.run_hist, "linear_histograms_shared": lib.run_hist_shared,
+            "linear_ptilde": lib.run_ptilde,
             "linear_leaf_sums": lib.run_leaf_sums, "add_linear_leaves": lib.run_add}
     if split_lib is not None:
         runs.update(linear_split_scan=split_lib.run_split_scan,
@@ -338,7 +351,7 @@ def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growt
     emu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w, page_rows=700), 3,
                       verbose_eval=False)
     hist = "linear_histograms" + ("_shared" if setting == "shared" else "")
-    assert set(launched) == {hist, "linear_leaf_sums", "add_linear_leaves"}
+    assert set(launched) == {hist, "linear_ptilde", "linear_leaf_sums", "add_linear_leaves"}
     assert emu.save_raw() == cpu.save_raw()
 
 

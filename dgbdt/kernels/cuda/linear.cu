@@ -32,21 +32,14 @@ __device__ __forceinline__ double xtilde(const float* __restrict__ raw, u64 r, i
 // h x~, h p~ x~, h x~^2: q[0..9), 0 where cpu_linear adds nothing; with p_only the four that
 // depend on p~ (GP, HP, HPP, HPX), the others 0), and the element's symbol. cpu_linear's
 // operations in its order; shared by both histogram kernels, so they sum the same integers.
+// pt: the row's p~ (linear_ptilde, once a row: not again for each of its features).
 __device__ __forceinline__ u32 element_summands(
         const u32* __restrict__ words, int bits, u32 mask, int F, u64 r, int f,
         const double* __restrict__ g, const double* __restrict__ h, int K, int k,
         const i64* __restrict__ grad, const float* __restrict__ raw,
         const double* __restrict__ center, const double* __restrict__ inv_scale,
-        const unsigned char* __restrict__ xmask, const i64* __restrict__ rf,
-        const double* __restrict__ rc, double isp, int D, double sg, double sh, int p_only,
+        const unsigned char* __restrict__ xmask, double pt, double sg, double sh, int p_only,
         i64* q) {
-    double acc = 0.0;
-    for (int t = 0; t < D; ++t) {
-        const i64 fr = rf[t];
-        if (fr < 0) break;
-        acc += rc[t] * xtilde(raw, r, F, (int)fr, xmask, center, inv_scale);
-    }
-    const double pt = acc * isp;
     const double gs = g[r * (u64)K + (u64)k] * sg;
     const double hs = h[r * (u64)K + (u64)k] * sh;
     const double hps = hs * pt;
@@ -69,6 +62,39 @@ __device__ __forceinline__ u32 element_summands(
     return read_symbol(words, r * (u64)F + (u64)f, bits, mask);
 }
 
+// p~ of every row of the nodes' segments (the smaller or the larger children of a level):
+// pt[r] = (sum_t reg_coef[j, t] x~(r, reg_feat[j, t])) inv_sp[j] over node j's regressors
+// (-1 padded), cpu_linear's operations in its order, so the histogram kernels read the value
+// they used to recompute for every (row, feature) element. Tiles as the histogram kernels'.
+extern "C" __global__ void linear_ptilde(
+        const int* __restrict__ rows, const i64* __restrict__ seg_begin,
+        const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
+        const i64* __restrict__ tile_ptr, int m, int tile, const float* __restrict__ raw,
+        int F, const double* __restrict__ center, const double* __restrict__ inv_scale,
+        const unsigned char* __restrict__ xmask, const i64* __restrict__ reg_feat,
+        const double* __restrict__ reg_coef, const double* __restrict__ inv_sp, int D,
+        double* __restrict__ pt) {
+    const i64 total = tile_ptr[m];
+    for (i64 t = blockIdx.x; t < total; t += gridDim.x) {
+        const int j = tile_node(tile_ptr, m, t);
+        const i64 node = nodes[j];
+        const i64 rb = seg_begin[node] + (t - tile_ptr[j]) * tile;
+        const i64 re = rb + tile < seg_end[node] ? rb + tile : seg_end[node];
+        const i64* rf = reg_feat + (i64)j * D;
+        const double* rc = reg_coef + (i64)j * D;
+        for (i64 i = rb + threadIdx.x; i < re; i += blockDim.x) {
+            const u64 r = (u32)rows[i];
+            double acc = 0.0;
+            for (int t2 = 0; t2 < D; ++t2) {
+                const i64 fr = rf[t2];
+                if (fr < 0) break;
+                acc += rc[t2] * xtilde(raw, r, F, (int)fr, xmask, center, inv_scale);
+            }
+            pt[r] = acc * inv_sp[j];
+        }
+    }
+}
+
 // out [m, n_slots, 9] (zeroed by the caller) += each (row, feature) element's nine rounded
 // summands (element_summands) in the slot of the row's symbol; for a node whose other
 // entries are its parent's minus its sibling's, p_only. g, h: float64 [n, K] (class k's
@@ -84,8 +110,7 @@ extern "C" __global__ void linear_histograms(
         const double* __restrict__ center, const double* __restrict__ inv_scale,
         const unsigned char* __restrict__ xmask, const i64* __restrict__ seg_begin,
         const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
-        const i64* __restrict__ reg_feat, const double* __restrict__ reg_coef,
-        const double* __restrict__ inv_sp, int D, const double* __restrict__ consts, int n_slots,
+        const double* __restrict__ ptilde, const double* __restrict__ consts, int n_slots,
         const i64* __restrict__ tile_ptr, int m, int tile, int p_only,
         u64* __restrict__ out) {
     const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
@@ -103,8 +128,7 @@ extern "C" __global__ void linear_histograms(
             const int f = (int)(el - ri * F);
             const u64 r = (u32)rows[rb + ri];
             const u32 sym = element_summands(words, bits, mask, F, r, f, g, h, K, k, grad, raw,
-                                             center, inv_scale, xmask, reg_feat + (i64)j * D,
-                                             reg_coef + (i64)j * D, inv_sp[j], D, sg, sh,
+                                             center, inv_scale, xmask, ptilde[r], sg, sh,
                                              p_only, q);
             u64* o = out + (((i64)j * n_slots) + hist_ptrs[f] + (i64)sym) * 9;
             for (int c = 0; c < 9; ++c)
@@ -127,8 +151,7 @@ extern "C" __global__ void linear_histograms_shared(
         const double* __restrict__ center, const double* __restrict__ inv_scale,
         const unsigned char* __restrict__ xmask, const i64* __restrict__ seg_begin,
         const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
-        const i64* __restrict__ reg_feat, const double* __restrict__ reg_coef,
-        const double* __restrict__ inv_sp, int D, const double* __restrict__ consts, int n_slots,
+        const double* __restrict__ ptilde, const double* __restrict__ consts, int n_slots,
         const i64* __restrict__ tile_ptr, int m, int tile, int p_only,
         const int* __restrict__ groups, u64* __restrict__ out) {
     extern __shared__ u64 sh64[];
@@ -170,8 +193,7 @@ extern "C" __global__ void linear_histograms_shared(
             const int f = f0 + (int)(el - ri * nfg);
             const u64 r = (u32)rows[rb + ri];
             const u32 sym = element_summands(words, bits, mask, F, r, f, g, h, K, k, grad, raw,
-                                             center, inv_scale, xmask, reg_feat + (i64)j * D,
-                                             reg_coef + (i64)j * D, inv_sp[j], D, sg, sh,
+                                             center, inv_scale, xmask, ptilde[r], sg, sh,
                                              p_only, q);
             u64* o = sh64 + (hist_ptrs[f] - s0 + (i64)sym) * 9;
             for (int c = 0; c < 9; ++c)
