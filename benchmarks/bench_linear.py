@@ -144,6 +144,10 @@ def run_xgboost(kind, Xtr, ytr, Xte, common, rounds, mark):
 
 
 def _commit() -> str:
+    """The checkout's commit (BENCH_COMMIT overrides it: a copy of the tree whose .git is not
+    the one the files came from, as on the lent GPU machines)."""
+    if os.environ.get("BENCH_COMMIT"):
+        return os.environ["BENCH_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, cwd=os.path.dirname(__file__)).stdout.strip()

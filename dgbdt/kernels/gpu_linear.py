@@ -37,7 +37,7 @@ import numpy as np
 #: rows a tile of the histogram and margin kernels (a block takes a tile at a time)
 LINEAR_TILE = 128
 #: rows a tile of the leaf sums (a thread sums one entry over a tile's rows)
-LEAF_SUM_TILE = 256
+LEAF_SUM_TILE = 64
 BLOCK = 256
 #: the entries of a linear histogram slot that depend on the node's p~ (GP, HP, HPP, HPX)
 P_ENTRIES = np.array([2, 3, 4, 7])
