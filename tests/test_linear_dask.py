@@ -2,8 +2,8 @@
 dgbdt.train, byte for byte, on 1 and 2 CPU workers, in every mode that trains them (task,
 graph, collective; depth-wise and loss-guided), for several partitionings, persisted and
 streamed datasets; the training's margins on the workers (its train metric) and prediction
-on Dask; the estimators; and the errors of what is not built (GPU workers, mode='nccl',
-categorical features).
+on Dask; the estimators; and the error of what is not built (categorical features). GPU
+workers and mode='nccl': tests/gpu/test_gpu_dask_linear.py.
 
 The clusters are conftest's shared in-process ones (one per worker count for the session).
 """
@@ -206,13 +206,8 @@ def test_estimators(client2):
 
 
 def test_what_is_not_built_says_so(client1):
+    """Categorical features beside linear leaves (GPU workers: tests/gpu/test_gpu_dask_linear.py)."""
     X, y, _ = _data(n=300, seed=12)
-    d = _dataset(client1, X, y, None, 2)
-    for extra in ({"device": "cuda"}, {}):
-        mode = "nccl" if not extra else "auto"
-        with pytest.raises(ValueError, match="CPU workers for now.*'collective', 'graph' or "
-                                             "'task'"):
-            dgd.train(client1, {**LIN, **extra}, d, 1, mode=mode)
     import pandas as pd
     import dask.dataframe as dd
     frame = pd.DataFrame({"a": pd.Categorical(np.arange(300) % 3), "b": X[:, 0]})

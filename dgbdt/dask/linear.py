@@ -17,20 +17,14 @@ import warnings
 
 import numpy as np
 
+from ..backend import to_host
 from ..tree.linear import LinearSpec
 from .reduce import tree_reduce
 
 
 def check_linear(p, dtrain, mode: str) -> None:
-    """What Dask training of linear trees needs that params alone do not say: CPU workers
-    (GPU workers and NCCL are not wired to the linear kernels yet: the GPU trains linear
-    trees in-process only), numerical features."""
-    if p["device"] != "cpu" or mode == "nccl":
-        raise ValueError("linear_tree trains on Dask CPU workers for now (on GPU workers and "
-                         "in mode='nccl' it is not built yet; one GPU trains linear trees "
-                         "in-process: dgbdt.train with device='cuda'): pass host partitions "
-                         "(numpy or pandas) or params device='cpu', in mode 'auto', "
-                         "'collective', 'graph' or 'task'; or linear_tree=False on GPU workers")
+    """What Dask training of linear trees needs that params alone do not say: numerical
+    features."""
     if dtrain.categorical is not None:
         raise ValueError("linear_tree with categorical features is not built yet (linear "
                          "leaves regress on numerical features; categorical splits beside them "
@@ -57,6 +51,7 @@ def raw_range(unit) -> tuple[np.ndarray, np.ndarray]:
     if X is None:
         raise RuntimeError("linear trees need the rows' raw features on the workers; these "
                            "pages were packed without them")
+    X = to_host(X)            # a GPU shard's rows: min / max of the same floats on the host
     F = X.shape[1]
     if not X.shape[0]:
         return np.full(F, np.nan), np.full(F, np.nan)

@@ -150,9 +150,12 @@ def make_paged(part, cuts, device: str, plan: PagePlan) -> PagedPart:
                      part.pieces, n, key, part.qid, raw)
 
 
-def raw_rows(X, a: int, b: int) -> np.ndarray:
+def raw_rows(X, a: int, b: int, be=None):
     """Rows [a, b) of a part's features as the linear kernels read them: float32, C order,
-    on the host (a view when X is that already, as a checked Part's is)."""
+    on the host (a view when X is that already, as a checked Part's is), or with a CUDA
+    backend ``be`` on its GPU (a view of device rows; host rows copied up)."""
+    if be is not None and be.name == "cuda":
+        return be.xp.ascontiguousarray(be.xp.asarray(X[a:b]), dtype=be.xp.float32)
     return np.ascontiguousarray(to_host(X[a:b]), dtype=np.float32)
 
 

@@ -12,7 +12,9 @@ worker's shards inside its own task on that worker (``local_shards``) from one o
 
 For piecewise-linear trees (``linear_tree``) every shard also keeps its rows' raw float32
 features (``Shard.raw``: linear leaves regress on values, pages keep bins): a view of the part's
-or the PagedPart's matrix, on the worker that holds it; nothing of them reaches the client.
+or the PagedPart's matrix, on the worker that holds it (on a GPU worker in its GPU's memory: a
+persisted dataset's host rows are copied up for each training); nothing of them reaches the
+client.
 """
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store,
     if part.qid is not None:
         shard.qid = part.qid[a:b]
     if raw:
-        shard.raw = raw_rows(part.X, a, b)
+        shard.raw = raw_rows(part.X, a, b, be)
     return shard
 
 
@@ -140,8 +142,8 @@ def paged_shards(units, cuts, max_nodes: int, base, be) -> list[Shard]:
             shard.id_pieces = row_pieces(paged.pieces, start.row_offsets, a, b)
             if paged.qid is not None:
                 shard.qid = paged.qid[a:b]
-            if paged.raw is not None:
-                shard.raw = paged.raw[a:b]
+            if paged.raw is not None:      # host rows; a GPU shard's kernels read a copy
+                shard.raw = raw_rows(paged.raw, a, b, be)
             out.append(shard)
     return out
 

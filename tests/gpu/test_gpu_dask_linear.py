@@ -1,0 +1,123 @@
+"""Piecewise-linear trees on Dask GPU workers (#15): the in-process CPU model's bytes in every
+mode. Each GPU shard keeps its rows' raw features in its GPU's memory (a persisted dataset's
+host rows copied up for the training); the linear histograms and leaf sums merge as on CPU
+workers (NCCL all-reduces between ranks, task hops in graph mode); a worker's LocalSeam
+(task mode, one rank) grows the trees on the device.
+
+Clusters: one GPU worker (task, graph, auto), two worker processes on one GPU (graph mode's
+hops between units), two GPUs (nccl, collective, graph; skipped with fewer)."""
+import json
+
+import numpy as np
+import pytest
+
+import cupy as cp
+
+import dgbdt
+import dgbdt.dask as dgd
+
+dask_cuda = pytest.importorskip("dask_cuda")
+da = pytest.importorskip("dask.array")
+
+ROUNDS = 4
+
+
+def _json(b):
+    return json.dumps(b.to_dict(), sort_keys=True)
+
+
+def _data(n=2400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 6)).astype(np.float32)
+    Z = X.astype(np.float64)
+    y = np.where(Z[:, 0] > 0, 2 * Z[:, 1] + Z[:, 2], -Z[:, 3]) + 0.1 * rng.standard_normal(n)
+    X[rng.random(X.shape) < 0.03] = np.nan
+    return X, y, rng.uniform(0.5, 2.0, n)
+
+
+def _placed(client, X, y, w, parts, on_device=True):
+    """A DaskDataset of ``parts`` uneven partitions (cupy, or numpy with on_device=False)
+    placed in turn on the workers."""
+    import dask
+    workers = sorted(client.scheduler_info()["workers"])
+    edges = np.linspace(0, len(y), parts + 1).astype(int)
+    edges[1:-1] += np.arange(1, parts) * 7         # uneven
+    make = cp.asarray if on_device else np.asarray
+    meta = cp if on_device else np
+    cols = [[] for _ in range(3)]
+    for i, (a, b) in enumerate(zip(edges, edges[1:])):
+        where = [workers[i % len(workers)]]
+        for c, v in zip(cols, (X, y, w)):
+            if v is None:
+                continue
+            f = client.submit(make, v[a:b], workers=where, allow_other_workers=True,
+                              pure=False)
+            c.append(da.from_delayed(dask.delayed(f), (b - a,) + v.shape[1:], dtype=v.dtype,
+                                     meta=meta.empty((0,) + v.shape[1:], v.dtype)))
+    return dgd.DaskDataset(client, da.concatenate(cols[0]), da.concatenate(cols[1]),
+                           None if w is None else da.concatenate(cols[2]))
+
+
+CASES = {
+    "depthwise": {"linear_tree": True, "max_depth": 4, "eta": 0.3, "max_bin": 64},
+    "capped-sampled": {"linear_tree": True, "max_depth": 3, "max_linear_features": 2,
+                       "subsample": 0.8, "colsample_bynode": 0.8, "seed": 3},
+    "lossguide": {"linear_tree": True, "grow_policy": "lossguide", "max_leaves": 8,
+                  "max_depth": 0, "eta": 0.3},
+}
+
+
+def _check(client, case, mode, weighted, parts, on_device=True):
+    params = CASES[case]
+    X, y, w = _data()
+    w = w if weighted else None
+    want = dgbdt.train(params, dgbdt.Dataset(X, label=y, weight=w), ROUNDS, verbose_eval=False)
+    assert want.trees[0].linear
+    d = _placed(client, X, y, w, parts, on_device)
+    out = dgd.train(client, {**params, "device": "cuda"}, d, ROUNDS, verbose_eval=False,
+                    mode=mode)
+    if mode != "auto":
+        assert out["mode"] == mode
+    assert _json(out["booster"]) == _json(want)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("mode", ["task", "graph", "auto"])
+def test_one_gpu_worker(cuda_client, case, mode):
+    _check(cuda_client, case, mode, weighted=case != "lossguide", parts=3)
+
+
+def test_host_partitions_on_a_gpu_worker(cuda_client):
+    """numpy partitions trained with device='cuda': the raw rows go up with the pages."""
+    _check(cuda_client, "depthwise", "task", weighted=True, parts=3, on_device=False)
+
+
+@pytest.fixture(scope="module")
+def two_on_one_gpu():
+    from distributed import Client, LocalCluster
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
+        c.wait_for_workers(2)
+        yield c
+
+
+@pytest.mark.parametrize("case", ["depthwise", "lossguide"])
+def test_graph_mode_units_on_one_gpu(two_on_one_gpu, case):
+    _check(two_on_one_gpu, case, "graph", weighted=True, parts=5)
+
+
+@pytest.fixture(scope="module")
+def two_gpus():
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    from distributed import Client
+    with dask_cuda.LocalCUDACluster(n_workers=2, dashboard_address=":0") as cluster, \
+            Client(cluster) as c:
+        c.wait_for_workers(2)
+        yield c
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("mode", ["nccl", "collective", "graph"])
+def test_two_gpus(two_gpus, case, mode):
+    _check(two_gpus, case, mode, weighted=mode != "graph", parts=4)
