@@ -17,7 +17,7 @@ import pytest
 from dgbdt.kernels import cpu_linear_fit
 import test_linear_kernel_host as host
 import test_linear_split_host as split_host
-from test_linear_kernel_host import LAUNCH, PRELUDE, _emulated_backend
+from test_linear_kernel_host import LAUNCH, PRELUDE, _emulated_backend, training_rows
 
 lib = host.lib                  # the linear.cu and linear_split.cu host builds (module fixtures)
 split_lib = split_host.split_lib
@@ -225,15 +225,7 @@ def test_device_grown_training_through_the_cuda_glue_is_the_cpu_model(lib, split
     gpu_linear's glue: the CPU's host-grown model file, byte for byte."""
     import dgbdt
     train_mod = importlib.import_module("dgbdt.train")
-    rng = np.random.default_rng(6)
-    n = 1200
-    X = rng.uniform(-2, 3, (n, 4)).astype(np.float32)
-    y = np.where(X[:, 0] > 0.5, 2 * X[:, 2] + 1, -X[:, 2]) + 0.1 * X[:, 1] \
-        + 0.1 * rng.normal(size=n)
-    if "num_class" in extra:
-        y = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(np.float64)
-    X[rng.random(X.shape) < 0.05] = np.nan
-    w = rng.uniform(0.5, 2.0, n)
+    X, y, w = training_rows(6, classes="num_class" in extra)
     p = {"linear_tree": True, "eta": 0.4, "max_bin": 16, "max_depth": 3,
          "max_linear_features": 2, "seed": 1, "min_child_weight": 2.0, **extra}
     monkeypatch.setenv("DGBDT_GROWTH", "host")

@@ -268,6 +268,21 @@ def test_margins_equal_the_numba_kernel_bit_for_bit(lib, tile, gx, bx):
 
 
 # -- the CUDA backend's linear glue (dgbdt.kernels.gpu_linear) over the host build ----------
+def training_rows(seed: int, classes: bool = False):
+    """(X, y, w) of the training tests: 1200 rows of 4 features, a piecewise-linear target
+    (three classes by its terciles with ``classes``), 5 % missing values, weights."""
+    rng = np.random.default_rng(seed)
+    n = 1200
+    X = rng.uniform(-2, 3, (n, 4)).astype(np.float32)
+    y = np.where(X[:, 0] > 0.5, 2 * X[:, 2] + 1, -X[:, 2]) + 0.1 * X[:, 1] \
+        + 0.1 * rng.normal(size=n)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    w = rng.uniform(0.5, 2.0, n)
+    if classes:
+        y = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(np.float64)
+    return X, y, w
+
+
 def _emulated_backend(lib, split_lib=None):
     """A backend whose linear-tree operations are gpu_linear.CudaLinear's (the GPU's Python
     side: buffers, tiles, the larger children's subtraction and p~ pass, the leaf sums'
@@ -334,15 +349,8 @@ def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growt
     import importlib
     import dgbdt
     train_mod = importlib.import_module("dgbdt.train")
-    rng = np.random.default_rng(5)
-    n = 1200
-    X = rng.uniform(-2, 3, (n, 4)).astype(np.float32)
-    y = np.where(X[:, 0] > 0.5, 2 * X[:, 2] + 1, -X[:, 2]) + 0.1 * X[:, 1] \
-        + 0.1 * rng.normal(size=n)
-    X[rng.random(X.shape) < 0.05] = np.nan
-    w = rng.uniform(0.5, 2.0, n)
-    if "num_class" in growth:           # class k's gradients: column k of g and h [n, 3]
-        y = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(np.float64)
+    # classes: class k's gradients are column k of g and h [n, 3]
+    X, y, w = training_rows(5, classes="num_class" in growth)
     p = {"linear_tree": True, "eta": 0.4, "max_bin": 16, "base_score": 0.5,
          "max_linear_features": 2, "colsample_bynode": 0.8, "seed": 1, **growth}
     cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 3, verbose_eval=False)

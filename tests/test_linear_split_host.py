@@ -16,7 +16,7 @@ import pytest
 
 from dgbdt.kernels import cpu_linear
 import test_linear_kernel_host as host
-from test_linear_kernel_host import LAUNCH, PRELUDE, _args, _emulated_backend
+from test_linear_kernel_host import LAUNCH, PRELUDE, _args, _emulated_backend, training_rows
 
 lib = host.lib          # the linear.cu host build (a module fixture) for the training test
 
@@ -215,13 +215,7 @@ def test_training_with_the_emulated_split_search_is_the_cpu_model(lib, split_lib
     import dgbdt
     from dgbdt.tree import linear_growth
     train_mod = importlib.import_module("dgbdt.train")
-    rng = np.random.default_rng(6)
-    n = 1200
-    X = rng.uniform(-2, 3, (n, 4)).astype(np.float32)
-    y = np.where(X[:, 0] > 0.5, 2 * X[:, 2] + 1, -X[:, 2]) + 0.1 * X[:, 1] \
-        + 0.1 * rng.normal(size=n)
-    X[rng.random(X.shape) < 0.05] = np.nan
-    w = rng.uniform(0.5, 2.0, n)
+    X, y, w = training_rows(6)
     p = {"linear_tree": True, "eta": 0.4, "max_bin": 16, "base_score": 0.5,
          "max_linear_features": 2, "seed": 1, "min_child_weight": 2.0, **growth}
     cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 3, verbose_eval=False)

@@ -213,10 +213,16 @@ class DeviceGrowth:
 
     def _advance_fused(self, merged):
         """The same in one kernel (cuda/grow.cu: advance_level) after the evaluation."""
-        xp, W = self.xp, int(self.slots.shape[0])
         cand = self.be.evaluate_splits_raw(merged, self.level_totals, self.tables.hist_ptrs,
                                            1.0 / self.scale_g, 1.0 / self.scale_h, self.p,
                                            consts=self.consts)
+        return self._fused_level(cand, self.level_totals)
+
+    def _fused_level(self, cand, totals):
+        """grow.cu's advance_level over the level's candidate rows [W, 6] and the slots' sums
+        [W, 2]: the node table, the split batch and the next slots; returns (batch, small,
+        large), small and large None after the last level."""
+        xp, W = self.xp, int(self.slots.shape[0])
         if getattr(self, "_flags", None) is None:
             self._flags = xp.empty(2 ** self.max_depth + 1, dtype=np.int64)
         packed = xp.empty((6, W), dtype=np.int64)
@@ -224,9 +230,9 @@ class DeviceGrowth:
         nxt = None if last else (xp.empty(2 * W, dtype=np.int64),
                                  xp.empty(2 * W, dtype=np.int64),
                                  xp.empty((2 * W, 2), dtype=np.int64))
-        self.be.advance_level(cand, self.level_totals, self.slots, self.natural,
-                              2 ** self.depth, self.sentinel, MIN_GAIN, self.p.gamma,
-                              self.tables, self, self._flags, packed, nxt)
+        self.be.advance_level(cand, totals, self.slots, self.natural, 2 ** self.depth,
+                              self.sentinel, MIN_GAIN, self.p.gamma, self.tables, self,
+                              self._flags, packed, nxt)
         batch = SplitBatch(node=packed[0], feature=packed[1], split_bin=packed[2],
                            default_left=packed[3].astype(np.bool_), left=packed[4],
                            right=packed[5], packed=packed)

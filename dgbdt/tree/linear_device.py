@@ -39,10 +39,8 @@ import numpy as np
 
 from ..backend import to_host
 from .device_grower import DeviceGrowth
-from ..shard import SplitBatch
 from .grower import FinishRequest, LevelRequest
 from .linear import PAYLOAD, LinearSpec
-from .split import MIN_GAIN
 from .linear_growth import LeafModels, LeafSumRequest, LinearLevel
 
 
@@ -161,26 +159,10 @@ class DeviceLinearGrowth(DeviceGrowth):
         """The fused level: the split search's winner rows, whose first six columns are
         grow.cu's candidates, then advance_level's node table, batch and next slots (what
         ``_decide`` computes); returns (batch, small, large, left sums, right sums)."""
-        xp, W = self.xp, int(self.slots.shape[0])
+        xp = self.xp
         win = self.be.evaluate_linear_splits(*search, consts=self.consts, raw=True)
-        if getattr(self, "_flags", None) is None:
-            self._flags = xp.empty(2 ** self.max_depth + 1, dtype=np.int64)
-        packed = xp.empty((6, W), dtype=np.int64)
-        last = self.depth + 1 == self.max_depth
-        nxt = None if last else (xp.empty(2 * W, dtype=np.int64),
-                                 xp.empty(2 * W, dtype=np.int64),
-                                 xp.empty((2 * W, 2), dtype=np.int64))
-        self.be.advance_level(xp.ascontiguousarray(win[:, :6]),
-                              xp.ascontiguousarray(node_totals[:, :2]), self.slots,
-                              self.natural, 2 ** self.depth, self.sentinel, MIN_GAIN,
-                              self.p.gamma, self.tables, self, self._flags, packed, nxt)
-        batch = SplitBatch(node=packed[0], feature=packed[1], split_bin=packed[2],
-                           default_left=packed[3].astype(np.bool_), left=packed[4],
-                           right=packed[5], packed=packed)
-        small = large = None
-        if not last:
-            self.slots, self.natural, self.level_totals = nxt
-            small, large = self.slots[:W], self.slots[W:]
+        batch, small, large = self._fused_level(xp.ascontiguousarray(win[:, :6]),
+                                                xp.ascontiguousarray(node_totals[:, :2]))
         return batch, small, large, win[:, 4:13], win[:, 13:22]
 
     # -- leaves --------------------------------------------------------------------------

@@ -36,3 +36,29 @@ def rmm_default():
     yield rmm
     cupy.cuda.set_allocator(before_alloc)
     rmm.mr.set_current_device_resource(before_mr)
+
+
+@pytest.fixture(scope="module")
+def two_on_one_gpu():
+    """Two worker processes on the one GPU: graph mode's hops between units need several
+    workers, not several GPUs (NCCL would refuse two ranks on one device)."""
+    from distributed import Client, LocalCluster
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
+        c.wait_for_workers(2)
+        yield c
+
+
+@pytest.fixture(scope="module")
+def two_gpus():
+    """A LocalCUDACluster of two GPU workers (skipped with fewer GPUs)."""
+    import cupy
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    dask_cuda = pytest.importorskip("dask_cuda")
+    from distributed import Client
+    with dask_cuda.LocalCUDACluster(n_workers=2, dashboard_address=":0") as cluster, \
+            Client(cluster) as c:
+        c.wait_for_workers(2)
+        yield c
+

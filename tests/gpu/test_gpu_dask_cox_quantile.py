@@ -116,32 +116,10 @@ def test_one_gpu_worker(cuda_client, case, mode):
     _check(cuda_client, case, mode, weighted=case != "absolute", parts=3)
 
 
-@pytest.fixture(scope="module")
-def two_on_one_gpu():
-    """Two worker processes on the one GPU (graph mode's hops between units need several
-    workers, not several GPUs; NCCL would refuse two ranks on one device)."""
-    from distributed import Client, LocalCluster
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as c:
-        c.wait_for_workers(2)
-        yield c
-
-
 @pytest.mark.parametrize("case", list(CASES))
 def test_graph_mode_units_on_one_gpu(two_on_one_gpu, case):
     """Two units: survival:cox's gather hop and the quantile descent's hops between them."""
     _check(two_on_one_gpu, case, "graph", weighted=case != "cox", parts=5)
-
-
-@pytest.fixture(scope="module")
-def two_gpus():
-    if cp.cuda.runtime.getDeviceCount() < 2:
-        pytest.skip("needs two GPUs")
-    from distributed import Client
-    with dask_cuda.LocalCUDACluster(n_workers=2, dashboard_address=":0") as cluster, \
-            Client(cluster) as c:
-        c.wait_for_workers(2)
-        yield c
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -92,29 +92,9 @@ def test_host_partitions_on_a_gpu_worker(cuda_client):
     _check(cuda_client, "depthwise", "task", weighted=True, parts=3, on_device=False)
 
 
-@pytest.fixture(scope="module")
-def two_on_one_gpu():
-    from distributed import Client, LocalCluster
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as c:
-        c.wait_for_workers(2)
-        yield c
-
-
 @pytest.mark.parametrize("case", ["depthwise", "lossguide"])
 def test_graph_mode_units_on_one_gpu(two_on_one_gpu, case):
     _check(two_on_one_gpu, case, "graph", weighted=True, parts=5)
-
-
-@pytest.fixture(scope="module")
-def two_gpus():
-    if cp.cuda.runtime.getDeviceCount() < 2:
-        pytest.skip("needs two GPUs")
-    from distributed import Client
-    with dask_cuda.LocalCUDACluster(n_workers=2, dashboard_address=":0") as cluster, \
-            Client(cluster) as c:
-        c.wait_for_workers(2)
-        yield c
 
 
 @pytest.mark.parametrize("case", list(CASES))
