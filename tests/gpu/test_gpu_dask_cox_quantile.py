@@ -17,10 +17,10 @@ import json
 import numpy as np
 import pytest
 
-import cupy as cp
 
 import dgbdt
 import dgbdt.dask as dgd
+from dask_parts import placed
 
 dask_cuda = pytest.importorskip("dask_cuda")
 da = pytest.importorskip("dask.array")
@@ -51,30 +51,6 @@ def _quantile_data(n=2400, seed=1):
     return X, y, rng.uniform(0.5, 2.0, n)
 
 
-def _placed(client, X, y, w, parts):
-    """A DaskDataset of ``parts`` uneven cupy partitions placed in turn on the workers (the
-    rows of each partition made on its worker)."""
-    import dask
-    workers = sorted(client.scheduler_info()["workers"])
-    edges = np.linspace(0, len(y), parts + 1).astype(int)
-    edges[1:-1] += np.arange(1, parts) * 7         # uneven
-    cols = [[] for _ in range(3)]
-    for i, (a, b) in enumerate(zip(edges, edges[1:])):
-        where = [workers[i % len(workers)]]
-        for c, v in zip(cols, (X, y, w)):
-            if v is None:
-                continue
-            f = client.submit(cp.asarray, v[a:b], workers=where, allow_other_workers=True,
-                              pure=False)
-            c.append(da.from_delayed(dask.delayed(f), (b - a,) + v.shape[1:], dtype=v.dtype,
-                                     meta=cp.empty((0,) + v.shape[1:], v.dtype)))
-    d = dgd.DaskDataset(client, da.concatenate(cols[0]), da.concatenate(cols[1]),
-                        None if w is None else da.concatenate(cols[2]))
-    assert d.on_device
-    assert len(set(d.workers_of_parts())) == len(workers), "every worker holds rows"
-    return d
-
-
 CASES = {
     "cox": ({"objective": "survival:cox", "max_depth": 3}, _cox_data),
     "cox-sampled": ({"objective": "survival:cox", "max_depth": 3, "subsample": 0.8},
@@ -98,8 +74,8 @@ def _check(client, case, mode, weighted, parts):
     dv = dgbdt.Dataset(X[:400], label=y[:400])
     want = dgbdt.train(params, dgbdt.Dataset(X, label=y, weight=w), ROUNDS, evals=[(dv, "v")],
                        evals_result=ref, verbose_eval=False)
-    d = _placed(client, X, y, w, parts)
-    dvd = _placed(client, X[:400], y[:400], None, len(client.scheduler_info()["workers"]))
+    d = placed(client, X, y, w, parts)
+    dvd = placed(client, X[:400], y[:400], None, len(client.scheduler_info()["workers"]))
     out = dgd.train(client, {**params, "device": "cuda"}, d, ROUNDS, evals=[(dvd, "v")],
                     verbose_eval=False, mode=mode)
     if mode != "auto":

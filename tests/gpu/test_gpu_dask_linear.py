@@ -11,10 +11,10 @@ import json
 import numpy as np
 import pytest
 
-import cupy as cp
 
 import dgbdt
 import dgbdt.dask as dgd
+from dask_parts import placed
 
 dask_cuda = pytest.importorskip("dask_cuda")
 da = pytest.importorskip("dask.array")
@@ -35,29 +35,6 @@ def _data(n=2400, seed=0):
     return X, y, rng.uniform(0.5, 2.0, n)
 
 
-def _placed(client, X, y, w, parts, on_device=True):
-    """A DaskDataset of ``parts`` uneven partitions (cupy, or numpy with on_device=False)
-    placed in turn on the workers."""
-    import dask
-    workers = sorted(client.scheduler_info()["workers"])
-    edges = np.linspace(0, len(y), parts + 1).astype(int)
-    edges[1:-1] += np.arange(1, parts) * 7         # uneven
-    make = cp.asarray if on_device else np.asarray
-    meta = cp if on_device else np
-    cols = [[] for _ in range(3)]
-    for i, (a, b) in enumerate(zip(edges, edges[1:])):
-        where = [workers[i % len(workers)]]
-        for c, v in zip(cols, (X, y, w)):
-            if v is None:
-                continue
-            f = client.submit(make, v[a:b], workers=where, allow_other_workers=True,
-                              pure=False)
-            c.append(da.from_delayed(dask.delayed(f), (b - a,) + v.shape[1:], dtype=v.dtype,
-                                     meta=meta.empty((0,) + v.shape[1:], v.dtype)))
-    return dgd.DaskDataset(client, da.concatenate(cols[0]), da.concatenate(cols[1]),
-                           None if w is None else da.concatenate(cols[2]))
-
-
 CASES = {
     "depthwise": {"linear_tree": True, "max_depth": 4, "eta": 0.3, "max_bin": 64},
     "capped-sampled": {"linear_tree": True, "max_depth": 3, "max_linear_features": 2,
@@ -73,7 +50,7 @@ def _check(client, case, mode, weighted, parts, on_device=True):
     w = w if weighted else None
     want = dgbdt.train(params, dgbdt.Dataset(X, label=y, weight=w), ROUNDS, verbose_eval=False)
     assert want.trees[0].linear
-    d = _placed(client, X, y, w, parts, on_device)
+    d = placed(client, X, y, w, parts, on_device)
     out = dgd.train(client, {**params, "device": "cuda"}, d, ROUNDS, verbose_eval=False,
                     mode=mode)
     if mode != "auto":
