@@ -11,7 +11,6 @@ import json
 import numpy as np
 import pytest
 
-
 import dgbdt
 import dgbdt.dask as dgd
 from dask_parts import placed
