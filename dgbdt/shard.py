@@ -51,6 +51,9 @@ class Shard:
     #: the rows' raw feature values (float32 [n, F]) for linear trees, or None: pages keep
     #: bins only, and linear leaves regress on the values (dgbdt.tree.linear)
     raw = None
+    #: a streamed page's raw rows on the host (float32 [n, F]) on a GPU: dgbdt.data.page_stream
+    #: copies them into a device slot with the page, ``raw`` for the visit; else None
+    raw_stream = None
 
     def __init__(self, page: Page, n_bins: np.ndarray, label, weight, margin, max_nodes: int,
                  backend=None):

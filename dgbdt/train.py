@@ -17,6 +17,7 @@ import numpy as np
 
 from .backend import device_scope, get_backend, release_pooled, resolve_device, to_host
 from .booster import Booster, MarginStart, load_model
+from .linear_setup import linear_setup
 from .callback import RoundStopper, check_callbacks, emit, format_eval_line, report_round
 from .constraints import resolve as resolve_monotone, resolve_interactions
 from .checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
@@ -274,7 +275,7 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
                 prior, booster = progress.booster, progress.booster.snapshot()
         start = MarginStart(booster.base_margin, prior)
         shards, store = _shards(p, dtrain, cuts, max_bin, booster, start, K, backend)
-        linear = _linear_spec(p, dtrain, cuts, shards)
+        linear = linear_setup(p, dtrain, cuts, shards)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
     sources = [(SeamEval(seam, d.label, d.weight, d, d.qid) if d is dtrain
@@ -290,53 +291,6 @@ def _train(p, dtrain, rounds, evals, early_stopping_rounds, evals_result, verbos
         booster.position_bias = bias.as_dict()
     booster.memory = {**store.stats(), **seam.stream_stats()}
     return booster
-
-
-def _linear_spec(p, dtrain, cuts, shards):
-    """With linear_tree: the regressors' normalization (exact min / max of the training
-    rows, dgbdt.tree.linear.LinearSpec), and each shard's raw rows: views of the Dataset's
-    float32 matrix (no copy in-process); on the GPU, views of one device matrix (the
-    Dataset's own for cupy input, host rows uploaded once). None otherwise."""
-    if not p["linear_tree"]:
-        return None
-    from .tree.linear import LinearSpec
-    be = shards[0].be
-    if be.name == "cuda" and any(s.page.streamed for s in shards):
-        raise ValueError("linear_tree on a GPU needs every page in GPU memory: streaming pages "
-                         "from host memory (device_memory_budget below the pages' size) is not "
-                         "built for linear trees yet. Pass a larger device_memory_budget (or "
-                         "None), or device='cpu'")
-    X = dtrain.data
-    if be.name == "cuda":
-        xp = be.xp
-        X = xp.ascontiguousarray(xp.asarray(X), dtype=xp.float32)
-        lo, hi = _column_range(X, xp)
-    else:
-        X = np.ascontiguousarray(to_host(X), dtype=np.float32)
-    for s in shards:
-        (a, n), = s.id_pieces
-        s.raw = X[a:a + n]
-    if be.name == "cuda":
-        return LinearSpec.from_range(lo, hi, p["max_linear_features"], p["linear_lambda"],
-                                     getattr(cuts, "categorical", None))
-    return LinearSpec.from_data(X, p["max_linear_features"], p["linear_lambda"],
-                                getattr(cuts, "categorical", None))
-
-
-def _column_range(X, xp):
-    """Each column's exact min and max (float64 [F] on the host, NaN skipped; NaN for a
-    column without values): LinearSpec.from_data's reduction, on X's device."""
-    F = X.shape[1]
-    if X.shape[0] == 0:
-        return np.full(F, np.nan), np.full(F, np.nan)
-    missing = xp.isnan(X)
-    lo = xp.where(missing, xp.float32(np.inf), X).min(axis=0)
-    hi = xp.where(missing, xp.float32(-np.inf), X).max(axis=0)
-    empty = missing.all(axis=0)
-    lo, hi, empty = to_host(lo).astype(np.float64), to_host(hi).astype(np.float64), \
-        to_host(empty)
-    lo[empty] = hi[empty] = np.nan
-    return lo, hi
 
 
 def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):

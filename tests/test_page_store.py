@@ -129,6 +129,30 @@ def test_page_stream_visits_every_page_with_its_own_words(m, slots):
     assert stream.copies == m + 4 * (m - s)
 
 
+@pytest.mark.parametrize("slots", [2, 3])
+def test_page_stream_carries_raw_rows_with_their_pages(slots):
+    """Shards with raw_stream (linear trees' raw rows on a GPU): for a visit ``raw`` is the
+    slot's copy of the shard's own rows (its shape), None again after; bytes counted."""
+    shards = [_FakeShard(i, 6 + i) for i in range(5)]
+    for s in shards:
+        s.raw = None
+        s.raw_stream = np.full((6 + s.i, 3), s.i, dtype=np.float32) + \
+            np.arange(3, dtype=np.float32)
+    shards[1].raw_stream = None                 # a shard without rows keeps raw None
+    stream = PageStream(HostMover(), slots)
+    for _ in range(3):
+        for s in stream.visit(shards):
+            if s.raw_stream is None:
+                assert s.raw is None
+                continue
+            assert s.raw.shape == s.raw_stream.shape and (s.raw == s.raw_stream).all()
+            assert not np.shares_memory(s.raw, s.raw_stream)     # the slot's copy
+        assert all(s.raw is None for s in shards)
+    words = sum(s.page.words.nbytes for s in shards)
+    rows = sum(s.raw_stream.nbytes for s in shards if s.raw_stream is not None)
+    assert stream.bytes_moved > words and stream.bytes_moved >= words + rows
+
+
 def test_page_stream_restores_the_host_page_when_a_visit_fails():
     shards = [_FakeShard(i, 4) for i in range(3)]
     with pytest.raises(RuntimeError):

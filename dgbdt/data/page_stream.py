@@ -20,6 +20,11 @@ slot then holds a page the next pass needs, and replacing one would only add a c
 
 The order in which shards are visited changes no result (histograms are integer sums).
 ``HostMover`` does the same with numpy copies, so CI runs this schedule on the CPU backend.
+
+A shard may stream its raw feature rows with its page (piecewise-linear trees, whose kernels
+read raw values: ``Shard.raw_stream``, float32 [n, F] on the host): its slot then holds both,
+and for the visit ``shard.raw`` is the slot's rows (None outside visits, as its page is the
+host one). Those rows are 4 F bytes a row against the page's ``bits`` F / 8.
 """
 from __future__ import annotations
 
@@ -34,11 +39,11 @@ from .pages import Page
 class HostMover:
     """Copies between numpy arrays, for the CPU backend (synchronous: no events)."""
 
-    def alloc(self, n_words: int):
-        return np.empty(n_words, dtype=np.uint32)
+    def alloc(self, n_words: int, dtype=np.uint32):
+        return np.empty(n_words, dtype=dtype)
 
     def copy(self, src, dst, after):
-        dst[:src.size] = src
+        dst[:src.size] = src.ravel()
         return None, None
 
     def wait(self, ready) -> None:
@@ -60,9 +65,9 @@ class CudaMover:
         with backend.device:
             self.stream = self.cp.cuda.Stream(non_blocking=True)
 
-    def alloc(self, n_words: int):
+    def alloc(self, n_words: int, dtype=np.uint32):
         with self.backend.device:
-            return self.cp.empty(n_words, dtype=self.cp.uint32)
+            return self.cp.empty(n_words, dtype=dtype)
 
     def copy(self, src, dst, after):
         """Queue ``dst[:n] = src`` after event ``after``; returns (start, done) events."""
@@ -105,6 +110,7 @@ class PageStream:
         self.mover = mover
         self.n_slots = max(2, int(slots))
         self.buffers: list = []
+        self.raw_buffers: list = []   # each slot's raw rows (shards with raw_stream), or None
         self.held: list = []      # the shard whose page each slot holds (or None)
         self.ready: list = []     # event: the slot's copy is done
         self.free: list = []      # event: the kernels reading the slot are done
@@ -125,7 +131,9 @@ class PageStream:
             yield from shards
             return
         self.passes += 1
-        self._ensure_buffers(max(s.page.words.size for s in streamed), len(streamed))
+        raws = [s.raw_stream.size for s in streamed if getattr(s, "raw_stream", None) is not None]
+        self._ensure_buffers(max(s.page.words.size for s in streamed), len(streamed),
+                             max(raws) if raws else 0)
         ids = {id(s) for s in streamed}
         in_slots = [s for s in self.held if s is not None and id(s) in ids]
         held = {id(s) for s in in_slots}
@@ -144,20 +152,28 @@ class PageStream:
             host = s.page
             s.page = Page(words=self.buffers[k][:host.words.size], n_rows=host.n_rows,
                           n_features=host.n_features, bits=host.bits)
+            raw = getattr(s, "raw_stream", None)
+            if raw is not None:
+                s.raw = self.raw_buffers[k][:raw.size].reshape(raw.shape)
             try:
                 yield s
             finally:
                 s.page = host
+                if raw is not None:
+                    s.raw = None
             self.free[k] = self.mover.mark()
             if nxt < len(pending):
                 self._load(pending[nxt], k)
                 nxt += 1
 
-    def _ensure_buffers(self, n_words: int, n_pages: int) -> None:
+    def _ensure_buffers(self, n_words: int, n_pages: int, n_raw: int = 0) -> None:
         n = min(self.n_slots, n_pages)
-        if len(self.buffers) != n or self.buffers[0].size < n_words:
-            self.buffers = []                 # free the old slots before taking new ones
+        if len(self.buffers) != n or self.buffers[0].size < n_words or (
+                n_raw and (self.raw_buffers[0] is None or self.raw_buffers[0].size < n_raw)):
+            self.buffers = self.raw_buffers = []   # free the old slots before taking new ones
             self.buffers = [self.mover.alloc(n_words) for _ in range(n)]
+            self.raw_buffers = [self.mover.alloc(n_raw, np.float32) if n_raw else None
+                                for _ in range(n)]
             self.n_slots = n
             self.held, self.ready, self.free = [None] * n, [None] * n, [None] * n
 
@@ -165,6 +181,10 @@ class PageStream:
         """Queue the copy of shard's page into ``slot`` (after the slot's last kernels)."""
         words = shard.page.words
         start, done = self.mover.copy(words, self.buffers[slot], self.free[slot])
+        raw = getattr(shard, "raw_stream", None)
+        if raw is not None:       # the rows after the words, on the same copy stream
+            _, done = self.mover.copy(raw, self.raw_buffers[slot], None)
+            self.bytes_moved += int(raw.nbytes)
         self.ready[slot] = done
         self.held[slot] = shard
         self.copies += 1
