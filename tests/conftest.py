@@ -6,24 +6,6 @@ results through the fixture's client explicitly (``client.compute(x).result()``)
 """
 import pytest
 
-# Modules whose tests run real worker processes and kill them or bound a failure's wall-clock
-# time: under pytest-xdist (README's test command: -n 2 --dist loadgroup) they share one xdist
-# worker, one test at a time, so no two of their multi-process clusters compete for the cores
-# at once (the other xdist worker runs in-process tests beside them).
-_SERIAL_GROUP = {"test_recovery.py", "test_bad_inputs_dask.py", "test_checkpoint_dask.py",
-                 "test_collective.py"}
-
-
-def pytest_configure(config):
-    # pytest-xdist registers it too; this keeps a run without xdist free of unknown-mark warnings
-    config.addinivalue_line("markers", "xdist_group(name): run in one pytest-xdist worker")
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if item.path.name in _SERIAL_GROUP:
-            item.add_marker(pytest.mark.xdist_group("worker-processes"))
-
 
 def _local_client(n_workers: int):
     distributed = pytest.importorskip("distributed")
