@@ -32,6 +32,11 @@ def cluster():
                                   dashboard_address=":0") as c, \
             distributed.Client(c, set_as_default=False) as client:
         client.wait_for_workers(2)
+        # the workers' first use of the kernels (numba's compile on a machine without its
+        # cache: tens of seconds on 2 busy cores) is not what a case times or waits for: a task
+        # busy compiling cannot be cancelled, and would be "left running"
+        X, y, _ = _xy()
+        _train(client, dgd.DaskDataset(client, _arr(X), _arr(y)), rounds=1)
         yield client
 
 

@@ -718,17 +718,21 @@ def test_metric_parameters_reach_every_worker(client2, params, mode):
                               "binary:logistic": ["error@0.3", "logloss"]}[params["objective"]]
 
 
-@pytest.mark.parametrize("objective,extra", [("reg:absoluteerror", {}),
-                                             ("reg:quantileerror", {"quantile_alpha": 0.8})])
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("mode,n,parts", [("collective", 2, 5), ("collective", 4, 5),
-                                          ("task", 1, 5), ("graph", 2, 5), ("graph", 2, 3),
-                                          ("graph", 1, 4)])
+_QUANTILE_LAYOUTS = [("collective", 2, 5), ("collective", 4, 5), ("task", 1, 5), ("graph", 2, 5),
+                     ("graph", 2, 3), ("graph", 1, 4)]
+_QUANTILE_LOSSES = [("reg:absoluteerror", {}), ("reg:quantileerror", {"quantile_alpha": 0.8})]
+
+
+@pytest.mark.parametrize("objective,extra,weighted,mode,n,parts", [
+    (obj, extra, weighted, *layout)
+    for i, layout in enumerate(_QUANTILE_LAYOUTS)
+    for (obj, extra), weighted in zip(_QUANTILE_LOSSES, [i % 2 == 1, i % 2 == 0])])
 def test_quantile_losses_on_dask_are_the_in_process_model(_clusters, objective, extra, weighted,
                                                           mode, n, parts):
     """The intercept (the labels' quantile over the partitions) and every leaf (its rows'
     residual quantile over the ranks, or in graph mode over the units, a descent step a task
-    hop) found exactly: the in-process model, byte for byte."""
+    hop) found exactly: the in-process model, byte for byte. Every layout with both losses
+    and with and without weights, and each loss weighted and not (pairwise: 12 cases)."""
     client = _clusters(n)
     X, y, w = make(seed=24)
     y = y * 3 + np.nan_to_num(X[:, 1]) + np.random.default_rng(0).standard_t(3, len(y))

@@ -98,14 +98,14 @@ def _same(out, data):
     assert out["history"] == ref
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_collective_survives_a_killed_rank(cluster3, data, tmp_path, seed):
+def test_collective_survives_a_killed_rank(cluster3, data, tmp_path):
+    """A rank killed late in the training (round 12; rounds 3 to 5 and 11 are the other
+    tests' kills), the middle rank of three."""
     X, y, Xv, yv, *_ = data
     d, dv = _datasets(cluster3, X, y, Xv, yv)
     ranks = sorted(set(d.workers_of_parts()))
     assert len(ranks) >= 2
-    rng = np.random.default_rng(seed)
-    at, victim = int(rng.integers(1, 15)), ranks[int(rng.integers(len(ranks)))]
+    at, victim = 12, ranks[1]
     out, seconds = _train(cluster3, d, dv, "collective",
                           callbacks=[KillAt([(at, victim, str(tmp_path / "k"))])])
     assert os.path.exists(tmp_path / "k"), "the kill did not happen"
