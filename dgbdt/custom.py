@@ -56,6 +56,10 @@ class CustomObjective:
     """The configured objective with the user's gradient function (see the module docstring).
     Everything but the gradients is the configured objective's."""
 
+    #: the gradients are the user's: custom_metric then gets raw margins, as XGBoost's does
+    #: (built-in objectives, Cox and ranking included, give it their transformed predictions)
+    user_gradients = True
+
     def __init__(self, base, fn, dtrain):
         if not callable(fn):
             raise TypeError(f"obj must be a callable (preds, dtrain) -> (grad, hess); got "

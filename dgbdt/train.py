@@ -525,7 +525,9 @@ def _custom_scores(source, fn, objective) -> list:
         raise NotImplementedError("custom_metric runs on in-process eval sets only (not yet "
                                   "on Dask)")
     m, d = margins()
-    preds = (m[:, 0] if m.shape[1] == 1 else m) if hasattr(objective, "seam_gradients") \
+    # raw margins only with the user's own gradients (CustomObjective): built-in objectives
+    # whose gradients need all rows at once (Cox, ranking) still predict transformed values
+    preds = (m[:, 0] if m.shape[1] == 1 else m) if getattr(objective, "user_gradients", False) \
         else objective.transform(m)
     out = fn(preds, d)
     pairs = out if isinstance(out, list) else [out]

@@ -111,6 +111,25 @@ def test_custom_metric_is_scored_and_drives_early_stopping():
                     verbose_eval=False)
 
 
+def test_custom_metric_gets_built_in_objectives_transformed_predictions():
+    """survival:cox (gradients over all rows at once): custom_metric gets the hazard ratios
+    exp(margin), the model's predictions, as for any built-in objective (XGBoost's rule); the
+    user's own gradients give it raw margins (test above)."""
+    X, y = data(seed=5)
+    t = np.abs(y) + 0.1
+    d = dgbdt.Dataset(X, np.where(y > 0, t, -t))
+    got = []
+
+    def record(preds, dataset):
+        got.append(np.array(preds, copy=True))
+        return "rec", 0.0
+    b = dgbdt.train({"objective": "survival:cox", "max_depth": 3}, d, 3, evals=[(d, "t")],
+                    custom_metric=record, verbose_eval=False)
+    assert len(got) == 3 and (got[-1] > 0).all()
+    np.testing.assert_allclose(got[-1], b.predict(d), rtol=1e-12)
+    np.testing.assert_allclose(got[-1], np.exp(b.predict(d, output_margin=True)), rtol=1e-12)
+
+
 @pytest.mark.parametrize("mode, workers", [("task", 1), ("collective", 2), ("graph", 2)])
 def test_custom_objective_on_dask_is_the_in_process_model(request, mode, workers):
     """An elementwise gradient computed per worker over its rows gives the in-process model."""
