@@ -4,7 +4,21 @@ The clients are not made the default client (``set_as_default=False``), so sever
 once without one test's ``default_client()`` picking up another's cluster; tests compute dask
 results through the fixture's client explicitly (``client.compute(x).result()``).
 """
+import os
+
 import pytest
+
+# distributed's statistical profiler walks every thread's frames a hundred times a second; on
+# CPython 3.11 that walk can crash the process (dask/distributed#5972: a segfault in
+# profile.process, seen once in a fresh CI run on an in-process cluster). No test reads
+# profiles, so it is off for every cluster: in-process ones read the config, worker processes
+# inherit the environment.
+os.environ.setdefault("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", "False")
+try:
+    import dask
+    dask.config.set({"distributed.worker.profile.enabled": False})
+except ImportError:         # dask is an extra: the core tests run without it
+    pass
 
 
 def _local_client(n_workers: int):
