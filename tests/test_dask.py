@@ -175,13 +175,18 @@ def test_task_mode_needs_one_worker(client4):
         dgd.train(client4, BINARY, d, 1, mode="fast")
 
 
-def test_real_processes(capsys):
-    """Two worker processes: everything sent to the workers pickles, and the model is the same."""
+def test_real_processes(capsys, monkeypatch):
+    """Two worker processes: everything sent to the workers pickles, and the model is the same.
+    Their statistical profiler is on (the suite turns it off elsewhere: conftest), as on a
+    user's cluster, to check that a training task pauses and restores it."""
+    import dask
     X, y, w = make(seed=4)
     params = PARAMS[2]
     y = labels_for(params, y, X)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, \
+    monkeypatch.setenv("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", "True")
+    with dask.config.set({"distributed.worker.profile.enabled": True}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                         dashboard_address=":0") as cluster, \
             Client(cluster, set_as_default=False) as client:
         client.wait_for_workers(2)
         d = dask_dataset(client, X, y, w, 4, "frame")
