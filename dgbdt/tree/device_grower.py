@@ -47,11 +47,12 @@ from .split import MIN_GAIN, SplitParams, splittable
 LEVEL_BYTES = 2 ** 30
 
 
-def fits(max_depth: int, n_slots: int, n_shards: int) -> bool:
+def fits(max_depth: int, n_slots: int, n_shards: int, slot_bytes: int = 16) -> bool:
     """Whether fixed-shape levels of a depth-``max_depth`` tree fit ``LEVEL_BYTES``: the
-    deepest level with histograms has 2^(max_depth - 1) rows, its parent half as many."""
+    deepest level with histograms has 2^(max_depth - 1) rows, its parent half as many;
+    ``slot_bytes``: a histogram slot's (G, H int64; linear trees' 9 sums: 72)."""
     rows = 2 ** max(max_depth - 1, 0) + 2 ** max(max_depth - 2, 0)
-    return max_depth <= 16 and rows * n_slots * 16 * max(n_shards, 1) <= LEVEL_BYTES
+    return max_depth <= 16 and rows * n_slots * slot_bytes * max(n_shards, 1) <= LEVEL_BYTES
 
 
 class DeviceTables:

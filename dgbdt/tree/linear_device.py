@@ -38,6 +38,7 @@ import time
 import numpy as np
 
 from ..backend import to_host
+from . import device_grower
 from .device_grower import DeviceGrowth
 from .grower import FinishRequest, LevelRequest
 from .linear import PAYLOAD, LinearSpec
@@ -220,9 +221,7 @@ class DeviceLinearGrowth(DeviceGrowth):
 
 def fits(max_depth: int, n_slots: int, n_shards: int) -> bool:
     """device_grower.fits with 9 sums a slot instead of 2."""
-    from .device_grower import LEVEL_BYTES
-    rows = 2 ** max(max_depth - 1, 0) + 2 ** max(max_depth - 2, 0)
-    return max_depth <= 16 and rows * n_slots * 8 * PAYLOAD * max(n_shards, 1) <= LEVEL_BYTES
+    return device_grower.fits(max_depth, n_slots, n_shards, 8 * PAYLOAD)
 
 
 __all__ = ["DeviceLinearGrowth", "LinearTables", "fits"]

@@ -149,13 +149,6 @@ def test_dask_gpu_workers_equal_in_process(cuda_client, mode):
     _same_as_in_process(cuda_client, mode, 3)
 
 
-def test_dask_two_gpus_nccl_and_collective_equal_in_process():
-    if cp.cuda.runtime.getDeviceCount() < 2:
-        pytest.skip("needs two GPUs")
-    dask_cuda = pytest.importorskip("dask_cuda")
-    from distributed import Client
-    with dask_cuda.LocalCUDACluster(n_workers=2, dashboard_address=":0") as cluster, \
-            Client(cluster) as client:
-        client.wait_for_workers(2)
-        for mode in ("nccl", "collective", "graph"):
-            _same_as_in_process(client, mode, 4)
+def test_dask_two_gpus_nccl_and_collective_equal_in_process(two_gpus):
+    for mode in ("nccl", "collective", "graph"):
+        _same_as_in_process(two_gpus, mode, 4)
