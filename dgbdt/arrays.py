@@ -8,8 +8,10 @@ import numpy as np
 
 
 def is_device_array(a) -> bool:
-    """Whether ``a`` lives in GPU memory (cupy arrays, cuDF columns, numba device arrays)."""
-    return hasattr(a, "__cuda_array_interface__")
+    """Whether ``a`` lives in GPU memory (cupy arrays, cuDF columns, numba device arrays,
+    cupyx.scipy.sparse matrices)."""
+    return hasattr(a, "__cuda_array_interface__") or \
+        type(a).__module__.startswith("cupyx.scipy.sparse")
 
 
 def array_module(a):

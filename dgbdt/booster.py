@@ -42,6 +42,7 @@ import numpy as np
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors
 from .data.input import as_features, as_matrix
+from .data.sparse import as_csr, dense_chunks, densify, is_sparse
 from .backend import array_module, backend_of
 from .objective import get_objective
 from .params import OBJECTIVES
@@ -108,6 +109,9 @@ class Booster:
         if isinstance(data, Dataset):
             X, names, bm = data.data, data.feature_names, data.base_margin
             have = getattr(data, "categories", None)
+        elif is_sparse(data) and self.feature_types is None:     # kept sparse
+            X, names = as_csr(data), None
+            bm = None
         elif self.feature_types is not None:
             X, names, _, have = as_features(data, feature_types=self.feature_types,
                                             enable_categorical=True, check=False)
@@ -123,6 +127,8 @@ class Booster:
             raise ValueError("feature names differ from the model's: " + ", ".join(diff))
         if self.feature_types is not None:
             from .data.categorical import mask_of, recode
+            if is_sparse(X):
+                X = densify(X)
             X = recode(X, mask_of(self.feature_types), have, self.categories, names)
         return X, bm
 
@@ -211,6 +217,11 @@ class Booster:
         listed trees; the bias (intercept or base_margin, plus each tree's expected value)
         in the last column (the last diagonal entry). [n, ...] without K for one output."""
         from .explain import contributions
+        if is_sparse(X):        # sparse rows: dense a chunk at a time
+            xp = array_module(X)
+            return xp.concatenate([self._contributions(
+                densify(X, a, b), None if bm is None else bm[a:b], trees, interactions)
+                for a, b in dense_chunks(*X.shape)])
         if any(self.trees[i].linear for i in trees):
             raise NotImplementedError("SHAP values (pred_contribs / pred_interactions) of "
                                       "linear trees are not built: TreeSHAP attributes constant "
@@ -441,6 +452,11 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
     """out[r, classes[t]] += leaf value of row r in trees[t] (raw-value traversal); with
     ``leaves`` also record each row's leaf id per tree."""
     if not trees:
+        return
+    if is_sparse(X):        # sparse rows: dense a chunk at a time (dgbdt.data.sparse)
+        for a, b in dense_chunks(*X.shape):
+            add_tree_margins(densify(X, a, b), trees, classes, out[a:b],
+                             None if leaves is None else leaves[a:b])
         return
     cat, ptrs, cls = _concatenated(trees, classes)
     if "lin_size" in cat:        # piecewise-linear trees (dgbdt.tree.linear)

@@ -44,6 +44,7 @@ import dataclasses
 
 import numpy as np
 
+from .arrays import to_host
 from .shard import Shard, SplitBatch
 
 
@@ -186,10 +187,27 @@ def assemble(picked) -> Shard:
         parts.append((symbols, s.label[rows], None if s.weight is None else s.weight[rows],
                       s.margin[rows], s.g[rows], s.h[rows]))
     be, xp = first.be, first.be.xp
+    ell = any(s.page.ell for s, _, _ in picked)
+    if ell:         # ELLPACK rows of one stride (dgbdt.data.sparse.as_ellpack_symbols)
+        from .data.sparse import as_ellpack_symbols
+        hp = to_host(first.hist_ptrs)
+        syms = [as_ellpack_symbols(p[0], s.page.ell, hp, xp) for p, (s, _, _) in
+                zip(parts, picked)]
+        width = max(int(a.shape[1]) for a in syms)
+        null = int(hp[-1])
+        syms = [a if a.shape[1] == width else xp.concatenate(
+            [a, xp.full((a.shape[0], width - a.shape[1]), null, a.dtype)], axis=1)
+            for a in syms]
+        parts = [(a,) + p[1:] for a, p in zip(syms, parts)]
     cat = [xp.concatenate([p[i] for p in parts]) if parts[0][i] is not None else None
            for i in range(6)]
     symbols, label, weight, margin, g, h = cat
-    page = be.pack_symbols(symbols, first.page.bits)
+    if ell:
+        from .data.pages import bits_for
+        page = be.pack_symbols(symbols, bits_for(int(to_host(first.hist_ptrs)[-1])))
+        page.ell = True
+    else:
+        page = be.pack_symbols(symbols, first.page.bits)
     del symbols
     out = Shard(page, first.n_bins, label, weight, margin, int(first.begin.shape[0]), be)
     out.g, out.h = xp.ascontiguousarray(g), xp.ascontiguousarray(h)

@@ -84,7 +84,8 @@ def cv(params: dict | None, dtrain: Dataset, num_boost_round: int = 10, nfold: i
         pairs = [(np.setdiff1d(np.arange(n), t), t) for t in tests]
     elif hasattr(folds, "split"):
         pairs = [(np.asarray(a), np.asarray(b))
-                 for a, b in folds.split(to_host(dtrain.data), to_host(dtrain.label))]
+                 for a, b in folds.split(dtrain.data if dtrain.sparse else to_host(dtrain.data),
+                                         to_host(dtrain.label))]
     else:
         pairs = [(np.asarray(a), np.asarray(b)) for a, b in folds]
     sets = [(dtrain.slice(a), dtrain.slice(b)) for a, b in pairs]

@@ -18,7 +18,7 @@ def linear_setup(p, dtrain, cuts, shards):
     if not p["linear_tree"]:
         return None
     be = shards[0].be
-    X = dtrain.data
+    X = dtrain.rows() if dtrain.sparse else dtrain.data     # regressors read dense rows
     if be.name == "cuda" and any(s.page.streamed for s in shards) and \
             not is_device_array(X):
         X = np.ascontiguousarray(to_host(X), dtype=np.float32)

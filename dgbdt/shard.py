@@ -65,6 +65,10 @@ class Shard:
         n = page.n_rows
         self.page = page
         self.n_bins = be.asarray(n_bins, dtype=np.int64)
+        # each feature's first histogram slot (its bins, then its missing slot): an ELLPACK
+        # page's symbols are slots (dgbdt.data.sparse)
+        nb = np.asarray(n_bins, dtype=np.int64)
+        self.hist_ptrs = be.asarray(np.concatenate([[0], np.cumsum(nb + 1)]), dtype=np.int64)
         self.label = be.asarray(label, dtype=np.float64)
         self.weight = None if weight is None else be.asarray(weight, dtype=np.float64)
         self.margin = be.asarray(margin, dtype=np.float64)  # [n, K]

@@ -297,12 +297,14 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
     """The training's shards, one per page, their pages placed by a PageStore (kept, spilled
     or streamed within device_memory_budget); and the store."""
     max_nodes = tree_max_nodes(p)
+    # linear trees' kernels read every feature of a row: dense pages for sparse rows too
+    dense = bool(p.get("linear_tree"))
     store, ranges = plan_pages(p["device_memory_budget"], backend, dtrain.num_row,
                                dtrain.num_col, cuts, max_nodes, K, dtrain.page_rows)
     if ranges is None:
-        ranges, pages = dtrain.row_ranges(), dtrain.pages(cuts, max_bin, backend)
+        ranges, pages = dtrain.row_ranges(), dtrain.pages(cuts, max_bin, backend, dense)
     else:   # pages cut to the budget, built, placed (kept, spilled or streamed) one at a time
-        pages = (dtrain.build_page(a, b, cuts, backend) for a, b in ranges)
+        pages = (dtrain.build_page(a, b, cuts, backend, dense) for a, b in ranges)
     shards = []
     for (a, b), page in zip(ranges, pages):
         page = move_page(store.place(page), backend)
@@ -311,7 +313,7 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
                 b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
                 like=backend.xp.empty(0) if backend.name == "cuda" else None)
         else:       # continued training: the prior model's margins of these rows
-            margin = start.of(dtrain.data[a:b], None if dtrain.base_margin is None
+            margin = start.of(dtrain.rows(a, b), None if dtrain.base_margin is None
                               else dtrain.base_margin[a:b], backend.xp)
         shard = Shard(page, cuts.n_bins(), dtrain.label[a:b],
                       None if dtrain.weight is None else dtrain.weight[a:b],

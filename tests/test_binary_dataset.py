@@ -50,5 +50,5 @@ def test_bad_files(tmp_path):
     z["header"] = np.array(json.dumps(header))
     with open(path, "wb") as f:
         np.savez(f, **z)
-    with pytest.raises(binary.DatasetFormatError, match="version 9; this dgbdt reads version 1"):
+    with pytest.raises(binary.DatasetFormatError, match="version 9; this dgbdt reads versions 1, 2"):
         dgbdt.Dataset.load_binary(path)

@@ -11,7 +11,7 @@ import pytest
 
 CUDA = Path(str(resources.files("dgbdt.kernels") / "cuda"))
 MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical", "linear",
-           "linear_split", "linear_grow", "rank"]
+           "linear_split", "linear_grow", "rank", "sparse"]
 
 
 def _launched():
@@ -19,7 +19,8 @@ def _launched():
     (gpu.py and its categorical, linear and ranking parts, gpu_categorical.py, gpu_linear.py
     and gpu_rank.py)."""
     src = "".join((CUDA.parent / f).read_text()
-                  for f in ("gpu.py", "gpu_categorical.py", "gpu_linear.py", "gpu_rank.py"))
+                  for f in ("gpu.py", "gpu_categorical.py", "gpu_linear.py", "gpu_rank.py",
+                            "gpu_pages.py"))
     return set(re.findall(r'kernel\("(\w+)", "(\w+)"\)', src))
 
 

@@ -143,10 +143,11 @@ class BatchDataset(Dataset):
             self._cuts[max_bin] = cuts_from_summaries(merged, max_bin, self.categorical)
         return self._cuts[max_bin]
 
-    def pages(self, cuts: Cuts, max_bin: int, backend=None) -> list:
-        """One page per batch (module docstring, pass 3), cached per max_bin and place."""
-        key = (max_bin, "cpu" if backend is None or backend.name == "cpu"
-               else f"cuda:{backend.ordinal}")
+    def pages(self, cuts: Cuts, max_bin: int, backend=None, dense: bool = False) -> list:
+        """One page per batch (module docstring, pass 3), cached per max_bin and place;
+        ``dense``: dense pages of sparse batches too (Dataset.pages)."""
+        key = (max_bin, ("cpu" if backend is None or backend.name == "cpu"
+                         else f"cuda:{backend.ordinal}") + ("+dense" if dense else ""))
         if key not in self._pages:
             pages = []
             for (a, z), b in zip(self.row_ranges(), self._each()):
@@ -155,14 +156,14 @@ class BatchDataset(Dataset):
                     raise ValueError("batches gave other rows on a later pass: the batches "
                                      "function must give the same batches, in the same "
                                      "order, every time it is called")
-                pages.append(b.build_page(0, b.num_row, cuts, backend))
+                pages.append(b.build_page(0, b.num_row, cuts, backend, dense))
             if len(pages) != len(self._sizes):
                 raise ValueError("batches gave fewer batches on a later pass: the batches "
                                  "function must give the same batches every time")
             self._pages[key] = pages
         return self._pages[key]
 
-    def build_page(self, start: int, stop: int, cuts: Cuts, backend=None):
+    def build_page(self, start: int, stop: int, cuts: Cuts, backend=None, dense: bool = False):
         raise ValueError(f"{_NO_ROWS}, one page per batch: a device_memory_budget that needs "
                          "smaller pages cannot cut them; give smaller batches instead")
 

@@ -16,7 +16,10 @@ import os
 
 import numpy as np
 
-FORMAT, VERSION = "dgbdt-dataset", 1
+FORMAT, VERSION = "dgbdt-dataset", 2
+#: versions this dgbdt reads: 2 adds sparse rows (``csr_*`` arrays) and ELLPACK pages (a
+#: fourth entry in a page's shape)
+READS = (1, 2)
 
 
 class DatasetFormatError(ValueError):
@@ -24,7 +27,13 @@ class DatasetFormatError(ValueError):
 
 
 def save(d, path) -> None:
-    arrays = {"data": np.asarray(d.data)}
+    from .sparse import is_sparse
+    if is_sparse(d.data):            # CSR rows as their three arrays (no pickle)
+        X = d.data.get() if hasattr(d.data, "get") else d.data
+        arrays = {"csr_data": X.data, "csr_indices": X.indices, "csr_indptr": X.indptr,
+                  "csr_shape": np.asarray(X.shape, np.int64)}
+    else:
+        arrays = {"data": np.asarray(d.data)}
     for name in ("label", "weight", "base_margin", "qid"):
         v = getattr(d, name)
         if v is not None:
@@ -44,7 +53,8 @@ def save(d, path) -> None:
         if where != "cpu":          # device pages are rebuilt where they are needed
             continue
         header["pages"].append({"max_bin": int(max_bin),
-                                "shape": [[p.n_rows, p.n_features, p.bits] for p in pages]})
+                                "shape": [[p.n_rows, p.n_features, p.bits, int(p.ell)]
+                                          for p in pages]})
         for i, p in enumerate(pages):
             arrays[f"pages{max_bin}_{i}"] = np.asarray(p.words)
     arrays["header"] = np.array(json.dumps(header))
@@ -66,11 +76,17 @@ def load(path, dataset_class):
             from None
     if header.get("format") != FORMAT:
         raise DatasetFormatError(f"{os.fspath(path)!r} is not a dgbdt Dataset file")
-    if header.get("version") != VERSION:
+    if header.get("version") not in READS:
         raise DatasetFormatError(f"Dataset file version {header.get('version')!r}; this dgbdt "
-                                 f"reads version {VERSION}")
+                                 f"reads versions {', '.join(map(str, READS))}")
     get = (lambda k: z[k] if k in z.files else None)
-    d = dataset_class(z["data"], label=get("label"), weight=get("weight"),
+    if "csr_data" in z.files:
+        import scipy.sparse
+        data = scipy.sparse.csr_matrix((z["csr_data"], z["csr_indices"], z["csr_indptr"]),
+                                       shape=tuple(int(v) for v in z["csr_shape"]))
+    else:
+        data = z["data"]
+    d = dataset_class(data, label=get("label"), weight=get("weight"),
                 base_margin=get("base_margin"), qid=get("qid"),
                 feature_names=header["feature_names"],
                 max_bin=header["max_bin"], page_rows=header["page_rows"],
@@ -84,6 +100,8 @@ def load(path, dataset_class):
     for entry in header["pages"]:
         max_bin = entry["max_bin"]
         d._pages[(max_bin, "cpu")] = [
-            Page(words=z[f"pages{max_bin}_{i}"], n_rows=int(n), n_features=int(f),
-                 bits=int(b)) for i, (n, f, b) in enumerate(entry["shape"])]
+            Page(words=z[f"pages{max_bin}_{i}"], n_rows=int(shape[0]),
+                 n_features=int(shape[1]), bits=int(shape[2]),
+                 ell=bool(shape[3]) if len(shape) > 3 else False)
+            for i, shape in enumerate(entry["shape"])]
     return d

@@ -23,8 +23,9 @@ from .sketch_device import summarize_weighted_device
 class Dataset:
     """Training or evaluation data for dgbdt.train and Booster.predict.
 
-    Sparse matrices (scipy.sparse, cupyx) are read with absent entries as missing values, into
-    dense pages (memory of the dense matrix; compact sparse pages are not built yet).
+    Sparse matrices (scipy.sparse, cupyx) are read with absent entries as missing values and
+    kept as CSR; each page is ELLPACK (a row's present entries) when that is smaller than dense
+    (dgbdt.data.sparse), so memory follows the stored entries. Same model as the dense matrix.
 
     Parameters
     ----------
@@ -78,8 +79,13 @@ class Dataset:
             data, file_label, _ = read_uri(os.fspath(data), label_column)
             if label is None:
                 label = file_label
-        self.data, names, self.feature_types, self.categories = as_features(
-            data, feature_names, feature_types, enable_categorical)
+        from .sparse import is_sparse, sparse_features
+        if is_sparse(data) and not _names_categorical(feature_types):
+            self.data, names, self.feature_types, self.categories = sparse_features(
+                data, feature_names, feature_types)
+        else:       # dense input; sparse with categorical features: densified
+            self.data, names, self.feature_types, self.categories = as_features(
+                data, feature_names, feature_types, enable_categorical)
         self.enable_categorical = bool(enable_categorical)
         n = self.data.shape[0]
         dev = self.on_device
@@ -131,8 +137,21 @@ class Dataset:
 
     @property
     def on_device(self) -> bool:
-        """Whether the data lives on a GPU (cupy / cuDF input)."""
+        """Whether the data lives on a GPU (cupy / cuDF / cupyx.scipy.sparse input)."""
         return is_device_array(self.data)
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the rows are kept as a sparse (CSR) matrix (dgbdt.data.sparse)."""
+        from .sparse import is_sparse
+        return is_sparse(self.data)
+
+    def rows(self, start: int = 0, stop: int | None = None):
+        """Rows [start, stop) as a dense float32 matrix (sparse rows densified, absent NaN)."""
+        if self.sparse:
+            from .sparse import densify
+            return densify(self.data, start, stop)
+        return self.data[start:stop]
 
     @property
     def num_row(self) -> int:
@@ -235,6 +254,12 @@ class Dataset:
             scale = None
             if self.weight is not None:
                 scale = weight_scale(float(self.weight.max()), self.num_row)
+            if self.sparse:     # the stored entries, feature by feature (dgbdt.data.sparse)
+                from .sparse import summarize_csr
+                merged = summarize_csr(self.data, self.weight, scale, max_keys,
+                                       backend if _uploads(backend) else None)
+                self._cuts[max_bin] = cuts_from_summaries(merged, max_bin, self.categorical)
+                return self._cuts[max_bin]
             merged: Summaries | None = None
             for a, b in self._sketch_ranges(backend):
                 w = None if self.weight is None else self.weight[a:b]
@@ -251,6 +276,10 @@ class Dataset:
             or [(0, 0)]
 
     def _summarize(self, a, b, w, scale, max_keys, backend) -> Summaries:
+        if self.sparse:
+            from .sparse import summarize_csr
+            return summarize_csr(self.data[a:b], w, scale, max_keys,
+                                 backend if _uploads(backend) else None)
         if self.on_device:
             return summarize_weighted_device(self.data[a:b], w, scale, max_keys)
         if _uploads(backend):
@@ -260,26 +289,42 @@ class Dataset:
                     None if w is None else backend.xp.asarray(w), scale, max_keys)
         return summarize_weighted(self.data[a:b], w, scale, max_keys)
 
-    def pages(self, cuts: Cuts, max_bin: int, backend=None) -> list[Page]:
+    def pages(self, cuts: Cuts, max_bin: int, backend=None, dense: bool = False) -> list[Page]:
         """One bit-packed page per row range, quantized with ``cuts``; cached per max_bin and
         per place they were built (the data's GPU, host memory, or the GPU that quantized host
-        rows: that GPU's memory stays taken while the Dataset lives, as an XGBoost DMatrix's)."""
+        rows: that GPU's memory stays taken while the Dataset lives, as an XGBoost DMatrix's).
+        ``dense``: dense pages even for sparse rows (kernels that read every feature of a row:
+        linear trees)."""
         where = "data" if self.on_device else (
             f"cuda:{backend.ordinal}" if _uploads(backend) else "cpu")
+        if dense and self.sparse:
+            where += "+dense"
         key = (max_bin, where)
         if key not in self._pages:
-            self._pages[key] = [self.build_page(a, b, cuts, backend)
+            self._pages[key] = [self.build_page(a, b, cuts, backend, dense)
                                 for a, b in self.row_ranges()]
         return self._pages[key]
 
-    def build_page(self, start: int, stop: int, cuts: Cuts, backend=None) -> Page:
+    def build_page(self, start: int, stop: int, cuts: Cuts, backend=None,
+                   dense: bool = False) -> Page:
         """The bit-packed page of rows [start, stop), where the data lives (not cached); host
-        rows for a CUDA ``backend`` are quantized on the GPU a chunk at a time."""
+        rows for a CUDA ``backend`` are quantized on the GPU a chunk at a time. Sparse rows
+        give the smaller of an ELLPACK and a dense page (dgbdt.data.sparse), or with ``dense``
+        a dense one."""
+        if self.sparse:
+            from .sparse import page_of
+            return page_of(self.data[start:stop], cuts, backend, dense)
         if self.on_device:
             return backend_of(self.data).quantize_pack(self.data[start:stop], cuts)
         if _uploads(backend):
             return quantize_on_device(self.data[start:stop], cuts, backend)
         return pack(quantize(self.data[start:stop], cuts))
+
+
+def _names_categorical(feature_types) -> bool:
+    """Whether XGBoost feature types name a categorical feature (sparse rows with one are
+    densified: the category codes' checks read dense columns)."""
+    return feature_types is not None and any(str(t) == "c" for t in feature_types)
 
 
 UPLOAD_BYTES = 256 << 20     # raw rows copied to the GPU at a time to sketch or quantize them

@@ -74,8 +74,7 @@ def move_page(page: Page, backend) -> Page:
     a streamed page is left where it is."""
     if page.streamed or is_device_array(page.words) == (backend.name == "cuda"):
         return page
-    return Page(words=backend.asarray(page.words), n_rows=page.n_rows,
-                n_features=page.n_features, bits=page.bits)
+    return page.with_words(backend.asarray(page.words))
 
 
 def budget_bytes(budget, backend, n_rows: int = 0, n_outputs: int = 1,
@@ -212,8 +211,7 @@ class PageStore:
             return self._spill(page, streamed=True)
         self.host_bytes += nbytes
         self.host_pages += 1
-        return Page(words=words, n_rows=page.n_rows, n_features=page.n_features,
-                    bits=page.bits, streamed=True)
+        return page.with_words(words, streamed=True)
 
     @property
     def slots(self) -> int:
@@ -227,8 +225,7 @@ class PageStore:
         words = spill(to_host_words(page.words), self.spill_dir)
         self.spilled_bytes += page.nbytes
         self.spilled_pages += 1
-        return Page(words=words, n_rows=page.n_rows, n_features=page.n_features,
-                    bits=page.bits, streamed=streamed)
+        return page.with_words(words, streamed=streamed)
 
     def stats(self) -> dict[str, int]:
         return {"pages_budget_bytes": -1 if self.budget is None else int(self.budget),

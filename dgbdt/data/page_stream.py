@@ -33,8 +33,6 @@ import functools
 
 import numpy as np
 
-from .pages import Page
-
 
 class HostMover:
     """Copies between numpy arrays, for the CPU backend (synchronous: no events)."""
@@ -150,8 +148,7 @@ class PageStream:
             k = self.held.index(s)
             self.mover.wait(self.ready[k])
             host = s.page
-            s.page = Page(words=self.buffers[k][:host.words.size], n_rows=host.n_rows,
-                          n_features=host.n_features, bits=host.bits)
+            s.page = host.with_words(self.buffers[k][:host.words.size], streamed=False)
             raw = getattr(s, "raw_stream", None)
             if raw is not None:
                 s.raw = self.raw_buffers[k][:raw.size].reshape(raw.shape)

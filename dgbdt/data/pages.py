@@ -19,6 +19,7 @@ Default width: ``bits = max(1, bit_length(max symbol))``, 1..32.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +53,13 @@ class Page:
     n_features: int
     bits: int
     streamed: bool = False  # words live away from the kernels (dgbdt.data.page_stream)
+    #: ELLPACK layout (dgbdt.data.sparse): a row's symbols are its present entries'
+    #: histogram slots, ascending, then null padding; ``n_features`` is the row stride
+    ell: bool = False
+
+    def with_words(self, words, **changes) -> "Page":
+        """The same page (layout, shape, width) over other words."""
+        return dataclasses.replace(self, words=words, **changes)
 
     @property
     def nbytes(self) -> int:

@@ -7,7 +7,7 @@ import numba
 import numpy as np
 
 from ..arrays import to_host
-from . import cpu_categorical, cpu_linear, cpu_linear_fit, cpu_split, cpu_tree
+from . import cpu_categorical, cpu_linear, cpu_linear_fit, cpu_sparse, cpu_split, cpu_tree
 
 
 class CpuBackend:
@@ -30,8 +30,11 @@ class CpuBackend:
         return np.ascontiguousarray(a)
 
     def take_rows(self, page, rows):
-        """A page of ``page``'s ``rows`` (in that order), with the same symbol width."""
-        return self.pack_symbols(self.row_symbols(page, rows), page.bits)
+        """A page of ``page``'s ``rows`` (in that order), with the same symbol width and
+        layout."""
+        out = self.pack_symbols(self.row_symbols(page, rows), page.bits)
+        out.ell = page.ell
+        return out
 
     def row_symbols(self, page, rows):
         """uint16 (uint32 beyond 16 bits) [len(rows), F]: the rows' symbols, unpacked."""
@@ -55,8 +58,20 @@ class CpuBackend:
         shard.begin[0] = 0
         shard.end[0] = shard.n_rows
 
+    #: bytes of private ELLPACK histograms a call may hold (nodes go in batches below it)
+    ELL_PRIVATE_BYTES = 1 << 28
+
     def histograms(self, shard, nodes: np.ndarray, hist_ptrs: np.ndarray) -> np.ndarray:
         p = shard.page
+        if p.ell:       # many slots (sparse features): nodes in batches that fit the bytes
+            S, threads = int(hist_ptrs[-1]), numba.get_num_threads()
+            batch = max(1, self.ELL_PRIVATE_BYTES // (threads * S * 16))
+            b, e = shard.begin[nodes], shard.end[nodes]
+            parts = [cpu_sparse.build_histograms_ell(
+                p.words, p.bits, p.n_features, np.ascontiguousarray(hist_ptrs, np.int64),
+                shard.rows, shard.grad, b[a:a + batch], e[a:a + batch], S, threads)
+                for a in range(0, max(len(nodes), 1), batch)]
+            return parts[0] if len(parts) == 1 else np.concatenate(parts)
         return cpu_tree.build_histograms(
             p.words, p.bits, p.n_features, hist_ptrs, shard.rows, shard.grad,
             shard.begin[nodes], shard.end[nodes], int(hist_ptrs[-1]), numba.get_num_threads())
@@ -79,7 +94,8 @@ class CpuBackend:
         n_left = cpu_tree.partition_rows(
             p.words, p.bits, p.n_features, shard.n_bins, shard.rows, shard.scratch_l,
             shard.scratch_r, b, e, s.feature, s.split_bin, s.default_left,
-            max(1, min(numba.get_num_threads() * 4, shard.n_rows // 4096)), s.is_cat, s.cats)
+            max(1, min(numba.get_num_threads() * 4, shard.n_rows // 4096)), s.is_cat, s.cats,
+            p.ell, shard.hist_ptrs)
         shard.begin[s.left], shard.end[s.left] = b, b + n_left
         shard.begin[s.right], shard.end[s.right] = b + n_left, e
 
@@ -87,7 +103,8 @@ class CpuBackend:
         """margin[:, k] += each row's leaf value of a tree walked over the rows' symbols."""
         p = shard.page
         cpu_tree.fold_tree(p.words, p.bits, np.uint64(p.mask), p.n_features, shard.n_bins,
-                           table, values, steps, shard.n_rows, shard.margin, k)
+                           table, values, steps, shard.n_rows, shard.margin, k, p.ell,
+                           shard.hist_ptrs)
 
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
         cpu_tree.add_leaf_values(shard.margin, k, shard.rows, shard.begin[nodes],

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cpu_data import read_symbol
+from .cpu_sparse import ell_symbol
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -67,12 +68,21 @@ def build_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _goes_left(words, view, bits, mask, i, missing, cut, dleft, categorical, cats, j):
-    """Whether the row whose symbol index is i goes left (see partition_rows)."""
+def row_symbol(words, view, bits, mask, r, nf, f, ell, lo, nb):
+    """Row r's symbol of feature f: a dense page's ``r * nf + f``, or (``ell``: an ELLPACK
+    page of row stride nf, dgbdt.kernels.cpu_sparse) looked up among the row's entries; lo is
+    the feature's first histogram slot, nb its bins (= the missing symbol)."""
+    if ell:
+        return ell_symbol(words, bits, mask, np.int64(r) * np.int64(nf), np.int64(nf), lo, nb)
+    i = np.uint64(r) * nf + f
     if bits == 8:
-        s = np.int64(view[i])
-    else:
-        s = read_symbol(words, i, bits, mask)
+        return np.int64(view[i])
+    return read_symbol(words, i, bits, mask)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _goes_left(s, missing, cut, dleft, categorical, cats, j):
+    """Whether the row whose symbol is s goes left (see partition_rows)."""
     if s == missing:
         return dleft
     if categorical:     # the set as bits, little-endian within each byte
@@ -81,19 +91,24 @@ def _goes_left(words, view, bits, mask, i, missing, cut, dleft, categorical, cat
 
 
 def partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
-                   seg_end, feature, split_bin, default_left, n_chunks, is_cat=None, cats=None):
-    """_partition_rows; ``is_cat``/``cats`` default to numerical splits only."""
+                   seg_end, feature, split_bin, default_left, n_chunks, is_cat=None, cats=None,
+                   ell=False, hist_ptrs=None):
+    """_partition_rows; ``is_cat``/``cats`` default to numerical splits only; ``ell``: the
+    page is ELLPACK (row stride ``n_features``, slots from ``hist_ptrs``)."""
     if is_cat is None:
         is_cat = np.zeros(len(feature), dtype=np.bool_)
         cats = np.zeros((len(feature), 1), dtype=np.uint8)
+    if hist_ptrs is None:
+        hist_ptrs = np.zeros(1, np.int64)
     return _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
                            seg_begin, seg_end, feature, split_bin, default_left, n_chunks,
-                           is_cat, cats)
+                           is_cat, cats, ell, hist_ptrs)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
-                    seg_end, feature, split_bin, default_left, n_chunks, is_cat, cats):
+                    seg_end, feature, split_bin, default_left, n_chunks, is_cat, cats, ell,
+                    hist_ptrs):
     """Stable partition of each split node's segment; returns the left child's row count per node.
 
     Row r goes left iff its symbol s of ``feature[j]`` satisfies s <= split_bin[j] (a
@@ -118,6 +133,7 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
         hi = seg_begin[j] + (length * (c + 1)) // n_chunks
         f = np.uint64(feature[j])
         missing = n_bins[f]
+        slot0 = hist_ptrs[f] if ell else 0
         cut = split_bin[j]
         dleft = default_left[j]
         categorical = is_cat[j]
@@ -125,8 +141,8 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
         nr = 0
         for idx in range(lo, hi):
             r = rows[idx]
-            if _goes_left(words, view, bits, mask, np.uint64(r) * nf + f, missing, cut, dleft,
-                          categorical, cats, j):
+            s = row_symbol(words, view, bits, mask, r, nf, f, ell, slot0, missing)
+            if _goes_left(s, missing, cut, dleft, categorical, cats, j):
                 scratch_l[lo + nl] = r
                 nl += 1
             else:
@@ -238,17 +254,22 @@ def tree_depths(left, right, tree_ptrs):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def fold_tree(words, bits, mask, n_features, n_bins, table, values, steps, n, margin, k):
+def fold_tree(words, bits, mask, n_features, n_bins, table, values, steps, n, margin, k, ell,
+              hist_ptrs):
     """margin[r, k] += the leaf value of row r, found by walking the tree over the row's
     symbols (dgbdt.compact; the rule of partition_rows: the missing symbol n_bins[f] goes the
     default way, else left iff symbol <= bin). table [nodes, 5]: feature, split bin, default
-    left, left, right; left < 0: a leaf. At most ``steps`` nodes a row."""
+    left, left, right; left < 0: a leaf. At most ``steps`` nodes a row. ``ell``: an ELLPACK
+    page (row_symbol)."""
+    view = words.view(np.uint8)
+    nf = np.uint64(n_features)
     for r in prange(n):
         node = 0
         d = 0
         while d < steps and table[node, 3] >= 0:
             f = table[node, 0]
-            s = np.int64(read_symbol(words, np.int64(r) * n_features + f, bits, mask))
+            s = row_symbol(words, view, bits, mask, r, nf, np.uint64(f), ell,
+                           hist_ptrs[f] if ell else 0, n_bins[f])
             if s == n_bins[f]:
                 left = table[node, 2] != 0
             else:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..arrays import sync_timers
 from .gpu_linear import CudaLinear
+from .gpu_pages import CudaPages
 
 _DIR = Path(__file__).parent / "cuda"
 _OPTIONS = ("--std=c++17", "--fmad=false")
@@ -72,9 +73,9 @@ def _i64(x) -> np.int64:
     return np.int64(x)
 
 
-class CudaBackend(CudaLinear):
+class CudaBackend(CudaLinear, CudaPages):
     """Operations on a Shard's rows (see dgbdt.shard) on one GPU, arrays as cupy (linear
-    trees' operations: dgbdt.kernels.gpu_linear's mixin)."""
+    trees' operations: dgbdt.kernels.gpu_linear's mixin; pages' own: gpu_pages')."""
 
     name = "cuda"
     _instances: dict[int, "CudaBackend"] = {}
@@ -276,6 +277,8 @@ class CudaBackend(CudaLinear):
             return out
         p = shard.page
         nodes_d = self.on_device(nodes, np.int64)
+        if p.ell:       # an ELLPACK page (dgbdt.data.sparse): its own kernels (gpu_pages)
+            return self.ell_histograms(shard, nodes_d, m, st["hist_ptrs"], st["n_slots"], out)
         if st["n_groups"]:
             tile_ptr = self._tile_ptr(shard, nodes_d, m, HIST_TILE)
             G = st["n_groups"]
@@ -338,13 +341,14 @@ class CudaBackend(CudaLinear):
                 gc.partition_scatter_cat(
                     kernel, (self.n_sm * 8,), (BLOCK,), p.words, p.bits, p.mask, p.n_features,
                     shard.n_bins, shard.rows, shard.scratch_l, shard.begin, shard.end, split,
-                    m, tile_ptr, counts, *gc.split_rows(self, s.is_cat, s.cats, m))
+                    m, tile_ptr, counts, *gc.split_rows(self, s.is_cat, s.cats, m), p.ell,
+                    shard.hist_ptrs)
             else:
                 kernel("tree", "partition_scatter")(
                     (self.n_sm * 8,), (BLOCK,),
                     (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features),
                      shard.n_bins, shard.rows, shard.scratch_l, shard.begin, shard.end, split,
-                     _i32(m), tile_ptr, counts))
+                     _i32(m), tile_ptr, counts, _i32(p.ell), shard.hist_ptrs))
         kernel("tree", "partition_finish")(
             (per, m), (BLOCK,),
             (shard.rows, shard.scratch_l, shard.begin, shard.end, split, _i32(m), counts))
@@ -356,7 +360,7 @@ class CudaBackend(CudaLinear):
             (_grid(shard.n_rows, cap=self.n_sm * 16),), (BLOCK,),
             (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features), shard.n_bins,
              table, values, _i32(steps), _i64(shard.n_rows), shard.margin,
-             _i32(shard.margin.shape[1]), _i32(k)))
+             _i32(shard.margin.shape[1]), _i32(k), _i32(p.ell), shard.hist_ptrs))
 
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
         m = len(nodes)
@@ -474,57 +478,6 @@ class CudaBackend(CudaLinear):
                 args + _device_sets(cat, X.device.id))
             return
         kernel("predict", "predict_raw")((_grid(n, cap=2 ** 31 - 1),), (BLOCK,), args)
-
-    def take_rows(self, page, rows, bits: int | None = None):
-        """A device page of ``page``'s ``rows`` (in that order) with ``bits``-bit symbols
-        (default: the page's width)."""
-        from ..data.pages import Page, n_words
-        cp = self.xp
-        n, nf = int(rows.shape[0]), page.n_features
-        bits = page.bits if bits is None else int(bits)
-        words = cp.zeros(n_words(n * nf, bits), dtype=cp.uint32)
-        n_data = (n * nf * bits + 31) // 32
-        if n_data:
-            kernel("data", "take_rows_pack")(
-                (_grid(n_data, cap=2 ** 31 - 1),), (BLOCK,),
-                (page.words, _i32(page.bits), np.uint32(page.mask), _i32(nf),
-                 cp.ascontiguousarray(rows, dtype=cp.int64), _i64(n * nf), _i32(bits),
-                 _i64(n_data), words))
-        return Page(words=words, n_rows=n, n_features=nf, bits=bits)
-
-    def row_symbols(self, page, rows):
-        """uint16 (uint32 beyond 16 bits) [len(rows), F]: the rows' symbols, unpacked."""
-        wide = 16 if page.bits <= 16 else 32
-        out = self.take_rows(page, rows, wide)
-        n = out.n_rows * out.n_features
-        return out.words.view(page.dtype)[:n].reshape(out.n_rows, out.n_features)
-
-    def pack_symbols(self, symbols, bits: int):
-        """A device page of ``bits``-bit symbols from a uint16/uint32 [n, F] device array."""
-        from ..data.pages import Page
-        cp = self.xp
-        n, nf = symbols.shape
-        wide = 16 if symbols.dtype == cp.uint16 else 32
-        words = cp.zeros(((n * nf * wide + 31) // 32) + 1, dtype=cp.uint32)
-        words.view(symbols.dtype)[:n * nf] = symbols.ravel()
-        src = Page(words=words, n_rows=int(n), n_features=int(nf), bits=wide)
-        return self.take_rows(src, cp.arange(n, dtype=cp.int64), bits)
-
-    def quantize_pack(self, X, cuts):
-        """Bins of the float32 [n, F] device matrix X packed into a device Page."""
-        from ..data.pages import Page, bits_for, n_words
-        cp = self.xp
-        n, nf = X.shape
-        bits = bits_for(int(cuts.n_bins().max()) if nf else 0)
-        words = cp.zeros(n_words(n * nf, bits), dtype=cp.uint32)
-        n_data = (n * nf * bits + 31) // 32
-        if n_data:
-            kernel("data", "quantize_pack")(
-                (_grid(n_data, cap=2 ** 31 - 1),), (BLOCK,),
-                (cp.ascontiguousarray(X, dtype=cp.float32), _i64(n * nf), _i32(nf),
-                 cp.asarray(cuts.search_values(), dtype=cp.float32), cp.asarray(cuts.ptrs),
-                 _i32(bits), _i64(n_data), words))
-        return Page(words=words, n_rows=int(n), n_features=int(nf), bits=bits)
 
 
 def _device_model(cat: dict, ptrs, classes, device: int) -> tuple:

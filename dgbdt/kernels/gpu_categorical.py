@@ -44,13 +44,14 @@ def split_rows(be, is_cat, cats, packed_rows):
 
 def partition_scatter_cat(kernel, grid, block, words, bits, mask, n_features, n_bins, rows,
                           scratch, begin, end, split, m, tile_ptr, counts, is_cat_d, cats_d,
-                          cat_bytes) -> None:
+                          cat_bytes, ell, hist_ptrs) -> None:
     """Launch cuda/tree.cu's partition_scatter_cat (pass 1 of the partition; the CUDA
     backend's apply_splits runs pass 2, partition_finish, as for numerical splits)."""
     kernel("tree", "partition_scatter_cat")(
         grid, block,
         (words, _i32(bits), np.uint32(mask), _i32(n_features), n_bins, rows, scratch, begin,
-         end, split, _i32(m), tile_ptr, counts, is_cat_d, cats_d, _i32(cat_bytes)))
+         end, split, _i32(m), tile_ptr, counts, is_cat_d, cats_d, _i32(cat_bytes), _i32(ell),
+         hist_ptrs))
 
 
 def search_setting() -> str:

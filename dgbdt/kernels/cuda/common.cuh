@@ -17,6 +17,28 @@ __device__ __forceinline__ u32 read_symbol(const u32* __restrict__ words, u64 i,
     return (u32)(win >> (pos & 31)) & mask;
 }
 
+// Row r's symbol of feature f. A dense page (ell == 0): symbol r * n_features + f. An ELLPACK
+// page (dgbdt/data/sparse.py; row stride n_features): the row's entries are histogram slots,
+// ascending, null padding last; the first entry >= lo = hist_ptrs[f] (binary search) is the
+// feature's bin when it is below lo + nb, else the feature is missing (the symbol nb).
+__device__ __forceinline__ u32 row_symbol(const u32* __restrict__ words, u64 r, int n_features,
+                                          i64 f, int bits, u32 mask, int ell,
+                                          const i64* __restrict__ hist_ptrs, u32 nb) {
+    if (!ell) return read_symbol(words, r * (u64)n_features + (u64)f, bits, mask);
+    const u64 base = r * (u64)n_features;
+    const u32 lo = (u32)__ldg(hist_ptrs + f);
+    int a = 0, b = n_features;
+    while (a < b) {
+        const int m = (a + b) >> 1;
+        if (read_symbol(words, base + (u64)m, bits, mask) < lo) a = m + 1; else b = m;
+    }
+    if (a < n_features) {
+        const u32 s = read_symbol(words, base + (u64)a, bits, mask);
+        if (s < lo + nb) return s - lo;
+    }
+    return nb;
+}
+
 // Work over row segments is cut into tiles of `tile` rows so that blocks share it by rows, not
 // by nodes (node sizes differ by orders of magnitude deeper in a tree). tile_ptr[j] is the
 // first tile of node nodes[j] (exclusive prefix sum, tile_ptr[m] = total, built on the device

@@ -215,7 +215,8 @@ __device__ __forceinline__ void partition_scatter_impl(
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
         const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
         u64* __restrict__ counts, const unsigned char* __restrict__ is_cat,
-        const unsigned char* __restrict__ cats, int cat_bytes) {
+        const unsigned char* __restrict__ cats, int cat_bytes, int ell,
+        const i64* __restrict__ hist_ptrs) {
     __shared__ u32 warp_l[32], warp_r[32], tot_l, tot_r;
     __shared__ u64 base_l, base_r;
     __shared__ int lbuf[PART_BLOCK * PART_ITEMS], rbuf[PART_BLOCK * PART_ITEMS];
@@ -239,7 +240,8 @@ __device__ __forceinline__ void partition_scatter_impl(
             if (i < e) {
                 r[k] = rows[i];
                 valid |= 1u << k;
-                const u32 s = read_symbol(words, (u64)(u32)r[k] * n_features + f, bits, mask);
+                const u32 s = row_symbol(words, (u64)(u32)r[k], n_features, f, bits, mask, ell,
+                                         hist_ptrs, missing);
                 bool go_left;
                 if (s == missing) go_left = dleft;
                 else if (categorical) go_left = ((set[s >> 3] >> (s & 7)) & 1) == 0;
@@ -287,10 +289,10 @@ extern "C" __global__ void partition_scatter(
         const i64* __restrict__ n_bins, const int* __restrict__ rows, int* __restrict__ scratch,
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
         const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
-        u64* __restrict__ counts) {
+        u64* __restrict__ counts, int ell, const i64* __restrict__ hist_ptrs) {
     partition_scatter_impl<false>(words, bits, mask, n_features, n_bins, rows, scratch,
                                   seg_begin, seg_end, split, m, tile_ptr, counts, nullptr,
-                                  nullptr, 0);
+                                  nullptr, 0, ell, hist_ptrs);
 }
 
 extern "C" __global__ void partition_scatter_cat(
@@ -299,10 +301,11 @@ extern "C" __global__ void partition_scatter_cat(
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
         const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
         u64* __restrict__ counts, const unsigned char* __restrict__ is_cat,
-        const unsigned char* __restrict__ cats, int cat_bytes) {
+        const unsigned char* __restrict__ cats, int cat_bytes, int ell,
+        const i64* __restrict__ hist_ptrs) {
     partition_scatter_impl<true>(words, bits, mask, n_features, n_bins, rows, scratch,
                                  seg_begin, seg_end, split, m, tile_ptr, counts, is_cat, cats,
-                                 cat_bytes);
+                                 cat_bytes, ell, hist_ptrs);
 }
 
 // Partition pass 2: copy the split segments back from scratch and record the children's
@@ -348,14 +351,14 @@ extern "C" __global__ void add_leaf_values(
 // (dgbdt.compact's fold of a streamed page; the CPU's cpu_tree.fold_tree is the same walk).
 // The rule of partition_scatter: the missing symbol n_bins[f] goes the default way, else left
 // iff symbol <= split bin. table [nodes, 5]: feature, split bin, default left, left, right
-// (left < 0: a leaf); at most `steps` nodes a row. One thread a row: a row's symbols are
-// contiguous, the table is small and read through the read-only cache; one addition a row, so
+// (left < 0: a leaf); at most `steps` nodes a row; ell: an ELLPACK page (row_symbol). One
+// thread a row: a row's symbols are contiguous, the table is small and read through the read-only cache; one addition a row, so
 // the margins are the replay's bits (the same float64 leaf value added once).
 extern "C" __global__ void fold_tree(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ n_bins, const i64* __restrict__ table,
         const double* __restrict__ values, int steps, i64 n, double* __restrict__ margin,
-        int K, int k) {
+        int K, int k, int ell, const i64* __restrict__ hist_ptrs) {
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += stride) {
         i64 node = 0;
@@ -364,7 +367,8 @@ extern "C" __global__ void fold_tree(
             const i64 left = __ldg(t + 3);
             if (left < 0) break;
             const i64 f = __ldg(t);
-            const u32 s = read_symbol(words, (u64)r * n_features + f, bits, mask);
+            const u32 s = row_symbol(words, (u64)r, n_features, f, bits, mask, ell, hist_ptrs,
+                                     (u32)__ldg(n_bins + f));
             const bool go_left = (i64)s == __ldg(n_bins + f) ? __ldg(t + 2) != 0
                                                              : (i64)s <= __ldg(t + 1);
             node = go_left ? left : __ldg(t + 4);

@@ -1,0 +1,144 @@
+"""Sparse rows kept as CSR and quantized into ELLPACK pages (dgbdt.data.sparse): memory follows
+the stored entries, and the sketch, the histograms, the row partitions, the tree walks and so
+the model are the dense matrix's (absent entries missing), byte for byte."""
+import json
+
+import numpy as np
+import pytest
+
+import dgbdt
+from dgbdt.data import page_store
+from dgbdt.data.sparse import densify, summarize_csr
+from dgbdt.data.sketch import default_max_keys, summarize_weighted, weight_scale
+
+sp = pytest.importorskip("scipy.sparse")
+
+
+def sparse_rows(n=6000, f=120, density=0.04, seed=0, explicit_zeros=True, nans=True):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, f, density=density, format="csr", random_state=seed, dtype=np.float32)
+    X.data = np.round(rng.normal(size=X.nnz), 2).astype(np.float32)   # ties: few distinct
+    if explicit_zeros:
+        X.data[rng.random(X.nnz) < 0.05] = 0.0        # stored zeros are values
+    if nans:
+        X.data[rng.random(X.nnz) < 0.02] = np.nan     # a stored NaN is missing
+    D = densify(X)
+    Z = np.nan_to_num(D)
+    w = rng.normal(size=f)
+    y = (Z @ w + 0.3 * rng.normal(size=n) > 0).astype(np.float64)
+    return X, D, y
+
+
+def model(b):
+    return json.dumps(b.to_dict(), sort_keys=True)
+
+
+def test_wide_sparse_rows_get_compact_ellpack_pages():
+    X, D, y = sparse_rows()
+    ds, dd = dgbdt.Dataset(X, y), dgbdt.Dataset(D, y)
+    assert ds.sparse and not dd.sparse
+    cuts = ds.cuts(256)
+    (pe,), (pd,) = ds.pages(cuts, 256), dd.pages(cuts, 256)
+    assert pe.ell and not pd.ell
+    assert pe.n_features == int((~np.isnan(D)).sum(axis=1).max())   # the row stride
+    assert pe.nbytes * 4 < pd.nbytes
+    # a nearly dense matrix: the dense layout is smaller, and chosen
+    Xd, _, yd = sparse_rows(n=500, f=10, density=0.9)
+    dn = dgbdt.Dataset(Xd, yd)
+    assert not dn.pages(dn.cuts(256), 256)[0].ell
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sketch_of_stored_entries_is_the_dense_sketch(weighted):
+    X, D, _ = sparse_rows(n=3000, f=40, density=0.1, seed=1)
+    w = None
+    if weighted:
+        w = np.random.default_rng(2).uniform(0, 3, size=X.shape[0])
+        w[::7] = 0.0                                  # zero weights are left out
+    scale = None if w is None else weight_scale(float(w.max()), X.shape[0])
+    mk = default_max_keys(16)
+    a = summarize_csr(X, w, scale, mk)
+    b = summarize_weighted(D, w, scale, mk)
+    assert a.equals(b)
+    ds, dd = dgbdt.Dataset(X, weight=w), dgbdt.Dataset(D, weight=w)
+    assert ds.cuts(16).equals(dd.cuts(16))
+
+
+@pytest.mark.parametrize("extra", [
+    {},
+    {"grow_policy": "lossguide", "max_leaves": 24, "max_depth": 0},
+    {"subsample": 0.6, "colsample_bynode": 0.5, "sampling_method": "gradient_based"},
+    {"objective": "multi:softprob", "num_class": 3, "max_bin": 32},
+    {"monotone_constraints": "(1,-1)", "interaction_constraints": "[[0, 1, 2], [3, 4]]"},
+])
+def test_same_model_as_the_dense_matrix(extra):
+    X, D, y = sparse_rows()
+    if extra.get("num_class"):
+        y = (np.nan_to_num(D)[:, :3].sum(axis=1) > 0).astype(float) + (y > 0)
+    params = {"objective": "binary:logistic", "max_depth": 5, "eta": 0.3, "seed": 3, **extra}
+    res_s, res_d = {}, {}
+    ds, dd = dgbdt.Dataset(X, y, page_rows=2500), dgbdt.Dataset(D, y, page_rows=2500)
+    bs = dgbdt.train(params, ds, 8, evals=[(ds, "train"), (dgbdt.Dataset(X[:900], y[:900]),
+                                                          "eval")],
+                     evals_result=res_s, verbose_eval=False)
+    bd = dgbdt.train(params, dd, 8, evals=[(dd, "train"), (dgbdt.Dataset(D[:900], y[:900]),
+                                                          "eval")],
+                     evals_result=res_d, verbose_eval=False)
+    assert model(bs) == model(bd)
+    assert res_s == res_d
+    np.testing.assert_array_equal(bs.predict(ds), bd.predict(D))
+    np.testing.assert_array_equal(bs.predict(X, pred_leaf=True), bd.predict(D, pred_leaf=True))
+
+
+def test_growth_on_device_arrays_and_streamed_pages(monkeypatch):
+    """DGBDT_GROWTH=device (the device grower's array code on the CPU) and pages streamed
+    through slots with sampled rounds (the tree walk over a row's ELLPACK entries,
+    dgbdt.compact) give the dense matrix's model."""
+    X, D, y = sparse_rows(seed=5)
+    params = {"objective": "binary:logistic", "max_depth": 6, "seed": 1}
+    ref = model(dgbdt.train(params, dgbdt.Dataset(D, y), 6))
+    monkeypatch.setenv("DGBDT_GROWTH", "device")
+    assert model(dgbdt.train(params, dgbdt.Dataset(X, y), 6)) == ref
+    monkeypatch.delenv("DGBDT_GROWTH")
+    monkeypatch.setattr(page_store, "MIN_PAGE_BYTES", 1 << 12)
+    monkeypatch.setattr(page_store, "STREAM_ON_CPU", True)
+    sampled = {**params, "subsample": 0.5}
+    ref = model(dgbdt.train(sampled, dgbdt.Dataset(D, y), 6))
+    out = dgbdt.train({**sampled, "device_memory_budget": 1}, dgbdt.Dataset(X, y), 6)
+    assert out.memory["pages_host"] > 1
+    assert model(out) == ref
+
+
+def test_predictions_shap_and_continued_training():
+    X, D, y = sparse_rows(n=2000, seed=6)
+    params = {"objective": "binary:logistic", "max_depth": 4}
+    b = dgbdt.train(params, dgbdt.Dataset(X, y), 5)
+    np.testing.assert_array_equal(b.predict(X), b.predict(D))
+    np.testing.assert_allclose(b.predict(X[:300], pred_contribs=True),
+                               b.predict(D[:300], pred_contribs=True), rtol=0, atol=0)
+    more_s = dgbdt.train(params, dgbdt.Dataset(X, y), 3, xgb_model=b)
+    more_d = dgbdt.train(params, dgbdt.Dataset(D, y), 3, xgb_model=b)
+    assert model(more_s) == model(more_d)
+
+
+def test_linear_trees_read_dense_pages_of_sparse_rows():
+    X, D, y = sparse_rows(n=2000, f=30, density=0.2, seed=7)
+    yr = np.nan_to_num(D)[:, 0] * 2 + y
+    params = {"linear_tree": True, "max_depth": 3}
+    ds = dgbdt.Dataset(X, yr)
+    assert model(dgbdt.train(params, ds, 4)) == model(dgbdt.train(params, dgbdt.Dataset(D, yr),
+                                                                  4))
+
+
+def test_save_binary_keeps_csr_rows_and_ellpack_pages(tmp_path):
+    X, D, y = sparse_rows(n=2000, seed=8)
+    d = dgbdt.Dataset(X, y)
+    params = {"objective": "binary:logistic", "max_depth": 4}
+    ref = model(dgbdt.train(params, d, 4))
+    d.save_binary(tmp_path / "d.bin")
+    back = dgbdt.Dataset.load_binary(tmp_path / "d.bin")
+    assert back.sparse
+    for a in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(back.data, a), getattr(d.data, a))
+    assert all(p.ell for p in back._pages[(256, "cpu")])
+    assert model(dgbdt.train(params, back, 4)) == ref
