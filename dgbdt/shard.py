@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arrays import to_host
 from .data.pages import Page
 
 
@@ -67,7 +68,7 @@ class Shard:
         self.n_bins = be.asarray(n_bins, dtype=np.int64)
         # each feature's first histogram slot (its bins, then its missing slot): an ELLPACK
         # page's symbols are slots (dgbdt.data.sparse)
-        nb = np.asarray(n_bins, dtype=np.int64)
+        nb = to_host(n_bins).astype(np.int64)
         self.hist_ptrs = be.asarray(np.concatenate([[0], np.cumsum(nb + 1)]), dtype=np.int64)
         self.label = be.asarray(label, dtype=np.float64)
         self.weight = None if weight is None else be.asarray(weight, dtype=np.float64)
