@@ -142,3 +142,31 @@ def test_save_binary_keeps_csr_rows_and_ellpack_pages(tmp_path):
         np.testing.assert_array_equal(getattr(back.data, a), getattr(d.data, a))
     assert all(p.ell for p in back._pages[(256, "cpu")])
     assert model(dgbdt.train(params, back, 4)) == ref
+
+
+@pytest.mark.parametrize("mode", ["collective", "graph"])
+def test_dask_partitions_of_sparse_rows(client2, mode):
+    """A dask array of scipy.sparse chunks: each partition stays CSR on its worker, is
+    sketched from its stored entries and quantized into an ELLPACK page; the model and the
+    eval history are the in-process dense matrix's for any chunking."""
+    da = pytest.importorskip("dask.array")
+    dgd = pytest.importorskip("dgbdt.dask")
+    from dgbdt.dask.data import make_part
+    from dgbdt.dask.pages import page_of
+    X, D, y = sparse_rows(n=3000, seed=9)
+    part = make_part(0, X[:1000], y[:1000], None, None, X.shape[1])
+    assert part.X.nnz == X[:1000].nnz
+    cuts = dgbdt.Dataset(X, y).cuts(256)
+    assert page_of(part.X, cuts, __import__("dgbdt.kernels.cpu", fromlist=["CPU"]).CPU).ell
+    p = {"objective": "binary:logistic", "max_depth": 4}
+    res_ref = {}
+    dd = dgbdt.Dataset(D, y)
+    ref = dgbdt.train(p, dd, 4, evals=[(dd, "train")], evals_result=res_ref,
+                      verbose_eval=False)
+    for rows in (3000, 700):
+        dX = da.from_array(X, chunks=(rows, X.shape[1]), asarray=False)
+        d = dgd.DaskDataset(client2, dX, da.from_array(y, chunks=rows))
+        out = dgd.train(client2, p, d, 4, mode=mode, evals=[(d, "train")],
+                        verbose_eval=False)
+        assert model(out["booster"]) == model(ref)
+        assert out["history"] == res_ref

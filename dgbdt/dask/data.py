@@ -27,6 +27,7 @@ from ..data.input import as_matrix, as_vector, check_frame_columns
 from ..data.quantize import cuts_from_summaries
 from ..data.sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
 from ..data.sketch_device import summarize_weighted_device
+from ..data.sparse import as_csr, is_sparse, summarize_csr
 from ..data.queries import group_pointers, query_ids
 from ..data.categorical import refuse_categories
 from .categories import (categorical_block, frame_categories, merge_categories,
@@ -39,7 +40,7 @@ from .reduce import tree_reduce
 class Part:
     """One checked partition (lives on a worker)."""
 
-    X: np.ndarray                   # float32 [n, F]
+    X: np.ndarray                   # float32 [n, F], or a CSR matrix (dgbdt.data.sparse)
     label: np.ndarray | None        # float64 [n]
     weight: np.ndarray | None       # float64 [n]
     base_margin: np.ndarray | None  # float64 [n, K]
@@ -65,8 +66,13 @@ def _register_sizes() -> None:
 
     from ..shard import Shard
 
+    def nbytes(x) -> int:
+        if is_sparse(x):        # CSR: its three arrays
+            return sum(int(a.nbytes) for a in (x.data, x.indices, x.indptr))
+        return int(getattr(x, "nbytes", 0))
+
     def arrays(*xs) -> int:
-        return int(sum(getattr(x, "nbytes", 0) for x in xs if x is not None))
+        return int(sum(nbytes(x) for x in xs if x is not None))
 
     sizeof.register(Part)(lambda p: arrays(p.X, p.label, p.weight, p.base_margin))
     sizeof.register(Shard)(lambda s: arrays(s.page.words, s.label, s.weight, s.margin, s.g,
@@ -85,7 +91,9 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
     dataset categories are gathered (None there) keeps the partition's own codes until
     dgbdt.dask.categories.recode_part (the Part's ``categories`` say what its codes mean)."""
     try:
-        if types is None:
+        if types is None and is_sparse(X):      # kept as CSR (dgbdt.data.sparse)
+            X = as_csr(X, allow_empty=True)
+        elif types is None:
             X, _ = as_matrix(X, allow_empty=True)
         else:
             X, categories = categorical_block(X, types, categories)
@@ -156,8 +164,11 @@ def check_queries_within_partitions(ids: list) -> None:
 
 def part_summary(part: Part, scale: float | None, max_keys: int) -> Summaries:
     """The part's sketch summaries (dgbdt.data.sketch.summarize_weighted)."""
+    w = part.weight if scale is not None else None
+    if is_sparse(part.X):       # the stored entries alone: the dense rows' summaries
+        return summarize_csr(part.X, w, scale, max_keys)
     summarize = summarize_weighted_device if is_device_array(part.X) else summarize_weighted
-    return summarize(part.X, part.weight if scale is not None else None, scale, max_keys)
+    return summarize(part.X, w, scale, max_keys)
 
 
 def merge_summaries(*parts: Summaries) -> Summaries:

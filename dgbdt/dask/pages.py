@@ -35,6 +35,8 @@ from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, gpu_memor
                                hist_bytes, move_page, packed_bytes, page_rows_for)
 from ..data.pages import Page, bits_for, pack
 from ..data.quantize import quantize
+from ..data.sparse import densify, is_sparse
+from ..data.sparse import page_of as sparse_page
 
 
 @dataclass
@@ -86,9 +88,12 @@ _STORES: dict[tuple, PageStore] = {}   # PageStores by (page set token, worker a
 _LOCK = threading.Lock()                # page tasks of one worker may run in several threads
 
 
-def page_of(X, cuts, be) -> Page:
+def page_of(X, cuts, be, dense: bool = False) -> Page:
     """The rows X quantized by ``cuts`` and bit-packed, where ``be`` computes: on its GPU
-    (host rows are copied there a chunk at a time) or on the host."""
+    (host rows are copied there a chunk at a time) or on the host. Sparse rows: an ELLPACK
+    page when smaller (dgbdt.data.sparse), dense with ``dense`` (linear trees)."""
+    if is_sparse(X):
+        return sparse_page(X, cuts, be, dense)
     if be.name == "cuda" and is_device_array(X):
         return be.quantize_pack(X, cuts)
     if be.name == "cuda":
@@ -133,7 +138,7 @@ def make_paged(part, cuts, device: str, plan: PagePlan) -> PagedPart:
         ranges = [(a, min(a + step, n)) for a in range(0, n, step)] if step and n else [(0, n)]
         pages = []
         for a, b in ranges:
-            page = page_of(part.X[a:b], cuts, be)
+            page = page_of(part.X[a:b], cuts, be, plan.raw)
             with _LOCK:
                 page = store.place(page)
             pages.append(move_page(page, be))
@@ -154,6 +159,8 @@ def raw_rows(X, a: int, b: int, be=None):
     """Rows [a, b) of a part's features as the linear kernels read them: float32, C order,
     on the host (a view when X is that already, as a checked Part's is), or with a CUDA
     backend ``be`` on its GPU (a view of device rows; host rows copied up)."""
+    if is_sparse(X):
+        X, a, b = densify(X, a, b), 0, b - a
     if be is not None and be.name == "cuda":
         return be.xp.ascontiguousarray(be.xp.asarray(X[a:b]), dtype=be.xp.float32)
     return np.ascontiguousarray(to_host(X[a:b]), dtype=np.float32)

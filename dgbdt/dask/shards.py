@@ -56,7 +56,7 @@ def shard_of(part, a: int, b: int, cuts, max_nodes: int, base, be, store,
     """The shard of the part's rows [a, b), its page placed by ``store``; with ``raw`` its
     raw features too (a view: ``raw_rows``)."""
     X = part.X[a:b]
-    page = move_page(store.place(page_of(X, cuts, be)), be)
+    page = move_page(store.place(page_of(X, cuts, be, raw)), be)
     start = start_of(base)
     margin = start.of(X, None if part.base_margin is None else part.base_margin[a:b], be.xp)
     shard = Shard(page, cuts.n_bins(), part.label[a:b],

@@ -51,9 +51,10 @@ def on_gpu(data) -> bool:
     return type(data).__module__.startswith("cupyx")
 
 
-def as_csr(data):
+def as_csr(data, allow_empty: bool = False):
     """A canonical float32 CSR matrix (sorted column indices, duplicates summed) of a sparse
-    input; cupyx input stays on the GPU. Infinite values are refused as in dense input."""
+    input; cupyx input stays on the GPU. Infinite values are refused as in dense input.
+    ``allow_empty``: accept zero rows (a Dask partition may be empty)."""
     if on_gpu(data):
         import cupy as xp
         import cupyx.scipy.sparse as sp
@@ -64,7 +65,7 @@ def as_csr(data):
     if X is data:
         X = X.copy()
     X.sum_duplicates()            # sorts the indices too
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+    if X.ndim != 2 or (X.shape[0] == 0 and not allow_empty) or X.shape[1] == 0:
         raise ValueError(f"data is empty (shape {X.shape}); need at least one row and one "
                          "feature")
     inf = xp.isinf(X.data)
@@ -91,6 +92,12 @@ def sparse_features(data, feature_names=None, feature_types=None):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"feature names must be unique; repeated: {dup}")
     return X, names, resolve_types(feature_types, X.shape[1], None), None
+
+
+def to_device(X):
+    """A host CSR matrix as a cupyx one on the current GPU (its three arrays copied)."""
+    import cupyx.scipy.sparse as csp
+    return csp.csr_matrix(X)
 
 
 def densify(X, a: int = 0, b: int | None = None):
@@ -124,6 +131,10 @@ def summarize_csr(X, weight, scale, max_keys: int, device=None) -> Summaries:
     a time, each feature's stored values in its own column of a NaN-padded block; weighted ones
     one feature at a time (its values and their rows' weights). ``device``: a CUDA backend
     whose GPU sketches (sketch_device; the same summaries), else the CPU."""
+    if device is not None and device.name == "cuda" and not on_gpu(X):
+        with device.device:         # the CSR arrays up once; the sketch runs there
+            return summarize_csr(to_device(X), None if weight is None else
+                                 device.xp.asarray(weight), scale, max_keys)
     xp = _xp(X)
     n = X.shape[0]
     w = None
@@ -203,13 +214,16 @@ def ell_bits(cuts: Cuts) -> int:
 
 def page_of(X, cuts: Cuts, backend=None, dense: bool = False) -> Page:
     """The page of the CSR rows X (module doc: ELLPACK or dense, whichever is smaller; dense
-    with ``dense``), where the kernels of ``backend`` read it (host rows are quantized on the
-    host and uploaded)."""
+    with ``dense``), where the kernels of ``backend`` read it (for a GPU, host rows are copied
+    up and quantized there)."""
     from ..kernels import cpu_sparse as K
     n, nf = X.shape
     if on_gpu(X):           # quantized on its GPU (dgbdt.kernels.gpu_pages)
         from ..backend import backend_of
         return backend_of(X).quantize_csr(X, cuts, dense)
+    if backend is not None and backend.name == "cuda":     # host rows: up once, quantized there
+        with backend.device:
+            return backend.quantize_csr(to_device(X), cuts, dense)
     counts = K.present_counts(X.indptr.astype(np.int64), X.data)
     stride = max(1, int(counts.max()) if n else 1)
     dense_bits, bits = bits_for(cuts.max_bins), ell_bits(cuts)
@@ -224,8 +238,6 @@ def page_of(X, cuts: Cuts, backend=None, dense: bool = False) -> Page:
                        int(cuts.hist_ptrs()[-1]), sym)
         page = pack(sym, bits)
         page.ell = True
-    if backend is not None and backend.name == "cuda":
-        page = page.with_words(backend.asarray(page.words))
     return page
 
 

@@ -44,9 +44,10 @@ extern "C" __global__ void quantize_csr(
 
 // hist[j, s] += grad[r] for every present entry s of every row r of node nodes[j], straight
 // into global memory (an ELLPACK page's slots are the whole histogram, too many for shared
-// memory); totals[j] += grad[r] once a row (the entry k = 0 thread). Grid (blocks per node,
-// nodes); thread t of a node takes entry t % stride of row t / stride: a warp reads
-// consecutive symbols. Integer sums: exact in any order.
+// memory); totals[j] += grad[r] once a row (the entry k = 0 thread's rows, summed in
+// registers and over the warp first: one address a node would serialize a row's atomics).
+// Grid (blocks per node, nodes); thread t of a node takes entry t % stride of row t / stride:
+// a warp reads consecutive symbols. Integer sums: exact in any order.
 extern "C" __global__ void build_histograms_ell(
         const u32* __restrict__ words, int bits, u32 mask, int stride, u32 null,
         const int* __restrict__ rows, const i64* __restrict__ grad,
@@ -59,18 +60,25 @@ extern "C" __global__ void build_histograms_ell(
     const i64 n_elem = (seg_end[node] - b) * stride;
     const i64 step = (i64)gridDim.x * blockDim.x;
     u64* o = out + (i64)j * n_slots * 2;
+    u64 t0 = 0, t1 = 0;
     for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < n_elem; t += step) {
         const i64 ri = t / stride;
         const int k = (int)(t - ri * stride);
         const u64 r = (u32)rows[b + ri];
         const u32 s = read_symbol(words, r * stride + k, bits, mask);
-        if (k == 0) {
-            atomicAdd(totals + 2 * j, (u64)__ldg(grad + 2 * r));
-            atomicAdd(totals + 2 * j + 1, (u64)__ldg(grad + 2 * r + 1));
-        }
+        const u64 g = (u64)__ldg(grad + 2 * r), h = (u64)__ldg(grad + 2 * r + 1);
+        if (k == 0) { t0 += g; t1 += h; }
         if (s == null) continue;
-        atomicAdd(o + 2 * s, (u64)__ldg(grad + 2 * r));
-        atomicAdd(o + 2 * s + 1, (u64)__ldg(grad + 2 * r + 1));
+        atomicAdd(o + 2 * s, g);
+        atomicAdd(o + 2 * s + 1, h);
+    }
+    for (int d = 16; d; d >>= 1) {
+        t0 += __shfl_xor_sync(0xffffffffu, t0, d);
+        t1 += __shfl_xor_sync(0xffffffffu, t1, d);
+    }
+    if ((threadIdx.x & 31) == 0 && (t0 | t1)) {
+        atomicAdd(totals + 2 * j, t0);
+        atomicAdd(totals + 2 * j + 1, t1);
     }
 }
 
