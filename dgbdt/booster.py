@@ -54,7 +54,6 @@ VERSION = 2
 LINEAR_VERSION = 3  # the version of models with linear leaves (others are written as VERSION)
 QUANTILES_VERSION = 4  # models whose objective has parameters (objective_params)
 READS = (1, 2, 3, 4)   # model format versions load_model reads
-IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
 
 
 PREDICT_FIX = ("predict in row batches (the model's prediction is per row), or pass the rows in "
@@ -337,24 +336,9 @@ class Booster:
         weight: number of splits; gain / cover: mean loss change / hessian sum of those splits;
         total_gain / total_cover: their sums. Features never used are left out (as XGBoost).
         """
-        if importance_type not in IMPORTANCE_TYPES:
-            raise ValueError(f"importance_type must be one of {IMPORTANCE_TYPES}; got "
-                             f"{importance_type!r}")
-        count = np.zeros(self.n_features)
-        gain = np.zeros(self.n_features)
-        cover = np.zeros(self.n_features)
-        for t in self.trees:
-            inner = ~t.is_leaf()
-            f = t.feature[inner]
-            np.add.at(count, f, 1)
-            np.add.at(gain, f, t.loss_change[inner].astype(np.float64))
-            np.add.at(cover, f, t.sum_hessian[inner].astype(np.float64))
-        names = self.feature_names or [f"f{i}" for i in range(self.n_features)]
-        value = {"weight": count, "total_gain": gain, "total_cover": cover,
-                 "gain": np.divide(gain, count, out=np.zeros_like(gain), where=count > 0),
-                 "cover": np.divide(cover, count, out=np.zeros_like(cover), where=count > 0)}
-        v = value[importance_type]
-        return {names[i]: float(v[i]) for i in np.flatnonzero(count)}
+        from .importance import feature_importance
+        return feature_importance(self.trees, self.n_features, self.feature_names,
+                                  importance_type)
 
     # -- serialization -----------------------------------------------------------------------
     def to_dict(self) -> dict:

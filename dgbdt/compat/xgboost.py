@@ -13,8 +13,9 @@ DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor / Dask
 error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, query
 weights on Dask (DaskDMatrix weight= with qid), a missing value other than NaN, label bounds
 (survival), feature weights,
-XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input and
-``"file?format=libsvm|csv"`` paths are read (densified: dgbdt.data.input.densify).
+XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input (and
+``"file?format=libsvm"`` paths) stays CSR, in ELLPACK pages (dgbdt.data.sparse); ``get_data``
+returns the CSR matrix, as XGBoost's does.
 """
 from __future__ import annotations
 

@@ -218,12 +218,8 @@ def page_of(X, cuts: Cuts, backend=None, dense: bool = False) -> Page:
     up and quantized there)."""
     from ..kernels import cpu_sparse as K
     n, nf = X.shape
-    if on_gpu(X):           # quantized on its GPU (dgbdt.kernels.gpu_pages)
-        from ..backend import backend_of
-        return backend_of(X).quantize_csr(X, cuts, dense)
-    if backend is not None and backend.name == "cuda":     # host rows: up once, quantized there
-        with backend.device:
-            return backend.quantize_csr(to_device(X), cuts, dense)
+    if on_gpu(X) or (backend is not None and backend.name == "cuda"):
+        return _device_page(X, cuts, backend, dense)
     counts = K.present_counts(X.indptr.astype(np.int64), X.data)
     stride = max(1, int(counts.max()) if n else 1)
     dense_bits, bits = bits_for(cuts.max_bins), ell_bits(cuts)
@@ -239,6 +235,21 @@ def page_of(X, cuts: Cuts, backend=None, dense: bool = False) -> Page:
         page = pack(sym, bits)
         page.ell = True
     return page
+
+
+def _device_page(X, cuts: Cuts, backend, dense: bool) -> Page:
+    """page_of on a GPU (dgbdt.kernels.gpu_pages): host rows copied up once; the layout
+    chosen by the same rule."""
+    if not on_gpu(X):
+        with backend.device:
+            return _device_page(to_device(X), cuts, backend, dense)
+    from ..backend import backend_of
+    be = backend_of(X)
+    stride = max(1, int(be.csr_present_counts(X).max()))
+    bits = ell_bits(cuts)
+    if dense or stride * bits >= X.shape[1] * bits_for(cuts.max_bins):
+        return be.quantize_pack(densify(X), cuts)
+    return be.quantize_csr(X, cuts, stride, bits)
 
 
 def as_ellpack_symbols(symbols, ell: bool, hist_ptrs, xp):

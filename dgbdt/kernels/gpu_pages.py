@@ -100,31 +100,30 @@ class CudaPages:
             (out, hist_ptrs_d, _i32(nf), _i32(n_slots), totals, _i32(m)))
         return out
 
-    def quantize_csr(self, X, cuts, dense: bool = False):
-        """The page of a cupyx CSR matrix (canonical: sorted indices), quantized on its GPU:
-        ELLPACK or dense, whichever is smaller (dgbdt.data.sparse.page_of's rule), dense with
-        ``dense``."""
-        from ..data.pages import bits_for
-        from ..data.sparse import densify, ell_bits
+    def csr_present_counts(self, X):
+        """int64 [n] device array: each row's stored non-NaN entries of a cupyx CSR matrix."""
         cp = self.xp
-        n, nf = X.shape
-        indptr = cp.asarray(X.indptr, dtype=cp.int64)
-        data = cp.ascontiguousarray(X.data, dtype=cp.float32)
-        counts = cp.empty(max(n, 1), dtype=cp.int64)
-        counts[:1] = 0
+        n = X.shape[0]
+        counts = cp.zeros(max(n, 1), dtype=cp.int64)
         if n:
             self._kernel("sparse", "present_counts")(
-                (_grid(n, cap=self.n_sm * 16),), (BLOCK,), (indptr, data, _i64(n), counts))
-        stride = max(1, int(counts.max()))
-        bits = ell_bits(cuts)
-        if dense or stride * bits >= nf * bits_for(cuts.max_bins):
-            return self.quantize_pack(densify(X), cuts)
+                (_grid(n, cap=self.n_sm * 16),), (BLOCK,),
+                (cp.asarray(X.indptr, dtype=cp.int64),
+                 cp.ascontiguousarray(X.data, dtype=cp.float32), _i64(n), counts))
+        return counts
+
+    def quantize_csr(self, X, cuts, stride: int, bits: int):
+        """The ELLPACK page (dgbdt.data.sparse) of a cupyx CSR matrix (sorted indices) whose
+        rows hold at most ``stride`` non-NaN entries, in ``bits``-bit symbols."""
+        cp = self.xp
+        n = X.shape[0]
         null = int(cuts.hist_ptrs()[-1])
         sym = cp.empty((n, stride), dtype=cp.uint32)
         if n:
             self._kernel("sparse", "quantize_csr")(
                 (_grid(n, cap=self.n_sm * 16),), (BLOCK,),
-                (indptr, cp.asarray(X.indices, dtype=cp.int32), data,
+                (cp.asarray(X.indptr, dtype=cp.int64), cp.asarray(X.indices, dtype=cp.int32),
+                 cp.ascontiguousarray(X.data, dtype=cp.float32),
                  cp.asarray(cuts.search_values(), dtype=cp.float32),
                  cp.asarray(cuts.ptrs, dtype=cp.int64), _i64(n), _i32(stride), np.uint32(null),
                  sym))
