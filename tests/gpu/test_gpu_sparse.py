@@ -101,3 +101,20 @@ def test_streamed_ellpack_pages_with_sampled_rounds(monkeypatch):
                              "device_memory_budget": 1 << 16}, dgbdt.Dataset(X, y), 4)
     assert _json(per_level) == _json(dgbdt.train({**p, "subsample": 1.0},
                                                  dgbdt.Dataset(D, y), 4))
+
+
+@pytest.mark.parametrize("mode", ["nccl", "graph"])
+def test_dask_gpu_worker_with_sparse_chunks(request, mode):
+    """A dask array of scipy.sparse chunks trained on GPU workers: each partition's CSR rows
+    are copied to its worker's GPU and quantized into an ELLPACK page there; the CPU's dense
+    in-process model."""
+    da = pytest.importorskip("dask.array")
+    dgd = pytest.importorskip("dgbdt.dask")
+    client = request.getfixturevalue("cuda_client" if mode == "nccl" else "two_on_one_gpu")
+    X, D, y = sparse_rows(n=4000, seed=6)
+    p = {"objective": "binary:logistic", "max_depth": 5}
+    ref = dgbdt.train(p, dgbdt.Dataset(D, y), 5)
+    dX = da.from_array(X, chunks=(1500, X.shape[1]), asarray=False)
+    d = dgd.DaskDataset(client, dX, da.from_array(y, chunks=1500))
+    out = dgd.train(client, {**p, "device": "cuda"}, d, 5, mode=mode, verbose_eval=False)
+    assert _json(out["booster"]) == _json(ref)
