@@ -25,10 +25,7 @@ import os
 import numpy as np
 
 from . import cpu_categorical, cpu_split
-
-
-def _i32(x) -> np.int32:
-    return np.int32(x)
+from .launch import _i32
 
 
 def split_rows(be, is_cat, cats, packed_rows):

@@ -34,11 +34,12 @@ import os
 
 import numpy as np
 
+from .launch import BLOCK, _i32
+
 #: rows a tile of the histogram and margin kernels (a block takes a tile at a time)
 LINEAR_TILE = 128
 #: rows a tile of the leaf sums (a thread sums one entry over a tile's rows)
 LEAF_SUM_TILE = 64
-BLOCK = 256
 #: the entries of a linear histogram slot that depend on the node's p~ (GP, HP, HPP, HPX)
 P_ENTRIES = np.array([2, 3, 4, 7])
 #: shared memory a block of linear_histograms_shared may use (9 int64 = 72 bytes a slot)
@@ -80,10 +81,6 @@ def feature_groups(hist_ptrs, budget: int = LINEAR_SMEM):
     pairs += [start, len(slots)]
     g = np.asarray(pairs, dtype=np.int32)
     return g, int(max(hp[b] - hp[a] for a, b in g.reshape(-1, 2)))
-
-
-def _i32(x) -> np.int32:
-    return np.int32(x)
 
 
 def raw_of(shard, xp):

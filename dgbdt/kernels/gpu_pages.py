@@ -10,20 +10,9 @@ import math
 
 import numpy as np
 
-BLOCK = 256
+from .launch import BLOCK, _grid, _i32, _i64
+
 ELL_HIST_BLOCK = 512
-
-
-def _grid(n: int, block: int = BLOCK, cap: int = 65535) -> int:
-    return max(1, min(cap, (int(n) + block - 1) // block))
-
-
-def _i32(x) -> np.int32:
-    return np.int32(x)
-
-
-def _i64(x) -> np.int64:
-    return np.int64(x)
 
 
 class CudaPages:
