@@ -46,3 +46,20 @@ def test_refusals_name_the_feature():
         xgb.XGBRFClassifier
     sp = pytest.importorskip("scipy.sparse")
     assert xgb.DMatrix(sp.csr_matrix(X), label=y).num_row() == 50
+
+
+def test_save_raw_json_round_trip_and_ubjson_refused():
+    """XGBoost's Booster.save_raw: "json" gives XGBoost's JSON as a bytearray that
+    Booster(model_file=...) reads back; UBJSON (XGBoost's default) is refused by name."""
+    import dgbdt.compat.xgboost as xgb
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(float)
+    bst = xgb.train({"objective": "binary:logistic"}, xgb.DMatrix(X, label=y), 5)
+    raw = bst.save_raw("json")
+    assert isinstance(raw, bytearray) and b'"learner"' in raw
+    back = xgb.Booster(model_file=raw)
+    np.testing.assert_allclose(back.predict(xgb.DMatrix(X)), bst.predict(xgb.DMatrix(X)),
+                               rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="UBJSON"):
+        bst.save_raw()

@@ -18,8 +18,22 @@ class Booster(_Booster):
             self.load_model(model_file)
 
     def load_model(self, fname) -> None:
-        """Read a model file (dgbdt's or XGBoost's JSON) into this Booster."""
+        """Read a model file (dgbdt's or XGBoost's JSON; a path, or the bytes save_raw gave)
+        into this Booster."""
+        if isinstance(fname, bytearray):
+            fname = bytes(fname)
         self.__dict__.update(_load_model(fname).__dict__)
+
+    def save_raw(self, raw_format: str = "ubj"):
+        """XGBoost's: the model as a bytearray. ``"json"``: XGBoost's JSON (loadable by XGBoost
+        and by ``load_model``); dgbdt's own names ``"dgbdt"`` / ``"xgboost"`` give dgbdt's
+        string. UBJSON (XGBoost's default) is not written."""
+        if raw_format in ("dgbdt", "xgboost"):
+            return super().save_raw(raw_format)
+        if raw_format != "json":
+            _unsupported(f"save_raw(raw_format={raw_format!r}) (UBJSON)",
+                         "use save_raw('json'), or save_model('model.json')")
+        return bytearray(super().save_raw("xgboost").encode())
 
 
 def _compat(booster) -> Booster:
