@@ -162,7 +162,7 @@ def fingerprint(p: dict, num_boost_round: int, early_stopping_rounds, maximize, 
         "metrics": list(metrics),
         "xgb_model": None if prior is None else {
             "rounds": prior.num_boosted_rounds(),
-            "sha256": hashlib.sha256(prior.save_raw().encode()).hexdigest()},
+            "sha256": hashlib.sha256(prior.save_raw("dgbdt").encode()).hexdigest()},
     }
     return json.loads(json.dumps(fp))      # as it reads back: tuples are lists
 
