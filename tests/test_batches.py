@@ -131,7 +131,7 @@ def test_xgboost_data_iter_script():
         assert m.num_row() == 2000 and np.array_equal(m.get_label(), y)
         bst = xgb.train(params, m, 5, evals=[(m, "train")], verbose_eval=False)
         ref = dgbdt.train(params, Dataset(X, label=y, weight=w), 5, verbose_eval=False)
-        assert bst.save_raw() == ref.save_raw()
+        assert bst.save_raw("dgbdt") == ref.save_raw("dgbdt")
     with pytest.raises(ValueError, match="come with each batch"):
         xgb.DMatrix(Batches(600), label=y)
     with pytest.raises(TypeError, match="reads a DataIter"):

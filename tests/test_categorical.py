@@ -325,7 +325,7 @@ def test_compat_dmatrix_takes_categories():
     b = cxgb.train({"max_depth": 3}, cxgb.DMatrix(df, y, enable_categorical=True), 2)
     ref = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(df, label=y, enable_categorical=True), 2,
                       verbose_eval=False)
-    assert b.save_raw() == ref.save_raw()
+    assert b.save_raw("dgbdt") == ref.save_raw("dgbdt")
 
 
 def test_version_1_models_still_load():
@@ -573,7 +573,7 @@ def test_batches_and_data_iter():
         def reset(self):
             self.i = 0
     m = cxgb.train({"max_depth": 3}, cxgb.DMatrix(It(), enable_categorical=True), 3)
-    assert m.save_raw() == ref.save_raw()
+    assert m.save_raw("dgbdt") == ref.save_raw("dgbdt")
     flipped = list("lkjihgfedcba")
     other = [(X.assign(a=X["a"].cat.reorder_categories(flipped)) if i == 1 else X, t)
              for i, (X, t) in enumerate(parts)]

@@ -49,8 +49,8 @@ def test_refusals_name_the_feature():
 
 
 def test_save_raw_json_round_trip_and_ubjson_refused():
-    """XGBoost's Booster.save_raw: "json" gives XGBoost's JSON as a bytearray that
-    Booster(model_file=...) reads back; UBJSON (XGBoost's default) is refused by name."""
+    """XGBoost's Booster.save_raw: "json" (and no argument) gives XGBoost's JSON as a
+    bytearray that Booster(model_file=...) reads back; UBJSON asked for by name is refused."""
     import dgbdt.compat.xgboost as xgb
     rng = np.random.default_rng(1)
     X = rng.standard_normal((300, 4))
@@ -61,5 +61,6 @@ def test_save_raw_json_round_trip_and_ubjson_refused():
     back = xgb.Booster(model_file=raw)
     np.testing.assert_allclose(back.predict(xgb.DMatrix(X)), bst.predict(xgb.DMatrix(X)),
                                rtol=1e-6)
+    assert bst.save_raw() == raw            # no argument: the JSON bytes too
     with pytest.raises(NotImplementedError, match="UBJSON"):
-        bst.save_raw()
+        bst.save_raw("ubj")

@@ -341,7 +341,8 @@ def test_compat_names():
     X, y, qid = rank_data(n_queries=12, seed=13)
     params = {"objective": "rank:pairwise", "max_depth": 2}
     ours = cx.train(params, cx.DMatrix(X, label=y, qid=qid), 2)
-    assert ours.save_raw() == dgbdt.train(params, dgbdt.Dataset(X, label=y, qid=qid), 2).save_raw()
+    assert ours.save_raw("dgbdt") == dgbdt.train(params, dgbdt.Dataset(X, label=y, qid=qid),
+                                                 2).save_raw()
     assert cx.XGBRanker is dgbdt.GBDTRanker
     assert cx.dask.DaskXGBRanker is dgbdt.dask.DaskGBDTRanker
 

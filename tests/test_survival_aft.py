@@ -182,7 +182,7 @@ def test_compat_dmatrix_takes_label_bounds():
     b.set_float_info("label_upper_bound", hi)
     np.testing.assert_array_equal(b.get_float_info("label_upper_bound"), hi)
     for d in (a, b):
-        assert dx.train(params, d, 3).save_raw() == want
+        assert dx.train(params, d, 3).save_raw("dgbdt") == want
 
 
 def test_continued_training_and_cv():

@@ -24,13 +24,15 @@ class Booster(_Booster):
             fname = bytes(fname)
         self.__dict__.update(_load_model(fname).__dict__)
 
-    def save_raw(self, raw_format: str = "ubj"):
-        """XGBoost's: the model as a bytearray. ``"json"``: XGBoost's JSON (loadable by XGBoost
-        and by ``load_model``); dgbdt's own names ``"dgbdt"`` / ``"xgboost"`` give dgbdt's
-        string. UBJSON (XGBoost's default) is not written."""
+    def save_raw(self, raw_format: str = "deprecated"):
+        """XGBoost's: the model as a bytearray of XGBoost's JSON document (loadable by XGBoost,
+        which reads JSON or UBJSON bytes alike, and by ``load_model``). Without an argument
+        (XGBoost writes UBJSON there) this JSON too; ``"ubj"`` asked for by name is refused:
+        UBJSON is not written. dgbdt's own names ``"dgbdt"`` / ``"xgboost"`` give dgbdt's
+        string (Booster.save_raw)."""
         if raw_format in ("dgbdt", "xgboost"):
             return super().save_raw(raw_format)
-        if raw_format != "json":
+        if raw_format not in ("json", "deprecated"):
             _unsupported(f"save_raw(raw_format={raw_format!r}) (UBJSON)",
                          "use save_raw('json'), or save_model('model.json')")
         return bytearray(super().save_raw("xgboost").encode())
