@@ -58,20 +58,11 @@ class CpuBackend:
         shard.begin[0] = 0
         shard.end[0] = shard.n_rows
 
-    #: bytes of private ELLPACK histograms a call may hold (nodes go in batches below it)
-    ELL_PRIVATE_BYTES = 1 << 28
-
     def histograms(self, shard, nodes: np.ndarray, hist_ptrs: np.ndarray) -> np.ndarray:
         p = shard.page
-        if p.ell:       # many slots (sparse features): nodes in batches that fit the bytes
-            S, threads = int(hist_ptrs[-1]), numba.get_num_threads()
-            batch = max(1, self.ELL_PRIVATE_BYTES // (threads * S * 16))
-            b, e = shard.begin[nodes], shard.end[nodes]
-            parts = [cpu_sparse.build_histograms_ell(
-                p.words, p.bits, p.n_features, np.ascontiguousarray(hist_ptrs, np.int64),
-                shard.rows, shard.grad, b[a:a + batch], e[a:a + batch], S, threads)
-                for a in range(0, max(len(nodes), 1), batch)]
-            return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        if p.ell:       # an ELLPACK page (dgbdt.data.sparse)
+            return self._ell_histograms(shard, nodes, hist_ptrs,
+                                        np.empty((len(nodes), int(hist_ptrs[-1]), 2), np.int64))
         return cpu_tree.build_histograms(
             p.words, p.bits, p.n_features, hist_ptrs, shard.rows, shard.grad,
             shard.begin[nodes], shard.end[nodes], int(hist_ptrs[-1]), numba.get_num_threads())
@@ -80,10 +71,30 @@ class CpuBackend:
         """The smaller children from rows, their siblings = parent - smaller (exact)."""
         if req.linear is not None:
             return self.linear_histograms(shard, req, hist_ptrs)
-        small = self.histograms(shard, req.small, hist_ptrs)
+        m = len(req.small)
+        if shard.page.ell:      # wide histograms: into one buffer, no copies
+            out = np.empty((m + len(req.large), int(hist_ptrs[-1]), 2), dtype=np.int64)
+            self._ell_histograms(shard, req.small, hist_ptrs, out[:m])
+        else:
+            small = self.histograms(shard, req.small, hist_ptrs)
+            if not len(req.large):
+                return small
+            out = np.empty((m + len(req.large),) + small.shape[1:], dtype=np.int64)
+            out[:m] = small
+            del small
         if not len(req.large):
-            return small
-        return np.concatenate([small, shard.level_hist[req.parent_slot] - small])
+            return out
+        cpu_tree.subtract_siblings(shard.level_hist, np.ascontiguousarray(req.parent_slot,
+                                                                          np.int64), out, m)
+        return out
+
+    @staticmethod
+    def _ell_histograms(shard, nodes, hist_ptrs, out):
+        p = shard.page
+        return cpu_sparse.build_histograms_ell(
+            p.words, p.bits, p.n_features, np.ascontiguousarray(hist_ptrs, np.int64),
+            shard.rows, shard.grad, shard.begin[nodes], shard.end[nodes], int(hist_ptrs[-1]),
+            numba.get_num_threads(), out)
 
     def apply_splits(self, shard, s) -> None:
         p = shard.page

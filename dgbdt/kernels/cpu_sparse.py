@@ -85,55 +85,73 @@ def ell_symbol(words, bits, mask, base, stride, lo, nb):
 
 @njit(cache=True, nogil=True, parallel=True)
 def build_histograms_ell(words, bits, stride, hist_ptrs, rows, grad, seg_begin, seg_end,
-                         n_slots, n_threads):
+                         n_slots, n_threads, hist):
     """dgbdt.kernels.cpu_tree.build_histograms over an ELLPACK page: every present entry s of
     a node's row adds the row's (g, h) to slot s; each feature's missing slot is then the
-    node's total minus the feature's bins. Private per-thread copies as there."""
+    node's total minus the feature's bins.
+
+    An ELLPACK histogram has every feature's slots (hundreds of thousands for wide sparse
+    data), so per-thread private copies of all nodes (the dense kernel's way) would be most of
+    the work: with at least as many nodes as threads each task is one whole node summed in
+    place; with fewer, each node's segment is cut into ``ceil(threads / nodes)`` chunks with a
+    private copy each (at most twice the threads' copies), added up after. Integers: exact.
+    Written into ``hist`` (int64 [nodes, n_slots, 2], C-contiguous: a slice of the level's
+    buffer) and returned."""
     n_nodes = seg_begin.shape[0]
-    size = n_nodes * n_slots * 2
-    private = np.zeros(n_threads * size, dtype=np.int64)
-    totals = np.zeros((n_threads, n_nodes, 2), dtype=np.int64)
+    chunks = max(1, -(-n_threads // max(n_nodes, 1)))
+    tasks = n_nodes * chunks
+    width = n_slots * 2
+    out = hist.reshape(n_nodes * width)
+    for j in prange(n_nodes):
+        out[j * width:(j + 1) * width] = 0
+    private = np.zeros(tasks * width if chunks > 1 else 0, dtype=np.int64)
+    totals = np.zeros((tasks, 2), dtype=np.int64)
     mask = np.uint64((1 << bits) - 1)
     null = hist_ptrs[hist_ptrs.shape[0] - 1]
     us = np.uint64(stride)
-    for t in prange(n_threads):
-        for j in range(n_nodes):
-            b = seg_begin[j]
-            length = seg_end[j] - b
-            lo = b + (length * t) // n_threads
-            hi = b + (length * (t + 1)) // n_threads
-            off = t * size + j * n_slots * 2
-            t0 = np.int64(0)
-            t1 = np.int64(0)
-            for idx in range(lo, hi):
-                r = np.uint64(rows[idx])
-                g0 = grad[r, 0]
-                g1 = grad[r, 1]
-                t0 += g0
-                t1 += g1
-                base = r * us
-                for k in range(stride):
-                    s = read_symbol(words, base + np.uint64(k), bits, mask)
-                    if s >= null:
-                        break
-                    private[off + 2 * s] += g0
-                    private[off + 2 * s + 1] += g1
-            totals[t, j, 0] += t0
-            totals[t, j, 1] += t1
-    out = np.zeros(size, dtype=np.int64)
-    for t in range(n_threads):
-        out += private[t * size:(t + 1) * size]
-    hist = out.reshape((n_nodes, n_slots, 2))
-    tot = totals.sum(axis=0)
+    for task in prange(tasks):
+        j = task // chunks
+        c = task % chunks
+        b = seg_begin[j]
+        length = seg_end[j] - b
+        lo = b + (length * c) // chunks
+        hi = b + (length * (c + 1)) // chunks
+        acc = private[task * width:(task + 1) * width] if chunks > 1 else \
+            out[j * width:(j + 1) * width]
+        t0 = np.int64(0)
+        t1 = np.int64(0)
+        for idx in range(lo, hi):
+            r = np.uint64(rows[idx])
+            g0 = grad[r, 0]
+            g1 = grad[r, 1]
+            t0 += g0
+            t1 += g1
+            base = r * us
+            for k in range(stride):
+                s = read_symbol(words, base + np.uint64(k), bits, mask)
+                if s >= null:
+                    break
+                acc[2 * s] += g0
+                acc[2 * s + 1] += g1
+        totals[task, 0] = t0
+        totals[task, 1] = t1
+    tot = np.zeros((n_nodes, 2), dtype=np.int64)
+    for task in range(tasks):
+        tot[task // chunks] += totals[task]
+    if chunks > 1:
+        for j in prange(n_nodes):
+            dst = out[j * width:(j + 1) * width]
+            for c in range(chunks):
+                dst += private[(j * chunks + c) * width:(j * chunks + c + 1) * width]
     fill_missing(hist, hist_ptrs, tot)
     return hist
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def fill_missing(hist, hist_ptrs, totals):
     """hist[j, missing slot of f] = totals[j] - sum of f's bins, for every node j and f."""
     nf = hist_ptrs.shape[0] - 1
-    for j in range(hist.shape[0]):
+    for j in prange(hist.shape[0]):
         for f in range(nf):
             miss = hist_ptrs[f + 1] - 1
             for c in range(2):

@@ -10,9 +10,15 @@ feature the kernel scans the bins twice, as XGBoost's hist evaluator does:
 A candidate is valid when both sides have hessian >= min_child_weight. Its loss change, rounded to
 float32 as XGBoost does, replaces the node's best only when strictly larger, so ties keep the
 first candidate in (feature, forward, backward) order. The best starts at 0: a split must gain.
+
+An empty bin (g = h = 0) is skipped: its candidate has the same sums as the one before it in the
+scan, hence the same gain, which cannot be strictly larger; and a first candidate with an empty
+side gains exactly 0 (its sides' scores are 0 and the parent's). So the choice is the full
+scan's, while sparse features (most bins of a deep node empty) cost only their filled bins.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -52,32 +58,55 @@ def node_gain(g, h, lam, alpha, max_delta_step, min_child_weight):
     return -(2.0 * g * w + (h + lam) * w * w)
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_delta_step,
                     min_child_weight):
     """Best split of each node. hist int64 [m, S, 2]; totals int64 [m, 2] (node sums).
 
     Returns (gain float32 [m], feature int32 [m] (-1: none), split_bin int32 [m],
     default_left bool [m], left int64 [m, 2]).
+
+    Each node's features are scanned in up to ``4 * threads / m`` ranges at once (a level of
+    few nodes and many features: wide or sparse data, whose root would be one thread's work);
+    the ranges' bests are combined in feature order, replacing only on a strictly larger gain,
+    which is the scan's rule, so the result is the one-range scan's for any thread count.
     """
     m = hist.shape[0]
     n_features = hist_ptrs.shape[0] - 1
-    best_gain = np.zeros(m, dtype=np.float32)
-    best_feat = np.full(m, -1, dtype=np.int32)
-    best_bin = np.zeros(m, dtype=np.int32)
-    best_dleft = np.zeros(m, dtype=np.bool_)
-    best_left = np.zeros((m, 2), dtype=np.int64)
-    for j in prange(m):
+    n_ranges = max(1, min(n_features, (4 * numba.get_num_threads()) // max(m, 1),
+                          n_features // 64))
+    return _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha,
+                            max_delta_step, min_child_weight, n_ranges)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_delta_step,
+                     min_child_weight, n_ranges):
+    """evaluate_splits with node j's features cut into ``n_ranges`` ranges, one task each."""
+    m = hist.shape[0]
+    n_features = hist_ptrs.shape[0] - 1
+    tasks = m * n_ranges
+    t_gain = np.zeros(tasks, dtype=np.float32)
+    t_feat = np.full(tasks, -1, dtype=np.int32)
+    t_bin = np.zeros(tasks, dtype=np.int32)
+    t_dleft = np.zeros(tasks, dtype=np.bool_)
+    t_left = np.zeros((tasks, 2), dtype=np.int64)
+    for task in prange(tasks):
+        j = task // n_ranges
+        c = task % n_ranges
+        fa = (n_features * c) // n_ranges
+        fb = (n_features * (c + 1)) // n_ranges
         tg = totals[j, 0]
         th = totals[j, 1]
         parent = node_gain(tg * inv_sg, th * inv_sh, lam, alpha, max_delta_step, min_child_weight)
         bg = np.float32(0.0)
-        for f in range(n_features):
+        for f in range(fa, fb):
             p0 = hist_ptrs[f]
             nb = hist_ptrs[f + 1] - p0 - 1
             lg = np.int64(0)
             lh = np.int64(0)
             for b in range(nb):
+                if hist[j, p0 + b, 0] == 0 and hist[j, p0 + b, 1] == 0:
+                    continue        # an empty bin: the previous candidate again (see doc)
                 lg += hist[j, p0 + b, 0]
                 lh += hist[j, p0 + b, 1]
                 hl = lh * inv_sh
@@ -90,16 +119,18 @@ def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_del
                         - parent)
                     if gain > bg:
                         bg = gain
-                        best_feat[j] = f
-                        best_bin[j] = b
-                        best_dleft[j] = False
-                        best_left[j, 0] = lg
-                        best_left[j, 1] = lh
+                        t_feat[task] = f
+                        t_bin[task] = b
+                        t_dleft[task] = False
+                        t_left[task, 0] = lg
+                        t_left[task, 1] = lh
             if hist[j, p0 + nb, 0] == 0 and hist[j, p0 + nb, 1] == 0:
                 continue
             rg = np.int64(0)
             rh = np.int64(0)
             for i in range(nb - 1, -1, -1):
+                if hist[j, p0 + i, 0] == 0 and hist[j, p0 + i, 1] == 0:
+                    continue
                 rg += hist[j, p0 + i, 0]
                 rh += hist[j, p0 + i, 1]
                 hr = rh * inv_sh
@@ -112,13 +143,30 @@ def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_del
                         - parent)
                     if gain > bg:
                         bg = gain
-                        best_feat[j] = f
-                        best_bin[j] = i - 1
-                        best_dleft[j] = True
-                        best_left[j, 0] = tg - rg
-                        best_left[j, 1] = th - rh
-        best_gain[j] = bg
+                        t_feat[task] = f
+                        t_bin[task] = i - 1
+                        t_dleft[task] = True
+                        t_left[task, 0] = tg - rg
+                        t_left[task, 1] = th - rh
+        t_gain[task] = bg
+    best_gain = np.zeros(m, dtype=np.float32)
+    best_feat = np.full(m, -1, dtype=np.int32)
+    best_bin = np.zeros(m, dtype=np.int32)
+    best_dleft = np.zeros(m, dtype=np.bool_)
+    best_left = np.zeros((m, 2), dtype=np.int64)
+    for j in prange(m):
+        for c in range(n_ranges):      # in feature order; strictly larger replaces
+            t = j * n_ranges + c
+            if t_feat[t] >= 0 and t_gain[t] > best_gain[j]:
+                best_gain[j] = t_gain[t]
+                best_feat[j] = t_feat[t]
+                best_bin[j] = t_bin[t]
+                best_dleft[j] = t_dleft[t]
+                best_left[j, 0] = t_left[t, 0]
+                best_left[j, 1] = t_left[t, 1]
     return best_gain, best_feat, best_bin, best_dleft, best_left
+
+
 
 
 @njit(cache=True, nogil=True)

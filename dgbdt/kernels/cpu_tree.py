@@ -67,6 +67,25 @@ def build_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, 
     return out.reshape((n_nodes, n_slots, 2))
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def subtract_siblings(parent, parent_slot, out, m):
+    """out[m + i] = parent[parent_slot[i]] - out[i] (int64 [*, S, 2], exact): the larger
+    siblings in place, without the temporaries of the array expression (a histogram of wide
+    data is megabytes a node)."""
+    S = out.shape[1]
+    n = parent_slot.shape[0]
+    step = 4096
+    per = (S + step - 1) // step
+    for task in prange(n * per):
+        i = task // per
+        a = (task % per) * step
+        b = min(S, a + step)
+        p = parent_slot[i]
+        for s in range(a, b):
+            out[m + i, s, 0] = parent[p, s, 0] - out[i, s, 0]
+            out[m + i, s, 1] = parent[p, s, 1] - out[i, s, 1]
+
+
 @njit(cache=True, nogil=True, inline="always")
 def row_symbol(words, view, bits, mask, r, nf, f, ell, lo, nb):
     """Row r's symbol of feature f: a dense page's ``r * nf + f``, or (``ell``: an ELLPACK

@@ -119,16 +119,20 @@ class Growth:
             self.have_root_totals = True
         slot = {n: i for i, n in enumerate(req.nodes.tolist())}
         order = np.array([slot[n] for n in self.level_nodes.tolist()], dtype=np.int64)
-        hist = merged if np.array_equal(order, np.arange(len(order))) else \
-            merged[backend_of(merged).upload(order)]
+        if len(order) == len(req.nodes):    # the request's order: the candidates are
+            hist, ids = merged, np.asarray(req.nodes, dtype=np.int64)  # permuted, not the
+        else:                               # histograms (megabytes a node when wide)
+            hist, ids = merged[backend_of(merged).upload(order)], self.level_nodes
+            order = None
         if self.columns is not None:       # features outside the sample: slots zeroed (a copy)
-            hist = self.columns.apply(hist, self.depth, self.level_nodes)
+            hist = self.columns.apply(hist, self.depth, ids)
         if self.paths is not None:         # features the nodes' paths forbid: slots zeroed
-            hist = self._interaction_mask(hist)
-        bounds = None if self.lower is None else \
-            (self.lower[self.level_nodes], self.upper[self.level_nodes])
-        cand = evaluate(hist, self.totals[self.level_nodes], self.hist_ptrs, self.scale_g,
+            hist = self._interaction_mask(hist, ids)
+        bounds = None if self.lower is None else (self.lower[ids], self.upper[ids])
+        cand = evaluate(hist, self.totals[ids], self.hist_ptrs, self.scale_g,
                         self.scale_h, self.p, bounds, self.categorical)
+        if order is not None and not np.array_equal(order, np.arange(len(order))):
+            cand = cand.take(order)         # in level order
         ok = np.flatnonzero(cand.splittable(self.p))
         if self.depth == self.max_depth or ok.size == 0:
             self.pending, self.done = None, True
@@ -195,15 +199,16 @@ class Growth:
         self.lower[rights] = np.where(c > 0, mid, lo)
         self.upper[rights] = np.where(c < 0, mid, hi)
 
-    def _interaction_mask(self, hist):
-        """hist with the slots of features each level node may not split on zeroed (a copy;
-        dgbdt.constraints.allowed_features)."""
+    def _interaction_mask(self, hist, nodes=None):
+        """hist with the slots of features each of ``nodes`` (hist's; default the level's)
+        may not split on zeroed (a copy; dgbdt.constraints.allowed_features)."""
+        nodes = self.level_nodes if nodes is None else nodes
         from ..constraints import allowed_features
         n_features = len(self.hist_ptrs) - 1
         if self._slot_feature is None:
             self._slot_feature = np.repeat(np.arange(n_features), np.diff(self.hist_ptrs))
         ok = np.stack([allowed_features(self.p.interactions, self.paths[n], n_features)
-                       for n in self.level_nodes.tolist()])
+                       for n in np.asarray(nodes).tolist()])
         keep = ok[:, self._slot_feature]                             # [m, S]
         xp = array_module(hist)
         return hist * xp.asarray(keep[:, :, None].astype(hist.dtype))

@@ -88,6 +88,12 @@ class SplitCandidates:
     is_cat: np.ndarray | None = None   # bool [m]: a categorical split (None: no such feature)
     cats: np.ndarray | None = None     # uint8 [m, W]: 1 for the categories going right
 
+    def take(self, idx) -> "SplitCandidates":
+        """The candidates of the nodes at ``idx`` (in that order)."""
+        pick = (lambda a: None if a is None else a[idx])
+        return SplitCandidates(*(pick(getattr(self, f)) for f in (
+            "gain", "feature", "split_bin", "default_left", "left", "right", "is_cat", "cats")))
+
     def splittable(self, p: SplitParams) -> np.ndarray:
         """Mask of nodes worth splitting (gain above 1e-6 and gamma, both children nonempty)."""
         return splittable(self.gain, self.feature, self.left, self.right, p)
