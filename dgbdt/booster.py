@@ -41,7 +41,7 @@ import numpy as np
 
 from .data.dataset import Dataset
 from .data.page_store import gpu_memory_errors
-from .data.input import as_features, as_matrix
+from .data.input import as_features, as_matrix, is_nan_missing
 from .data.sparse import as_csr, dense_chunks, densify, is_sparse
 from .backend import array_module, backend_of
 from .objective import get_objective
@@ -201,13 +201,11 @@ class Booster:
                         missing: float = np.nan, validate_features: bool = True,
                         base_margin=None, strict_shape: bool = False):
         """XGBoost's inplace_predict: predict on an array or frame as it is (here the same as
-        predict; ``missing`` must be NaN, the only missing value dgbdt reads)."""
+        predict; values equal to ``missing`` are missing, as in a Dataset's ``missing``)."""
         if predict_type not in ("value", "margin"):
             raise ValueError(f"predict_type must be 'value' or 'margin'; got {predict_type!r}")
-        if not (isinstance(missing, float) and np.isnan(missing)):
-            raise ValueError(f"missing={missing!r}: dgbdt reads NaN as missing; replace the "
-                             "sentinel by NaN first (e.g. X[X == missing] = np.nan)")
-        data = data if base_margin is None else Dataset(data, base_margin=base_margin)
+        if base_margin is not None or not is_nan_missing(missing):
+            data = Dataset(data, base_margin=base_margin, missing=missing)
         return self.predict(data, output_margin=predict_type == "margin",
                             iteration_range=iteration_range, strict_shape=strict_shape)
 

@@ -17,6 +17,7 @@ import numpy as np
 from .arrays import to_host
 from .booster import Booster, load_model
 from .data.dataset import Dataset
+from .data.input import is_nan_missing
 from .data.labels import (distinct, encode, host_values, label_values,
                           labels_from_prediction, proba_columns)
 from .metric import is_metric_custom
@@ -40,7 +41,7 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
 _RENAMED = {"learning_rate": "eta", "reg_lambda": "lambda", "reg_alpha": "alpha",
             "random_state": "seed", "n_jobs": "nthread"}
 #: estimator arguments that go to the Dataset, not the training parameters
-_DATA_ARGS = ("enable_categorical", "feature_types")
+_DATA_ARGS = ("enable_categorical", "feature_types", "missing")
 _NOT_PARAMS = {"n_estimators", "early_stopping_rounds", "importance_type", "kwargs",
                "checkpoint_dir", "checkpoint_interval"}
 
@@ -115,7 +116,8 @@ class _GBDTModel(_Base):
 
     def _data_args(self) -> dict:
         """The Dataset's arguments among the estimator's (XGBoost's enable_categorical and
-        feature_types: categorical features, dgbdt.data.categorical)."""
+        feature_types: categorical features, dgbdt.data.categorical; missing: the value that
+        marks a missing entry besides NaN)."""
         return {k: self.kwargs[k] for k in _DATA_ARGS if k in self.kwargs}
 
     # -- fitting -----------------------------------------------------------------------------
@@ -200,7 +202,13 @@ class _GBDTModel(_Base):
 
     def _margin_or_prediction(self, X, output_margin, iteration_range):
         booster = self.get_booster()     # categorical models read frames themselves
-        return booster.predict(X if booster.feature_types is not None else Dataset(X),
+        missing = self.kwargs.get("missing")
+        if not is_nan_missing(missing):   # the fit's missing value marks the rows too
+            X = Dataset(X, missing=missing, **{k: v for k, v in self._data_args().items()
+                                               if k != "missing"})
+        elif booster.feature_types is None:
+            X = Dataset(X)
+        return booster.predict(X,
                                output_margin=output_margin,
                                iteration_range=self._iteration_range(iteration_range))
 

@@ -35,8 +35,8 @@ def test_refusals_name_the_feature():
         xgb.cv({}, d, obj=lambda p, d: (p, p))
     res = xgb.cv({"objective": "binary:logistic", "tree_method": "hist"}, d, 3, nfold=2)
     assert list(res.columns)[-2:] == ["test-logloss-mean", "test-logloss-std"]
-    with pytest.raises(NotImplementedError, match="missing=-1.0 is not supported"):
-        xgb.DMatrix(X, label=y, missing=-1.0)
+    with pytest.raises(NotImplementedError, match="missing=-1.0 with a DataIter"):
+        xgb.DMatrix(xgb.DataIter(), missing=-1.0)
     d = xgb.DMatrix(X, label=y, group=[20, 30], weight=[1.0, 2.0]).__dgbdt_dataset__
     assert d.qid[-1] == 1 and d.weight[-1] == 2.0       # one weight per query, as XGBoost
     with pytest.raises(NotImplementedError, match="tree_method='exact'"):

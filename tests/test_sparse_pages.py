@@ -170,3 +170,54 @@ def test_dask_partitions_of_sparse_rows(client2, mode):
                         verbose_eval=False)
         assert model(out["booster"]) == model(ref)
         assert out["history"] == res_ref
+
+
+# -- missing=: a value that marks missing entries besides NaN (XGBoost's ``missing``) ---------
+def test_missing_value_marks_entries_dense_and_sparse():
+    rng = np.random.default_rng(11)
+    X = np.round(rng.normal(size=(3000, 6)), 1).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = -999.0
+    y = (np.where(X[:, 0] == -999, 0.5, X[:, 0]) + X[:, 1] > 0).astype(float)
+    nan = np.where(X == -999.0, np.nan, X).astype(np.float32)
+    before = X.copy()
+    p = {"objective": "binary:logistic", "max_depth": 4}
+    ref = dgbdt.train(p, dgbdt.Dataset(nan, y), 5)
+    got = dgbdt.train(p, dgbdt.Dataset(X, y, missing=-999.0), 5)
+    assert np.array_equal(X, before)                    # the caller's array is not changed
+    assert model(got) == model(ref)
+    np.testing.assert_array_equal(got.predict(dgbdt.Dataset(X, missing=-999)), ref.predict(nan))
+    np.testing.assert_array_equal(got.inplace_predict(X, missing=-999.0), ref.predict(nan))
+    # sparse rows: stored entries equal to it are missing too (as absent ones are)
+    Xz = np.where(X == 0, np.nan, nan)                  # the dense equivalent
+    mz = model(dgbdt.train(p, dgbdt.Dataset(Xz, y), 5))
+    S2 = sp.csr_matrix(np.where(X == 0, 0.0, X))        # -999 stored
+    assert model(dgbdt.train(p, dgbdt.Dataset(S2, y, missing=-999.0), 5)) == mz
+    assert S2.nnz == np.count_nonzero(X)                # unchanged
+    with pytest.raises(ValueError, match="missing must be a finite number or NaN"):
+        dgbdt.Dataset(X, y, missing=np.inf)
+
+
+def test_missing_value_in_estimators_dask_and_compat(client2):
+    da = pytest.importorskip("dask.array")
+    dgd = pytest.importorskip("dgbdt.dask")
+    import dgbdt.compat.xgboost as xgb
+    rng = np.random.default_rng(12)
+    X = np.round(rng.normal(size=(2000, 5)), 1)
+    X[rng.random(X.shape) < 0.15] = 0.0
+    y = (X[:, 0] + X[:, 2] > 0.2).astype(float)
+    nan = np.where(X == 0.0, np.nan, X)
+    p = {"objective": "binary:logistic", "max_depth": 3}
+    ref = dgbdt.train(p, dgbdt.Dataset(nan, y), 4)
+    est = dgbdt.GBDTClassifier(n_estimators=4, max_depth=3, missing=0.0).fit(X, y)
+    assert model(est.get_booster()) == model(ref)
+    np.testing.assert_array_equal(est.predict_proba(X)[:, 1], ref.predict(nan))
+    d = dgd.DaskDataset(client2, da.from_array(X, chunks=700), da.from_array(y, chunks=700),
+                        missing=0.0)
+    assert model(dgd.train(client2, p, d, 4, verbose_eval=False)["booster"]) == model(ref)
+    dest = dgd.DaskGBDTClassifier(n_estimators=4, max_depth=3, missing=0.0)
+    dest.client = client2
+    dest.fit(da.from_array(X, chunks=700), da.from_array(y, chunks=700))
+    np.testing.assert_array_equal(np.asarray(dest.predict_proba(
+        da.from_array(X, chunks=700)).compute())[:, 1], ref.predict(nan))
+    b = xgb.train(p, xgb.DMatrix(X, label=y, missing=0.0), 4)
+    assert b.save_raw("dgbdt") == ref.save_raw("dgbdt")

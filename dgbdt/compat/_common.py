@@ -1,8 +1,6 @@
 """What the XGBoost-compatible modules share (dgbdt.compat.xgboost and its dask twin)."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..booster import Booster as _Booster, load_model as _load_model
 
 
@@ -66,13 +64,10 @@ def xgb_params(params, dtrain=None) -> dict:
     return params
 
 
-def refuse_unsupported(*, missing=None, group=None, qid=None, label_lower_bound=None,
+def refuse_unsupported(*, group=None, qid=None, label_lower_bound=None,
                        label_upper_bound=None, feature_weights=None, enable_categorical=False,
                        feature_types=None, weight=None) -> None:
     """A DMatrix's (or DaskDMatrix's) arguments that dgbdt does not read, refused by name."""
-    if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
-        _unsupported(f"missing={missing!r}", "replace that value by NaN in the data "
-                     "(X[X == missing] = np.nan); NaN is dgbdt's missing value")
     if (group is not None or qid is not None) and weight is not None:
         _unsupported("query weights on Dask (weight= with qid: XGBoost's one per query)",
                      "pass dgbdt.dask.DaskDataset(..., weight=..., qid=...) with each row's "

@@ -11,7 +11,7 @@ ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``das
 DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor / DaskXGBRanker).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
 error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, query
-weights on Dask (DaskDMatrix weight= with qid), a missing value other than NaN, label bounds
+weights on Dask (DaskDMatrix weight= with qid), label bounds
 (survival), feature weights,
 XGBoost's own DMatrix binary files (dgbdt's save_binary files load). Sparse input (and
 ``"file?format=libsvm"`` paths) stays CSR, in ELLPACK pages (dgbdt.data.sparse); ``get_data``
@@ -85,9 +85,12 @@ class DMatrix:
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
-        refuse_unsupported(missing=missing, group=group, qid=qid,
-                           feature_weights=feature_weights,
+        refuse_unsupported(group=group, qid=qid, feature_weights=feature_weights,
                            enable_categorical=enable_categorical, feature_types=feature_types)
+        if isinstance(data, DataIter) and missing is not None and \
+                not (isinstance(missing, float) and np.isnan(missing)):
+            _unsupported(f"missing={missing!r} with a DataIter",
+                         "mark the batches' missing values NaN, or pass arrays")
         if isinstance(data, DataIter) and (label_lower_bound is not None
                                            or label_upper_bound is not None):
             refuse_unsupported(label_lower_bound=label_lower_bound)
@@ -102,6 +105,7 @@ class DMatrix:
             self.dataset = Dataset.load_binary(data)      # saved by save_binary
         else:
             self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
+                                   missing=np.nan if missing is None else missing,
                                    feature_names=feature_names, feature_types=feature_types,
                                    enable_categorical=enable_categorical, qid=qid, group=group,
                                    label_lower_bound=label_lower_bound,

@@ -1,6 +1,8 @@
 """``xgboost.dask``'s names over dgbdt.dask (reached as ``dgbdt.compat.xgboost.dask``)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..booster import Booster
 from ..dask.data import DaskDataset
 from ..dask.predict import predict as _predict
@@ -15,7 +17,7 @@ class DaskDMatrix:
                  missing=None, silent=False, feature_names=None, feature_types=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
-        refuse_unsupported(missing=missing, group=group, qid=qid, weight=weight,
+        refuse_unsupported(group=group, qid=qid, weight=weight,
                            feature_weights=feature_weights,
                            enable_categorical=enable_categorical, feature_types=feature_types)
         if group is not None:
@@ -25,7 +27,8 @@ class DaskDMatrix:
                                    feature_names=feature_names, feature_types=feature_types,
                                    enable_categorical=enable_categorical, qid=qid,
                                    label_lower_bound=label_lower_bound,
-                                   label_upper_bound=label_upper_bound)
+                                   label_upper_bound=label_upper_bound,
+                                   missing=np.nan if missing is None else missing)
 
 
 class DaskQuantileDMatrix(DaskDMatrix):

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..backend import array_module, is_device_array
 from ..data.device_input import is_cudf
-from ..data.input import as_matrix, as_vector, check_frame_columns
+from ..data.input import as_matrix, as_vector, check_frame_columns, mark_missing
 from ..data.quantize import cuts_from_summaries
 from ..data.sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
 from ..data.sketch_device import summarize_weighted_device
@@ -83,7 +83,7 @@ _register_sizes()
 
 
 def make_part(index: int, X, label, weight, base_margin, n_features: int, types=None,
-              categories=None, qid=None, lower=None, upper=None) -> Part:
+              categories=None, qid=None, lower=None, upper=None, missing=np.nan) -> Part:
     """Check one partition (runs on a worker); errors name the partition. ``types``: the
     features' XGBoost types; ``categories``: the dataset's category values per feature, to
     which a category column's codes are re-coded by value (the same codes for every
@@ -99,6 +99,7 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
             X, categories = categorical_block(X, types, categories)
         if X.shape[1] != n_features:
             raise ValueError(f"has {X.shape[1]} features, expected {n_features}")
+        X = mark_missing(X, missing)
         n = X.shape[0]
         dev = is_device_array(X)
         xp = array_module(X)
@@ -295,10 +296,10 @@ class DaskDataset:
     def __init__(self, client, data, label=None, weight=None, base_margin=None,
                  feature_names=None, max_bin: int | None = None, persist: bool = True, *,
                  feature_types=None, enable_categorical: bool = False, qid=None,
-                 label_lower_bound=None, label_upper_bound=None):
+                 label_lower_bound=None, label_upper_bound=None, missing: float = np.nan):
         self._build(client, data, label, weight, base_margin, feature_names, max_bin, persist,
                     feature_types, enable_categorical, qid, label_lower_bound,
-                    label_upper_bound)
+                    label_upper_bound, missing)
         self._held = self.client.compute(self._graph) if persist else [None] * len(self._graph)
         self._check()
 
@@ -329,8 +330,10 @@ class DaskDataset:
     def _build(self, client, data, label=None, weight=None, base_margin=None,
                feature_names=None, max_bin: int | None = None, persist: bool = True,
                feature_types=None, enable_categorical: bool = False, qid=None,
-               label_lower_bound=None, label_upper_bound=None):
-        """Checks the arguments and makes each part's graph (nothing computed)."""
+               label_lower_bound=None, label_upper_bound=None, missing: float = np.nan):
+        """Checks the arguments and makes each part's graph (nothing computed); ``missing``:
+        the value marking a missing entry besides NaN (dgbdt.Dataset's)."""
+        mark_missing(np.zeros((1, 1), np.float32), missing)     # a bad value fails here
         if (label_lower_bound is None) != (label_upper_bound is None):
             raise ValueError("pass both label_lower_bound and label_upper_bound (survival:aft's "
                              "label intervals), or neither")
@@ -398,7 +401,7 @@ class DaskDataset:
         # the lineage of each checked part: the source's graph, computed again (read, checked)
         # where a pass needs a part that is not held
         self._graph = [make(i, b, y, w, m, n_features, self.feature_types, self.categories, q,
-                            lo, hi)
+                            lo, hi, missing)
                        for i, (b, y, w, m, q, lo, hi) in enumerate(zip(blocks, *cols))]
         self._pages = None      # a persisted dataset's pages: (settings, futures), see pages()
         self.num_col = n_features

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data.input import is_nan_missing
 from ..data.labels import (distinct, encode, encode_block, encode_partition, host_values,
                            label_values, labels_from_prediction, labels_partition, part_distinct,
                            proba_columns, series_like)
@@ -159,7 +160,8 @@ class _DaskGBDTModel(_GBDTModel):
         """dgbdt.dask.predict's lazy output (with best_iteration unless iteration_range)."""
         booster = self.get_booster()
         data = X
-        if base_margin is not None:  # rows and margins travel together as a DaskDataset
+        if base_margin is not None or not is_nan_missing(self.kwargs.get("missing")):
+            # rows and margins travel together as a DaskDataset (which also marks missing)
             data = DaskDataset(self.client, X, base_margin=base_margin, **self._data_args())
             if (data.feature_names is not None and booster.feature_names is not None
                     and data.feature_names != booster.feature_names):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..backend import array_module, backend_of, is_device_array
 from .device_input import is_cudf
-from .input import as_features, as_vector
+from .input import as_features, as_vector, is_nan_missing, mark_missing
 from .pages import Page, pack
 from .quantize import Cuts, cuts_from_summaries, quantize
 from .sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
@@ -61,19 +61,26 @@ class Dataset:
     group : array, optional
         Query sizes instead of ``qid`` (XGBoost's ``group``): query ``q`` is the next
         ``group[q]`` rows.
+    missing : float, optional
+        The value that marks a missing entry besides NaN (XGBoost's ``missing``; default NaN):
+        entries equal to it (compared in float32) are missing, in sparse input the stored
+        ones too. A category column's missing value may not be negative (codes are checked
+        first); use NaN there.
     """
 
     #: XGBoost's feature types ("c": categorical) or None, and the category values of each
     #: pandas category column (dgbdt.data.categorical); class defaults for subclasses
     feature_types = None
     categories = None
+    missing = np.nan
     qid = None
     label_lower_bound = label_upper_bound = None
 
     def __init__(self, data, label=None, weight=None, base_margin=None, feature_names=None,
                  max_bin: int | None = None, *, page_rows: int | None = None,
                  label_column=None, feature_types=None, enable_categorical: bool = False,
-                 qid=None, group=None, label_lower_bound=None, label_upper_bound=None):
+                 qid=None, group=None, label_lower_bound=None, label_upper_bound=None,
+                 missing: float = np.nan):
         if isinstance(data, (str, os.PathLike)):     # a file (dgbdt.data.files)
             from .files import read_uri
             data, file_label, _ = read_uri(os.fspath(data), label_column)
@@ -83,9 +90,16 @@ class Dataset:
         if is_sparse(data) and not _names_categorical(feature_types):
             self.data, names, self.feature_types, self.categories = sparse_features(
                 data, feature_names, feature_types)
+            self.data = mark_missing(self.data, missing)
         else:       # dense input; sparse with categorical features: densified
             self.data, names, self.feature_types, self.categories = as_features(
-                data, feature_names, feature_types, enable_categorical)
+                data, feature_names, feature_types, enable_categorical,
+                check=is_nan_missing(missing))
+            if not is_nan_missing(missing):     # then the category codes' checks
+                from .categorical import check_codes, mask_of
+                self.data = mark_missing(self.data, missing)
+                check_codes(self.data, mask_of(self.feature_types), names)
+        self.missing = missing
         self.enable_categorical = bool(enable_categorical)
         n = self.data.shape[0]
         dev = self.on_device

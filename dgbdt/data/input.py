@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import array_module
 from .checks import check_vector
 from .device_input import device_matrix, device_vector, first_inf, is_cudf
 
@@ -150,6 +151,31 @@ def densify(data):
     out = xp.full(coo.shape, np.nan, dtype=np.float32)
     out[coo.row, coo.col] = coo.data.astype(np.float32)
     return out
+
+
+def is_nan_missing(missing) -> bool:
+    """Whether ``missing`` (XGBoost's missing-value marker) is NaN (or None): nothing to mark."""
+    return missing is None or (isinstance(missing, (float, np.floating)) and np.isnan(missing))
+
+
+def mark_missing(X, missing):
+    """X with every value equal to ``missing`` (compared in float32, as XGBoost compares it)
+    made NaN, dgbdt's missing value: a new matrix (X is the caller's and is never changed);
+    X itself when ``missing`` is NaN. Dense (numpy, cupy) or sparse (CSR: stored entries
+    equal to it become missing too, as XGBoost reads them)."""
+    if is_nan_missing(missing):
+        return X
+    if isinstance(missing, bool) or not isinstance(missing, (int, float, np.integer,
+                                                              np.floating)) \
+            or not np.isfinite(missing):
+        raise ValueError(f"missing must be a finite number or NaN; got {missing!r}")
+    m = np.float32(missing)
+    if hasattr(X, "tocoo") and hasattr(X, "nnz"):          # CSR (dgbdt.data.sparse)
+        X = X.copy()
+        X.data[X.data == m] = np.nan
+        return X
+    xp = array_module(X)
+    return xp.where(X == m, xp.float32(np.nan), X)
 
 
 def _first_inf(X):

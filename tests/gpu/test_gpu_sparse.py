@@ -118,3 +118,23 @@ def test_dask_gpu_worker_with_sparse_chunks(request, mode):
     d = dgd.DaskDataset(client, dX, da.from_array(y, chunks=1500))
     out = dgd.train(client, {**p, "device": "cuda"}, d, 5, mode=mode, verbose_eval=False)
     assert _json(out["booster"]) == _json(ref)
+
+
+def test_missing_value_on_device_rows():
+    """Dataset(missing=): cupy rows and cupyx CSR rows with a marker value give the CPU's
+    model of the rows with NaN there."""
+    rng = np.random.default_rng(7)
+    X = np.round(rng.normal(size=(3000, 6)), 1).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = -999.0
+    y = (np.where(X[:, 0] == -999, 0.5, X[:, 0]) + X[:, 1] > 0).astype(float)
+    nan = np.where(X == -999.0, np.nan, X).astype(np.float32)
+    p = {"objective": "binary:logistic", "max_depth": 4}
+    ref = dgbdt.train(p, dgbdt.Dataset(nan, y), 5)
+    Xd = cp.asarray(X)
+    got = dgbdt.train(p, dgbdt.Dataset(Xd, cp.asarray(y), missing=-999.0), 5)
+    assert bool((Xd == -999.0).any())                  # the caller's rows are not changed
+    assert _json(got) == _json(ref)
+    S = cpx.csr_matrix(cp.asarray(np.where(np.isnan(nan), -999.0, np.where(X == 0, 0, X))))
+    got = dgbdt.train(p, dgbdt.Dataset(S, cp.asarray(y), missing=-999.0), 5)
+    Xz = np.where(X == 0, np.nan, nan)
+    assert _json(got) == _json(dgbdt.train(p, dgbdt.Dataset(Xz, y), 5))
