@@ -32,6 +32,8 @@ import time
 
 import numpy as np
 
+from bench_categorical import auc, timed  # noqa: E402  (the same helpers)
+
 WARM_ROWS = 20_000
 TRAIN_SEED, TEST_SEED, W_SEED = 0, 1, 2
 
@@ -64,19 +66,6 @@ def make_data(n: int, f: int, density: float, seed: int):
     z = (z - z.mean()) / (z.std() + 1e-12) * 1.5
     y = (rng.random(n) < 1 / (1 + np.exp(-z))).astype(np.float32)
     return X, y
-
-
-def auc(y, p) -> float:
-    from dgbdt.metric import get_metric
-    return float(get_metric("auc")(np.asarray(y, np.float64), np.asarray(p, np.float64)))
-
-
-def timed(cp, fn):
-    cp.cuda.Device().synchronize()
-    t = time.perf_counter()
-    out = fn()
-    cp.cuda.Device().synchronize()
-    return out, time.perf_counter() - t
 
 
 def main() -> None:
