@@ -161,8 +161,11 @@ class _DaskGBDTModel(_GBDTModel):
         booster = self.get_booster()
         data = X
         if base_margin is not None or not is_nan_missing(self.kwargs.get("missing")):
-            # rows and margins travel together as a DaskDataset (which also marks missing)
-            data = DaskDataset(self.client, X, base_margin=base_margin, **self._data_args())
+            # rows and margins travel together as a DaskDataset (which also marks missing),
+            # not persisted: the lazy prediction holds its parts' graphs, not futures that
+            # go when the dataset does
+            data = DaskDataset(self.client, X, base_margin=base_margin, persist=False,
+                               **self._data_args())
             if (data.feature_names is not None and booster.feature_names is not None
                     and data.feature_names != booster.feature_names):
                 raise ValueError("feature names differ from the model's")
