@@ -299,8 +299,12 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
     max_nodes = tree_max_nodes(p)
     # linear trees' kernels read every feature of a row: dense pages for sparse rows too
     dense = bool(p.get("linear_tree"))
+    width, bits = dtrain.num_col, None
+    if dtrain.sparse:       # pages planned at their layout's size (ELLPACK: far smaller)
+        from .data.sparse import planned_layout
+        _, width, bits = planned_layout(dtrain.data, cuts, dense)
     store, ranges = plan_pages(p["device_memory_budget"], backend, dtrain.num_row,
-                               dtrain.num_col, cuts, max_nodes, K, dtrain.page_rows)
+                               width, cuts, max_nodes, K, dtrain.page_rows, bits)
     if ranges is None:
         ranges, pages = dtrain.row_ranges(), dtrain.pages(cuts, max_bin, backend, dense)
     else:   # pages cut to the budget, built, placed (kept, spilled or streamed) one at a time

@@ -221,3 +221,19 @@ def test_missing_value_in_estimators_dask_and_compat(client2):
         da.from_array(X, chunks=700)).compute())[:, 1], ref.predict(nan))
     b = xgb.train(p, xgb.DMatrix(X, label=y, missing=0.0), 4)
     assert b.save_raw("dgbdt") == ref.save_raw("dgbdt")
+
+
+def test_pages_are_planned_at_their_ellpack_size():
+    """A device_memory_budget between the ELLPACK and the dense page sizes keeps the pages
+    whole in memory (they are planned at the size they will have), the same model."""
+    X, D, y = sparse_rows(seed=13)
+    d = dgbdt.Dataset(X, y)
+    cuts = d.cuts(256)
+    ell = sum(p.nbytes for p in d.pages(cuts, 256))
+    dense = sum(p.nbytes for p in dgbdt.Dataset(D, y).pages(cuts, 256))
+    assert 4 * ell < dense
+    budget = 2 * ell + (1 << 20)
+    p = {"objective": "binary:logistic", "max_depth": 4}
+    out = dgbdt.train({**p, "device_memory_budget": budget}, dgbdt.Dataset(X, y), 3)
+    assert out.memory["pages_spilled"] == 0 and out.memory["pages_in_memory_bytes"] > 0
+    assert model(out) == model(dgbdt.train(p, dgbdt.Dataset(D, y), 3))

@@ -35,7 +35,7 @@ from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, gpu_memor
                                hist_bytes, move_page, packed_bytes, page_rows_for)
 from ..data.pages import Page, bits_for, pack
 from ..data.quantize import quantize
-from ..data.sparse import densify, is_sparse
+from ..data.sparse import densify, is_sparse, planned_layout
 from ..data.sparse import page_of as sparse_page
 
 
@@ -110,10 +110,12 @@ def _here() -> str:
         return ""
 
 
-def _worker_store(plan: PagePlan, be, n_rows: int, n_features: int, cuts):
+def _worker_store(plan: PagePlan, be, n_rows: int, n_features: int, cuts,
+                  bits: int | None = None):
     """This worker's PageStore of the page set, its key, and the rows of a page under its
-    budget (None: a partition is one page)."""
-    bits = bits_for(cuts.max_bins)
+    budget (None: a partition is one page); rows of ``n_features`` symbols of ``bits`` bits
+    (default: a dense page's)."""
+    bits = bits_for(cuts.max_bins) if bits is None else int(bits)
     key = (plan.token, _here())
     with _LOCK:
         store = _STORES.get(key)
@@ -134,7 +136,10 @@ def make_paged(part, cuts, device: str, plan: PagePlan) -> PagedPart:
     n = part.n_rows
     with device_scope(be), gpu_memory_errors({"device_memory_budget": plan.budget},
                                              "packing a partition's pages"):
-        store, key, step = _worker_store(plan, be, n, int(part.X.shape[1]), cuts)
+        width, bits = int(part.X.shape[1]), None
+        if is_sparse(part.X):       # planned at the ELLPACK size (dgbdt.data.sparse)
+            _, width, bits = planned_layout(part.X, cuts, plan.raw)
+        store, key, step = _worker_store(plan, be, n, width, cuts, bits)
         ranges = [(a, min(a + step, n)) for a in range(0, n, step)] if step and n else [(0, n)]
         pages = []
         for a, b in ranges:

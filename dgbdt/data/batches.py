@@ -97,6 +97,9 @@ class BatchDataset(Dataset):
             yield b
 
     # -- what a Dataset answers from its rows ------------------------------------------------
+    #: the rows as a whole are not kept (each batch's own page has its layout)
+    sparse = False
+
     @property
     def data(self):
         raise ValueError(f"{_NO_ROWS}: predict or evaluate on a Dataset of the rows, and "

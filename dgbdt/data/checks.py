@@ -15,3 +15,18 @@ def check_vector(arr, what: str, n: int, xp):
         raise ValueError(f"{what} contains NaN or infinite values "
                          f"(first at row {int(xp.flatnonzero(bad)[0])})")
     return xp.ascontiguousarray(arr)
+
+
+def checked_names(names, n_features: int) -> list[str] | None:
+    """Feature names as strings, one per feature and unique (None stays None)."""
+    if names is None:
+        return None
+    names = [str(n) for n in names]
+    if len(names) != n_features:
+        raise ValueError(f"feature_names has {len(names)} names but data has "
+                         f"{n_features} features")
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"feature names must be unique; repeated: {dup}")
+    return names
+

@@ -268,12 +268,6 @@ class Dataset:
             scale = None
             if self.weight is not None:
                 scale = weight_scale(float(self.weight.max()), self.num_row)
-            if self.sparse:     # the stored entries, feature by feature (dgbdt.data.sparse)
-                from .sparse import summarize_csr
-                merged = summarize_csr(self.data, self.weight, scale, max_keys,
-                                       backend if _uploads(backend) else None)
-                self._cuts[max_bin] = cuts_from_summaries(merged, max_bin, self.categorical)
-                return self._cuts[max_bin]
             merged: Summaries | None = None
             for a, b in self._sketch_ranges(backend):
                 w = None if self.weight is None else self.weight[a:b]
@@ -283,6 +277,8 @@ class Dataset:
         return self._cuts[max_bin]
 
     def _sketch_ranges(self, backend) -> list[tuple[int, int]]:
+        if self.sparse:         # the stored entries in one summary (memory of the entries)
+            return [(0, self.num_row)]
         if self.on_device or not _uploads(backend):
             return self.row_ranges()
         step = upload_rows(self.num_col)
@@ -290,7 +286,7 @@ class Dataset:
             or [(0, 0)]
 
     def _summarize(self, a, b, w, scale, max_keys, backend) -> Summaries:
-        if self.sparse:
+        if self.sparse:         # feature by feature, stored entries only (dgbdt.data.sparse)
             from .sparse import summarize_csr
             return summarize_csr(self.data[a:b], w, scale, max_keys,
                                  backend if _uploads(backend) else None)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import array_module
-from .checks import check_vector
+from .checks import check_vector, checked_names
 from .device_input import device_matrix, device_vector, first_inf, is_cudf
+from .sparse import as_csr, densify, is_sparse
 
 
 def _is_dataframe(obj) -> bool:
@@ -54,8 +55,8 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
     ``allow_empty``: accept zero rows (a Dask partition may be empty; a dataset may not).
     """
     names = None
-    if _is_sparse(data):
-        data = densify(data)
+    if is_sparse(data):
+        data = densify(as_csr(data, allow_empty))
     on_device = is_cudf(data) or hasattr(data, "__cuda_array_interface__")
     if on_device:
         X, names = device_matrix(data)
@@ -83,16 +84,7 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
         col = names[c] if names else str(c)
         raise ValueError(f"data contains infinite values (first at row {r}, feature {col}); "
                          "replace them with NaN (missing) or a finite value")
-    if feature_names is not None:
-        feature_names = [str(n) for n in feature_names]
-        if len(feature_names) != X.shape[1]:
-            raise ValueError(f"feature_names has {len(feature_names)} names but data has "
-                             f"{X.shape[1]} features")
-        names = feature_names
-    if names is not None and len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(f"feature names must be unique; repeated: {dup}")
-    return X, names
+    return X, checked_names(feature_names if feature_names is not None else names, X.shape[1])
 
 
 def as_features(data, feature_names=None, feature_types=None, enable_categorical: bool = False,
@@ -130,29 +122,6 @@ def as_features(data, feature_names=None, feature_types=None, enable_categorical
     return X, names, types, cats
 
 
-def _is_sparse(data) -> bool:
-    """scipy.sparse and cupyx.scipy.sparse matrices and arrays."""
-    return hasattr(data, "tocoo") and hasattr(data, "nnz") and hasattr(data, "shape")
-
-
-def densify(data):
-    """A sparse matrix as a dense float32 one whose absent entries are NaN (missing values, as
-    XGBoost reads sparse input); stored entries, explicit zeros included, keep their value.
-
-    Dense pages: memory is n x F x 4 bytes here and the packed page after, not proportional
-    to the non-zeros (compact sparse pages are not built yet). cupyx matrices stay on the GPU.
-    """
-    coo = data.tocoo()
-    on_gpu = type(data).__module__.startswith("cupyx")
-    if on_gpu:
-        import cupy as xp
-    else:
-        xp = np
-    out = xp.full(coo.shape, np.nan, dtype=np.float32)
-    out[coo.row, coo.col] = coo.data.astype(np.float32)
-    return out
-
-
 def is_nan_missing(missing) -> bool:
     """Whether ``missing`` (XGBoost's missing-value marker) is NaN (or None): nothing to mark."""
     return missing is None or (isinstance(missing, (float, np.floating)) and np.isnan(missing))
@@ -170,7 +139,7 @@ def mark_missing(X, missing):
             or not np.isfinite(missing):
         raise ValueError(f"missing must be a finite number or NaN; got {missing!r}")
     m = np.float32(missing)
-    if hasattr(X, "tocoo") and hasattr(X, "nnz"):          # CSR (dgbdt.data.sparse)
+    if is_sparse(X):          # CSR (dgbdt.data.sparse)
         X = X.copy()
         X.data[X.data == m] = np.nan
         return X

@@ -108,11 +108,12 @@ def page_rows_for(budget: int | None, n_features: int, bits: int,
 
 
 def plan_pages(budget, backend, n_rows: int, n_features: int, cuts, max_nodes: int,
-               n_outputs: int, page_rows: int | None = None):
+               n_outputs: int, page_rows: int | None = None, bits: int | None = None):
     """The PageStore of a training's pages and their row ranges: None when the page set fits
     the budget whole (the caller's own pages), else ranges of ``page_rows_for`` rows (at most
-    ``page_rows``)."""
-    bits = bits_for(cuts.max_bins)
+    ``page_rows``). ``n_features`` symbols of ``bits`` bits a row (default: a dense page's;
+    sparse rows' ELLPACK pages: dgbdt.data.sparse.planned_layout)."""
+    bits = bits_for(cuts.max_bins) if bits is None else int(bits)
     total = packed_bytes(n_rows, n_features, bits)
     store = PageStore(budget_bytes(budget, backend, n_rows, n_outputs,
                                    hist_bytes(cuts, max_nodes)), backend, total=total)

@@ -81,17 +81,10 @@ def as_csr(data, allow_empty: bool = False):
 def sparse_features(data, feature_names=None, feature_types=None):
     """dgbdt.data.input.as_features for sparse input: (CSR rows, names, types, None)."""
     from .categorical import resolve_types
+    from .checks import checked_names
     X = as_csr(data)
-    names = None
-    if feature_names is not None:
-        names = [str(n) for n in feature_names]
-        if len(names) != X.shape[1]:
-            raise ValueError(f"feature_names has {len(names)} names but data has "
-                             f"{X.shape[1]} features")
-        if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f"feature names must be unique; repeated: {dup}")
-    return X, names, resolve_types(feature_types, X.shape[1], None), None
+    return (X, checked_names(feature_names, X.shape[1]),
+            resolve_types(feature_types, X.shape[1], None), None)
 
 
 def to_device(X):
@@ -212,6 +205,23 @@ def ell_bits(cuts: Cuts) -> int:
     return bits_for(int(cuts.hist_ptrs()[-1]))
 
 
+def layout(stride: int, n_features: int, cuts: Cuts, dense: bool = False) -> tuple:
+    """(ell, row width, bits) of a page whose fullest row has ``stride`` present entries: the
+    smaller layout (module doc), dense with ``dense``."""
+    bits = ell_bits(cuts)
+    if dense or stride * bits >= n_features * bits_for(cuts.max_bins):
+        return False, n_features, bits_for(cuts.max_bins)
+    return True, stride, bits
+
+
+def planned_layout(X, cuts: Cuts, dense: bool = False) -> tuple:
+    """``layout`` of the pages of CSR rows X, from their stored counts (a bound: stored NaNs
+    count too), for planning pages within a memory budget before they are built."""
+    counts = X.indptr[1:] - X.indptr[:-1]
+    stride = max(1, int(counts.max()) if X.shape[0] else 1)
+    return layout(stride, X.shape[1], cuts, dense)
+
+
 def page_of(X, cuts: Cuts, backend=None, dense: bool = False) -> Page:
     """The page of the CSR rows X (module doc: ELLPACK or dense, whichever is smaller; dense
     with ``dense``), where the kernels of ``backend`` read it (for a GPU, host rows are copied
@@ -221,9 +231,8 @@ def page_of(X, cuts: Cuts, backend=None, dense: bool = False) -> Page:
     if on_gpu(X) or (backend is not None and backend.name == "cuda"):
         return _device_page(X, cuts, backend, dense)
     counts = K.present_counts(X.indptr.astype(np.int64), X.data)
-    stride = max(1, int(counts.max()) if n else 1)
-    dense_bits, bits = bits_for(cuts.max_bins), ell_bits(cuts)
-    if dense or stride * bits >= nf * dense_bits:
+    ell, stride, bits = layout(max(1, int(counts.max()) if n else 1), nf, cuts, dense)
+    if not ell:
         from .quantize import quantize
         page = pack(quantize(densify(X), cuts))
     else:
@@ -245,9 +254,9 @@ def _device_page(X, cuts: Cuts, backend, dense: bool) -> Page:
             return _device_page(to_device(X), cuts, backend, dense)
     from ..backend import backend_of
     be = backend_of(X)
-    stride = max(1, int(be.csr_present_counts(X).max()))
-    bits = ell_bits(cuts)
-    if dense or stride * bits >= X.shape[1] * bits_for(cuts.max_bins):
+    ell, stride, bits = layout(max(1, int(be.csr_present_counts(X).max())), X.shape[1], cuts,
+                               dense)
+    if not ell:
         return be.quantize_pack(densify(X), cuts)
     return be.quantize_csr(X, cuts, stride, bits)
 
