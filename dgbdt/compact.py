@@ -19,17 +19,20 @@ XGBoost's external-memory sampling, which read the pages twice a tree):
       those are the candidates; gradient-based sampling keeps a row iff its draw < min(1,
       v / u), and the candidates are the rows that pass with the last round's threshold u
       widened by REACH (candidate_rows);
-2. the round's sample (dgbdt.sampling, dgbdt.sampling_gradient: no page needed), exact;
+2. the round's sample (dgbdt.sampling, dgbdt.sampling_gradient: no page needed), exact,
+   over the shards' rows joined in one dgbdt.row_block.RowBlock (a launch a step, not one a
+   page);
 3. **compact**: the sampled rows' symbols are taken from the candidates' (sampled_from) into
-   one small in-core page with their labels and gradients. Where a sampled row is not among
-   its page's candidates (the threshold moved more than REACH, or the first gradient-based
-   round, which has no threshold to guess from) a second pass gathers them (gather) instead:
-   the same rows, the same page;
+   one small in-core page with their labels and gradients (from the block). Where a sampled
+   row is not among the candidates (the threshold moved more than REACH, or the first
+   gradient-based round, which has no threshold to guess from) a second pass gathers them
+   (gather) instead: the same rows, the same page;
 4. the round's trees grow in core on that compact shard, any growth (device or host), and
    their split decisions and leaf values are recorded for step 1a of the next round.
 
 One pass a tree, whatever the depth (two where the guess misses: ``compact_second_passes``
-in the training's memory stats). The trees are the per-level schedule's bit for bit: rows
+in the training's memory stats). The compact page (the sample's rows) lives on the device
+beside the budget's pages. The trees are the per-level schedule's bit for bit: rows
 outside the sample carry zero gradients there and add nothing to any histogram, and the
 compact seam uses the whole data's row count for the fixed-point scale; so the model is the
 same as in-core training with the same sampling (tests/test_compact.py).
@@ -45,7 +48,7 @@ import dataclasses
 import numpy as np
 
 from .arrays import to_host
-from .shard import Shard, SplitBatch
+from .shard import Shard, SplitBatch, merged_maxima
 
 
 def applies(seam, spec, objective) -> bool:
@@ -68,6 +71,11 @@ def copy_batch(b: SplitBatch | None) -> SplitBatch | None:
     """A SplitBatch whose arrays are the caller's own (a device grower reuses its buffers)."""
     if b is None:
         return None
+    if b.packed is not None and b.is_cat is None:     # a fused device level: its six rows
+        p = b.packed.copy()                           # in one array (one copy, not seven)
+        return dataclasses.replace(b, node=p[0], feature=p[1], split_bin=p[2],
+                                   default_left=p[3].astype(np.bool_), left=p[4], right=p[5],
+                                   packed=p)
     return dataclasses.replace(b, **{f.name: _copy(getattr(b, f.name))
                                      for f in dataclasses.fields(b)})
 
@@ -148,60 +156,41 @@ def recording(seam_class):
     return RecordingSeam
 
 
-def sampled_rows(shard: Shard):
-    """The shard's rows in the round's sample: any class's gradient or hessian nonzero."""
-    xp = shard.be.xp
-    keep = xp.any((shard.g != 0) | (shard.h != 0), axis=1)
-    return xp.flatnonzero(keep)
-
-
-def _sampled_rows_of(shards) -> list:
-    """sampled_rows of each shard with two host waits in all, not one a shard (on a GPU
-    a wait a page of a 16-page pass cost ~3 ms a round): one flatnonzero over the shards'
-    masks together, cut at the shards' offsets."""
-    xp = shards[0].be.xp
-    masks = [xp.any((s.g != 0) | (s.h != 0), axis=1) for s in shards]
-    offsets = np.cumsum([0] + [int(m.shape[0]) for m in masks])
-    every = xp.flatnonzero(xp.concatenate(masks))
-    cuts = np.asarray(xp.searchsorted(every, xp.asarray(offsets)).tolist(), dtype=np.int64)
-    return [every[cuts[i]:cuts[i + 1]] - int(offsets[i]) for i in range(len(shards))]
-
-
-def gather(shards) -> Shard:
-    """One in-core shard of the sampled rows of ``shards`` (each visited with its page
-    resident: a PageStream pass), with their labels, weights and gradients. The symbols go
-    through an unpacked array (2 bytes each up to 16 bits) and are packed once, so the
-    compact rows are one page whatever the number of pages they came from."""
-    picked = []
+def gather(shards, block) -> Shard:
+    """One in-core shard of the block's sampled rows, their symbols read from ``shards`` (each
+    visited with its page resident: a PageStream pass; the block holds their other arrays).
+    The symbols go through an unpacked array (2 bytes each up to 16 bits) and are packed once,
+    so the compact rows are one page whatever the number of pages they came from."""
+    xp = block.be.xp
+    rows = block.sampled_rows()
+    parts = []
     for s in shards:
-        rows = sampled_rows(s)
-        picked.append((s, rows, s.be.row_symbols(s.page, rows)))
-    return assemble(picked)
+        a = block.offset(s)
+        lo, hi = np.searchsorted(to_host(rows), [a, a + s.n_rows])
+        parts.append((a, s, s.be.row_symbols(s.page, rows[int(lo):int(hi)] - a)))
+    parts.sort(key=lambda p: p[0])
+    del xp
+    return assemble(block, rows, [(s, sym) for _, s, sym in parts])
 
 
-def assemble(picked) -> Shard:
-    """The compact shard of (shard, rows, the rows' unpacked symbols) triples, in order."""
-    parts, first = [], None
-    for s, rows, symbols in picked:
-        first = first or s
-        parts.append((symbols, s.label[rows], None if s.weight is None else s.weight[rows],
-                      s.margin[rows], s.g[rows], s.h[rows]))
-    be, xp = first.be, first.be.xp
-    ell = any(s.page.ell for s, _, _ in picked)
+def assemble(block, rows, parts) -> Shard:
+    """The compact shard of the block's rows ``rows`` (ascending positions): their labels,
+    weights, margins and gradients from the block, and their symbols from ``parts``,
+    (shard, the shard's sampled rows' unpacked symbols) in the block's order."""
+    first, be, xp = block.first, block.be, block.be.xp
+    syms = [sym for _, sym in parts]
+    ell = any(s.page.ell for s, _ in parts)
     if ell:         # ELLPACK rows of one stride (dgbdt.data.sparse.as_ellpack_symbols)
         from .data.sparse import as_ellpack_symbols
         hp = to_host(first.hist_ptrs)
-        syms = [as_ellpack_symbols(p[0], s.page.ell, hp, xp) for p, (s, _, _) in
-                zip(parts, picked)]
+        syms = [as_ellpack_symbols(a, s.page.ell, hp, xp) for a, (s, _) in zip(syms, parts)]
         width = max(int(a.shape[1]) for a in syms)
         null = int(hp[-1])
         syms = [a if a.shape[1] == width else xp.concatenate(
             [a, xp.full((a.shape[0], width - a.shape[1]), null, a.dtype)], axis=1)
             for a in syms]
-        parts = [(a,) + p[1:] for a, p in zip(syms, parts)]
-    cat = [xp.concatenate([p[i] for p in parts]) if parts[0][i] is not None else None
-           for i in range(6)]
-    symbols, label, weight, margin, g, h = cat
+    symbols = syms[0] if len(syms) == 1 else xp.concatenate(syms)
+    del syms
     if ell:
         from .data.pages import bits_for
         page = be.pack_symbols(symbols, bits_for(int(to_host(first.hist_ptrs)[-1])))
@@ -209,8 +198,12 @@ def assemble(picked) -> Shard:
     else:
         page = be.pack_symbols(symbols, first.page.bits)
     del symbols
-    out = Shard(page, first.n_bins, label, weight, margin, int(first.begin.shape[0]), be)
-    out.g, out.h = xp.ascontiguousarray(g), xp.ascontiguousarray(h)
+
+    def take(a):
+        return None if a is None else a[rows]
+    out = Shard(page, first.n_bins, take(block.label), take(block.weight), take(block.margin),
+                int(first.begin.shape[0]), be, hist_ptrs=first.hist_ptrs)
+    out.g, out.h = take(block.g), take(block.h)
     return out
 
 
@@ -231,9 +224,22 @@ def candidate_rows(shard: Shard, sampling, epoch: int, guess):
     the v above which rows were kept for sure) widened by REACH, so a row is a candidate iff
     draw_k < c REACH (v + step) or v >= v_t / REACH for some k. A superset if this round's
     threshold is within REACH of the last; the caller checks (sampled_from)."""
-    from .sampling import global_ids, uniform
+    from .sampling import draw_key, first_id, global_ids, uniform
     from .sampling_gradient import _DRAW, LAMBDA
-    xp = shard.be.xp
+    be, xp = shard.be, shard.be.xp
+    id0 = first_id(shard)
+    if id0 is not None and hasattr(be, "row_candidates"):     # one kernel (a GPU)
+        seed = sampling.seed
+        if not sampling.by_gradient:
+            keep = be.row_candidates(shard.g, shard.h, id0, [], [], [], [], 0.0,
+                                     draw_key(seed, 0, epoch), sampling.subsample)
+        else:
+            keep = be.row_candidates(
+                shard.g, shard.h, id0, [draw_key(seed, _DRAW + k, epoch) for k in
+                                        range(len(guess))],
+                [c * REACH for c, _, _ in guess], [st for _, st, _ in guess],
+                [v_t / REACH for _, _, v_t in guess], LAMBDA, 0, 0.0)
+        return xp.flatnonzero(keep)
     ids = global_ids(shard, xp)
     if not sampling.by_gradient:
         return xp.flatnonzero(uniform(xp, sampling.seed, 0, epoch, ids) < sampling.subsample)
@@ -257,30 +263,39 @@ def fold_and_pick(seam, objective, sampling, epoch: int, guess):
     for s in seam._visit():
         for rec in pending:
             rec.replay(s)
-        maxima.append(s.compute_gradients(objective))
+        maxima.append(s.compute_gradients(objective, wait=False))   # no host wait a page
         if picked is not None:
             rows = candidate_rows(s, sampling, epoch, guess)
             picked.append((s, rows, s.be.row_symbols(s.page, rows)))
-    k = len(maxima[0][0])
-    both = seam.reduce_host(np.concatenate([np.max([m[0] for m in maxima], axis=0),
-                                            np.max([m[1] for m in maxima], axis=0)])
-                            .astype(np.float64), "max")      # over the ranks: collective
+    mg, mh = merged_maxima(maxima, seam.shards[0].be.xp)
+    k = len(mg)
+    both = seam.reduce_host(np.concatenate([mg, mh]).astype(np.float64),
+                            "max")      # over the ranks: collective
     return both[:k], both[k:], picked
 
 
-def sampled_from(picked):
-    """The round's sampled rows of each shard taken from its candidates, as gather() would
-    give them (same rows, same order), or None when a sampled row is not a candidate."""
-    out, bad = [], []
-    xp = picked[0][0].be.xp
-    for (s, cand, symbols), rows in zip(picked, _sampled_rows_of([p[0] for p in picked])):
-        if cand.shape[0] == 0:
-            bad.append(xp.asarray(rows.shape[0] > 0))
-            out.append((s, rows, symbols))
-            continue
-        pos = xp.minimum(xp.searchsorted(cand, rows), cand.shape[0] - 1)
-        bad.append(xp.any(cand[pos] != rows))
-        out.append((s, rows, symbols[pos]))
-    if bool(xp.any(xp.stack(bad))):
+def sampled_from(picked, block):
+    """The round's sampled rows (block positions, ascending) and, for each picked shard in the
+    block's order, its sampled rows' symbols taken from its candidates' (``picked``: (shard,
+    candidate rows, their symbols) from fold_and_pick); None when a sampled row is not a
+    candidate. One host wait. (Growing from all the candidates instead, those outside the
+    sample with zero gradients, gives the same trees with no search; it was slower on
+    bench_ooc's shape, 3.94 s against 3.45 s, one run each: the candidates are more rows to
+    pack and grow.)"""
+    be, xp = block.be, block.be.xp
+    picked = sorted(picked, key=lambda p: block.offset(p[0]))
+    rows = block.sampled_rows()
+    sizes = [int(c.shape[0]) for _, c, _ in picked]
+    total = sum(sizes)
+    if total == 0:
+        return None if rows.shape[0] else (rows, [(s, sym) for s, _, sym in picked])
+    # the candidates as block positions: ascending, as the shards are in the block's order
+    cand = xp.concatenate([c + block.offset(s) for s, c, _ in picked])
+    pos = xp.minimum(xp.searchsorted(cand, rows), total - 1)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    cuts = xp.searchsorted(pos, be.upload(starts))     # each shard's run of pos
+    check = to_host(xp.concatenate([cuts, xp.any(cand[pos] != rows).astype(np.int64)[None]]))
+    if check[-1]:
         return None
-    return out
+    return rows, [(s, sym[pos[check[i]:check[i + 1]] - int(starts[i])])
+                  for i, (s, _, sym) in enumerate(picked)]

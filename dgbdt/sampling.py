@@ -36,12 +36,25 @@ def _mix(xp, x):
     return x ^ (x >> np.uint64(31))
 
 
+def draw_key(seed: int, a: int, b: int) -> np.uint64:
+    """The key the draws u(seed, a, b, id) hash with the id (uint64 arithmetic wraps)."""
+    with np.errstate(over="ignore"):
+        return np.uint64(np.uint64(seed) * _K1 + np.uint64(a) * _K2 + np.uint64(b) * _K3
+                         + _GOLDEN)
+
+
 def uniform(xp, seed: int, a: int, b: int, ids):
     """u(seed, a, b, id) in [0, 1) for an integer array of ids (numpy or cupy)."""
     with np.errstate(over="ignore"):
-        key = (np.uint64(seed) * _K1 + np.uint64(a) * _K2 + np.uint64(b) * _K3 + _GOLDEN)
-        z = _mix(xp, xp.asarray(ids).astype(np.uint64) + np.uint64(key))
+        z = _mix(xp, xp.asarray(ids).astype(np.uint64) + draw_key(seed, a, b))
     return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+
+def first_id(shard):
+    """The global index of the shard's first row when its rows' indices are one run (then a
+    backend's one-kernel draws apply: dgbdt.kernels.gpu_sampling), else None."""
+    pieces = getattr(shard, "id_pieces", None) or [(0, shard.n_rows)]
+    return int(pieces[0][0]) if len(pieces) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -78,7 +91,12 @@ class Sampling:
         """Zero the gradients of the shard's rows outside round ``epoch``'s sample."""
         if self.subsample >= 1.0 or self.by_gradient:
             return
-        xp = shard.be.xp
+        be, id0 = shard.be, first_id(shard)
+        if id0 is not None and hasattr(be, "apply_row_sample"):      # one kernel (a GPU)
+            be.apply_row_sample(shard.g, shard.h, id0, draw_key(self.seed, 0, epoch),
+                                rate=self.subsample)
+            return
+        xp = be.xp
         ids = global_ids(shard, xp)
         keep = (uniform(xp, self.seed, 0, epoch, ids) < self.subsample)
         keep = keep.astype(np.float64)[:, None]

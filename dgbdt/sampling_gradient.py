@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sampling import global_ids, uniform
+from .sampling import draw_key, first_id, global_ids, uniform
 
 #: MVS's lambda in XGBoost's sampler: the hessian's weight in the regularized gradient
 LAMBDA = 0.1
@@ -149,7 +149,16 @@ def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, red
         return reduce(np.asarray(local, dtype=np.int64), "sum")
 
     t_star, c_star, v_star = threshold(T, sums_of)
+    holders.clear()       # free the sorted q before the draws
+    ratio = 0.0 if v_star == 0 else float(T - c_star) / float(v_star)
     for s, q in zip(shards, qs):
+        id0 = first_id(s)
+        if id0 is not None and hasattr(s.be, "apply_row_sample"):      # one kernel (a GPU)
+            s.be.apply_row_sample(s.g, s.h, id0, draw_key(seed, _DRAW + k, epoch), k=k,
+                                  by_gradient=True, lam=LAMBDA,
+                                  qscale=float(2 ** BITS) / vmax if vmax > 0 else 0.0,
+                                  t_star=t_star, ratio=ratio, v_zero=v_star == 0)
+            continue
         p = probabilities(q, t_star, c_star, v_star, T, xp)
         draw = uniform(xp, seed, _DRAW + k, epoch, global_ids(s, xp))
         scale = xp.where(draw < p, 1.0 / xp.where(p > 0, p, 1.0), 0.0)

@@ -18,7 +18,8 @@ from .backend import array_module, beside, to_host
 from .data.page_stream import PageStream
 from .fixedpoint import scale_for
 from .sampling_gradient import sample_rows
-from .shard import Shard
+from .row_block import RowBlock
+from .shard import Shard, merged_maxima
 from . import compact
 from .tree import device_grower, linear_device, tree_graph
 from .tree.grower import grow_tree
@@ -113,6 +114,7 @@ class LocalSeam:
         self._guess = None       # the last sampled round's thresholds (dgbdt.compact)
         self.second_passes = 0   # sampled streamed rounds whose sample left the candidates
         self._compact_timers: dict = {}     # the compact shards' stage seconds, summed
+        self._block = None       # the shards' rows joined for sampled streamed rounds
 
     def start_tree(self, spec, k: int, scale_g: float, scale_h: float, epoch: int = 0):
         """A new tree's growth state: on the device (no host wait inside the tree) for GPU
@@ -180,8 +182,8 @@ class LocalSeam:
         custom = getattr(objective, "seam_gradients", None)   # dgbdt.custom: the user's obj
         if custom is not None:
             return custom(self)
-        parts = [s.compute_gradients(objective) for s in self.shards]
-        return (np.max([p[0] for p in parts], axis=0), np.max([p[1] for p in parts], axis=0))
+        parts = [s.compute_gradients(objective, wait=False) for s in self.shards]
+        return merged_maxima(parts, self.shards[0].be.xp)
 
     def grow_round(self, objective, K, spec, timers, epoch: int = 0):
         """Gradients (those of rows outside round ``epoch``'s sample zeroed), one fixed-point
@@ -192,14 +194,16 @@ class LocalSeam:
         self.epoch = epoch      # the round, for objectives that draw from it (rank pairs)
         self._refreshes_leaves = leaf_alpha_of(objective, 0) is not None
         streamed_sample, picked, record = compact.applies(self, spec, objective), None, None
+        holders = self.shards
         if streamed_sample:     # the fold, the gradients and the sample's candidates: one pass
+            holders = [self._row_block()]       # the rows' arrays as one: a step, a launch
             max_g, max_h, picked = compact.fold_and_pick(self, objective, spec.sampling,
                                                          epoch, self._guess)
             record = []
         else:
             max_g, max_h = self.compute_gradients(objective)      # folds pending compact trees
         if spec.sampling is not None:
-            max_g, max_h = sample_rows(spec.sampling, self.shards, epoch, self.n_rows,
+            max_g, max_h = sample_rows(spec.sampling, holders, epoch, self.n_rows,
                                        max_g, max_h, self.reduce_host, record)
             self._guess = record or None
         timers["gradients"] += time.perf_counter() - t
@@ -229,19 +233,26 @@ class LocalSeam:
         hold the whole sample, else by a second pass; returns the seam that grows and records
         the round's trees on it."""
         t = time.perf_counter()
-        chosen = None if picked is None else compact.sampled_from(picked)
+        block = self._row_block()
+        chosen = None if picked is None else compact.sampled_from(picked, block)
         del picked
         if chosen is None:
             self.second_passes += 1
-            small = compact.gather(self._visit())
+            small = compact.gather(self._visit(), block)
         else:
-            small = compact.assemble(chosen)
+            small = compact.assemble(block, *chosen)
         del chosen
         timers["compact"] = timers.get("compact", 0.0) + time.perf_counter() - t
         sub = self._compact_seam([small])
         sub.n_rows = self.n_rows      # the fixed-point scale of the whole data's trees
         sub._tables = self._tables
         return sub
+
+    def _row_block(self) -> RowBlock:
+        """The shards' per-row arrays joined (dgbdt.row_block), made once."""
+        if self._block is None or not self._block.holds(self.shards):
+            self._block = RowBlock(self.shards)
+        return self._block
 
     def _compact_seam(self, shards):
         """An in-core seam over compact shards that records its trees (dgbdt.compact)."""

@@ -40,6 +40,16 @@ class SplitBatch:
     cats: np.ndarray | None = None
 
 
+def merged_maxima(parts, xp):
+    """(max |g|, max h) per class over shards' Shard.compute_gradients(wait=False): host
+    pairs, or a GPU's [2, K] device arrays of the float64 maxima's bits (one host wait for
+    them all; non-negative floats order as their bits)."""
+    if isinstance(parts[0], tuple):
+        return np.max([p[0] for p in parts], axis=0), np.max([p[1] for p in parts], axis=0)
+    mx = to_host(xp.stack(parts).max(axis=0)).view(np.float64)
+    return mx[0], mx[1]
+
+
 class Shard:
     """Training state of one partition (see module docstring).
 
@@ -57,7 +67,7 @@ class Shard:
     raw_stream = None
 
     def __init__(self, page: Page, n_bins: np.ndarray, label, weight, margin, max_nodes: int,
-                 backend=None):
+                 backend=None, hist_ptrs=None):
         if backend is None:
             from .kernels.cpu import CPU
             backend = CPU
@@ -68,8 +78,10 @@ class Shard:
         self.n_bins = be.asarray(n_bins, dtype=np.int64)
         # each feature's first histogram slot (its bins, then its missing slot): an ELLPACK
         # page's symbols are slots (dgbdt.data.sparse)
-        nb = to_host(n_bins).astype(np.int64)
-        self.hist_ptrs = be.asarray(np.concatenate([[0], np.cumsum(nb + 1)]), dtype=np.int64)
+        if hist_ptrs is None:     # (a shard of the same layout's, passed: no host wait)
+            nb = to_host(n_bins).astype(np.int64)
+            hist_ptrs = np.concatenate([[0], np.cumsum(nb + 1)])
+        self.hist_ptrs = be.asarray(hist_ptrs, dtype=np.int64)
         self.label = be.asarray(label, dtype=np.float64)
         self.weight = None if weight is None else be.asarray(weight, dtype=np.float64)
         self.margin = be.asarray(margin, dtype=np.float64)  # [n, K]
@@ -88,11 +100,13 @@ class Shard:
     def n_rows(self) -> int:
         return self.page.n_rows
 
-    def compute_gradients(self, objective) -> tuple[np.ndarray, np.ndarray]:
-        """Float gradients of every class; returns (max |g|, max h) per class for the scale."""
+    def compute_gradients(self, objective, wait: bool = True):
+        """Float gradients of every class; returns (max |g|, max h) per class for the scale
+        (``wait=False``: a GPU returns them as a device array: merged_maxima)."""
         if self.g is None:
             self.g, self.h = self.be.xp.empty_like(self.margin), self.be.xp.empty_like(self.margin)
-        return self.be.gradients(objective, self.margin, self.label, self.weight, self.g, self.h)
+        return self.be.gradients(objective, self.margin, self.label, self.weight, self.g, self.h,
+                                 wait)
 
     def start_tree(self, k: int, scale_g: float, scale_h: float, consts=None) -> None:
         """Fixed-point gradients of class k; every row back in the root's segment

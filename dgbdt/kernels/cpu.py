@@ -46,7 +46,7 @@ class CpuBackend:
         from ..data.pages import pack
         return pack(symbols, bits=bits)
 
-    def gradients(self, objective, margin, label, weight, g, h):
+    def gradients(self, objective, margin, label, weight, g, h, wait: bool = True):
         objective.gradients(margin, label, weight, out=(g, h))
         if margin.shape[0] == 0:
             return np.zeros(margin.shape[1]), np.zeros(margin.shape[1])

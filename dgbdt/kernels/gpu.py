@@ -23,6 +23,7 @@ import numpy as np
 from ..arrays import sync_timers
 from .gpu_linear import CudaLinear
 from .gpu_pages import CudaPages
+from .gpu_sampling import CudaSampling
 from .launch import BLOCK, _grid, _i32, _i64  # noqa: F401  (gpu_metric, gpu_sketch)
 
 _DIR = Path(__file__).parent / "cuda"
@@ -61,7 +62,7 @@ def tree_consts(scale_g: float, scale_h: float, eta: float = 0.0) -> np.ndarray:
     return np.array([scale_g, scale_h, 1.0 / scale_g, 1.0 / scale_h, eta], dtype=np.float64)
 
 
-class CudaBackend(CudaLinear, CudaPages):
+class CudaBackend(CudaLinear, CudaPages, CudaSampling):
     """Operations on a Shard's rows (see dgbdt.shard) on one GPU, arrays as cupy (linear
     trees' operations: dgbdt.kernels.gpu_linear's mixin; pages' own: gpu_pages')."""
 
@@ -83,6 +84,7 @@ class CudaBackend(CudaLinear, CudaPages):
         self._ring_pos = 0
         self._ring_events: list = [None] * RING
         self._hp_cache: dict = {}
+        self._static_cache: dict = {}   # _static's constants by histogram layout
 
     @classmethod
     def for_ordinal(cls, ordinal: int) -> "CudaBackend":
@@ -158,9 +160,15 @@ class CudaBackend(CudaLinear, CudaPages):
         return self._hp_cache[key]
 
     def _static(self, shard, hist_ptrs: np.ndarray) -> dict:
-        """Per-shard device constants (histogram layout, feature groups), built once."""
+        """Per-shard device constants (histogram layout, feature groups), built once per
+        layout: shards of one layout share them (a sampled streamed round's compact shard is
+        new every round; building them is three host waits)."""
         st = getattr(shard, "_cuda_static", None)
         if st is not None and st["key"] == hist_ptrs.tobytes():
+            return st
+        st = self._static_cache.get(hist_ptrs.tobytes())
+        if st is not None:
+            shard._cuda_static = st
             return st
         cp = self.xp
         hp = np.asarray(hist_ptrs, dtype=np.int64)
@@ -201,15 +209,19 @@ class CudaBackend(CudaLinear, CudaPages):
         use_shared = len(g) > 0
         if use_shared and smem > 48 * 1024:
             kernel("tree", "build_histograms").max_dynamic_shared_size_bytes = smem
-        shard._cuda_static = st
+        if len(self._static_cache) >= 16:        # a few layouts at a time
+            self._static_cache.pop(next(iter(self._static_cache)))
+        shard._cuda_static = self._static_cache[st["key"]] = st
         return st
 
     # -- the seam ----------------------------------------------------------------------------
-    def gradients(self, objective, margin, label, weight, g, h):
+    def gradients(self, objective, margin, label, weight, g, h, wait: bool = True):
+        """Gradients into g, h; returns (max |g|, max h) per class, or with ``wait=False``
+        their float64 bits as a [2, K] uint64 device array (no host wait)."""
         cp = self.xp
         n, K = margin.shape
         if n == 0:
-            return np.zeros(K), np.zeros(K)
+            return (np.zeros(K), np.zeros(K)) if wait else cp.zeros((2, K), dtype=cp.uint64)
         has_w = weight is not None
         mx = cp.zeros((2, K), dtype=cp.uint64)
         grid = (_grid(n, cap=self.n_sm * 16),)
@@ -222,6 +234,8 @@ class CudaBackend(CudaLinear, CudaPages):
             for k in range(K):
                 kernel("objective", "column_max")(grid, (BLOCK,),
                                                   (g, h, _i64(n), _i32(K), _i32(k), mx))
+        if not wait:
+            return mx
         mx = cp.asnumpy(mx).view(np.float64)   # one small copy (and wait) per round
         return mx[0], mx[1]
 
