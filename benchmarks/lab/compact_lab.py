@@ -22,6 +22,8 @@ def main() -> None:
     ap.add_argument("--factor", type=float, default=4.0)
     ap.add_argument("--incore-compact", action="store_true",
                     help="also grow in-core sampled rounds from compact shards (a trial)")
+    ap.add_argument("--profile", action="store_true",
+                    help="each leg twice, the second under cProfile (no synchronized timers)")
     a = ap.parse_args()
     import cupy as cp
 
@@ -45,18 +47,24 @@ def main() -> None:
             return out
         setattr(owner, name, wrapper)
 
-    timed(seam.LocalSeam, "fold", "fold pass")
-    timed(gpu.CudaBackend, "fold_tree", "fold_tree kernels")
-    timed(compact.Recorded, "replay", "replay calls")
-    timed(shard.Shard, "compute_gradients", "shard gradients")
-    timed(seam, "sample_rows", "sampling")
-    timed(compact, "gather", "gather pass")
-    timed(seam.LocalSeam, "_compact_seam", "compact seam")
-    timed(compact.Recorded, "walk_table", "walk tables")
-    timed(compact, "sampled_rows", "  sampled_rows")
-    timed(gpu.CudaBackend, "row_symbols", "  row_symbols")
-    timed(gpu.CudaBackend, "pack_symbols", "  pack_symbols")
-    timed(shard.Shard, "__init__", "  Shard()")
+    stages = [(seam.LocalSeam, "fold", "fold pass"),
+              (gpu.CudaBackend, "fold_tree", "fold_tree kernels"),
+              (compact.Recorded, "replay", "replay calls"),
+              (shard.Shard, "compute_gradients", "shard gradients"),
+              (seam, "sample_rows", "sampling"),
+              (compact, "gather", "gather pass"),
+              (seam.LocalSeam, "_compact_seam", "compact seam"),
+              (compact.Recorded, "walk_table", "walk tables"),
+              (compact, "sampled_from", "  sampled_from"),
+              (compact, "assemble", "  assemble"),
+              (compact, "fold_and_pick", "fold_and_pick pass"),
+              (compact, "candidate_rows", "  candidate_rows"),
+              (compact, "copy_batch", "  copy_batch"),
+              (gpu.CudaBackend, "row_symbols", "  row_symbols"),
+              (gpu.CudaBackend, "pack_symbols", "  pack_symbols"),
+              (shard.Shard, "__init__", "  Shard()")]
+    for owner, name, label in ([] if a.profile else stages):
+        timed(owner, name, label)
     Xd, yd = make_data_gpu(a.rows, 28, 0)
     X, y = cp.asnumpy(Xd), cp.asnumpy(yd)
     del Xd, yd
@@ -85,7 +93,32 @@ def main() -> None:
             models[name] = bst.save_raw()
         compact.applies = applies.__defaults__[0]
         print("same model:", models["incore-plain"] == models["incore-compact"])
-    for name, b in legs:
+    if a.profile:         # warm legs, no synchronized timers: where the host waits
+        import cProfile
+        import pstats
+        for name, b in legs:
+            pb = {**p, "device_memory_budget": b}
+            for rep in range(2):
+                prof = cProfile.Profile() if rep else None
+                cp.cuda.Device().synchronize()
+                t = time.perf_counter()
+                if prof:
+                    prof.enable()
+                bst = dgbdt.train(pb, dgbdt.Dataset(X, label=y), a.rounds, verbose_eval=False)
+                cp.cuda.Device().synchronize()
+                if prof:
+                    prof.disable()
+                q = bst.timings["quantize"]
+                print(f"{name} run {rep}: {time.perf_counter() - t - q:.3f} s training, "
+                      f"stages {({k: round(v, 3) for k, v in bst.timings.items()})}")
+            st = pstats.Stats(prof).sort_stats("tottime")
+            st.print_stats(28)
+            st.sort_stats("cumulative").print_stats(r"dgbdt/(seam|compact|sampling|row_block"
+                                                    r"|tree/grower|shard)", 30)
+            for what in ("from_data.py:59", "method 'get'", "method 'nonzero'"):
+                st.print_callers(what)
+        return
+    for name, b in legs + legs:     # each leg twice: the second is warm (kernels compiled)
         spent.clear(), calls.clear()
         cp.cuda.Device().synchronize()
         t = time.perf_counter()
