@@ -99,11 +99,13 @@ def auto_budget(free: int, n_rows: int, n_outputs: int, hist_bytes: int) -> int:
 
 def page_rows_for(budget: int | None, n_features: int, bits: int,
                   streaming: bool = False) -> int | None:
-    """Rows per page so that a page holds about half the budget (a quarter when pages stream:
-    the budget then holds four device slots), at least MIN_PAGE_BYTES."""
+    """Rows per page so that a page holds at most half the budget (a quarter when pages
+    stream: the budget then holds four device slots), at least MIN_PAGE_BYTES. A page's words
+    round up and end with a padding word (dgbdt.data.pages): 8 bytes are kept for them, else
+    a page a few bytes over the quarter leaves room for three slots, not four."""
     if budget is None:
         return None
-    target = max(budget // (4 if streaming else 2), MIN_PAGE_BYTES)
+    target = max(budget // (4 if streaming else 2) - 8, MIN_PAGE_BYTES)
     return max(1, (target * 8) // max(1, n_features * bits))
 
 
@@ -121,6 +123,7 @@ def plan_pages(budget, backend, n_rows: int, n_features: int, cuts, max_nodes: i
         return store, None
     step = page_rows_for(store.budget, n_features, bits, store.streaming)
     step = min(step, page_rows) if page_rows else step
+    step = -(-n_rows // -(-n_rows // step))     # as many pages, of even size (no tiny last one)
     return store, [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
 
 
