@@ -1,6 +1,6 @@
 """What row sampling costs in accuracy, and what it saves in time, on the CPU: dgbdt without
 sampling, then uniform and gradient-based sampling at several rates, one run, the same data
-(bench_cpu's Higgs-shaped rows); one JSON line per model.
+(bench_cpu's Higgs-shaped rows); one JSON line per model. ``--device cuda`` trains on a GPU.
 
     python benchmarks/bench_sampling.py                         # 1M x 28, 100 rounds, depth 8
     python benchmarks/bench_sampling.py --rows 200000 --rates 0.2 --out results.jsonl
@@ -30,6 +30,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--depth", type=int, default=8)
     ap.add_argument("--rates", default="0.1,0.2,0.5")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--out", help="append the JSON lines to this file")
     a = ap.parse_args()
 
@@ -40,7 +41,8 @@ def main() -> None:
     cut = int(a.rows * 0.8)
     dtrain = dgbdt.Dataset(X[:cut], label=y[:cut])
     Xt, yt = X[cut:], y[cut:]
-    base = {"objective": "binary:logistic", "max_depth": a.depth, "eta": 0.1, "seed": 1}
+    base = {"objective": "binary:logistic", "max_depth": a.depth, "eta": 0.1, "seed": 1,
+            "device": a.device}
     dgbdt.train(base, dgbdt.Dataset(X[:5000], label=y[:5000]), 2, verbose_eval=False)
     legs = [("none", 1.0)] + [(m, float(r)) for r in a.rates.split(",") if r
                               for m in ("uniform", "gradient_based")]
@@ -56,6 +58,7 @@ def main() -> None:
                 "rounds": a.rounds, "depth": a.depth, "method": method, "subsample": rate,
                 "seconds": round(seconds, 3), "auc": round(auc(yt, pred), 6),
                 "logloss": round(float(log_loss(yt, pred)), 6), "dgbdt": dgbdt.__version__,
+                "device": a.device, "commit": os.environ.get("BENCH_COMMIT"),
                 "machine": platform.machine(), "cpus": os.cpu_count(),
                 "python": platform.python_version()}
         print(json.dumps(line), flush=True)
