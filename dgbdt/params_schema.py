@@ -276,7 +276,8 @@ _SPECS = [
               "subsample), or 'gradient_based' (XGBoost's minimal-variance sampling: a row's "
               "probability grows with sqrt(g^2 + 0.1 h^2), sampled rows are reweighted by "
               "1/p, subsample sets the expected fraction; on the CPU too, and the same model "
-              "for any partitioning). Graph mode on Dask: 'uniform' only.",
+              "for any partitioning, worker count and Dask mode; graph mode adds 3 task hops a class a "
+              "round for its threshold).",
               kind="choice", choices=("uniform", "gradient_based")),
     ParamSpec("colsample_bytree", 1.0,
               "Fraction of features each tree may split on.",

@@ -92,35 +92,59 @@ class Holder:
         return out.get()
 
 
-def threshold(T: int, sums_of) -> tuple[int, int, int]:
-    """(t*, C(t*), V(t*)) of the module docstring.
+class Descent:
+    """The radix descent for (t*, C(t*), V(t*)) of the module docstring, a step at a time:
+    ``advance`` takes step ``step``'s [2, 256] bucket counts and sums over every holder for
+    ``prefix`` (Holder.sums, merged). Python ints throughout: the comparisons
+    ``C t + V > T t`` are exact."""
 
-    ``sums_of(prefix, step)`` returns the [2, 256] bucket counts and sums over every holder
-    (Holder.sums, reduced over the holders). Python ints throughout: the comparisons ``C t + V > T t`` are
-    exact."""
-    above_c, below_v, prefix, eq_c = 0, 0, 0, 0   # rows above the prefix's range; q below it
-    for step in range(_STEPS):
-        cnt, sm = (np.asarray(a, dtype=np.int64).tolist() for a in sums_of(prefix, step))
-        shift = 8 * (_STEPS - 1 - step)
+    def __init__(self, T: int):
+        self.T = T
+        self.step = 0
+        self.prefix = 0
+        self.above_c = 0     # rows above the prefix's range
+        self.below_v = 0     # the sum of q below it
+        self.eq_c = 0
+
+    @property
+    def done(self) -> bool:
+        return self.step == _STEPS
+
+    def advance(self, sums) -> None:
+        cnt, sm = (np.asarray(a, dtype=np.int64).tolist() for a in sums)
+        shift = 8 * (_STEPS - 1 - self.step)
         # S at each bucket's lower bound t_b = (prefix * 256 + b) << shift: C counts the rows
         # at or above it, V sums those below. t0 (the largest t with S(t) > T) lies in the
         # last bucket whose lower bound has S > T (S(0) counts as infinite; S decreases)
-        c_at, v_at = above_c + sum(cnt), below_v
-        chosen = 0
+        c_at, v_at = self.above_c + sum(cnt), self.below_v
+        chosen, below_here = 0, v_at
         for b in range(256):
-            t = ((prefix << 8) | b) << shift
-            if t and c_at * t + v_at <= T * t:
+            t = ((self.prefix << 8) | b) << shift
+            if t and c_at * t + v_at <= self.T * t:
                 break
             chosen, below_here = b, v_at
             c_at -= cnt[b]
             v_at += sm[b]
-        above_c += sum(cnt[chosen + 1:])
-        below_v = below_here
-        eq_c = cnt[chosen]
-        prefix = (prefix << 8) | chosen
-    t0 = prefix
-    # t* = t0 + 1: the rows above t0 are kept for certain; V sums every q <= t0
-    return t0 + 1, above_c, below_v + t0 * eq_c
+        self.above_c += sum(cnt[chosen + 1:])
+        self.below_v = below_here
+        self.eq_c = cnt[chosen]
+        self.prefix = (self.prefix << 8) | chosen
+        self.step += 1
+
+    def result(self) -> tuple[int, int, int]:
+        """(t*, C(t*), V(t*)): t* = t0 + 1, the rows above t0 are kept for certain; V sums
+        every q <= t0."""
+        t0 = self.prefix
+        return t0 + 1, self.above_c, self.below_v + t0 * self.eq_c
+
+
+def threshold(T: int, sums_of) -> tuple[int, int, int]:
+    """(t*, C(t*), V(t*)) of the module docstring; ``sums_of(prefix, step)`` returns the
+    [2, 256] bucket counts and sums over every holder (Holder.sums, reduced over them)."""
+    d = Descent(T)
+    while not d.done:
+        d.advance(sums_of(d.prefix, d.step))
+    return d.result()
 
 
 def probabilities(q, t_star: int, c_star: int, v_star: int, T: int, xp):
@@ -131,40 +155,67 @@ def probabilities(q, t_star: int, c_star: int, v_star: int, T: int, xp):
     return xp.where(q >= t_star, 1.0, p)
 
 
+class ClassSample:
+    """Class k's sample of the shards' rows, a descent step at a time: ``local_sums()`` are
+    these shards' bucket sums for the step, ``advance(total)`` takes them summed over every
+    holder of rows (in-process: these; collective ranks: an all-reduce; graph mode: a task
+    hop a step, dgbdt.dask.graph_sampling), and once ``done``, ``apply`` draws."""
+
+    def __init__(self, shards, k: int, vmax: float, T: int):
+        self.shards, self.k, self.vmax, self.T = shards, k, vmax, T
+        xp = self.xp = shards[0].be.xp
+        self.qs = [magnitudes(s.g[:, k], s.h[:, k], vmax, xp) for s in shards]
+        # on a GPU the shards' q are one holder (one sort, one host wait a descent step, not
+        # one a shard: streamed pages make 16 shards of 20M rows); the same integer sums
+        self.holders = ([Holder(q, xp) for q in self.qs] if xp is np or len(self.qs) == 1
+                        else [Holder(xp.concatenate(self.qs), xp)])
+        self.descent = Descent(T)
+
+    @property
+    def done(self) -> bool:
+        return self.descent.done
+
+    def local_sums(self) -> np.ndarray:
+        d = self.descent
+        return np.asarray(sum(h.sums(d.prefix, d.step) for h in self.holders), dtype=np.int64)
+
+    def advance(self, total) -> None:
+        self.descent.advance(total)
+        if self.done:
+            self.holders = []       # free the sorted q before the draws
+
+    def apply(self, seed: int, epoch: int):
+        """Draw and reweight class k's rows in place. Returns the bound on the reweighted
+        |g| / p of the rows below the threshold (``bound_below``) and the threshold in units
+        of v (``in_v``: what dgbdt.compact's next round guesses its candidates from)."""
+        k, vmax, T, xp = self.k, self.vmax, self.T, self.xp
+        t_star, c_star, v_star = self.descent.result()
+        ratio = 0.0 if v_star == 0 else float(T - c_star) / float(v_star)
+        for s, q in zip(self.shards, self.qs):
+            id0 = first_id(s)
+            if id0 is not None and hasattr(s.be, "apply_row_sample"):   # one kernel (a GPU)
+                s.be.apply_row_sample(s.g, s.h, id0, draw_key(seed, _DRAW + k, epoch), k=k,
+                                      by_gradient=True, lam=LAMBDA,
+                                      qscale=float(2 ** BITS) / vmax if vmax > 0 else 0.0,
+                                      t_star=t_star, ratio=ratio, v_zero=v_star == 0)
+                continue
+            p = probabilities(q, t_star, c_star, v_star, T, xp)
+            draw = uniform(xp, seed, _DRAW + k, epoch, global_ids(s, xp))
+            scale = xp.where(draw < p, 1.0 / xp.where(p > 0, p, 1.0), 0.0)
+            s.g[:, k] *= scale
+            s.h[:, k] *= scale
+        self.qs = []
+        return bound_below(vmax, T, c_star, v_star), in_v(vmax, T, t_star, c_star, v_star)
+
+
 def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, reduce):
-    """Sample class k's rows of every shard in place (module docstring): the threshold from
-    the shards' bucket sums (``reduce(array, "sum")`` merges them over other holders: an
-    all-reduce between collective ranks, the identity in-process). Returns the bound on the
-    reweighted |g| / p of the rows below the threshold (``bound_below``) and the threshold in
-    units of v (``in_v``: what dgbdt.compact's next round guesses its candidates from)."""
-    xp = shards[0].be.xp
-    qs = [magnitudes(s.g[:, k], s.h[:, k], vmax, xp) for s in shards]
-    # on a GPU the shards' q are one holder (one sort, one host wait a descent step, not one
-    # a shard: streamed pages make 16 shards of 20M rows); the sums are the same integers
-    holders = ([Holder(q, xp) for q in qs] if xp is np or len(qs) == 1
-               else [Holder(xp.concatenate(qs), xp)])
-
-    def sums_of(prefix, step):
-        local = sum(h.sums(prefix, step) for h in holders)
-        return reduce(np.asarray(local, dtype=np.int64), "sum")
-
-    t_star, c_star, v_star = threshold(T, sums_of)
-    holders.clear()       # free the sorted q before the draws
-    ratio = 0.0 if v_star == 0 else float(T - c_star) / float(v_star)
-    for s, q in zip(shards, qs):
-        id0 = first_id(s)
-        if id0 is not None and hasattr(s.be, "apply_row_sample"):      # one kernel (a GPU)
-            s.be.apply_row_sample(s.g, s.h, id0, draw_key(seed, _DRAW + k, epoch), k=k,
-                                  by_gradient=True, lam=LAMBDA,
-                                  qscale=float(2 ** BITS) / vmax if vmax > 0 else 0.0,
-                                  t_star=t_star, ratio=ratio, v_zero=v_star == 0)
-            continue
-        p = probabilities(q, t_star, c_star, v_star, T, xp)
-        draw = uniform(xp, seed, _DRAW + k, epoch, global_ids(s, xp))
-        scale = xp.where(draw < p, 1.0 / xp.where(p > 0, p, 1.0), 0.0)
-        s.g[:, k] *= scale
-        s.h[:, k] *= scale
-    return bound_below(vmax, T, c_star, v_star), in_v(vmax, T, t_star, c_star, v_star)
+    """Sample class k's rows of every shard in place (module docstring; ClassSample):
+    ``reduce(array, "sum")`` merges the bucket sums over other holders (an all-reduce between
+    collective ranks, the identity in-process). Returns ClassSample.apply's bounds."""
+    c = ClassSample(shards, k, vmax, T)
+    while not c.done:
+        c.advance(reduce(c.local_sums(), "sum"))
+    return c.apply(seed, epoch)
 
 
 def in_v(vmax: float, T: int, t_star: int, c_star: int, v_star: int) -> tuple:
@@ -187,24 +238,62 @@ def bound_below(vmax: float, T: int, c_star: int, v_star: int) -> float:
     return float(v_star) * vmax / (float(2 ** BITS) * float(T - c_star)) * (1 + 2.0 ** -20)
 
 
-def sample(shards, sampling, epoch: int, n_rows: int, max_g, max_h, reduce, record=None):
-    """Gradient-based sampling of every class of the shards' gradients (in place); returns
+class RoundSample:
+    """A round's gradient-based sample of every class (in turn) of the shards' rows, a descent
+    step at a time (ClassSample's ``local_sums`` / ``advance`` / ``done``); ``maxima`` are then
     bounds of the new (|g|, h) per class (the rows kept with p = 1 keep theirs, the others'
-    are at most bound_below), which set the round's fixed-point scales. ``record`` (a list)
-    gets each class's threshold in units of v (``in_v``)."""
-    K = len(max_g)
-    T = int(n_rows * sampling.subsample)
-    new_g, new_h = np.array(max_g, dtype=np.float64), np.array(max_h, dtype=np.float64)
-    thresholds = []
-    for k in range(K):
-        vmax = float(np.sqrt(float(max_g[k]) ** 2 + LAMBDA * float(max_h[k]) ** 2))
-        below, where = sample_class(shards, k, vmax, T, sampling.seed, epoch, reduce)
-        thresholds.append(where)
-        new_g[k] = max(new_g[k], below)
-        new_h[k] = max(new_h[k], below / np.sqrt(LAMBDA))
+    are at most bound_below), which set the round's fixed-point scales, and ``thresholds``
+    each class's threshold in units of v (``in_v``)."""
+
+    def __init__(self, shards, sampling, epoch: int, n_rows: int, max_g, max_h):
+        self.shards, self.sampling, self.epoch = shards, sampling, epoch
+        self.max_g, self.max_h = max_g, max_h
+        self.T = int(n_rows * sampling.subsample)
+        self.new_g = np.array(max_g, dtype=np.float64)
+        self.new_h = np.array(max_h, dtype=np.float64)
+        self.thresholds: list = []
+        self.k = 0
+        self.cls = self._class(0)
+
+    def _class(self, k: int) -> ClassSample:
+        vmax = float(np.sqrt(float(self.max_g[k]) ** 2 + LAMBDA * float(self.max_h[k]) ** 2))
+        return ClassSample(self.shards, k, vmax, self.T)
+
+    @property
+    def done(self) -> bool:
+        return self.k == len(self.max_g)
+
+    def local_sums(self) -> np.ndarray:
+        return self.cls.local_sums()
+
+    def advance(self, total) -> None:
+        self.cls.advance(total)
+        if not self.cls.done:
+            return
+        below, where = self.cls.apply(self.sampling.seed, self.epoch)
+        self.thresholds.append(where)
+        k = self.k
+        self.new_g[k] = max(self.new_g[k], below)
+        self.new_h[k] = max(self.new_h[k], below / np.sqrt(LAMBDA))
+        self.k += 1
+        self.cls = None if self.done else self._class(self.k)
+
+    @property
+    def maxima(self):
+        return self.new_g, self.new_h
+
+
+def sample(shards, sampling, epoch: int, n_rows: int, max_g, max_h, reduce, record=None):
+    """Gradient-based sampling of every class of the shards' gradients (in place, RoundSample;
+    ``reduce(array, "sum")`` merges a step's bucket sums over other holders of rows); returns
+    the bounds of the new (|g|, h) per class. ``record`` (a list) gets each class's threshold
+    in units of v (``in_v``)."""
+    rs = RoundSample(shards, sampling, epoch, n_rows, max_g, max_h)
+    while not rs.done:
+        rs.advance(reduce(rs.local_sums(), "sum"))
     if record is not None:
-        record[:] = thresholds
-    return new_g, new_h
+        record[:] = rs.thresholds
+    return rs.maxima
 
 
 def sample_rows(sampling, shards, epoch: int, n_rows: int, max_g, max_h, reduce,

@@ -188,7 +188,8 @@ def test_gradient_based_models_do_not_depend_on_pages_and_beat_uniform():
     assert log_loss(yv, ref.predict(Xv)) < log_loss(yv, uniform.predict(Xv))
 
 
-@pytest.mark.parametrize("mode, workers", [("task", 1), ("collective", 2), ("collective", 4)])
+@pytest.mark.parametrize("mode, workers", [("task", 1), ("collective", 2), ("collective", 4),
+                                           ("graph", 2), ("graph", 4)])
 def test_gradient_based_sampling_gives_the_in_process_model_on_dask(request, mode, workers):
     da = pytest.importorskip("dask.array")
     import dgbdt.dask as dgd
@@ -201,7 +202,25 @@ def test_gradient_based_sampling_gives_the_in_process_model_on_dask(request, mod
         out = dgd.train(client, GRADIENT, d, 6, mode=mode, verbose_eval=False)
         assert out["booster"].save_raw() == ref, (mode, workers, chunk)
     if mode == "collective" and workers == 2:
-        with pytest.raises(ValueError, match="not in graph mode"):
-            dgd.train(client, GRADIENT, d, 2, mode="graph", verbose_eval=False)
         out = dgd.train(client, GRADIENT, d, 6, verbose_eval=False)       # mode="auto"
         assert out["booster"].save_raw() == ref
+
+
+def test_gradient_based_sampling_in_graph_mode_multiclass_with_evals(client2):
+    """Graph mode's threshold hops (dgbdt.dask.graph_sampling) for each class of a softmax,
+    with an eval set read every round: the in-process model and metrics."""
+    da = pytest.importorskip("dask.array")
+    import dgbdt.dask as dgd
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((1500, 6))
+    y = (np.digitize(X[:, 0] + 0.5 * X[:, 1] * X[:, 2], [-0.5, 0.5])).astype(np.float64)
+    p = {**GRADIENT, "objective": "multi:softprob", "num_class": 3, "eval_metric": "mlogloss"}
+    res_ref: dict = {}
+    dtr = dgbdt.Dataset(X, y)
+    ref = dgbdt.train(p, dtr, 5, evals=[(dtr, "train")], evals_result=res_ref,
+                      verbose_eval=False)
+    d = dgd.DaskDataset(client2, da.from_array(X, chunks=(400, 6)),
+                        da.from_array(y, chunks=400))
+    out = dgd.train(client2, p, d, 5, mode="graph", evals=[(d, "train")], verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+    assert out["history"] == res_ref

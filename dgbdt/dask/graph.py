@@ -21,6 +21,8 @@ copy of the tree in growth. A round is a static graph, submitted whole and ahead
                                 the first round has a task of its own for them)
     [gather_w(finish_*)         survival:cox: the round's gradients from every worker's rows
                                 (dgbdt.dask.graph_gradients), a hop a round]
+    [sample_S*_w(...)           gradient-based sampling: its threshold over every worker's
+                                rows, a hop per descent step (dgbdt.dask.graph_sampling)]
 
 With one unit (one worker holds every training row) no level waits for another worker's
 partials, so a round is one task: the in-process round on the unit's seam (gradients, then the
@@ -57,7 +59,9 @@ from ..metric import get_metric
 from ..quantile import requests
 from ..seam import leaf_alpha_of
 from .data import DaskDataset
+from . import graph_sampling
 from .graph_gradients import first_gradients, gathered, gathers_rows, timed_gradients
+from .graph_sampling import sample_start, sample_step
 from .graph_leaves import descent_start, descent_step, finish_request, leaf_sums
 from .graph_unit import WorkerUnit, make_unit, merged, on, smalls, unit_objective
 from .recovery import WATCH, WorkerLostError, alive_workers, watched_wait
@@ -323,7 +327,7 @@ class DaskSeam:
         if self.grads is None:       # the first round; later ones come with the last finish
             self.grads = self._gathered(objective, spec, epoch, r, [
                 self.on_unit(i, first_gradients, (_spec(objective), spec.sampling, epoch),
-                             nt, self.last[i], key=f"dgbdt-grad-r{r}-w{i}") for i in W])
+                             nt, self.last[i], key=f"dgbdt-grad-r{r}-w{i}") for i in W], K)
         grads = self.grads
         trees, after = [], list(self.last)   # the unit's last task (a finish, or its eval)
         for k in range(K):
@@ -344,7 +348,7 @@ class DaskSeam:
                                             key=f"dgbdt-tree-t{t}-{self.token}"))
             self.n_trees += 1
         self.last = after
-        self.grads = self._gathered(objective, spec, epoch + 1, r + 1, after)
+        self.grads = self._gathered(objective, spec, epoch + 1, r + 1, after, K)
         self.n_rounds += 1
         return trees
 
@@ -365,17 +369,28 @@ class DaskSeam:
                                   key=f"dgbdt-quantile-t{t}-S{step}-w{i}") for i in W]
         return parts
 
-    def _gathered(self, objective, spec, epoch: int, r: int, results: list) -> list:
+    def _gathered(self, objective, spec, epoch: int, r: int, results: list, K: int) -> list:
         """The futures holding each unit's gradient maxima for round ``epoch``: ``results``
         (finishes', or the first round's gradient tasks') themselves, or for an objective
         whose gradients need every unit's rows (dgbdt.dask.graph_gradients) a hop more, each
-        unit's gradients from every unit's rows in ``results``."""
-        if not gathers_rows(objective):
+        unit's gradients from every unit's rows in ``results``; with gradient-based sampling
+        the 3 K + 1 hops of its threshold (K classes; dgbdt.dask.graph_sampling) after
+        those."""
+        W = range(len(self.units))
+        if gathers_rows(objective):
+            grads = (_spec(objective), spec.sampling, epoch)
+            results = [self.on_unit(i, gathered, grads, self.nthread, *results,
+                                    key=f"dgbdt-gather-r{r}-w{i}") for i in W]
+        s = spec.sampling
+        if s is None or not s.by_gradient:
             return results
-        grads = (_spec(objective), spec.sampling, epoch)
-        return [self.on_unit(i, gathered, grads, self.nthread, *results,
-                             key=f"dgbdt-gather-r{r}-w{i}")
-                for i in range(len(self.units))]
+        # gradient-based sampling: its threshold's descent, a hop a step (graph_sampling)
+        results = [self.on_unit(i, sample_start, self.nthread, s, epoch, self.n_rows,
+                                *results, key=f"dgbdt-sample-r{r}-S0-w{i}") for i in W]
+        for step in range(1, graph_sampling.hops(K) + 1):
+            results = [self.on_unit(i, sample_step, self.nthread, *results,
+                                    key=f"dgbdt-sample-r{r}-S{step}-w{i}") for i in W]
+        return results
 
     def _whole_round(self, objective, K: int, spec, epoch: int) -> list:
         """One unit: the round is one task (levels need no other worker's partials, so they

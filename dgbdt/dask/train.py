@@ -354,11 +354,6 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                                  "label_lower_bound and label_upper_bound (DaskDataset "
                                  "arguments, partitioned like the data)")
     refuse_unsupported(objective, xgb_model, checkpoint_dir, p["device"], mode)
-    if mode == "graph" and _by_gradient(p):
-        raise ValueError("sampling_method='gradient_based' trains in mode='collective' (the "
-                         "default on CPU clusters), 'nccl' or 'task', not in graph mode: its "
-                         "threshold is a global quantity that takes 3 exchanges a round; or "
-                         "use sampling_method='uniform'")
     num_class = p["num_class"]
     if custom_metric is not None:
         if not is_metric_custom(custom_metric):
@@ -495,7 +490,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         mode = _auto_mode(client, workers, p["device"])
         if mode == "graph" and (p["grow_policy"] == "lossguide" or _by_gradient(p)):
             mode = "collective"       # (graph mode grows leaf-wise trees a task hop per
-            #                            split, and cannot sample by gradient)
+            #                            split, and samples by gradient 3 hops a class a round)
 
         logger.info("dgbdt.dask.train: mode='auto' trains in mode=%r (%d worker%s, device %s)",
                     mode, len(set(workers)), "" if one_worker else "s", p["device"])
