@@ -30,6 +30,8 @@ from ..data.sketch_device import summarize_weighted_device
 from ..data.sparse import as_csr, is_sparse, summarize_csr
 from ..data.queries import group_pointers, query_ids
 from ..data.categorical import refuse_categories
+from .blocks import (array_blocks, is_dask_array, is_dask_frame, optimized_together,
+                     vector_blocks)
 from .categories import (categorical_block, frame_categories, merge_categories,
                          part_categories, recode_part)
 from .pages import PagePlan, make_paged
@@ -179,94 +181,6 @@ def merge_summaries(*parts: Summaries) -> Summaries:
     return out
 
 
-def _is_dask_frame(obj) -> bool:
-    """A dask DataFrame (not a Series: dask-expr Series also answer ``.columns``)."""
-    try:
-        import dask.dataframe as dd
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(obj, dd.DataFrame)
-
-
-def _is_dask_array(obj) -> bool:
-    return hasattr(obj, "chunks") and hasattr(obj, "dask") and hasattr(obj, "to_delayed")
-
-
-def _array_blocks(data) -> tuple[list, list[str] | None]:
-    if data.ndim != 2:
-        raise ValueError(f"data must be a 2-D dask array; got {data.ndim} dimensions")
-    if any(np.isnan(c) for c in data.chunks[0]):
-        raise ValueError("data has unknown chunk sizes; call data.compute_chunk_sizes() first")
-    if not (data.dtype.kind in "biuf"):
-        raise TypeError(f"data must hold numbers; got a dask array of dtype {data.dtype}")
-    if len(data.chunks[1]) != 1:
-        data = data.rechunk({1: -1})
-    return [b[0] for b in data.to_delayed()], None
-
-
-def _optimized_together(data, vectors: list) -> tuple:
-    """A dask DataFrame and its dask label/weight/base_margin Series, each optimized as the
-    user's own ``compute()`` would optimize it, where that keeps their partitions in line.
-
-    Why: the rows a training sees must be the rows the user's ``compute()`` gives. The
-    optimizer may change partitioning (dask_cudf's read_parquet combines files up to a block
-    size; dask-expr fuses a narrow column's parquet files), and partition-wise steps such as
-    ``random_split`` draw per partition, so the unoptimized graph can hold other rows than
-    the optimized one (measured: a dask_cudf ``random_split`` of 8 parquet files gave 49958
-    validation rows computed and 50067 unoptimized, so the eval history disagreed with
-    scikit-learn's score of the same model's predictions). Optimizing a narrow label column
-    may regroup it unlike the data (16 files: the data 16 partitions, its label column 4);
-    then, as when the optimizer fails, the unoptimized graphs are used: they always line up.
-    (``dask.optimize`` of several collections at once is not used: with dask 2026.8 its
-    results' delayed parts lost the column projection.)
-
-    Without fusing (the same partitions: fusing only joins a partition's steps into one
-    task): fused, the features and the label each read the whole parquet file again (the
-    projection does not pass ``random_split``), and so do the validation frames; unfused,
-    their graphs share the read, split and take steps' keys, which a dataset's parts (or
-    ``DaskDataset.together``'s) computed in one call compute once."""
-    lazy = [i for i, v in enumerate(vectors) if hasattr(v, "optimize")]   # others: checked later
-    try:
-        opt = [c.optimize(fuse=False) for c in [data] + [vectors[i] for i in lazy]]
-    except Exception:       # an optimizer failure must not stop a training: as written
-        return data, vectors
-    if len({c.npartitions for c in opt}) != 1:
-        return data, vectors
-    out = list(vectors)
-    for i, c in zip(lazy, opt[1:]):
-        out[i] = c
-    return opt[0], out
-
-
-def _vector_blocks(v, what: str, data, n_blocks: int, frame: bool):
-    """Delayed blocks of a label-like collection, partitioned like the data."""
-    if v is None:
-        return [None] * n_blocks
-    if frame:
-        if not _is_dask_frame(v) and not hasattr(v, "to_delayed"):
-            raise TypeError(f"{what} must be a dask Series or DataFrame partitioned like data")
-        if v.npartitions != n_blocks:
-            raise ValueError(f"{what} has {v.npartitions} partitions but data has {n_blocks}; "
-                             f"partition {what} like data (e.g. take both from one DataFrame)")
-        # already optimized together with the data (_optimized_together): optimizing a narrow
-        # column alone may regroup its partitions (parquet files combined by size)
-        return list(v.to_delayed(optimize_graph=False))
-    if isinstance(v, np.ndarray):
-        import dask.array as da
-        if v.shape[0] != data.shape[0]:
-            raise ValueError(f"{what} has {v.shape[0]} entries but data has {data.shape[0]} rows")
-        v = da.from_array(v, chunks=(data.chunks[0],) + v.shape[1:])
-    if not _is_dask_array(v):
-        raise TypeError(f"{what} must be a dask array (or numpy array) for dask array data")
-    if v.chunks[0] != data.chunks[0]:
-        raise ValueError(f"{what} row chunks {v.chunks[0]} do not match the data's "
-                         f"{data.chunks[0]}; rechunk it with {what}.rechunk({{0: data.chunks[0]}})")
-    if v.ndim == 2 and len(v.chunks[1]) != 1:
-        v = v.rechunk({1: -1})
-    blocks = v.to_delayed()
-    return [b if v.ndim == 1 else b[0] for b in blocks]
-
-
 class DaskDataset:
     """Training or evaluation data held as partitions on a Dask cluster.
 
@@ -345,7 +259,7 @@ class DaskDataset:
         from distributed import default_client
 
         self.client = client if client is not None else default_client()
-        frame = _is_dask_frame(data)
+        frame = is_dask_frame(data)
         meta = getattr(data, "_meta", None)
         self.on_device = is_device_array(meta) or is_cudf(meta)
         frame_cats, self._gather = None, []
@@ -358,11 +272,11 @@ class DaskDataset:
                 names = check_frame_columns(meta, enable_categorical)
             frame_cats, self._gather = frame_categories(data, names, is_cudf(meta))
             data, (label, weight, base_margin, qid, label_lower_bound, label_upper_bound) = \
-                _optimized_together(data, [label, weight, base_margin, qid, label_lower_bound,
+                optimized_together(data, [label, weight, base_margin, qid, label_lower_bound,
                                            label_upper_bound])
             blocks = list(data.to_delayed(optimize_graph=False))
-        elif _is_dask_array(data):
-            blocks, names = _array_blocks(data)
+        elif is_dask_array(data):
+            blocks, names = array_blocks(data)
         else:
             raise TypeError(f"data must be a dask DataFrame or dask array; got "
                             f"{type(data).__name__} (use dgbdt.Dataset for in-memory data)")
@@ -384,7 +298,7 @@ class DaskDataset:
                                              for f, c in enumerate(frame_cats)])
         # gathered categories: set in _check, from the partitions (known ones until then)
         self.categories = frame_cats
-        cols = [_vector_blocks(v, what, data, len(blocks), frame)
+        cols = [vector_blocks(v, what, data, len(blocks), frame)
                 for v, what in ((label, "label"), (weight, "weight"),
                                 (base_margin, "base_margin"), (qid, "qid"),
                                 (label_lower_bound, "label_lower_bound"),

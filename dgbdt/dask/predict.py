@@ -6,7 +6,8 @@ import numpy as np
 from ..booster import Booster
 from ..backend import array_module
 from ..data.device_input import is_cudf
-from .data import DaskDataset, _is_dask_array, _is_dask_frame
+from .blocks import is_dask_array, is_dask_frame
+from .data import DaskDataset
 
 
 def _cupy_like():
@@ -122,7 +123,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
                              like=_cupy_like() if data.on_device else None,
                              pred_contribs=pred_contribs, pred_interactions=pred_interactions)
         return da.Array(graph, name, chunks, dtype=dtype, meta=meta)
-    if _is_dask_array(data):
+    if is_dask_array(data):
         if data.ndim != 2 or data.shape[1] != booster.n_features:
             raise ValueError(f"data must be 2-D with {booster.n_features} features; got shape "
                              f"{data.shape}")
@@ -138,7 +139,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
             return data.map_blocks(_predict_block, chunks=chunks, **kw)
         return data.map_blocks(_predict_block, new_axis=list(range(2, len(tail) + 1)),
                                chunks=chunks, **kw)
-    if _is_dask_frame(data):
+    if is_dask_frame(data):
         import pandas as pd
 
         if len(data.columns) != booster.n_features:

@@ -34,25 +34,15 @@ from ..metric import is_metric_custom
 from ..sklearn import (_accuracy, _booster_of, _callables, _ClassifierBase, _GBDTModel,
                        _r2_score, _rank_queries, _ranking_params, _RegressorMixin,
                        _regression_params)
-from .data import DaskDataset, _is_dask_array
+from .blocks import is_dask_array, is_dask_frame, is_dask_series
+from .data import DaskDataset
 from .predict import predict as _dask_predict
 from .train import train as _dask_train
 
 
-# isinstance, not duck typing: a dask Series answers hasattr(s, "columns") too
-def _is_dask_frame(obj) -> bool:
-    import dask.dataframe as dd
-    return isinstance(obj, dd.DataFrame)
-
-
-def _is_dask_series(obj) -> bool:
-    import dask.dataframe as dd
-    return isinstance(obj, dd.Series)
-
-
 def _label_column(y):
     """y as a 1-D collection: a one-column dask DataFrame becomes its Series."""
-    if _is_dask_frame(y):
+    if is_dask_frame(y):
         if len(y.columns) != 1:
             raise ValueError(f"y must be 1-D; got a DataFrame with {len(y.columns)} columns")
         return y[y.columns[0]]
@@ -61,7 +51,7 @@ def _label_column(y):
 
 def _distinct_labels(client, y) -> np.ndarray:
     """The sorted distinct labels of y (computed on the cluster for dask collections)."""
-    if _is_dask_array(y):
+    if is_dask_array(y):
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
         import dask.array as da
@@ -70,7 +60,7 @@ def _distinct_labels(client, y) -> np.ndarray:
             import cupy
             values = cupy.asnumpy(values)
         return distinct(label_values(values))
-    if _is_dask_series(y):
+    if is_dask_series(y):
         # each partition's distinct labels as a small host array (missing labels raise on
         # the workers, in label_values), merged here: no cuDF on the client, where a first
         # reduction loads libcudf's kernels (2.0 s of a first fit, measured on an H100)
@@ -83,7 +73,7 @@ def _distinct_labels(client, y) -> np.ndarray:
 
 def _as_array(out):
     """A 2-D prediction as a dask array (a DataFrame's row chunks are unknown until computed)."""
-    return out.to_dask_array() if _is_dask_frame(out) else out
+    return out.to_dask_array() if is_dask_frame(out) else out
 
 
 class _DaskGBDTModel(_GBDTModel):
@@ -153,7 +143,7 @@ class _DaskGBDTModel(_GBDTModel):
         self._Booster = out["booster"]
         self.evals_result_ = out["history"]
         self._set_fit_features(dtrain.num_col,
-                               dtrain.feature_names if _is_dask_frame(X) else None)
+                               dtrain.feature_names if is_dask_frame(X) else None)
         return self
 
     def _predict_raw(self, X, output_margin: bool, iteration_range, base_margin):
@@ -219,11 +209,11 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
     def _encode(self, y):
         """Labels -> class indices, per partition on the workers; unseen labels raise there."""
         classes = self.classes_
-        if _is_dask_array(y):
+        if is_dask_array(y):
             if y.ndim != 1:
                 raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
             return y.map_blocks(encode_block, classes=classes, dtype=np.float64)
-        if _is_dask_series(y):
+        if is_dask_series(y):
             meta = series_like(y._meta, y._meta.iloc[:0].astype(np.float64), y.name)
             return y.map_partitions(encode_partition, classes=classes, meta=meta)
         return encode(label_values(y), classes)
@@ -233,7 +223,7 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
         """Lazy class probabilities, a dask array [n, n_classes] (binary: [1 - p, p])."""
         self._check_proba()
         p = self._predict_raw(X, False, iteration_range, base_margin)
-        p = p.to_dask_array() if _is_dask_series(p) else _as_array(p)
+        p = p.to_dask_array() if is_dask_series(p) else _as_array(p)
         if p.ndim == 1:
             return p.map_blocks(proba_columns, new_axis=1, chunks=(p.chunks[0], (2,)),
                                 dtype=np.float64)
@@ -247,7 +237,7 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
         if output_margin:
             return _as_array(p)
         classes, softmax = self.classes_, self._is_softmax()
-        if _is_dask_frame(p) or _is_dask_series(p):
+        if is_dask_frame(p) or is_dask_series(p):
             meta = series_like(p._meta, np.zeros(0, classes.dtype), "prediction")
             return p.map_partitions(labels_partition, classes=classes, softmax=softmax,
                                     meta=meta)
