@@ -161,15 +161,14 @@ def gather(shards, block) -> Shard:
     visited with its page resident: a PageStream pass; the block holds their other arrays).
     The symbols go through an unpacked array (2 bytes each up to 16 bits) and are packed once,
     so the compact rows are one page whatever the number of pages they came from."""
-    xp = block.be.xp
     rows = block.sampled_rows()
+    on_host = to_host(rows)          # each shard's run of them, found on the host once
     parts = []
     for s in shards:
         a = block.offset(s)
-        lo, hi = np.searchsorted(to_host(rows), [a, a + s.n_rows])
+        lo, hi = np.searchsorted(on_host, [a, a + s.n_rows])
         parts.append((a, s, s.be.row_symbols(s.page, rows[int(lo):int(hi)] - a)))
     parts.sort(key=lambda p: p[0])
-    del xp
     return assemble(block, rows, [(s, sym) for _, s, sym in parts])
 
 
@@ -279,9 +278,9 @@ def sampled_from(picked, block):
     block's order, its sampled rows' symbols taken from its candidates' (``picked``: (shard,
     candidate rows, their symbols) from fold_and_pick); None when a sampled row is not a
     candidate. One host wait. (Growing from all the candidates instead, those outside the
-    sample with zero gradients, gives the same trees with no search; it was slower on
-    bench_ooc's shape, 3.94 s against 3.45 s, one run each: the candidates are more rows to
-    pack and grow.)"""
+    sample with zero gradients, gives the same trees with no search, but more rows to pack
+    and grow; one trial measured it slower, on a cold machine, so not conclusively:
+    docs/benchmarks.md.)"""
     be, xp = block.be, block.be.xp
     picked = sorted(picked, key=lambda p: block.offset(p[0]))
     rows = block.sampled_rows()

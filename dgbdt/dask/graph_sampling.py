@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from ..sampling_gradient import RoundSample
+from ..sampling_gradient import _STEPS, RoundSample
 from .graph_unit import WorkerUnit, on
 
 
@@ -49,14 +49,14 @@ def sample_step(unit: WorkerUnit, nthread, *sums):
         t = time.perf_counter()
         rs = unit.sample
         rs.advance(np.sum(np.stack(sums), axis=0))
-        out = rs.local_sums() if not rs.done else (None, rs.maxima)
         if rs.done:
-            unit.sample = None
+            unit.sample, out = None, (None, rs.maxima)
+        else:
+            out = rs.local_sums()
         unit.timers["gradients"] += time.perf_counter() - t
         return out
 
 
 def hops(n_classes: int) -> int:
     """sample_step hops after sample_start: one per descent step of every class."""
-    from ..sampling_gradient import _STEPS
     return _STEPS * n_classes

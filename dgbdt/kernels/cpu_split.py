@@ -78,6 +78,14 @@ def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_del
                             max_delta_step, min_child_weight, n_ranges)
 
 
+@njit(cache=True, nogil=True)
+def _split_results(n):
+    """n best splits, none found yet: gain 0, feature -1, bin, default left, left (G, H)."""
+    return (np.zeros(n, dtype=np.float32), np.full(n, -1, dtype=np.int32),
+            np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_),
+            np.zeros((n, 2), dtype=np.int64))
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_delta_step,
                      min_child_weight, n_ranges):
@@ -85,11 +93,7 @@ def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_de
     m = hist.shape[0]
     n_features = hist_ptrs.shape[0] - 1
     tasks = m * n_ranges
-    t_gain = np.zeros(tasks, dtype=np.float32)
-    t_feat = np.full(tasks, -1, dtype=np.int32)
-    t_bin = np.zeros(tasks, dtype=np.int32)
-    t_dleft = np.zeros(tasks, dtype=np.bool_)
-    t_left = np.zeros((tasks, 2), dtype=np.int64)
+    t_gain, t_feat, t_bin, t_dleft, t_left = _split_results(tasks)
     for task in prange(tasks):
         j = task // n_ranges
         c = task % n_ranges
@@ -149,11 +153,7 @@ def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_de
                         t_left[task, 0] = tg - rg
                         t_left[task, 1] = th - rh
         t_gain[task] = bg
-    best_gain = np.zeros(m, dtype=np.float32)
-    best_feat = np.full(m, -1, dtype=np.int32)
-    best_bin = np.zeros(m, dtype=np.int32)
-    best_dleft = np.zeros(m, dtype=np.bool_)
-    best_left = np.zeros((m, 2), dtype=np.int64)
+    best_gain, best_feat, best_bin, best_dleft, best_left = _split_results(m)
     for j in prange(m):
         for c in range(n_ranges):      # in feature order; strictly larger replaces
             t = j * n_ranges + c
@@ -191,11 +191,7 @@ def evaluate_splits_monotone(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha
     c (w_right - w_left) >= 0."""
     m = hist.shape[0]
     n_features = hist_ptrs.shape[0] - 1
-    best_gain = np.zeros(m, dtype=np.float32)
-    best_feat = np.full(m, -1, dtype=np.int32)
-    best_bin = np.zeros(m, dtype=np.int32)
-    best_dleft = np.zeros(m, dtype=np.bool_)
-    best_left = np.zeros((m, 2), dtype=np.int64)
+    best_gain, best_feat, best_bin, best_dleft, best_left = _split_results(m)
     for j in prange(m):
         tg = totals[j, 0]
         th = totals[j, 1]
