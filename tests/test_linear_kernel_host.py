@@ -43,6 +43,8 @@ struct int4 { int x, y, z, w; };
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
     return std::atomic_ref<unsigned long long>(*p).fetch_add(v); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+    return std::atomic_ref<unsigned>(*p).fetch_add(v); }
 """
 
 LAUNCH = """
@@ -93,6 +95,11 @@ extern "C" void run_hist_shared(int gx, int gz, int bx, const u32* words, int bi
         linear_histograms_shared(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw,
                                  center, inv, xmask, sb, se, nodes, pt, consts, ns, tp, m,
                                  tile, p_only, groups, out); });
+}
+
+extern "C" void run_siblings(int gx, int bx, const i64* parent, const i64* ps, int m,
+        i64 n_slots, i64* out) {
+    launch(gx, 1, bx, [=] { linear_siblings(parent, ps, m, n_slots, out); });
 }
 
 extern "C" void run_leaf_sums(int gx, int bx, const int* rows, const i64* sb, const i64* se,
@@ -186,10 +193,10 @@ def _shard(seed, n=700, F=4, nb=6, K=2):
 @pytest.mark.parametrize("p_only", [False, True])
 def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, groups, p_only):
     s = _shard(1)
-    nodes = np.array([6, 3, 4], np.int64)
-    feat = np.array([[1, 3, -1], [0, -1, -1], [3, 0, 1]], np.int64)
-    coef = np.array([[0.7, -0.4, 0.0], [1.3, 0.0, 0.0], [-0.3, 1.2, 0.05]])
-    inv_sp = np.array([0.5, 0.5, 0.25])
+    nodes = np.array([6, 3, 5, 4], np.int64)     # node 5 without rows: no tiles
+    feat = np.array([[1, 3, -1], [0, -1, -1], [2, -1, -1], [3, 0, 1]], np.int64)
+    coef = np.array([[0.7, -0.4, 0.0], [1.3, 0.0, 0.0], [0.2, 0.0, 0.0], [-0.3, 1.2, 0.05]])
+    inv_sp = np.array([0.5, 0.5, 1.0, 0.25])
     S = int(s["ptrs"][-1])
     p = s["page"]
     ref = cpu_linear.linear_histograms(
@@ -294,7 +301,7 @@ def _emulated_backend(lib, split_lib=None):
     from dgbdt.kernels.gpu_linear import CudaLinear
 
     runs = {"linear_histograms": lib.run_hist, "linear_histograms_shared": lib.run_hist_shared,
-            "linear_ptilde": lib.run_ptilde,
+            "linear_ptilde": lib.run_ptilde, "linear_siblings": lib.run_siblings,
             "linear_leaf_sums": lib.run_leaf_sums, "add_linear_leaves": lib.run_add}
     if split_lib is not None:
         runs.update(linear_split_scan=split_lib.run_split_scan,
@@ -315,7 +322,8 @@ def _emulated_backend(lib, split_lib=None):
         return call
 
     class Emulated(CudaLinear, CpuBackend):
-        n_sm = 1
+        n_sm, threads_per_sm = 1, 2048
+        smem_optin, smem_per_sm = 48 * 1024, 96 * 1024
         _kernel = staticmethod(launch)
 
         def on_device(self, a, dtype):
@@ -345,7 +353,7 @@ def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growt
     monkeypatch.setenv("DGBDT_LINEAR_HIST", setting)
     if budget:
         real = gpu_linear.feature_groups
-        monkeypatch.setattr(gpu_linear, "feature_groups", lambda hp: real(hp, budget))
+        monkeypatch.setattr(gpu_linear, "feature_groups", lambda hp, _: real(hp, budget))
     import importlib
     import dgbdt
     train_mod = importlib.import_module("dgbdt.train")
@@ -359,7 +367,11 @@ def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growt
     emu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w, page_rows=700), 3,
                       verbose_eval=False)
     hist = "linear_histograms" + ("_shared" if setting == "shared" else "")
-    assert set(launched) == {hist, "linear_ptilde", "linear_leaf_sums", "add_linear_leaves"}
+    # depth-wise levels take their larger children's g, h and x~ sums by subtraction; a
+    # loss-guided tree builds both children of the node it expands from their rows
+    siblings = {"linear_siblings"} if "grow_policy" not in growth else set()
+    assert set(launched) == {hist, "linear_ptilde", "linear_leaf_sums",
+                             "add_linear_leaves"} | siblings
     assert emu.save_raw() == cpu.save_raw()
 
 
@@ -371,6 +383,20 @@ def test_feature_groups_fit_the_budget():
     assert feature_groups(hp, 29 * 72) is None          # feature 3 alone is too wide
     g, widest = feature_groups(hp)                      # 48 KiB: one group
     assert g.tolist() == [0, 5] and widest == 86
+
+
+def test_shared_budget_is_half_an_sm(monkeypatch):
+    """Two linear histogram blocks resident per SM (each less the 1 KiB the device reserves),
+    within the per-block limit, never under the default 48 KiB; DGBDT_LINEAR_SMEM overrides
+    within the per-block limit."""
+    from dgbdt.kernels.gpu_linear import shared_budget
+    monkeypatch.delenv("DGBDT_LINEAR_SMEM", raising=False)
+    assert shared_budget(227 * 1024, 228 * 1024) == 113 * 1024      # Hopper
+    assert shared_budget(163 * 1024, 164 * 1024) == 81 * 1024       # A100
+    assert shared_budget(48 * 1024, 64 * 1024) == 48 * 1024
+    assert shared_budget(99 * 1024, 100 * 1024) == 49 * 1024
+    monkeypatch.setenv("DGBDT_LINEAR_SMEM", str(300 * 1024))
+    assert shared_budget(227 * 1024, 228 * 1024) == 227 * 1024
 
 
 @pytest.mark.parametrize("K", [1, 3])

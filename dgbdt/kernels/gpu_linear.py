@@ -5,9 +5,11 @@ host grower (dgbdt.tree.linear_growth) asks of GPU shards.
   device): the smaller children from their rows, a larger child's g, h and x~ entries as its
   parent's partial minus its sibling's (exact) and its p~ entries (its own slope part) from
   its rows (cuda/linear.cu ``linear_histograms_shared``, sums privatized per block and
-  feature group in shared memory, or ``linear_histograms``, every summand a global atomic:
+  feature group in shared memory, a thread a row, or ``linear_histograms``, every summand a
+  global atomic:
   ``hist_setting``; ``p_only`` for the p~ pass);
-* ``linear_leaf_sums``: each leaf's fixed-point ridge sums [Lf, D + 1, D + 2] (device);
+* ``linear_leaf_sums``: each leaf's fixed-point ridge sums [Lf, D + 1, D + 2] (device; a
+  block a tile of rows, staged in shared memory);
 * ``add_linear_leaves``: margin[r, k] += the row's linear leaf value;
 * ``evaluate_linear_splits``: the best half-additive split of each node of a level's device
   histograms (cuda/linear_split.cu: a block a (node, feature) scans the bins, an atomicMax a
@@ -23,8 +25,8 @@ host (linear_growth.LinearNodes). The shard's raw rows (``Shard.raw``) are a flo
 matrix: the Dataset's own for device input, uploaded once for host input (dgbdt.train).
 
 ``CudaLinear`` is a mixin of dgbdt.kernels.gpu.CudaBackend (it uses the backend's ``xp``,
-``n_sm``, ``upload``, ``on_device``, ``_hist_ptrs``, ``_tile_ptr`` and
-``_kernel``); it imports nothing of
+``n_sm``, ``smem_optin``, ``smem_per_sm``, ``threads_per_sm``, ``upload``, ``on_device``,
+``_hist_ptrs``, ``_tile_ptr`` and ``_kernel``); it imports nothing of
 gpu.py, so there is no import circle.
 """
 from __future__ import annotations
@@ -34,28 +36,52 @@ import os
 
 import numpy as np
 
-from .launch import BLOCK, _i32
+from .launch import BLOCK, _grid, _i32
 
 #: rows a tile of the histogram and margin kernels (a block takes a tile at a time)
 LINEAR_TILE = 128
-#: rows a tile of the leaf sums (a thread sums one entry over a tile's rows)
-LEAF_SUM_TILE = 64
-#: the entries of a linear histogram slot that depend on the node's p~ (GP, HP, HPP, HPX)
-P_ENTRIES = np.array([2, 3, 4, 7])
-#: shared memory a block of linear_histograms_shared may use (9 int64 = 72 bytes a slot)
+#: rows a tile of the leaf sums at most (a block's shared memory holds each row's z, g and
+#: h: leaf_sum_tile)
+LEAF_SUM_TILE = 256
+#: shared memory a block of linear_histograms_shared uses at most where the device gives it
+#: (9 int64 = 72 bytes a slot): feature_groups' default budget
 LINEAR_SMEM = 48 * 1024
-#: resident blocks per SM the shared kernel's grid aims at
-LINEAR_BLOCKS_PER_SM = 4
+#: threads of a linear_histograms_shared block (a thread a row). 1024-thread blocks of half
+#: an SM's shared memory (two resident; 6 features of 257 slots on an H100) measured 2x faster
+#: at the root and ~1.5x at deeper levels than 256-thread blocks of 48 KiB (more groups, so
+#: each row's g, h and p~ read and rounded again per group; benchmarks/lab/linear_hist_lab.py)
+LINEAR_HIST_BLOCK = 1024
 #: threads of a split-search block (a (node, feature) item; bins beyond it go in chunks)
 SPLIT_BLOCK = 128
 #: columns of a split-search result row: gain bits, feature, bin, default left, left[9], right[9]
 SPLIT_ROW = 22
 
 
+def shared_budget(smem_optin: int, smem_per_sm: int) -> int:
+    """Shared memory a linear_histograms_shared block may use: half an SM's, so two blocks
+    are resident (less the 1 KiB the device reserves a block), within the per-block opt-in
+    limit (DGBDT_LINEAR_SMEM overrides, within that limit)."""
+    env = os.environ.get("DGBDT_LINEAR_SMEM")
+    if env:
+        return min(int(env), smem_optin)
+    return max(LINEAR_SMEM, min(smem_optin, smem_per_sm // 2 - 1024))
+
+
+def leaf_sum_tile(D: int, budget: int = 48 * 1024) -> tuple[int, int]:
+    """(rows a tile, shared-memory bytes) of linear_leaf_sums for D regressors a leaf: the
+    tile's z, g and h (D + 3 float64 a row) and the block's n_entries int64 sums within
+    ``budget`` (the default limit, no opt-in): 256 rows up to D = 20, fewer beyond."""
+    n_entries = (D + 1) * (D + 2) // 2 + D + 1
+    tile = LEAF_SUM_TILE
+    while tile > 16 and tile * (D + 3) * 8 + n_entries * 8 > budget:
+        tile //= 2
+    return tile, tile * (D + 3) * 8 + n_entries * 8
+
+
 def hist_setting() -> str:
     """DGBDT_LINEAR_HIST: which kernel builds linear histograms on a GPU: "shared" (the
     default: sums privatized per block in shared memory, for feature groups that fit
-    LINEAR_SMEM; "global" where a feature alone does not) or "global" (every summand a
+    shared_budget; "global" where a feature alone does not) or "global" (every summand a
     global atomic: the simplest form). The same integers either way."""
     value = os.environ.get("DGBDT_LINEAR_HIST", "shared") or "shared"
     if value not in ("shared", "global"):
@@ -142,13 +168,15 @@ class CudaLinear:
         S = int(hist_ptrs[-1])
         out = cp.zeros((ns + nl, S, 9), dtype=cp.int64)
         self._linear_rows(shard, req.small, lv, slice(0, ns), hist_ptrs, False, out[:ns])
-        if nl:
-            own = cp.zeros((nl, S, 9), dtype=cp.int64)
-            self._linear_rows(shard, req.large, lv, slice(ns, None), hist_ptrs, True, own)
-            large = out[ns:]
-            large[...] = shard.level_hist[self.on_device(req.parent_slot, np.int64)] - out[:ns]
-            at = self._device_const("p_entries", lambda: P_ENTRIES)
-            large[:, :, at] = own[:, :, at]
+        if nl:      # the p~ entries from rows, the others by subtraction (linear_siblings)
+            if nl != ns:
+                raise ValueError(f"a level's larger children pair with its smaller ones; "
+                                 f"got {ns} smaller and {nl} larger")
+            self._linear_rows(shard, req.large, lv, slice(ns, None), hist_ptrs, True, out[ns:])
+            self._kernel("linear", "linear_siblings")(
+                (_grid(ns * S * 9, cap=self.n_sm * 32),), (BLOCK,),
+                (shard.level_hist, self.on_device(req.parent_slot, np.int64), _i32(ns),
+                 np.int64(S), out))
         return out
 
     def _linear_rows(self, shard, nodes, lv, at: slice, hist_ptrs, p_only: bool, out) -> None:
@@ -185,9 +213,19 @@ class CudaLinear:
                                                          args + (out,))
             return
         groups_d, n_groups, widest = groups
-        self._kernel("linear", "linear_histograms_shared")(
-            (max(1, math.ceil(self.n_sm * LINEAR_BLOCKS_PER_SM / n_groups)), 1, n_groups),
-            (BLOCK,), args + (groups_d, out), shared_mem=72 * widest)
+        kern = self._kernel("linear", "linear_histograms_shared")
+        smem = 72 * widest
+        held = self.__dict__.setdefault("_linear_launch", {"smem": 48 * 1024})
+        if smem > held["smem"]:     # beyond the default limit: opt in (once a size)
+            kern.max_dynamic_shared_size_bytes = held["smem"] = smem
+        if "block" not in held:     # the kernel's registers may allow fewer threads
+            held["block"] = min(LINEAR_HIST_BLOCK, getattr(kern, "max_threads_per_block",
+                                                           LINEAR_HIST_BLOCK))
+        block = held["block"]
+        # one wave of resident blocks: as many per SM as threads and shared memory allow
+        per_sm = max(1, min(self.threads_per_sm // block, self.smem_per_sm // (smem + 1024)))
+        kern((max(1, math.ceil(self.n_sm * per_sm / n_groups)), 1, n_groups), (block,),
+             args + (groups_d, out), shared_mem=smem)
 
     def _linear_groups(self, shard, hist_ptrs):
         """(device groups, their count, the widest group's slots) for the shared kernel, or
@@ -195,7 +233,7 @@ class CudaLinear:
         key = np.asarray(hist_ptrs, dtype=np.int64).tobytes()
         held = getattr(shard, "_linear_groups_of", None)
         if held is None or held[0] != key:
-            fg = feature_groups(hist_ptrs)
+            fg = feature_groups(hist_ptrs, shared_budget(self.smem_optin, self.smem_per_sm))
             held = (key, None if fg is None else
                     (self.on_device(fg[0], np.int32), len(fg[0]) // 2, fg[1]))
             shard._linear_groups_of = held
@@ -210,16 +248,17 @@ class CudaLinear:
         if Lf and shard.n_rows:
             raw = raw_of(shard, self.xp)
             leaves_d = self.on_device(req.leaves, np.int64)
-            tile_ptr = self._tile_ptr(shard, leaves_d, Lf, LEAF_SUM_TILE)
-            self._kernel("linear", "linear_leaf_sums")(
-                (self.n_sm * 16,), (BLOCK,),
+            tile, smem = leaf_sum_tile(D)
+            tile_ptr = self._tile_ptr(shard, leaves_d, Lf, tile)
+            self._kernel("linear", "linear_leaf_sums")(     # a block a tile at a time
+                (self.n_sm * 8,), (BLOCK,),
                 (shard.rows, shard.begin, shard.end, leaves_d, raw, _i32(raw.shape[1]),
                  self.xp.ascontiguousarray(shard.g), self.xp.ascontiguousarray(shard.h),
                  _i32(shard.g.shape[1]), _i32(req.k),
                  *self._normalization(shard, req.center, req.inv_scale),
                  self.on_device(req.feats, np.int64), _i32(D),
                  self._consts(req.consts, req.scale_g, req.scale_h), tile_ptr, _i32(Lf),
-                 _i32(LEAF_SUM_TILE), out))
+                 _i32(tile), out), shared_mem=smem)
         a = self._device_const(f"tril_a{D}", lambda: np.tril_indices(D + 1, -1)[0])
         b = self._device_const(f"tril_b{D}", lambda: np.tril_indices(D + 1, -1)[1])
         out[:, a, b] = out[:, b, a]

@@ -156,20 +156,29 @@ def test_streamed_pages_give_the_cpu_model(monkeypatch, device_input):
         assert gpu.save_raw() == cpu.save_raw()
 
 
-@pytest.mark.parametrize("setting,max_bin", [("global", 32), ("shared", 1024)],
-                         ids=["global-kernel", "feature-too-wide-for-shared"])
-def test_both_histogram_kernels_give_the_cpu_model(monkeypatch, setting, max_bin):
-    """DGBDT_LINEAR_HIST=global (every summand a global atomic), and the default setting with
-    a feature of more slots than the shared kernel's block holds (max_bin 1024: that level
-    runs the global kernel): the CPU's model file either way."""
+@pytest.mark.parametrize("setting,max_bin,smem", [
+    ("global", 32, None), ("shared", 1024, None), ("shared", 256, 16384)],
+    ids=["global-kernel", "a-group-a-feature", "feature-too-wide-for-shared"])
+def test_both_histogram_kernels_give_the_cpu_model(monkeypatch, setting, max_bin, smem):
+    """DGBDT_LINEAR_HIST=global (every summand a global atomic); the default setting with
+    features of ~1000 slots (one a shared-memory block, opted in beyond 48 KiB); and with a
+    16 KiB budget (DGBDT_LINEAR_SMEM), under one feature's 257 slots (the global kernel runs):
+    the CPU's model file each way."""
     from dgbdt.kernels import gpu_linear
     monkeypatch.setenv("DGBDT_LINEAR_HIST", setting)
+    if smem:
+        monkeypatch.setenv("DGBDT_LINEAR_SMEM", str(smem))
+        assert gpu_linear.feature_groups(np.cumsum([0] + [257] * 5), smem) is None
     X, y, w = _data(seed=7)
     p = {**LIN, "max_bin": max_bin}
     cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 4, verbose_eval=False)
     gpu = dgbdt.train({**p, "device": "cuda"}, _dataset(X, y, w, True), 4, verbose_eval=False)
-    if setting == "shared":     # a feature of ~1000 slots: no group fits, the global kernel
-        assert gpu_linear.feature_groups(np.cumsum([0] + [1001] * 5)) is None
+    if max_bin == 1024 and smem is None:
+        from dgbdt.kernels.gpu import CudaBackend
+        be = CudaBackend.for_ordinal(0)
+        budget = gpu_linear.shared_budget(be.smem_optin, be.smem_per_sm)
+        fg = gpu_linear.feature_groups(np.cumsum([0] + [1025] * 5), budget)
+        assert budget > 72 * 1025 > 48 * 1024 and fg is not None
     assert gpu.save_raw() == cpu.save_raw()
 
 

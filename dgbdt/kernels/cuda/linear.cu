@@ -6,8 +6,8 @@
 // fixed-point integer with rint (round half to even, as numpy's), so the int64 sums equal the
 // CPU's exactly, whatever the order of the atomic adds.
 //
-// Sums are added with 64-bit integer atomics (two's complement: a negative summand wraps
-// like the CPU's int64 add). The CI test tests/test_linear_kernel_host.py compiles this file
+// Sums are added with 64-bit integer atomics, in shared memory as two 32-bit ones
+// (shared_add64) (two's complement: a negative summand wraps like the CPU's int64 add). The CI test tests/test_linear_kernel_host.py compiles this file
 // as host C++ and runs each block's threads as host threads (a barrier for __syncthreads,
 // host atomics), against the numba kernels.
 //
@@ -28,11 +28,47 @@ __device__ __forceinline__ double xtilde(const float* __restrict__ raw, u64 r, i
     return ((double)x - center[f]) * inv_scale[f];
 }
 
-// The nine rounded summands of one (row, feature) element (g, h, g p~, h p~, h p~^2, g x~,
-// h x~, h p~ x~, h x~^2: q[0..9), 0 where cpu_linear adds nothing; with p_only the four that
-// depend on p~ (GP, HP, HPP, HPX), the others 0), and the element's symbol. cpu_linear's
-// operations in its order; shared by both histogram kernels, so they sum the same integers.
-// pt: the row's p~ (linear_ptilde, once a row: not again for each of its features).
+// A row's part of its elements' summands (the same for each of its features): gs, hs the
+// scaled g and h of class k, hps = hs p~, and the summands g, h, g p~, h p~, h p~^2 (q[0..5);
+// g and h 0 with p_only: the p~ pass sums only GP, HP, HPP, HPX). cpu_linear's operations in
+// its order. pt: the row's p~ (linear_ptilde, once a row).
+struct RowTerms {
+    double gs, hs, hps;
+    i64 q[5];
+};
+
+__device__ __forceinline__ RowTerms row_terms(
+        const double* __restrict__ g, const double* __restrict__ h, int K, int k,
+        const i64* __restrict__ grad, u64 r, double pt, double sg, double sh, int p_only) {
+    RowTerms t;
+    t.gs = g[r * (u64)K + (u64)k] * sg;
+    t.hs = h[r * (u64)K + (u64)k] * sh;
+    t.hps = t.hs * pt;
+    t.q[0] = p_only ? 0 : grad[2 * r];
+    t.q[1] = p_only ? 0 : grad[2 * r + 1];
+    t.q[2] = (i64)rint(t.gs * pt);
+    t.q[3] = (i64)rint(t.hps);
+    t.q[4] = (i64)rint(t.hps * pt);
+    return t;
+}
+
+// The element's own summands q[5..9) (g x~, h x~, h p~ x~, h x~^2; with p_only only h p~ x~),
+// 0 where cpu_linear adds nothing (x~ = 0: missing, or not a regressor).
+__device__ __forceinline__ void feature_terms(const RowTerms& t, double xt, int p_only,
+                                              i64* q) {
+    q[5] = q[6] = q[7] = q[8] = 0;
+    if (xt == 0.0) return;
+    q[7] = (i64)rint(t.hps * xt);
+    if (!p_only) {
+        const double hx = t.hs * xt;
+        q[5] = (i64)rint(t.gs * xt);
+        q[6] = (i64)rint(hx);
+        q[8] = (i64)rint(hx * xt);
+    }
+}
+
+// The nine rounded summands of one (row, feature) element (q[0..9): row_terms' and
+// feature_terms') and the element's symbol.
 __device__ __forceinline__ u32 element_summands(
         const u32* __restrict__ words, int bits, u32 mask, int F, u64 r, int f,
         const double* __restrict__ g, const double* __restrict__ h, int K, int k,
@@ -40,26 +76,23 @@ __device__ __forceinline__ u32 element_summands(
         const double* __restrict__ center, const double* __restrict__ inv_scale,
         const unsigned char* __restrict__ xmask, double pt, double sg, double sh, int p_only,
         i64* q) {
-    const double gs = g[r * (u64)K + (u64)k] * sg;
-    const double hs = h[r * (u64)K + (u64)k] * sh;
-    const double hps = hs * pt;
-    q[2] = (i64)rint(gs * pt);
-    q[3] = (i64)rint(hps);
-    q[4] = (i64)rint(hps * pt);
-    const double xt = xtilde(raw, r, F, f, xmask, center, inv_scale);
-    q[0] = q[1] = q[5] = q[6] = q[7] = q[8] = 0;
-    if (xt != 0.0) q[7] = (i64)rint(hps * xt);
-    if (!p_only) {
-        q[0] = grad[2 * r];
-        q[1] = grad[2 * r + 1];
-        if (xt != 0.0) {
-            const double hx = hs * xt;
-            q[5] = (i64)rint(gs * xt);
-            q[6] = (i64)rint(hx);
-            q[8] = (i64)rint(hx * xt);
-        }
-    }
+    const RowTerms t = row_terms(g, h, K, k, grad, r, pt, sg, sh, p_only);
+    for (int c = 0; c < 5; ++c) q[c] = t.q[c];
+    feature_terms(t, xtilde(raw, r, F, f, xmask, center, inv_scale), p_only, q);
     return read_symbol(words, r * (u64)F + (u64)f, bits, mask);
+}
+
+// *p += v (mod 2^64) in shared memory as two native 32-bit atomics: the low word's add
+// returns its old value, whose carry goes with the high word's add (XGBoost's
+// AtomicAdd64As32; a 64-bit shared atomicAdd is a compare-and-swap loop on Hopper: measured
+// 1.8x slower for this kernel, benchmarks/lab/linear_hist_lab.py). Integer sums, so the
+// result is the same in any order; little-endian: the low word first.
+__device__ __forceinline__ void shared_add64(u64* p, u64 v) {
+    u32* w = reinterpret_cast<u32*>(p);
+    const u32 lo = (u32)v, hi = (u32)(v >> 32);
+    const u32 old = atomicAdd(w, lo);
+    const u32 up = hi + (old > 0xffffffffu - lo ? 1u : 0u);
+    if (up) atomicAdd(w + 1, up);
 }
 
 // p~ of every row of the nodes' segments (the smaller or the larger children of a level):
@@ -137,12 +170,14 @@ extern "C" __global__ void linear_histograms(
     }
 }
 
-// linear_histograms with each block's sums privatized in shared memory (64-bit shared
-// atomics): block (x, z) takes feature group z (groups [2 z], [2 z + 1]: a run of features
-// whose gs slots x 9 int64 fit the block's shared memory) over a contiguous range of the
-// level's tiles, and adds its shared sums to `out` (nonzero ones, global atomics) whenever
-// its range moves to another node and at the end. Integer sums: the same result as
-// linear_histograms in any order.
+// linear_histograms with each block's sums privatized in shared memory: block (x, z) takes
+// feature group z (groups [2 z], [2 z + 1]: a run of features whose gs slots x 9 int64 fit the
+// block's shared memory) over a contiguous range of the level's tiles, a node's part of it as
+// one run of rows; a thread a row: its row_terms once, then its features of the group in turn
+// (each element's nine summands into the slot of its symbol, shared_add64). The block adds
+// its shared sums to `out` (nonzero ones, global atomics) after each node's run. Integer
+// sums: the same result as linear_histograms in any order. (A thread a (row, feature)
+// element instead, row_terms again for every feature, measured 2x slower at the root.)
 extern "C" __global__ void linear_histograms_shared(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ hist_ptrs, const int* __restrict__ rows,
@@ -157,7 +192,6 @@ extern "C" __global__ void linear_histograms_shared(
     extern __shared__ u64 sh64[];
     const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
     const int f0 = groups[2 * blockIdx.z], f1 = groups[2 * blockIdx.z + 1];
-    const int nfg = f1 - f0;
     const i64 s0 = hist_ptrs[f0];
     const int gs = (int)(hist_ptrs[f1] - s0);
     for (int s = threadIdx.x; s < 9 * gs; s += blockDim.x) sh64[s] = 0;
@@ -168,55 +202,72 @@ extern "C" __global__ void linear_histograms_shared(
     const i64 t1 = t0 + per < total ? t0 + per : total;
     const int F = n_features;
     i64 q[9];
-    int cur = -1;
-    for (i64 t = t0; t < t1; ++t) {
-        const int j = tile_node(tile_ptr, m, t);
-        if (j != cur) {           // block-uniform: flush the previous node's sums
-            if (cur >= 0) {
-                __syncthreads();
-                u64* o = out + ((i64)cur * n_slots + s0) * 9;
-                for (int s = threadIdx.x; s < 9 * gs; s += blockDim.x) {
-                    const u64 v = sh64[s];
-                    sh64[s] = 0;
-                    if (v) atomicAdd(o + s, v);
-                }
-                __syncthreads();
-            }
-            cur = j;
-        }
+    if (t0 >= t1) return;
+    for (int j = tile_node(tile_ptr, m, t0); j < m && tile_ptr[j] < t1; ++j) {
+        // block-uniform: node j's tiles [ta, tb) of the block's range, rows [rb, re)
+        const i64 ta = t0 > tile_ptr[j] ? t0 : tile_ptr[j];
+        const i64 tb = t1 < tile_ptr[j + 1] ? t1 : tile_ptr[j + 1];
+        if (ta >= tb) continue;
         const i64 node = nodes[j];
-        const i64 rb = seg_begin[node] + (t - tile_ptr[j]) * tile;
-        const i64 re = rb + tile < seg_end[node] ? rb + tile : seg_end[node];
-        const i64 n_el = (re - rb) * nfg;
-        for (i64 el = threadIdx.x; el < n_el; el += blockDim.x) {
-            const i64 ri = el / nfg;
-            const int f = f0 + (int)(el - ri * nfg);
-            const u64 r = (u32)rows[rb + ri];
-            const u32 sym = element_summands(words, bits, mask, F, r, f, g, h, K, k, grad, raw,
-                                             center, inv_scale, xmask, ptilde[r], sg, sh,
-                                             p_only, q);
-            u64* o = sh64 + (hist_ptrs[f] - s0 + (i64)sym) * 9;
-            for (int c = 0; c < 9; ++c)
-                if (q[c]) atomicAdd(o + c, (u64)q[c]);
+        const i64 rb = seg_begin[node] + (ta - tile_ptr[j]) * tile;
+        const i64 rt = seg_begin[node] + (tb - tile_ptr[j]) * tile;
+        const i64 re = rt < seg_end[node] ? rt : seg_end[node];
+        for (i64 i = rb + threadIdx.x; i < re; i += blockDim.x) {
+            const u64 r = (u32)rows[i];
+            const RowTerms t = row_terms(g, h, K, k, grad, r, ptilde[r], sg, sh, p_only);
+            for (int f = f0; f < f1; ++f) {
+                feature_terms(t, xtilde(raw, r, F, f, xmask, center, inv_scale), p_only, q);
+                const u32 sym = read_symbol(words, r * (u64)F + (u64)f, bits, mask);
+                u64* o = sh64 + (hist_ptrs[f] - s0 + (i64)sym) * 9;
+                for (int c = 0; c < 5; ++c)
+                    if (t.q[c]) shared_add64(o + c, (u64)t.q[c]);
+                for (int c = 5; c < 9; ++c)
+                    if (q[c]) shared_add64(o + c, (u64)q[c]);
+            }
         }
-    }
-    __syncthreads();
-    if (cur >= 0) {
-        u64* o = out + ((i64)cur * n_slots + s0) * 9;
+        __syncthreads();          // node j's sums are complete: add them to out, zero them
+        u64* o = out + ((i64)j * n_slots + s0) * 9;
         for (int s = threadIdx.x; s < 9 * gs; s += blockDim.x) {
             const u64 v = sh64[s];
+            sh64[s] = 0;
             if (v) atomicAdd(o + s, v);
         }
+        __syncthreads();
+    }
+}
+
+// A level's larger children: out [2 m, S, 9] holds the smaller children's histograms (rows
+// 0..m) and the larger ones' p~ entries from their own rows (rows m..2 m, the p_only pass: its
+// other entries 0); each larger child's entries that do not depend on its p~ (g, h, g x~,
+// h x~, h x~^2: c = 0, 1, 5, 6, 8) become its parent's (parent [.., S, 9], row
+// parent_slot[i]) minus its sibling's: exact in int64 (tree.cu's subtract_siblings, less the
+// p~ entries).
+extern "C" __global__ void linear_siblings(
+        const i64* __restrict__ parent, const i64* __restrict__ parent_slot, int m,
+        i64 n_slots, i64* __restrict__ out) {
+    const i64 width = n_slots * 9;
+    const i64 n = (i64)m * width;
+    for (i64 x = (i64)blockIdx.x * blockDim.x + threadIdx.x; x < n;
+         x += (i64)gridDim.x * blockDim.x) {
+        const int c = (int)(x % 9);
+        if (c == 2 || c == 3 || c == 4 || c == 7) continue;
+        const i64 i = x / width, rest = x - i * width;
+        out[n + x] = parent[parent_slot[i] * width + rest] - out[x];
     }
 }
 
 // The upper triangle of each leaf's ridge sums: out [Lf, D + 1, D + 2] (zeroed by the
 // caller) entry (a, b <= a..D) += rint(h z_a z_b sh) and (a, D + 1) += rint(g z_a sg) over the
 // leaf's rows, z = (1, x~ of the leaf's regressors feats [Lf, D], -1 padded; a missing value
-// 0; no xmask: regressors only). Thread e of a tile sums entry e (of the n_entries = (D + 1)
-// (D + 2) / 2 + D + 1 entries, upper triangle row by row, then the g column) over the tile's
-// rows in a register and adds it once: few atomics, and a warp's threads read the same row.
-// The caller mirrors the lower triangle (cpu_linear.leaf_sums).
+// 0; no xmask: regressors only). The caller mirrors the lower triangle (cpu_linear.leaf_sums).
+// A block takes a tile of `tile` rows (all of one leaf) at a time: its threads first put each
+// row's z, g and h in shared memory (a thread a row: the row's loads once, in parallel), then
+// thread w sums entry e = w % n_entries (n_entries = (D + 1) (D + 2) / 2 + D + 1: the upper
+// triangle row by row, then the g column) over every n_sub-th row of the tile from shared
+// memory, adds that to the block's sum of e (shared_add64), and the block adds its sums to
+// `out` once a tile (global atomics). Integer sums: the same in any order. (A thread an entry
+// over a tile's rows read from global memory, each row's loads again for every entry and
+// in series, measured 5x slower.) Shared memory: tile (D + 3) float64 + n_entries int64.
 __device__ __forceinline__ double zval(const float* __restrict__ raw, u64 r, int F,
                                        const i64* __restrict__ fl,
                                        const double* __restrict__ center,
@@ -229,6 +280,20 @@ __device__ __forceinline__ double zval(const float* __restrict__ raw, u64 r, int
     return ((double)x - center[f]) * inv_scale[f];
 }
 
+// Entry e's (a, b) (b = D + 1: the g column).
+__device__ __forceinline__ void leaf_entry(int e, int D, int* a, int* b) {
+    const int n_tri = (D + 1) * (D + 2) / 2;
+    if (e >= n_tri) {
+        *a = e - n_tri;
+        *b = D + 1;
+        return;
+    }
+    int row = 0, rest = e;        // upper triangle rows a = 0.. of D + 1 - a entries
+    while (rest >= D + 1 - row) { rest -= D + 1 - row; ++row; }
+    *a = row;
+    *b = row + rest;
+}
+
 extern "C" __global__ void linear_leaf_sums(
         const int* __restrict__ rows, const i64* __restrict__ seg_begin,
         const i64* __restrict__ seg_end, const i64* __restrict__ leaves,
@@ -237,44 +302,58 @@ extern "C" __global__ void linear_leaf_sums(
         const double* __restrict__ inv_scale, const i64* __restrict__ feats, int D,
         const double* __restrict__ consts, const i64* __restrict__ tile_ptr, int m, int tile,
         u64* __restrict__ out) {
+    extern __shared__ u64 sh64[];
     const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
+    const int W = D + 3;                           // a row's z_0..z_D, g, h
     const int n_tri = (D + 1) * (D + 2) / 2;
     const int n_entries = n_tri + D + 1;
-    const i64 total = tile_ptr[m] * n_entries;
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x; w < total; w += stride) {
-        const i64 t = w / n_entries;
-        const int e = (int)(w - t * n_entries);
+    double* zs = reinterpret_cast<double*>(sh64);
+    u64* acc = sh64 + (i64)tile * W;
+    for (int e = threadIdx.x; e < n_entries; e += blockDim.x) acc[e] = 0;
+    const int n_sub = (int)blockDim.x >= n_entries ? (int)blockDim.x / n_entries : 1;
+    const i64 total = tile_ptr[m];
+    for (i64 t = blockIdx.x; t < total; t += gridDim.x) {     // block-uniform
         const int j = tile_node(tile_ptr, m, t);
         const i64 leaf = leaves[j];
         const i64 rb = seg_begin[leaf] + (t - tile_ptr[j]) * tile;
         const i64 re = rb + tile < seg_end[leaf] ? rb + tile : seg_end[leaf];
+        const int n = (int)(re - rb);
         const i64* fl = feats + (i64)j * D;
-        int a, b;
-        bool col = e >= n_tri;
-        if (col) {
-            a = e - n_tri;
-            b = D + 1;
-        } else {          // entry e of the upper triangle, rows a = 0.. of D + 1 - a entries
-            a = 0;
-            int rest = e;
-            while (rest >= D + 1 - a) { rest -= D + 1 - a; ++a; }
-            b = a + rest;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            const u64 r = (u32)rows[rb + i];
+            double* z = zs + (i64)i * W;
+            for (int a = 0; a <= D; ++a) z[a] = zval(raw, r, F, fl, center, inv_scale, a);
+            z[D + 1] = g[r * (u64)K + (u64)k];
+            z[D + 2] = h[r * (u64)K + (u64)k];
         }
-        if ((a > 0 && fl[a - 1] < 0) || (!col && b > 0 && fl[b - 1] < 0))
-            continue;     // a padded regressor: z = 0, every summand rint(0) = 0
-        i64 s = 0;
-        for (i64 i = rb; i < re; ++i) {
-            const u64 r = (u32)rows[i];
-            const double za = zval(raw, r, F, fl, center, inv_scale, a);
-            if (col) {
-                s += (i64)rint(g[r * (u64)K + (u64)k] * za * sg);
-            } else {
-                const double zb = zval(raw, r, F, fl, center, inv_scale, b);
-                s += (i64)rint(h[r * (u64)K + (u64)k] * za * zb * sh);
+        __syncthreads();
+        for (int w = threadIdx.x; w < n_entries * n_sub; w += blockDim.x) {
+            const int e = w % n_entries, sub = w / n_entries;
+            int a, b;
+            leaf_entry(e, D, &a, &b);
+            if ((a > 0 && fl[a - 1] < 0) || (b <= D && b > 0 && fl[b - 1] < 0))
+                continue;         // a padded regressor: z = 0, every summand rint(0) = 0
+            i64 s = 0;
+            for (int i = sub; i < n; i += n_sub) {
+                const double* z = zs + (i64)i * W;
+                if (b == D + 1)
+                    s += (i64)rint(z[D + 1] * z[a] * sg);
+                else
+                    s += (i64)rint(z[D + 2] * z[a] * z[b] * sh);
+            }
+            if (s) shared_add64(acc + e, (u64)s);
+        }
+        __syncthreads();
+        for (int e = threadIdx.x; e < n_entries; e += blockDim.x) {
+            const u64 v = acc[e];
+            if (v) {
+                int a, b;
+                leaf_entry(e, D, &a, &b);
+                atomicAdd(out + ((i64)j * (D + 1) + a) * (D + 2) + b, v);
+                acc[e] = 0;
             }
         }
-        if (s) atomicAdd(out + ((i64)j * (D + 1) + a) * (D + 2) + b, (u64)s);
+        __syncthreads();
     }
 }
 
