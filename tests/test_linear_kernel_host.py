@@ -66,35 +66,33 @@ template <class Fn> static void launch(int gx, int gz, int bx, Fn fn) {
 
 DRIVER = LAUNCH + """
 extern "C" void run_hist(int gx, int bx, const u32* words, int bits, u32 mask, int nf,
-        const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
-        const i64* grad, const float* raw, const double* center, const double* inv,
-        const unsigned char* xmask, const i64* sb, const i64* se, const i64* nodes,
-        const double* pt, const double* consts, int ns, const i64* tp, int m, int tile,
-        int p_only, u64* out) {
+        const i64* hp, const int* rows, const double* rec, const i64* recq, const float* raw,
+        const double* center, const double* inv, const unsigned char* xmask, const i64* sb,
+        const i64* se, const i64* nodes, int ns, const i64* tp, int m, int tile, int p_only,
+        u64* out) {
     launch(gx, 1, bx, [=] {
-        linear_histograms(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw, center, inv,
-                          xmask, sb, se, nodes, pt, consts, ns, tp, m, tile, p_only, out); });
+        linear_histograms(words, bits, mask, nf, hp, rows, rec, recq, raw, center, inv, xmask,
+                          sb, se, nodes, ns, tp, m, tile, p_only, out); });
 }
 
 extern "C" void run_ptilde(int gx, int bx, const int* rows, const i64* sb, const i64* se,
         const i64* nodes, const i64* tp, int m, int tile, const float* raw, int F,
         const double* center, const double* inv, const unsigned char* xmask, const i64* rf,
-        const double* rc, const double* isp, int D, double* pt) {
+        const double* rc, const double* isp, int D, const double* g, const double* h, int K,
+        int k, const i64* grad, const double* consts, int p_only, double* rec, i64* recq) {
     launch(gx, 1, bx, [=] {
         linear_ptilde(rows, sb, se, nodes, tp, m, tile, raw, F, center, inv, xmask, rf, rc,
-                      isp, D, pt); });
+                      isp, D, g, h, K, k, grad, consts, p_only, rec, recq); });
 }
 
 extern "C" void run_hist_shared(int gx, int gz, int bx, const u32* words, int bits, u32 mask,
-        int nf, const i64* hp, const int* rows, const double* g, const double* h, int K, int k,
-        const i64* grad, const float* raw, const double* center, const double* inv,
-        const unsigned char* xmask, const i64* sb, const i64* se, const i64* nodes,
-        const double* pt, const double* consts, int ns, const i64* tp, int m, int tile,
+        int nf, const i64* hp, const int* rows, const double* rec, const i64* recq,
+        const float* raw, const double* center, const double* inv, const unsigned char* xmask,
+        const i64* sb, const i64* se, const i64* nodes, int ns, const i64* tp, int m, int tile,
         int p_only, const int* groups, u64* out) {
     launch(gx, gz, bx, [=] {
-        linear_histograms_shared(words, bits, mask, nf, hp, rows, g, h, K, k, grad, raw,
-                                 center, inv, xmask, sb, se, nodes, pt, consts, ns, tp, m,
-                                 tile, p_only, groups, out); });
+        linear_histograms_shared(words, bits, mask, nf, hp, rows, rec, recq, raw, center, inv,
+                                 xmask, sb, se, nodes, ns, tp, m, tile, p_only, groups, out); });
 }
 
 extern "C" void run_siblings(int gx, int bx, const i64* parent, const i64* ps, int m,
@@ -207,14 +205,17 @@ def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, groups, p_only):
     out = np.zeros((len(nodes), S, 9), np.uint64)
     tp = _tile_ptr(s["begin"], s["end"], nodes, tile)
     xmask = s["xmask"].astype(np.uint8)
-    pt = np.full(s["n"], np.nan)          # the rows' p~, once a row (linear_ptilde)
+    # the rows' records at their positions in rows, once a row (linear_ptilde)
+    rec, recq = np.full((s["n"], 3), np.nan), np.zeros((s["n"], 2), np.int64)
     lib.run_ptilde(*_args(gx, bx, s["rows"], s["begin"], s["end"], nodes, tp, len(nodes), tile,
                           s["raw"], s["F"], s["center"], s["inv"], xmask, feat, coef, inv_sp,
-                          feat.shape[1], pt))
-    assert not np.isnan(pt[s["rows"][s["begin"][3]:s["end"][6]]]).any()
-    args = (p.words, p.bits, p.mask, s["F"], s["ptrs"], s["rows"], s["g"], s["h"], s["K"], 1,
-            s["grad"], s["raw"], s["center"], s["inv"], xmask, s["begin"], s["end"], nodes,
-            pt, _consts(s), S, tp, len(nodes), tile, int(p_only))
+                          feat.shape[1], s["g"], s["h"], s["K"], 1, s["grad"], _consts(s),
+                          int(p_only), rec, recq))
+    assert not np.isnan(rec[s["begin"][3]:s["end"][6]]).any()
+    assert (recq[s["begin"][3]:s["end"][6]] != 0).all() != p_only   # g, h not with p_only
+    args = (p.words, p.bits, p.mask, s["F"], s["ptrs"], s["rows"], rec, recq, s["raw"],
+            s["center"], s["inv"], xmask, s["begin"], s["end"], nodes, S, tp, len(nodes), tile,
+            int(p_only))
     if groups is None:
         lib.run_hist(*_args(gx, bx, *args, out))
     else:

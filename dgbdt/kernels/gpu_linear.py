@@ -192,21 +192,26 @@ class CudaLinear:
         nodes_d = self.on_device(nodes, np.int64)
         tile_ptr = self._tile_ptr(shard, nodes_d, m, LINEAR_TILE)
         g, h = self.xp.ascontiguousarray(shard.g), self.xp.ascontiguousarray(shard.h)
-        # each row's p~ once (linear_ptilde), read by the histogram kernel for its features
-        pt = getattr(shard, "_ptilde", None)
-        if pt is None or pt.shape[0] != shard.n_rows:
-            pt = shard._ptilde = self.xp.empty(shard.n_rows, dtype=self.xp.float64)
+        # each row's record (g sg, h sh, p~ and its fixed-point g, h) at its position in rows,
+        # once (linear_ptilde): the histogram kernels read it in row order, coalesced
+        held = getattr(shard, "_linear_records", None)
+        if held is None or held[0].shape[0] != shard.n_rows:
+            held = shard._linear_records = (
+                self.xp.empty((shard.n_rows, 3), dtype=self.xp.float64),
+                self.xp.empty((shard.n_rows, 2), dtype=self.xp.int64))
+        rec, recq = held
         self._kernel("linear", "linear_ptilde")(       # a thread a row of a tile
             (self.n_sm * 32,), (LINEAR_TILE,),
             (shard.rows, shard.begin, shard.end, nodes_d, tile_ptr, _i32(m), _i32(LINEAR_TILE),
              raw, _i32(raw.shape[1]), center, inv_scale, xmask,
              self.on_device(lv.reg_feat[at], np.int64), self.on_device(lv.reg_coef[at], np.float64),
-             self.on_device(lv.inv_sp[at], np.float64), _i32(D), pt))
+             self.on_device(lv.inv_sp[at], np.float64), _i32(D), g, h, _i32(g.shape[1]),
+             _i32(lv.k), shard.grad, self._consts(lv.consts, lv.scale_g, lv.scale_h),
+             _i32(p_only), rec, recq))
         args = (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features),
-                self._hist_ptrs(np.asarray(hist_ptrs)), shard.rows, g, h, _i32(g.shape[1]),
-                _i32(lv.k), shard.grad, raw, center, inv_scale, xmask, shard.begin, shard.end,
-                nodes_d, pt, self._consts(lv.consts, lv.scale_g, lv.scale_h),
-                _i32(hist_ptrs[-1]), tile_ptr, _i32(m), _i32(LINEAR_TILE), _i32(p_only))
+                self._hist_ptrs(np.asarray(hist_ptrs)), shard.rows, rec, recq, raw, center,
+                inv_scale, xmask, shard.begin, shard.end, nodes_d, _i32(hist_ptrs[-1]),
+                tile_ptr, _i32(m), _i32(LINEAR_TILE), _i32(p_only))
         groups = self._linear_groups(shard, hist_ptrs) if hist_setting() == "shared" else None
         if groups is None:
             self._kernel("linear", "linear_histograms")((self.n_sm * 16,), (BLOCK,),

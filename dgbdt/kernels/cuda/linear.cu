@@ -28,24 +28,24 @@ __device__ __forceinline__ double xtilde(const float* __restrict__ raw, u64 r, i
     return ((double)x - center[f]) * inv_scale[f];
 }
 
-// A row's part of its elements' summands (the same for each of its features): gs, hs the
-// scaled g and h of class k, hps = hs p~, and the summands g, h, g p~, h p~, h p~^2 (q[0..5);
-// g and h 0 with p_only: the p~ pass sums only GP, HP, HPP, HPX). cpu_linear's operations in
-// its order. pt: the row's p~ (linear_ptilde, once a row).
+// A row's part of its elements' summands (the same for each of its features), from its
+// record (linear_ptilde): gs, hs the scaled g and h of class k, hps = hs p~, and the summands
+// g, h, g p~, h p~, h p~^2 (q[0..5); g and h 0 with p_only: the p~ pass sums only GP, HP,
+// HPP, HPX). cpu_linear's operations in its order.
 struct RowTerms {
     double gs, hs, hps;
     i64 q[5];
 };
 
-__device__ __forceinline__ RowTerms row_terms(
-        const double* __restrict__ g, const double* __restrict__ h, int K, int k,
-        const i64* __restrict__ grad, u64 r, double pt, double sg, double sh, int p_only) {
+__device__ __forceinline__ RowTerms row_terms(const double* __restrict__ rec,
+                                             const i64* __restrict__ recq, i64 i, int p_only) {
     RowTerms t;
-    t.gs = g[r * (u64)K + (u64)k] * sg;
-    t.hs = h[r * (u64)K + (u64)k] * sh;
+    t.gs = rec[3 * i];
+    t.hs = rec[3 * i + 1];
+    const double pt = rec[3 * i + 2];
     t.hps = t.hs * pt;
-    t.q[0] = p_only ? 0 : grad[2 * r];
-    t.q[1] = p_only ? 0 : grad[2 * r + 1];
+    t.q[0] = p_only ? 0 : recq[2 * i];
+    t.q[1] = p_only ? 0 : recq[2 * i + 1];
     t.q[2] = (i64)rint(t.gs * pt);
     t.q[3] = (i64)rint(t.hps);
     t.q[4] = (i64)rint(t.hps * pt);
@@ -67,16 +67,15 @@ __device__ __forceinline__ void feature_terms(const RowTerms& t, double xt, int 
     }
 }
 
-// The nine rounded summands of one (row, feature) element (q[0..9): row_terms' and
-// feature_terms') and the element's symbol.
+// The nine rounded summands of the element (row at position i of rows, feature f) (q[0..9):
+// row_terms' and feature_terms') and its symbol.
 __device__ __forceinline__ u32 element_summands(
-        const u32* __restrict__ words, int bits, u32 mask, int F, u64 r, int f,
-        const double* __restrict__ g, const double* __restrict__ h, int K, int k,
-        const i64* __restrict__ grad, const float* __restrict__ raw,
-        const double* __restrict__ center, const double* __restrict__ inv_scale,
-        const unsigned char* __restrict__ xmask, double pt, double sg, double sh, int p_only,
-        i64* q) {
-    const RowTerms t = row_terms(g, h, K, k, grad, r, pt, sg, sh, p_only);
+        const u32* __restrict__ words, int bits, u32 mask, int F, u64 r, int f, i64 i,
+        const double* __restrict__ rec, const i64* __restrict__ recq,
+        const float* __restrict__ raw, const double* __restrict__ center,
+        const double* __restrict__ inv_scale, const unsigned char* __restrict__ xmask,
+        int p_only, i64* q) {
+    const RowTerms t = row_terms(rec, recq, i, p_only);
     for (int c = 0; c < 5; ++c) q[c] = t.q[c];
     feature_terms(t, xtilde(raw, r, F, f, xmask, center, inv_scale), p_only, q);
     return read_symbol(words, r * (u64)F + (u64)f, bits, mask);
@@ -95,10 +94,13 @@ __device__ __forceinline__ void shared_add64(u64* p, u64 v) {
     if (up) atomicAdd(w + 1, up);
 }
 
-// p~ of every row of the nodes' segments (the smaller or the larger children of a level):
-// pt[r] = (sum_t reg_coef[j, t] x~(r, reg_feat[j, t])) inv_sp[j] over node j's regressors
-// (-1 padded), cpu_linear's operations in its order, so the histogram kernels read the value
-// they used to recompute for every (row, feature) element. Tiles as the histogram kernels'.
+// Each row's record for the histogram kernels, at its position i in rows (the nodes'
+// segments: the smaller or the larger children of a level): rec[i] = (g sg, h sh, p~) of class
+// k (float64 [n, 3]) and recq[i] = the row's fixed-point g and h (int64 [n, 2]; not with
+// p_only, whose sums leave them out), p~ = (sum_t reg_coef[j, t] x~(r, reg_feat[j, t]))
+// inv_sp[j] over node j's regressors (-1 padded): cpu_linear's operations in its order. So the
+// histogram kernels read a row's gradients and p~ in the order they take the rows (coalesced,
+// once), not gathered by row id for each feature group. Tiles as the histogram kernels'.
 extern "C" __global__ void linear_ptilde(
         const int* __restrict__ rows, const i64* __restrict__ seg_begin,
         const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
@@ -106,7 +108,10 @@ extern "C" __global__ void linear_ptilde(
         int F, const double* __restrict__ center, const double* __restrict__ inv_scale,
         const unsigned char* __restrict__ xmask, const i64* __restrict__ reg_feat,
         const double* __restrict__ reg_coef, const double* __restrict__ inv_sp, int D,
-        double* __restrict__ pt) {
+        const double* __restrict__ g, const double* __restrict__ h, int K, int k,
+        const i64* __restrict__ grad, const double* __restrict__ consts, int p_only,
+        double* __restrict__ rec, i64* __restrict__ recq) {
+    const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
     const i64 total = tile_ptr[m];
     for (i64 t = blockIdx.x; t < total; t += gridDim.x) {
         const int j = tile_node(tile_ptr, m, t);
@@ -123,30 +128,31 @@ extern "C" __global__ void linear_ptilde(
                 if (fr < 0) break;
                 acc += rc[t2] * xtilde(raw, r, F, (int)fr, xmask, center, inv_scale);
             }
-            pt[r] = acc * inv_sp[j];
+            rec[3 * i] = g[r * (u64)K + (u64)k] * sg;
+            rec[3 * i + 1] = h[r * (u64)K + (u64)k] * sh;
+            rec[3 * i + 2] = acc * inv_sp[j];
+            if (!p_only) {
+                recq[2 * i] = grad[2 * r];
+                recq[2 * i + 1] = grad[2 * r + 1];
+            }
         }
     }
 }
 
 // out [m, n_slots, 9] (zeroed by the caller) += each (row, feature) element's nine rounded
 // summands (element_summands) in the slot of the row's symbol; for a node whose other
-// entries are its parent's minus its sibling's, p_only. g, h: float64 [n, K] (class k's
-// column); grad int64 [n, 2] their fixed-point values (the plain histogram's summands).
-// Thread el of a tile handles feature el % F of the tile's row el / F; p~ is recomputed per
-// element (the same float64 operations each time, so the same value). Every sum goes to
-// global memory (the specification: linear_histograms_shared privatizes it).
+// entries are its parent's minus its sibling's, p_only. rec, recq: the rows' records
+// (linear_ptilde). Thread el of a tile handles feature el % F of the tile's row el / F. Every
+// sum goes to global memory (the specification: linear_histograms_shared privatizes it).
 extern "C" __global__ void linear_histograms(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ hist_ptrs, const int* __restrict__ rows,
-        const double* __restrict__ g, const double* __restrict__ h, int K, int k,
-        const i64* __restrict__ grad, const float* __restrict__ raw,
-        const double* __restrict__ center, const double* __restrict__ inv_scale,
-        const unsigned char* __restrict__ xmask, const i64* __restrict__ seg_begin,
-        const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
-        const double* __restrict__ ptilde, const double* __restrict__ consts, int n_slots,
-        const i64* __restrict__ tile_ptr, int m, int tile, int p_only,
-        u64* __restrict__ out) {
-    const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
+        const double* __restrict__ rec, const i64* __restrict__ recq,
+        const float* __restrict__ raw, const double* __restrict__ center,
+        const double* __restrict__ inv_scale, const unsigned char* __restrict__ xmask,
+        const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
+        const i64* __restrict__ nodes, int n_slots, const i64* __restrict__ tile_ptr, int m,
+        int tile, int p_only, u64* __restrict__ out) {
     const i64 total = tile_ptr[m];
     const int F = n_features;
     i64 q[9];
@@ -160,9 +166,8 @@ extern "C" __global__ void linear_histograms(
             const i64 ri = el / F;
             const int f = (int)(el - ri * F);
             const u64 r = (u32)rows[rb + ri];
-            const u32 sym = element_summands(words, bits, mask, F, r, f, g, h, K, k, grad, raw,
-                                             center, inv_scale, xmask, ptilde[r], sg, sh,
-                                             p_only, q);
+            const u32 sym = element_summands(words, bits, mask, F, r, f, rb + ri, rec, recq,
+                                             raw, center, inv_scale, xmask, p_only, q);
             u64* o = out + (((i64)j * n_slots) + hist_ptrs[f] + (i64)sym) * 9;
             for (int c = 0; c < 9; ++c)
                 if (q[c]) atomicAdd(o + c, (u64)q[c]);
@@ -181,16 +186,13 @@ extern "C" __global__ void linear_histograms(
 extern "C" __global__ void linear_histograms_shared(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ hist_ptrs, const int* __restrict__ rows,
-        const double* __restrict__ g, const double* __restrict__ h, int K, int k,
-        const i64* __restrict__ grad, const float* __restrict__ raw,
-        const double* __restrict__ center, const double* __restrict__ inv_scale,
-        const unsigned char* __restrict__ xmask, const i64* __restrict__ seg_begin,
-        const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
-        const double* __restrict__ ptilde, const double* __restrict__ consts, int n_slots,
-        const i64* __restrict__ tile_ptr, int m, int tile, int p_only,
-        const int* __restrict__ groups, u64* __restrict__ out) {
+        const double* __restrict__ rec, const i64* __restrict__ recq,
+        const float* __restrict__ raw, const double* __restrict__ center,
+        const double* __restrict__ inv_scale, const unsigned char* __restrict__ xmask,
+        const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
+        const i64* __restrict__ nodes, int n_slots, const i64* __restrict__ tile_ptr, int m,
+        int tile, int p_only, const int* __restrict__ groups, u64* __restrict__ out) {
     extern __shared__ u64 sh64[];
-    const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
     const int f0 = groups[2 * blockIdx.z], f1 = groups[2 * blockIdx.z + 1];
     const i64 s0 = hist_ptrs[f0];
     const int gs = (int)(hist_ptrs[f1] - s0);
@@ -214,7 +216,7 @@ extern "C" __global__ void linear_histograms_shared(
         const i64 re = rt < seg_end[node] ? rt : seg_end[node];
         for (i64 i = rb + threadIdx.x; i < re; i += blockDim.x) {
             const u64 r = (u32)rows[i];
-            const RowTerms t = row_terms(g, h, K, k, grad, r, ptilde[r], sg, sh, p_only);
+            const RowTerms t = row_terms(rec, recq, i, p_only);
             for (int f = f0; f < f1; ++f) {
                 feature_terms(t, xtilde(raw, r, F, f, xmask, center, inv_scale), p_only, q);
                 const u32 sym = read_symbol(words, r * (u64)F + (u64)f, bits, mask);
