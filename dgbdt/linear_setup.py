@@ -52,10 +52,13 @@ def column_range(X, xp):
     F = X.shape[1]
     if X.shape[0] == 0:
         return np.full(F, np.nan), np.full(F, np.nan)
-    missing = xp.isnan(X)
-    lo = xp.where(missing, xp.float32(np.inf), X).min(axis=0)
-    hi = xp.where(missing, xp.float32(-np.inf), X).max(axis=0)
-    empty = missing.all(axis=0)
+    # columns as rows: CuPy reduces a C-order [n, F] matrix along axis 0 slowly (6 ms a
+    # reduction for 1M x 12 on an H200, three of them), along the last axis at memory speed
+    Xt = xp.ascontiguousarray(X.T)
+    missing = xp.isnan(Xt)
+    lo = xp.where(missing, xp.float32(np.inf), Xt).min(axis=1)
+    hi = xp.where(missing, xp.float32(-np.inf), Xt).max(axis=1)
+    empty = missing.all(axis=1)
     lo, hi, empty = to_host(lo).astype(np.float64), to_host(hi).astype(np.float64), \
         to_host(empty)
     lo[empty] = hi[empty] = np.nan

@@ -427,3 +427,21 @@ def test_scalar_side_score_is_the_array_solver_bit_for_bit():
                                        w, Ls, keep, y)
                     got = L.side_score3(s, 2.0 ** -30, 2.0 ** -30, lam0, lam1, use_p, use_x)
                     assert got == ref or (np.isnan(got) and np.isnan(ref))
+
+
+def test_column_range_is_the_exact_nan_skipping_min_and_max():
+    """linear_setup.column_range (the GPU's normalization input, run here with numpy as its
+    array module): each column's min and max with NaN skipped, NaN for a column without
+    values, so the same numbers as LinearSpec.from_data's host reduction."""
+    from dgbdt.linear_setup import column_range
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4)).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    X[:, 2] = np.nan
+    lo, hi = column_range(X, np)
+    with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore", RuntimeWarning)
+        want_lo, want_hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    np.testing.assert_array_equal(lo, want_lo.astype(np.float64))
+    np.testing.assert_array_equal(hi, want_hi.astype(np.float64))
+    assert np.isnan(lo[2]) and np.isnan(hi[2]) and np.isfinite(lo[[0, 1, 3]]).all()
