@@ -37,6 +37,7 @@ static unsigned long long g_shared[1 << 15];
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __launch_bounds__(...)
 inline void __syncthreads() { g_barrier->arrive_and_wait(); }
 template <class T> inline T __ldg(const T* p) { return *p; }
 struct int4 { int x, y, z, w; };
@@ -68,31 +69,31 @@ DRIVER = LAUNCH + """
 extern "C" void run_hist(int gx, int bx, const u32* words, int bits, u32 mask, int nf,
         const i64* hp, const int* rows, const double* rec, const i64* recq, const float* raw,
         const double* center, const double* inv, const unsigned char* xmask, const i64* sb,
-        const i64* se, const i64* nodes, int ns, const i64* tp, int m, int tile, int p_only,
+        const i64* se, const i64* nodes, int ns, const i64* tp, int m, int tile, int p_from,
         u64* out) {
     launch(gx, 1, bx, [=] {
         linear_histograms(words, bits, mask, nf, hp, rows, rec, recq, raw, center, inv, xmask,
-                          sb, se, nodes, ns, tp, m, tile, p_only, out); });
+                          sb, se, nodes, ns, tp, m, tile, p_from, out); });
 }
 
 extern "C" void run_ptilde(int gx, int bx, const int* rows, const i64* sb, const i64* se,
         const i64* nodes, const i64* tp, int m, int tile, const float* raw, int F,
         const double* center, const double* inv, const unsigned char* xmask, const i64* rf,
         const double* rc, const double* isp, int D, const double* g, const double* h, int K,
-        int k, const i64* grad, const double* consts, int p_only, double* rec, i64* recq) {
+        int k, const i64* grad, const double* consts, int p_from, double* rec, i64* recq) {
     launch(gx, 1, bx, [=] {
         linear_ptilde(rows, sb, se, nodes, tp, m, tile, raw, F, center, inv, xmask, rf, rc,
-                      isp, D, g, h, K, k, grad, consts, p_only, rec, recq); });
+                      isp, D, g, h, K, k, grad, consts, p_from, rec, recq); });
 }
 
 extern "C" void run_hist_shared(int gx, int gz, int bx, const u32* words, int bits, u32 mask,
         int nf, const i64* hp, const int* rows, const double* rec, const i64* recq,
         const float* raw, const double* center, const double* inv, const unsigned char* xmask,
         const i64* sb, const i64* se, const i64* nodes, int ns, const i64* tp, int m, int tile,
-        int p_only, const int* groups, u64* out) {
+        int p_from, const int* groups, u64* out) {
     launch(gx, gz, bx, [=] {
         linear_histograms_shared(words, bits, mask, nf, hp, rows, rec, recq, raw, center, inv,
-                                 xmask, sb, se, nodes, ns, tp, m, tile, p_only, groups, out); });
+                                 xmask, sb, se, nodes, ns, tp, m, tile, p_from, groups, out); });
 }
 
 extern "C" void run_siblings(int gx, int bx, const i64* parent, const i64* ps, int m,
@@ -188,20 +189,26 @@ def _shard(seed, n=700, F=4, nb=6, K=2):
 @pytest.mark.parametrize("tile,gx,bx,groups", [
     (128, 3, 64, None), (7, 5, 32, None),                    # the global kernel
     (128, 2, 64, [0, 4]), (7, 3, 32, [0, 1, 1, 3, 3, 4])])   # shared: one group, three
-@pytest.mark.parametrize("p_only", [False, True])
-def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, groups, p_only):
+@pytest.mark.parametrize("p_from", [4, 0, 2], ids=["full", "p-only", "full-then-p-only"])
+def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, groups, p_from):
+    """The records (linear_ptilde) and either histogram kernel over four nodes, the first
+    p_from with all nine sums, the rest with only their p~ entries (a level's smaller, then
+    larger children): the numba kernel's int64 sums of each part exactly."""
     s = _shard(1)
-    nodes = np.array([6, 3, 5, 4], np.int64)     # node 5 without rows: no tiles
+    nodes = np.array([6, 5, 3, 4], np.int64)     # node 5 without rows: no tiles
     feat = np.array([[1, 3, -1], [0, -1, -1], [2, -1, -1], [3, 0, 1]], np.int64)
     coef = np.array([[0.7, -0.4, 0.0], [1.3, 0.0, 0.0], [0.2, 0.0, 0.0], [-0.3, 1.2, 0.05]])
     inv_sp = np.array([0.5, 0.5, 1.0, 0.25])
     S = int(s["ptrs"][-1])
     p = s["page"]
-    ref = cpu_linear.linear_histograms(
-        p.words, p.bits, s["F"], s["ptrs"], s["rows"], np.ascontiguousarray(s["g"][:, 1]),
-        np.ascontiguousarray(s["h"][:, 1]), s["grad"], s["raw"], s["center"], s["inv"],
-        s["xmask"], s["begin"][nodes], s["end"][nodes], feat, coef, inv_sp, s["sg"], s["sh"],
-        S, 2, p_only)
+
+    def numba(part, p_only):
+        return cpu_linear.linear_histograms(
+            p.words, p.bits, s["F"], s["ptrs"], s["rows"], np.ascontiguousarray(s["g"][:, 1]),
+            np.ascontiguousarray(s["h"][:, 1]), s["grad"], s["raw"], s["center"], s["inv"],
+            s["xmask"], s["begin"][nodes[part]], s["end"][nodes[part]], feat[part], coef[part],
+            inv_sp[part], s["sg"], s["sh"], S, 2, p_only)
+    ref = np.concatenate([numba(slice(0, p_from), False), numba(slice(p_from, None), True)])
     out = np.zeros((len(nodes), S, 9), np.uint64)
     tp = _tile_ptr(s["begin"], s["end"], nodes, tile)
     xmask = s["xmask"].astype(np.uint8)
@@ -210,20 +217,22 @@ def test_histograms_equal_the_numba_kernel(lib, tile, gx, bx, groups, p_only):
     lib.run_ptilde(*_args(gx, bx, s["rows"], s["begin"], s["end"], nodes, tp, len(nodes), tile,
                           s["raw"], s["F"], s["center"], s["inv"], xmask, feat, coef, inv_sp,
                           feat.shape[1], s["g"], s["h"], s["K"], 1, s["grad"], _consts(s),
-                          int(p_only), rec, recq))
+                          p_from, rec, recq))
     assert not np.isnan(rec[s["begin"][3]:s["end"][6]]).any()
-    assert (recq[s["begin"][3]:s["end"][6]] != 0).all() != p_only   # g, h not with p_only
+    for j, node in enumerate(nodes):      # g, h not for the p~-only nodes
+        seg = recq[s["begin"][node]:s["end"][node]]
+        assert (seg != 0).all() if j < p_from else not seg.any()
     args = (p.words, p.bits, p.mask, s["F"], s["ptrs"], s["rows"], rec, recq, s["raw"],
             s["center"], s["inv"], xmask, s["begin"], s["end"], nodes, S, tp, len(nodes), tile,
-            int(p_only))
+            p_from)
     if groups is None:
         lib.run_hist(*_args(gx, bx, *args, out))
     else:
         groups = np.array(groups, np.int32)
         lib.run_hist_shared(*_args(gx, len(groups) // 2, bx, *args, groups, out))
     got = out.view(np.int64)
-    if p_only:          # the kernel leaves the other entries 0, as the CPU's
-        assert not got[:, :, [0, 1, 5, 6, 8]].any()
+    # the p~-only nodes' other entries 0, as the CPU's
+    assert not got[p_from:][:, :, [0, 1, 5, 6, 8]].any()
     assert np.abs(ref[:, :, [2, 3, 4, 7]]).max() > 2 ** 40      # p~ sums present
     np.testing.assert_array_equal(got, ref)
 

@@ -99,12 +99,16 @@ def main():
     raw_d, g_d, h_d, grad_d = cp.asarray(raw), cp.asarray(g), cp.asarray(h), cp.asarray(grad)
     rec, recq = cp.empty((n, 3)), cp.empty((n, 2), dtype=cp.int64)
     ptilde = cp.RawKernel(SRC, "linear_ptilde", options=OPTS)
-    shared = cp.RawKernel(SRC, "linear_histograms_shared", options=OPTS)
+    # (budget, block, blocks an SM the registers must allow: __launch_bounds__)
+    shapes = ((48 * 1024, 512, 1), (113 * 1024, 1024, 1), (113 * 1024, 1024, 2),
+              (113 * 1024, 768, 2), (75 * 1024, 512, 3), (222 * 1024, 1024, 1))
+    kernels = {(blk, mb): cp.RawKernel(SRC, "linear_histograms_shared",
+                                       options=OPTS + (f"-DLINEAR_HIST_THREADS={blk}",
+                                                       f"-DLINEAR_HIST_MIN_BLOCKS={mb}"))
+               for _, blk, mb in shapes}
     spec = cp.RawKernel(SRC, "linear_histograms", options=OPTS)
-    shapes = ((48 * 1024, 256), (48 * 1024, 512), (113 * 1024, 1024), (222 * 1024, 1024))
     rows_out = []
-    print(f"n={n} F={F} sm={n_sm} optin={optin} shared kernel: "
-          f"{shared.num_regs} registers, {shared.max_threads_per_block} threads", flush=True)
+    print(f"n={n} F={F} sm={n_sm} optin={optin}", flush=True)
     for sname, (rows, sb, se, nodes, p_only) in scenarios(n, rs).items():
         rows_d, nodes_d = cp.asarray(rows), cp.asarray(nodes, dtype=cp.int64)
         sb_d, se_d = cp.asarray(sb, dtype=cp.int64), cp.asarray(se, dtype=cp.int64)
@@ -129,30 +133,33 @@ def main():
                   np.int32(m), np.int32(tile), np.int32(p_only))
         ref = cp.zeros((m, n_slots, 9), dtype=cp.int64)
         spec((n_sm * 16,), (256,), common + (ref,))
-        for budget, blk in shapes:
+        for budget, blk, mb in shapes:
             grp = groups_for(F, nb + 1, budget)
             G = len(grp) // 2
             smem = 72 * int(max(grp[2 * i + 1] - grp[2 * i] for i in range(G))) * (nb + 1)
-            if smem > optin or blk > shared.max_threads_per_block:
+            kern = kernels[(blk, mb)]
+            if smem > optin or blk > kern.max_threads_per_block:
                 continue
-            shared.max_dynamic_shared_size_bytes = max(smem, 48 * 1024)
+            kern.max_dynamic_shared_size_bytes = max(smem, 48 * 1024)
             occ = max(1, min(2048 // blk, (228 * 1024) // (smem + 1024)))
             gx = max(1, math.ceil(n_sm * occ / G))
             hist = cp.zeros((m, n_slots, 9), dtype=cp.int64)
             args = common + (cp.asarray(grp), hist)
-            shared((gx, 1, G), (blk,), args, shared_mem=smem)
+            kern((gx, 1, G), (blk,), args, shared_mem=smem)
             ok = bool((hist == ref).all())
 
             def run():
                 hist.fill(0)
-                shared((gx, 1, G), (blk,), args, shared_mem=smem)
+                kern((gx, 1, G), (blk,), args, shared_mem=smem)
             ms = timed(run)
             row = {"scenario": sname, "kernel": "linear_histograms_shared",
-                   "budget_k": budget // 1024, "block": blk, "groups": G, "grid": gx * G,
-                   "exact": ok, "ms": round(ms, 4)}
+                   "budget_k": budget // 1024, "block": blk, "min_blocks": mb,
+                   "registers": kern.num_regs, "local_bytes": kern.local_size_bytes,
+                   "groups": G, "grid": gx * G, "exact": ok, "ms": round(ms, 4)}
             rows_out.append(row)
-            print(f"{sname:14s} {budget // 1024:4d}K blk={blk:5d} G={G:2d} grid={gx * G:4d} "
-                  f"{ms:8.4f} ms exact={ok}", flush=True)
+            print(f"{sname:14s} {budget // 1024:4d}K blk={blk:5d}x{mb} regs={kern.num_regs:3d} "
+                  f"local={kern.local_size_bytes:3d} G={G:2d} grid={gx * G:4d} {ms:8.4f} ms "
+                  f"exact={ok}", flush=True)
     with open(os.path.join(os.environ.get("OUT", "/tmp"), "linear_hist_lab.jsonl"), "w") as f:
         for row in rows_out:
             f.write(json.dumps(row) + "\n")

@@ -167,21 +167,25 @@ class CudaLinear:
         lv, ns, nl = req.linear, len(req.small), len(req.large)
         S = int(hist_ptrs[-1])
         out = cp.zeros((ns + nl, S, 9), dtype=cp.int64)
-        self._linear_rows(shard, req.small, lv, slice(0, ns), hist_ptrs, False, out[:ns])
-        if nl:      # the p~ entries from rows, the others by subtraction (linear_siblings)
-            if nl != ns:
-                raise ValueError(f"a level's larger children pair with its smaller ones; "
-                                 f"got {ns} smaller and {nl} larger")
-            self._linear_rows(shard, req.large, lv, slice(ns, None), hist_ptrs, True, out[ns:])
+        if nl and nl != ns:
+            raise ValueError(f"a level's larger children pair with its smaller ones; got {ns} "
+                             f"smaller and {nl} larger")
+        # one pass over the level's rows: the smaller children's nine sums, the larger ones'
+        # p~ entries (nodes from ns on)
+        nodes = self.on_device(req.small, np.int64)
+        if nl:
+            nodes = cp.concatenate([nodes, self.on_device(req.large, np.int64)])
+        self._linear_rows(shard, nodes, lv, hist_ptrs, ns, out)
+        if nl:      # the larger children's other entries by subtraction
             self._kernel("linear", "linear_siblings")(
                 (_grid(ns * S * 9, cap=self.n_sm * 32),), (BLOCK,),
                 (shard.level_hist, self.on_device(req.parent_slot, np.int64), _i32(ns),
                  np.int64(S), out))
         return out
 
-    def _linear_rows(self, shard, nodes, lv, at: slice, hist_ptrs, p_only: bool, out) -> None:
-        """Linear histograms of ``nodes`` from their rows into ``out`` (zeroed); their
-        regressors are lv's rows ``at``."""
+    def _linear_rows(self, shard, nodes, lv, hist_ptrs, p_from: int, out) -> None:
+        """Linear histograms of ``nodes`` (their regressors lv's rows) from their rows into
+        ``out`` (zeroed): all nine sums of nodes[:p_from], the p~ entries of the others."""
         m = len(nodes)
         if m == 0 or shard.n_rows == 0:
             return
@@ -204,14 +208,14 @@ class CudaLinear:
             (self.n_sm * 32,), (LINEAR_TILE,),
             (shard.rows, shard.begin, shard.end, nodes_d, tile_ptr, _i32(m), _i32(LINEAR_TILE),
              raw, _i32(raw.shape[1]), center, inv_scale, xmask,
-             self.on_device(lv.reg_feat[at], np.int64), self.on_device(lv.reg_coef[at], np.float64),
-             self.on_device(lv.inv_sp[at], np.float64), _i32(D), g, h, _i32(g.shape[1]),
+             self.on_device(lv.reg_feat, np.int64), self.on_device(lv.reg_coef, np.float64),
+             self.on_device(lv.inv_sp, np.float64), _i32(D), g, h, _i32(g.shape[1]),
              _i32(lv.k), shard.grad, self._consts(lv.consts, lv.scale_g, lv.scale_h),
-             _i32(p_only), rec, recq))
+             _i32(p_from), rec, recq))
         args = (p.words, _i32(p.bits), np.uint32(p.mask), _i32(p.n_features),
                 self._hist_ptrs(np.asarray(hist_ptrs)), shard.rows, rec, recq, raw, center,
                 inv_scale, xmask, shard.begin, shard.end, nodes_d, _i32(hist_ptrs[-1]),
-                tile_ptr, _i32(m), _i32(LINEAR_TILE), _i32(p_only))
+                tile_ptr, _i32(m), _i32(LINEAR_TILE), _i32(p_from))
         groups = self._linear_groups(shard, hist_ptrs) if hist_setting() == "shared" else None
         if groups is None:
             self._kernel("linear", "linear_histograms")((self.n_sm * 16,), (BLOCK,),

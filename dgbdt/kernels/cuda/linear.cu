@@ -95,12 +95,13 @@ __device__ __forceinline__ void shared_add64(u64* p, u64 v) {
 }
 
 // Each row's record for the histogram kernels, at its position i in rows (the nodes'
-// segments: the smaller or the larger children of a level): rec[i] = (g sg, h sh, p~) of class
-// k (float64 [n, 3]) and recq[i] = the row's fixed-point g and h (int64 [n, 2]; not with
-// p_only, whose sums leave them out), p~ = (sum_t reg_coef[j, t] x~(r, reg_feat[j, t]))
-// inv_sp[j] over node j's regressors (-1 padded): cpu_linear's operations in its order. So the
-// histogram kernels read a row's gradients and p~ in the order they take the rows (coalesced,
-// once), not gathered by row id for each feature group. Tiles as the histogram kernels'.
+// segments: a level's smaller children, then from p_from on its larger ones): rec[i] =
+// (g sg, h sh, p~) of class k (float64 [n, 3]) and recq[i] = the row's fixed-point g and h
+// (int64 [n, 2]; not for the larger children's p~ pass, whose sums leave them out), p~ =
+// (sum_t reg_coef[j, t] x~(r, reg_feat[j, t])) inv_sp[j] over node j's regressors (-1
+// padded): cpu_linear's operations in its order. So the histogram kernels read a row's
+// gradients and p~ in the order they take the rows (coalesced, once), not gathered by row id
+// for each feature group. Tiles as the histogram kernels'.
 extern "C" __global__ void linear_ptilde(
         const int* __restrict__ rows, const i64* __restrict__ seg_begin,
         const i64* __restrict__ seg_end, const i64* __restrict__ nodes,
@@ -109,7 +110,7 @@ extern "C" __global__ void linear_ptilde(
         const unsigned char* __restrict__ xmask, const i64* __restrict__ reg_feat,
         const double* __restrict__ reg_coef, const double* __restrict__ inv_sp, int D,
         const double* __restrict__ g, const double* __restrict__ h, int K, int k,
-        const i64* __restrict__ grad, const double* __restrict__ consts, int p_only,
+        const i64* __restrict__ grad, const double* __restrict__ consts, int p_from,
         double* __restrict__ rec, i64* __restrict__ recq) {
     const double sg = consts[0], sh = consts[1];   // the tree's scales (tree_consts)
     const i64 total = tile_ptr[m];
@@ -131,7 +132,7 @@ extern "C" __global__ void linear_ptilde(
             rec[3 * i] = g[r * (u64)K + (u64)k] * sg;
             rec[3 * i + 1] = h[r * (u64)K + (u64)k] * sh;
             rec[3 * i + 2] = acc * inv_sp[j];
-            if (!p_only) {
+            if (j < p_from) {
                 recq[2 * i] = grad[2 * r];
                 recq[2 * i + 1] = grad[2 * r + 1];
             }
@@ -140,8 +141,9 @@ extern "C" __global__ void linear_ptilde(
 }
 
 // out [m, n_slots, 9] (zeroed by the caller) += each (row, feature) element's nine rounded
-// summands (element_summands) in the slot of the row's symbol; for a node whose other
-// entries are its parent's minus its sibling's, p_only. rec, recq: the rows' records
+// summands (element_summands) in the slot of the row's symbol; for nodes j >= p_from, whose
+// other entries are their parents' minus their siblings', only the p~ entries (p_only). rec,
+// recq: the rows' records
 // (linear_ptilde). Thread el of a tile handles feature el % F of the tile's row el / F. Every
 // sum goes to global memory (the specification: linear_histograms_shared privatizes it).
 extern "C" __global__ void linear_histograms(
@@ -152,7 +154,7 @@ extern "C" __global__ void linear_histograms(
         const double* __restrict__ inv_scale, const unsigned char* __restrict__ xmask,
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
         const i64* __restrict__ nodes, int n_slots, const i64* __restrict__ tile_ptr, int m,
-        int tile, int p_only, u64* __restrict__ out) {
+        int tile, int p_from, u64* __restrict__ out) {
     const i64 total = tile_ptr[m];
     const int F = n_features;
     i64 q[9];
@@ -162,6 +164,7 @@ extern "C" __global__ void linear_histograms(
         const i64 rb = seg_begin[node] + (t - tile_ptr[j]) * tile;
         const i64 re = rb + tile < seg_end[node] ? rb + tile : seg_end[node];
         const i64 n_el = (re - rb) * F;
+        const int p_only = j >= p_from;
         for (i64 el = threadIdx.x; el < n_el; el += blockDim.x) {
             const i64 ri = el / F;
             const int f = (int)(el - ri * F);
@@ -175,7 +178,8 @@ extern "C" __global__ void linear_histograms(
     }
 }
 
-// linear_histograms with each block's sums privatized in shared memory: block (x, z) takes
+// linear_histograms (nodes j >= p_from: the p~ pass) with each block's sums privatized in
+// shared memory: block (x, z) takes
 // feature group z (groups [2 z], [2 z + 1]: a run of features whose gs slots x 9 int64 fit the
 // block's shared memory) over a contiguous range of the level's tiles, a node's part of it as
 // one run of rows; a thread a row: its row_terms once, then its features of the group in turn
@@ -183,7 +187,14 @@ extern "C" __global__ void linear_histograms(
 // its shared sums to `out` (nonzero ones, global atomics) after each node's run. Integer
 // sums: the same result as linear_histograms in any order. (A thread a (row, feature)
 // element instead, row_terms again for every feature, measured 2x slower at the root.)
-extern "C" __global__ void linear_histograms_shared(
+#ifndef LINEAR_HIST_THREADS         // the block size the registers are planned for
+#define LINEAR_HIST_THREADS 1024
+#endif
+#ifndef LINEAR_HIST_MIN_BLOCKS      // resident blocks an SM the registers must allow
+#define LINEAR_HIST_MIN_BLOCKS 1
+#endif
+extern "C" __global__ void __launch_bounds__(LINEAR_HIST_THREADS, LINEAR_HIST_MIN_BLOCKS)
+linear_histograms_shared(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ hist_ptrs, const int* __restrict__ rows,
         const double* __restrict__ rec, const i64* __restrict__ recq,
@@ -191,7 +202,7 @@ extern "C" __global__ void linear_histograms_shared(
         const double* __restrict__ inv_scale, const unsigned char* __restrict__ xmask,
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
         const i64* __restrict__ nodes, int n_slots, const i64* __restrict__ tile_ptr, int m,
-        int tile, int p_only, const int* __restrict__ groups, u64* __restrict__ out) {
+        int tile, int p_from, const int* __restrict__ groups, u64* __restrict__ out) {
     extern __shared__ u64 sh64[];
     const int f0 = groups[2 * blockIdx.z], f1 = groups[2 * blockIdx.z + 1];
     const i64 s0 = hist_ptrs[f0];
@@ -214,6 +225,7 @@ extern "C" __global__ void linear_histograms_shared(
         const i64 rb = seg_begin[node] + (ta - tile_ptr[j]) * tile;
         const i64 rt = seg_begin[node] + (tb - tile_ptr[j]) * tile;
         const i64 re = rt < seg_end[node] ? rt : seg_end[node];
+        const int p_only = j >= p_from;
         for (i64 i = rb + threadIdx.x; i < re; i += blockDim.x) {
             const u64 r = (u32)rows[i];
             const RowTerms t = row_terms(rec, recq, i, p_only);
