@@ -28,14 +28,7 @@ COMMON = (CUDA / "common.cuh").read_text()
 SRC = COMMON + (CUDA / "linear.cu").read_text().replace('#include "common.cuh"', "")
 OPTS = ("--std=c++17", "--fmad=false")
 
-TILE_OFFSETS = cp.RawKernel(COMMON + r'''
-extern "C" __global__ void tile_offsets(const i64* b, const i64* e, const i64* nodes, int m,
-                                        int tile, i64* tp) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) {
-        i64 acc = 0; tp[0] = 0;
-        for (int j = 0; j < m; ++j) { acc += (e[nodes[j]] - b[nodes[j]] + tile - 1) / tile; tp[j + 1] = acc; }
-    }
-}''', "tile_offsets")
+from hist_lab import TILE_OFFSETS  # noqa: E402  (the constant-tree lab's tile_ptr kernel)
 
 
 def groups_for(F, slots_per_f, budget):
