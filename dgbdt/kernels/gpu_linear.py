@@ -2,12 +2,12 @@
 host grower (dgbdt.tree.linear_growth) asks of GPU shards.
 
 * ``linear_histograms``: a level's 9-sum histograms [small + large, S, 9] (int64, on the
-  device): the smaller children from their rows, a larger child's g, h and x~ entries as its
-  parent's partial minus its sibling's (exact) and its p~ entries (its own slope part) from
-  its rows (cuda/linear.cu ``linear_histograms_shared``, sums privatized per block and
+  device), in one pass over the level's rows: the smaller children's nine sums and the larger
+  ones' p~ entries (their own slope part) from their rows (cuda/linear.cu ``linear_ptilde``
+  writes each row's record, then ``linear_histograms_shared``, sums privatized per block and
   feature group in shared memory, a thread a row, or ``linear_histograms``, every summand a
-  global atomic:
-  ``hist_setting``; ``p_only`` for the p~ pass);
+  global atomic: ``hist_setting``), a larger child's g, h and x~ entries as its parent's
+  partial minus its sibling's (exact; ``linear_siblings``);
 * ``linear_leaf_sums``: each leaf's fixed-point ridge sums [Lf, D + 1, D + 2] (device; a
   block a tile of rows, staged in shared memory);
 * ``add_linear_leaves``: margin[r, k] += the row's linear leaf value;
