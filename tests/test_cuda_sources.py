@@ -35,7 +35,7 @@ def test_every_launched_kernel_exists():
     assert len(pairs) >= 10
     for module, name in pairs:
         text = (CUDA / f"{module}.cu").read_text()
-        pattern = rf'extern "C" __global__ void (__launch_bounds__\(\d+\) )?{name}\('
+        pattern = rf'extern "C" __global__ void\s+(__launch_bounds__\([\w ,]+\)\s+)?{name}\('
         assert re.search(pattern, text), f"{module}.cu: {name}"
 
 
