@@ -43,13 +43,15 @@ LINEAR_TILE = 128
 #: rows a tile of the leaf sums at most (a block's shared memory holds each row's z, g and
 #: h: leaf_sum_tile)
 LEAF_SUM_TILE = 256
-#: shared memory a block of linear_histograms_shared uses at most where the device gives it
-#: (9 int64 = 72 bytes a slot): feature_groups' default budget
+#: the shared memory a block may use without opting in: feature_groups' and the leaf sums'
+#: default budget (a linear histogram slot is 9 int64 = 72 bytes)
 LINEAR_SMEM = 48 * 1024
 #: threads of a linear_histograms_shared block (a thread a row). 1024-thread blocks of half
-#: an SM's shared memory (two resident; 6 features of 257 slots on an H100) measured 2x faster
-#: at the root and ~1.5x at deeper levels than 256-thread blocks of 48 KiB (more groups, so
-#: each row's g, h and p~ read and rounded again per group; benchmarks/lab/linear_hist_lab.py)
+#: an SM's shared memory (6 features of 257 slots on Hopper; the kernel's 56-64 registers let
+#: one such block be resident an SM) measured 2x faster at the root and ~1.5x at deeper levels
+#: than 256-thread blocks of 48 KiB with the previous kernel; with row records, on par with
+#: 512-thread blocks of 48 KiB and faster than register caps for more resident threads
+#: (benchmarks/lab/linear_hist_lab.py, docs/linear-trees.md)
 LINEAR_HIST_BLOCK = 1024
 #: threads of a split-search block (a (node, feature) item; bins beyond it go in chunks)
 SPLIT_BLOCK = 128
@@ -58,16 +60,16 @@ SPLIT_ROW = 22
 
 
 def shared_budget(smem_optin: int, smem_per_sm: int) -> int:
-    """Shared memory a linear_histograms_shared block may use: half an SM's, so two blocks
-    are resident (less the 1 KiB the device reserves a block), within the per-block opt-in
-    limit (DGBDT_LINEAR_SMEM overrides, within that limit)."""
+    """Shared memory a linear_histograms_shared block may use: half an SM's (less the 1 KiB
+    the device reserves a block, so two fit where registers allow), within the per-block
+    opt-in limit (DGBDT_LINEAR_SMEM overrides, within that limit)."""
     env = os.environ.get("DGBDT_LINEAR_SMEM")
     if env:
         return min(int(env), smem_optin)
     return max(LINEAR_SMEM, min(smem_optin, smem_per_sm // 2 - 1024))
 
 
-def leaf_sum_tile(D: int, budget: int = 48 * 1024) -> tuple[int, int]:
+def leaf_sum_tile(D: int, budget: int = LINEAR_SMEM) -> tuple[int, int]:
     """(rows a tile, shared-memory bytes) of linear_leaf_sums for D regressors a leaf: the
     tile's z, g and h (D + 3 float64 a row) and the block's n_entries int64 sums within
     ``budget`` (the default limit, no opt-in): 256 rows up to D = 20, fewer beyond."""
@@ -224,7 +226,7 @@ class CudaLinear:
         groups_d, n_groups, widest = groups
         kern = self._kernel("linear", "linear_histograms_shared")
         smem = 72 * widest
-        held = self.__dict__.setdefault("_linear_launch", {"smem": 48 * 1024})
+        held = self.__dict__.setdefault("_linear_launch", {"smem": LINEAR_SMEM})
         if smem > held["smem"]:     # beyond the default limit: opt in (once a size)
             kern.max_dynamic_shared_size_bytes = held["smem"] = smem
         if "block" not in held:     # the kernel's registers may allow fewer threads

@@ -7,9 +7,10 @@
 // CPU's exactly, whatever the order of the atomic adds.
 //
 // Sums are added with 64-bit integer atomics, in shared memory as two 32-bit ones
-// (shared_add64) (two's complement: a negative summand wraps like the CPU's int64 add). The CI test tests/test_linear_kernel_host.py compiles this file
-// as host C++ and runs each block's threads as host threads (a barrier for __syncthreads,
-// host atomics), against the numba kernels.
+// (shared_add64) (two's complement: a negative summand wraps like the CPU's int64 add). The
+// CI test tests/test_linear_kernel_host.py compiles this file as host C++ and runs each
+// block's threads as host threads (a barrier for __syncthreads, host atomics), against the
+// numba kernels.
 //
 // Conventions (cpu_linear's): raw float32 [n, F] the shard's rows; x~ = (x - center[f]) *
 // inv_scale[f] (float64), 0 for a missing value or a feature that may not be a regressor
