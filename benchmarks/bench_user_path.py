@@ -21,6 +21,12 @@ without the eval set, as many rounds as the warm fit trained: ``evaluation_cost_
 training, which a stage timer cannot see); a last line with dgbdt / xgboost ratios.
 ``--repeat K`` runs the warm pair K times, alternating, and the last line uses medians (the
 share is a difference of two fits of a few seconds: one pair moves by 0.2-0.3 s).
+
+``--libs`` may also name ``dgbdt-linear``: the dgbdt classifier with piecewise-linear leaves
+(``linear_tree=True``, issue #15) on the same path; the ratio lines then also give
+dgbdt-linear / dgbdt (constant leaves) and dgbdt-linear / xgboost.
+
+    python benchmarks/bench_user_path.py --device cuda --libs dgbdt,dgbdt-linear,xgboost
 """
 from __future__ import annotations
 
@@ -93,9 +99,9 @@ def estimator(lib: str, a, gpu: bool, rounds: int | None = None):
                   max_bin=256)
     if rounds is None:
         common.update(eval_metric="auc", early_stopping_rounds=a.early_stopping)
-    if lib == "dgbdt":
+    if lib.startswith("dgbdt"):
         from dgbdt.dask import DaskGBDTClassifier
-        return DaskGBDTClassifier(**common)
+        return DaskGBDTClassifier(**common, linear_tree=lib == "dgbdt-linear")
     from xgboost.dask import DaskXGBClassifier
     return DaskXGBClassifier(tree_method="hist", device="cuda" if gpu else "cpu", **common)
 
@@ -155,7 +161,7 @@ def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None
     est.client = client
     stream = get_task_stream(client) if profile else contextlib.nullcontext()
     t1 = time.perf_counter()
-    prof = cProfile.Profile() if profile and lib == "dgbdt" else None
+    prof = cProfile.Profile() if profile and lib.startswith("dgbdt") else None
     if prof is not None:
         prof.enable()
     with stream as tasks:
@@ -181,7 +187,7 @@ def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None
     booster = est.get_booster()
     out = {"fit_s": round(fit, 3), "end_to_end_s": round(total, 3), "auc": round(auc, 6),
            "best_iteration": getattr(est, "best_iteration", None) if rounds is None else None}
-    if lib == "dgbdt":
+    if lib.startswith("dgbdt"):
         timings = booster.timings
         out["rounds"] = booster.num_boosted_rounds()
         out["evaluation_s"] = round(timings.get("evaluation", 0.0), 3)
@@ -215,6 +221,9 @@ def main() -> None:
                          "workers' by task (both libraries)")
     ap.add_argument("--out", default=None, help="also append the JSON lines to this file")
     a = ap.parse_args()
+    unknown = set(a.libs.split(",")) - {"dgbdt", "dgbdt-linear", "xgboost"}
+    if unknown:
+        ap.error(f"--libs: unknown {sorted(unknown)}; choose from dgbdt, dgbdt-linear, xgboost")
 
     from distributed import Client
 
@@ -257,23 +266,25 @@ def main() -> None:
                 warm, bare = (float(np.median([r["fit_s"] for r in runs[k]]))
                               for k in ("warm", "warm_no_eval"))
                 results[(lib, "warm_no_eval")]["evaluation_cost_share"] = round(1 - bare / warm, 4)
-        if ("dgbdt", "first") in results and ("xgboost", "first") in results:
-            ratio = {f"{leg}_{k}": round(results[("dgbdt", leg)][k] /
-                                         results[("xgboost", leg)][k], 3)
+        for num, den in (("dgbdt", "xgboost"), ("dgbdt-linear", "dgbdt"),
+                         ("dgbdt-linear", "xgboost")):
+            if (num, "first") not in results or (den, "first") not in results:
+                continue
+            ratio = {f"{leg}_{k}": round(results[(num, leg)][k] / results[(den, leg)][k], 3)
                      for leg in ("first", "warm") for k in ("fit_s", "end_to_end_s")}
-            per_round = {leg: round((results[("dgbdt", leg)]["fit_s"]
-                                     / results[("dgbdt", leg)]["rounds"])
-                                    / (results[("xgboost", leg)]["fit_s"]
-                                       / results[("xgboost", leg)]["rounds"]), 3)
+            per_round = {leg: round((results[(num, leg)]["fit_s"]
+                                     / results[(num, leg)]["rounds"])
+                                    / (results[(den, leg)]["fit_s"]
+                                       / results[(den, leg)]["rounds"]), 3)
                          for leg in ("first", "warm")}
-            emit_line({**common, "lib": "ratio dgbdt/xgboost", "warm_medians_of": a.repeat,
+            emit_line({**common, "lib": f"ratio {num}/{den}", "warm_medians_of": a.repeat,
                        **ratio,
                        "fit_per_round_ratio": per_round,
                        "evaluation_cost_share": {
                            lib: results[(lib, "warm_no_eval")]["evaluation_cost_share"]
-                           for lib in ("dgbdt", "xgboost")},
-                       "auc_diff": round(results[("dgbdt", "warm")]["auc"]
-                                         - results[("xgboost", "warm")]["auc"], 6)}, a.out)
+                           for lib in (num, den)},
+                       "auc_diff": round(results[(num, "warm")]["auc"]
+                                         - results[(den, "warm")]["auc"], 6)}, a.out)
     finally:
         shutil.rmtree(path, ignore_errors=True)
 

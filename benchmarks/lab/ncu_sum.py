@@ -7,13 +7,18 @@ import collections
 import csv
 import sys
 
+#: microseconds a unit (ncu writes "nsecond" or "ns" by version)
+UNITS = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 head = rows[0]
 name_at, value_at, unit_at = head.index("Kernel Name"), head.index("Metric Value"), \
     head.index("Metric Unit")
 tot, cnt = collections.Counter(), collections.Counter()
 for r in rows[1:]:
-    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(r[unit_at], 1.0)
+    unit = r[unit_at]
+    if unit not in UNITS:
+        sys.exit(f"ncu_sum: unknown time unit {unit!r} (known: {sorted(UNITS)})")
+    scale = UNITS[unit]
     k = r[name_at].split("(")[0][:60]
     tot[k] += float(r[value_at].replace(",", "")) * scale
     cnt[k] += 1
