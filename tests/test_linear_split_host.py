@@ -65,6 +65,11 @@ extern "C" void run_split_finish(int gx, int bx, const i64* hist, int S, const i
         int nb_max, int m, const u64* best, i64* out) {
     launch(gx, 1, bx, [=] { linear_split_finish(hist, S, hp, nb_max, m, best, out); });
 }
+
+extern "C" void run_node_totals(int gx, int bx, const i64* hist, int S, int s0, int s1, int m,
+        i64* out) {
+    launch(gx, 1, bx, [=] { linear_node_totals(hist, S, s0, s1, m, out); });
+}
 """
 
 
@@ -165,6 +170,19 @@ def test_split_search_equals_the_numba_kernel(split_lib, m, gx, bx, mcw, lam0, l
     elif m == 7:                                     # the cases the data was built for
         assert (ref[1] >= 0).sum() >= 4 and ref[1][0] == -1
         assert ref[3].any() and not ref[3].all()     # both directions won somewhere
+
+
+@pytest.mark.parametrize("m,gx,bx", [(1, 1, 32), (7, 3, 64), (5, 8, 96)])
+def test_node_totals_are_the_slot_sums(split_lib, m, gx, bx):
+    """linear_node_totals: each node's nine sums over feature 0's slots (more slots than a
+    block's threads, negative sums), as the array code's axis sum."""
+    hist, ptrs, *_ = _histograms(20 + m, m)
+    rng = np.random.default_rng(m)
+    hist = np.ascontiguousarray(hist + rng.integers(-2 ** 40, 2 ** 40, hist.shape))
+    for s0, s1 in ((int(ptrs[0]), int(ptrs[1])), (0, hist.shape[1])):
+        out = np.full((m, 9), 7, np.int64)
+        split_lib.run_node_totals(*_args(gx, bx, hist, hist.shape[1], s0, s1, m, out))
+        np.testing.assert_array_equal(out, hist[:, s0:s1].sum(axis=1))
 
 
 def test_ties_keep_the_first_candidate(split_lib):

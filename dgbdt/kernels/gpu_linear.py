@@ -11,6 +11,7 @@ host grower (dgbdt.tree.linear_growth) asks of GPU shards.
 * ``linear_leaf_sums``: each leaf's fixed-point ridge sums [Lf, D + 1, D + 2] (device; a
   block a tile of rows, staged in shared memory);
 * ``add_linear_leaves``: margin[r, k] += the row's linear leaf value;
+* ``linear_node_totals``: each node's own nine sums (a device-grown level's);
 * ``evaluate_linear_splits``: the best half-additive split of each node of a level's device
   histograms (cuda/linear_split.cu: a block a (node, feature) scans the bins, an atomicMax a
   node keeps the CPU's winner); only the winners come back to the host.
@@ -338,6 +339,21 @@ class CudaLinear:
         return (gain, r[:, 1].astype(mod.int32), r[:, 2].astype(mod.int32),
                 r[:, 3].astype(mod.bool_), mod.ascontiguousarray(r[:, 4:13]),
                 mod.ascontiguousarray(r[:, 13:22]))
+
+    def linear_node_totals(self, hist, hist_ptrs):
+        """int64 [m, 9] on the device: each node's own sums, its feature-0 slots of ``hist``
+        [m, S, 9] added (cuda/linear_split.cu linear_node_totals: one launch, where an axis
+        sum over the strided slots took cupy 11 us a level)."""
+        xp = self.xp
+        hist = xp.ascontiguousarray(hist, dtype=xp.int64)
+        m, S = int(hist.shape[0]), int(hist.shape[1])
+        hp = np.asarray(hist_ptrs, dtype=np.int64)
+        out = xp.empty((m, 9), dtype=xp.int64)
+        if m:
+            self._kernel("linear_split", "linear_node_totals")(
+                (max(1, min(m, self.n_sm * 8)),), (SPLIT_BLOCK,),
+                (hist, _i32(S), _i32(hp[0]), _i32(hp[1]), _i32(m), out))
+        return out
 
     def linear_level(self, slots, regs, slopes, nreg, inv_sp, regressor):
         """A device-grown linear level's inputs (reg_feat, reg_coef, isp, addable, has_p) of

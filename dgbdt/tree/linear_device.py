@@ -123,7 +123,8 @@ class DeviceLinearGrowth(DeviceGrowth):
         t = time.perf_counter()
         p, hp = self.p, self.tables.hist_ptrs
         # each slot's own sums: any feature's slots hold them (feature 0's, as the host grower)
-        node_totals = merged[:, hp[0]:hp[1]].sum(axis=1)
+        node_totals = (self.be.linear_node_totals(merged, hp) if self.fused
+                       else merged[:, hp[0]:hp[1]].sum(axis=1))
         if self.depth == 0:
             self.totals[0] = node_totals[0, :2]
         hist = merged

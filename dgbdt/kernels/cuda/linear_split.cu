@@ -294,3 +294,32 @@ extern "C" __global__ void linear_split_finish(
         __syncthreads();
     }
 }
+
+// Each node's own sums: out[j, c] = sum of hist[j, s, c] over slots s of [s0, s1) (every
+// feature's slots hold a node's rows once; the caller passes feature 0's, as the host
+// grower's node_totals). A block a node: its threads sum slots in registers, then warps and
+// the block add the partial sums (integers: the same in any order). blockDim: a multiple of
+// 32, at most 1024.
+extern "C" __global__ void linear_node_totals(
+        const i64* __restrict__ hist, int n_slots, int s0, int s1, int m,
+        i64* __restrict__ out) {
+    __shared__ i64 part[32 * 9];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (i64 j = blockIdx.x; j < m; j += gridDim.x) {
+        const i64* H = hist + j * n_slots * 9;
+        i64 tot[9];
+        for (int c = 0; c < 9; ++c) tot[c] = 0;
+        for (int s = s0 + threadIdx.x; s < s1; s += blockDim.x)
+            for (int c = 0; c < 9; ++c) tot[c] += H[(i64)s * 9 + c];
+        for (int c = 0; c < 9; ++c) tot[c] = warp_sum_i64(tot[c]);
+        if (lane == 0)
+            for (int c = 0; c < 9; ++c) part[warp * 9 + c] = tot[c];
+        __syncthreads();
+        if (threadIdx.x < 9) {
+            i64 v = 0;
+            for (int w = 0; w < nwarps; ++w) v += part[w * 9 + threadIdx.x];
+            out[j * 9 + threadIdx.x] = v;
+        }
+        __syncthreads();
+    }
+}
