@@ -96,8 +96,10 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         raise TypeError(f"booster must be a dgbdt.Booster; got {type(booster).__name__}")
     # the model goes into the graph once, as its own key that every partition's task reads:
     # passed as an argument it was pickled into each task (a 200-tree depth-8 model takes
-    # 66 ms to pickle: half a second for 8 partitions) and unpickled by each on the worker
-    bst = dask.delayed(booster, pure=True)
+    # 66 ms to pickle: half a second for 8 partitions) and unpickled by each on the worker.
+    # Its key is a fresh name, not a hash of the model: dask's tokenize walks every array of
+    # it (a 30-tree linear model's leaves: 0.29 s a predict call)
+    bst = dask.delayed(booster, pure=False)
     tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs,
                      pred_interactions)
     cols = tail[0] if len(tail) == 1 else None

@@ -20,22 +20,36 @@ def linear_arrays(trees: list, n_nodes: int) -> dict:
     ``lin_feat``, ``lin_center``, ``lin_inv_scale`` (entry begin: the constant)."""
     begin = np.zeros(n_nodes, np.int64)
     size = np.full(n_nodes, -1, np.int64)
-    coef, feat, center, inv = [], [], [], []
-    at, base = 0, 0
+    # the leaves' arrays gathered in a loop, laid out with whole-array operations (a leaf at
+    # a time took ~17 us: 0.26 s for a 116-tree depth-8 model, on every Dask worker's
+    # predict); the constant's slot holds feature 0, center 0 and inverse scale 1
+    nodes, parts = [], {k: [] for k in ("features", "coefs", "centers", "scales")}
+    base = 0
     for t in trees:
-        for node, m in sorted((t.linear or {}).items()):
-            d = len(m["features"])
-            begin[base + node], size[base + node] = at, d
-            coef.append(np.asarray(m["coefs"], np.float64))
-            feat.append(np.concatenate([[0], m["features"]]).astype(np.int64))
-            center.append(np.concatenate([[0.0], m["centers"]]))
-            inv.append(np.concatenate([[1.0], 1.0 / np.asarray(m["scales"], np.float64)]))
-            at += d + 1
+        lin = t.linear or {}
+        for node in sorted(lin):
+            nodes.append(base + node)
+            for k, v in parts.items():
+                v.append(lin[node][k])
         base += t.n_nodes
-    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt))
-    return {"lin_begin": begin, "lin_size": size, "lin_coef": cat(coef, np.float64),
-            "lin_feat": cat(feat, np.int64), "lin_center": cat(center, np.float64),
-            "lin_inv_scale": cat(inv, np.float64)}
+    if not nodes:
+        return {"lin_begin": begin, "lin_size": size, "lin_coef": np.zeros(0, np.float64),
+                "lin_feat": np.zeros(0, np.int64), "lin_center": np.zeros(0, np.float64),
+                "lin_inv_scale": np.zeros(0, np.float64)}
+    d = np.array([len(f) for f in parts["features"]], np.int64)
+    at = np.concatenate([[0], np.cumsum(d + 1)[:-1]])
+    begin[nodes], size[nodes] = at, d
+    terms = np.ones(int((d + 1).sum()), np.bool_)
+    terms[at] = False                                   # each leaf's constant slot
+    coef = np.concatenate(parts["coefs"]).astype(np.float64)
+    feat = np.zeros(terms.shape[0], np.int64)
+    feat[terms] = np.concatenate(parts["features"])
+    center = np.zeros(terms.shape[0], np.float64)
+    center[terms] = np.concatenate(parts["centers"])
+    inv = np.ones(terms.shape[0], np.float64)
+    inv[terms] = 1.0 / np.concatenate(parts["scales"]).astype(np.float64)
+    return {"lin_begin": begin, "lin_size": size, "lin_coef": coef, "lin_feat": feat,
+            "lin_center": center, "lin_inv_scale": inv}
 
 
 

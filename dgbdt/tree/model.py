@@ -42,6 +42,41 @@ _FIELDS = {  # JSON key -> (attribute, dtype)
 }
 
 
+_LINEAR_KEYS = ("features", "coefs", "centers", "scales")
+
+
+class _PackedNodes:
+    """node -> {key: 1-D array} as one array of nodes and, per key, the arrays back to back
+    with their lengths and their dtype (``of``: None where a key's arrays differ in dtype or
+    are not 1-D: such a dict pickles as it is). Unpacked arrays are copies."""
+
+    def __init__(self, nodes, parts):
+        self.nodes, self.parts = nodes, parts
+
+    @classmethod
+    def of(cls, by_node: dict, keys) -> "_PackedNodes | None":
+        nodes = sorted(by_node)
+        if not nodes or any(set(by_node[n]) != set(keys) for n in nodes):
+            return None
+        parts = {}
+        for k in keys:
+            arrays = [by_node[n][k] for n in nodes]
+            if any(not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype != arrays[0].dtype
+                   for a in arrays):
+                return None
+            parts[k] = (np.concatenate(arrays), np.array([len(a) for a in arrays], np.int64),
+                        arrays[0].dtype)
+        return cls(np.array(nodes, np.int64), parts)
+
+    def unpack(self) -> dict:
+        out = {int(n): {} for n in self.nodes}
+        for k, (flat, sizes, dtype) in self.parts.items():
+            ends = np.cumsum(sizes)
+            for n, b, e in zip(out, (ends - sizes).tolist(), ends.tolist()):
+                out[n][k] = flat[b:e].astype(dtype, copy=True)
+        return out
+
+
 @dataclass
 class Tree:
     left: np.ndarray
@@ -62,6 +97,27 @@ class Tree:
     @property
     def n_nodes(self) -> int:
         return int(self.left.shape[0])
+
+    # Pickling (Dask sends models to its workers so): the per-node dicts of small arrays go as
+    # a few flat arrays. Dask's serializer makes every numpy array its own frame, and a
+    # 30-tree depth-6 linear model's ~7,700 leaf arrays took 0.1-0.3 s a worker to send.
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        if self.linear:
+            state["linear"] = _PackedNodes.of(self.linear, _LINEAR_KEYS) or self.linear
+        if self.categories:
+            state["categories"] = _PackedNodes.of({n: {"codes": c}
+                                                   for n, c in self.categories.items()},
+                                                  ("codes",)) or self.categories
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        if isinstance(state.get("linear"), _PackedNodes):
+            state["linear"] = state["linear"].unpack()
+        if isinstance(state.get("categories"), _PackedNodes):
+            state["categories"] = {n: d["codes"] for n, d in state["categories"].unpack().items()}
+        self.__dict__.update(state)
 
     def is_leaf(self) -> np.ndarray:
         return self.left == -1
