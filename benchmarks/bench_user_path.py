@@ -33,14 +33,27 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import datetime
 import os
 import platform
 import pstats
 import shutil
+import subprocess
 import tempfile
 import time
 
 import numpy as np
+
+
+def _commit() -> str:
+    """The checkout's commit (BENCH_COMMIT overrides it: a copy of the tree without .git)."""
+    if os.environ.get("BENCH_COMMIT"):
+        return os.environ["BENCH_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=os.path.dirname(__file__)).stdout.strip() or "?"
+    except OSError:
+        return "?"
 
 
 def write_parquet(path: str, rows: int, features: int, files: int, gpu: bool) -> float:
@@ -240,7 +253,8 @@ def main() -> None:
         # any clock: else the first library's first end to end pays them (1-4 s on a GPU)
         frames(path, gpu)
         import sklearn.metrics  # noqa: F401
-        common = {"bench": "user_path", "device": a.device, "rows": a.rows,
+        common = {"bench": "user_path", "commit": _commit(),
+                  "date": datetime.date.today().isoformat(), "device": a.device, "rows": a.rows,
                   "features": a.features, "files": a.files, "workers": a.workers,
                   "rounds_max": a.rounds, "depth": a.depth, "early_stopping": a.early_stopping,
                   "cold": a.cold, "host": platform.node(), "etl_s": round(etl, 3)}
