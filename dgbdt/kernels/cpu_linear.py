@@ -99,14 +99,24 @@ def _hist_slices(start, step, n_threads, words, bits, n_features, hist_ptrs, row
                     sg, sh, n_slots, private, p_only)
 
 
+#: rows a block of _hist_slice: their values are gathered into small buffers first
+_ROW_BLOCK = 64
+
+
 @njit(cache=True, nogil=True)
 def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, grad, raw,
                 center, inv_scale, xmask, seg_begin, seg_end, reg_feat, reg_coef, inv_sp, sg,
                 sh, n_slots, private, p_only):
     """Slice t of every node's rows into private[t] (flat [m, n_slots, 9]; ``p_only``: the
-    four p~ entries only). Indices are
-    unsigned (no wraparound checks); g sg and h sh are formed first, which rounds the same
-    as multiplying by the power of two last (exact either way)."""
+    four p~ entries only). Rows go in blocks of _ROW_BLOCK: first each row's symbols, x~
+    values, gradients and p~ are gathered into small buffers (a loop of independent loads,
+    so a block's cache misses overlap: below the root a node's rows are scattered over the
+    shard and each row's raw values, page bytes and gradients are misses of their own),
+    then the block's summands go into the histogram from there (1M rows x 12, one thread:
+    1.9x faster than row by row at the root and at depth 3; in a 2-thread training of
+    bench_linear's 300k rows the histogram stage 12 % faster). Indices are unsigned (no wraparound checks); g sg and h sh are
+    formed first, which rounds the same as multiplying by the power of two last (exact
+    either way)."""
     mask = np.uint64((1 << bits) - 1)
     nf = np.uint64(n_features)
     view = words.view(np.uint8)
@@ -114,53 +124,69 @@ def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, gr
     out = private[t]
     ptrs = hist_ptrs.astype(np.uint64)
     nine = np.uint64(9)
+    B = _ROW_BLOCK
+    sym_b = np.empty((B, n_features), dtype=np.uint64)
+    xt_b = np.empty((B, n_features), dtype=np.float64)
+    row_b = np.empty((B, 3), dtype=np.float64)      # gs, hs, p~
+    q_b = np.empty((B, 2), dtype=np.int64)          # the fixed-point g, h
     for j in range(seg_begin.shape[0]):
         b = seg_begin[j]
         length = seg_end[j] - b
         lo = b + (length * t) // n_threads
         hi = b + (length * (t + 1)) // n_threads
         off = np.uint64(j * n_slots * 9)
-        for idx in range(lo, hi):
-            r = rows[idx]
-            acc = 0.0
-            for k in range(D):
-                f = reg_feat[j, k]
-                if f < 0:
-                    break
-                acc += reg_coef[j, k] * _xt(raw, r, f, xmask, center, inv_scale)
-            pt = acc * inv_sp[j]
-            gs = g[r] * sg
-            hs = h[r] * sh
-            hps = hs * pt
-            q0 = grad[r, 0]
-            q1 = grad[r, 1]
-            qgp = np.int64(np.rint(gs * pt))
-            qhp = np.int64(np.rint(hps))
-            qhpp = np.int64(np.rint(hps * pt))
-            base = np.uint64(r) * nf
-            for f in range(n_features):
-                uf = np.uint64(f)
-                if bits == 8:
-                    sym = np.uint64(view[base + uf])
-                else:
-                    sym = np.uint64(read_symbol(words, base + uf, bits, mask))
-                o = off + (ptrs[uf] + sym) * nine
-                out[o + np.uint64(GP)] += qgp
-                out[o + np.uint64(HP)] += qhp
-                out[o + np.uint64(HPP)] += qhpp
-                xt = _xt(raw, r, f, xmask, center, inv_scale)
-                if p_only:
+        for blo in range(lo, hi, B):
+            nb = min(B, hi - blo)
+            for i in range(nb):             # gather
+                r = rows[blo + i]
+                base = np.uint64(r) * nf
+                for f in range(n_features):
+                    uf = np.uint64(f)
+                    if bits == 8:
+                        sym_b[i, f] = np.uint64(view[base + uf])
+                    else:
+                        sym_b[i, f] = np.uint64(read_symbol(words, base + uf, bits, mask))
+                    xt_b[i, f] = _xt(raw, r, f, xmask, center, inv_scale)
+                acc = 0.0
+                for k in range(D):
+                    f = reg_feat[j, k]
+                    if f < 0:
+                        break
+                    acc += reg_coef[j, k] * xt_b[i, f]
+                row_b[i, 0] = g[r] * sg
+                row_b[i, 1] = h[r] * sh
+                row_b[i, 2] = acc * inv_sp[j]
+                q_b[i, 0] = grad[r, 0]
+                q_b[i, 1] = grad[r, 1]
+            for i in range(nb):             # sum
+                gs = row_b[i, 0]
+                hs = row_b[i, 1]
+                pt = row_b[i, 2]
+                hps = hs * pt
+                q0 = q_b[i, 0]
+                q1 = q_b[i, 1]
+                qgp = np.int64(np.rint(gs * pt))
+                qhp = np.int64(np.rint(hps))
+                qhpp = np.int64(np.rint(hps * pt))
+                for f in range(n_features):
+                    uf = np.uint64(f)
+                    o = off + (ptrs[uf] + sym_b[i, f]) * nine
+                    out[o + np.uint64(GP)] += qgp
+                    out[o + np.uint64(HP)] += qhp
+                    out[o + np.uint64(HPP)] += qhpp
+                    xt = xt_b[i, f]
+                    if p_only:
+                        if xt != 0.0:
+                            out[o + np.uint64(HPX)] += np.int64(np.rint(hps * xt))
+                        continue
+                    out[o] += q0
+                    out[o + np.uint64(1)] += q1
                     if xt != 0.0:
+                        hx = hs * xt
+                        out[o + np.uint64(GX)] += np.int64(np.rint(gs * xt))
+                        out[o + np.uint64(HX)] += np.int64(np.rint(hx))
                         out[o + np.uint64(HPX)] += np.int64(np.rint(hps * xt))
-                    continue
-                out[o] += q0
-                out[o + np.uint64(1)] += q1
-                if xt != 0.0:
-                    hx = hs * xt
-                    out[o + np.uint64(GX)] += np.int64(np.rint(gs * xt))
-                    out[o + np.uint64(HX)] += np.int64(np.rint(hx))
-                    out[o + np.uint64(HPX)] += np.int64(np.rint(hps * xt))
-                    out[o + np.uint64(HXX)] += np.int64(np.rint(hx * xt))
+                        out[o + np.uint64(HXX)] += np.int64(np.rint(hx * xt))
 
 
 def evaluate_linear_splits(hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, lam0,
@@ -297,30 +323,38 @@ def _leaf_chunks(start, step, n_tasks, n_chunks, rows, seg_begin, seg_end, raw, 
 def _leaf_chunk(task, n_chunks, rows, seg_begin, seg_end, raw, g, h, center, inv_scale, feats,
                 sg, sh, part):
     """leaf_sums' slice ``task`` (leaf j = task // n_chunks) into part[task] (the upper
-    triangle)."""
+    triangle). Rows in blocks, their z, g and h gathered first (as _hist_slice)."""
     j, c = task // n_chunks, task % n_chunks
     length = seg_end[j] - seg_begin[j]
     lo = seg_begin[j] + (length * c) // n_chunks
     hi = seg_begin[j] + (length * (c + 1)) // n_chunks
     o = part[task]
     D = feats.shape[1]
-    z = np.zeros(D + 1)
-    z[0] = 1.0
-    for idx in range(lo, hi):
-        r = rows[idx]
-        for t in range(D):
-            f = feats[j, t]
-            z[t + 1] = 0.0
-            if f >= 0:
-                x = raw[r, f]
-                if not np.isnan(x):
-                    z[t + 1] = (x - center[f]) * inv_scale[f]
-        gr = g[r]
-        hr = h[r]
-        for a in range(D + 1):
-            o[a, D + 1] += np.int64(np.rint(gr * z[a] * sg))
-            for b in range(a, D + 1):
-                o[a, b] += np.int64(np.rint(hr * z[a] * z[b] * sh))
+    B = _ROW_BLOCK
+    zb = np.zeros((B, D + 1))
+    gb = np.empty(B)
+    hb = np.empty(B)
+    for blo in range(lo, hi, B):
+        nb = min(B, hi - blo)
+        for i in range(nb):                 # gather
+            r = rows[blo + i]
+            zb[i, 0] = 1.0
+            for t in range(D):
+                f = feats[j, t]
+                zb[i, t + 1] = 0.0
+                if f >= 0:
+                    x = raw[r, f]
+                    if not np.isnan(x):
+                        zb[i, t + 1] = (x - center[f]) * inv_scale[f]
+            gb[i] = g[r]
+            hb[i] = h[r]
+        for i in range(nb):                 # sum
+            gr = gb[i]
+            hr = hb[i]
+            for a in range(D + 1):
+                o[a, D + 1] += np.int64(np.rint(gr * zb[i, a] * sg))
+                for b in range(a, D + 1):
+                    o[a, b] += np.int64(np.rint(hr * zb[i, a] * zb[i, b] * sh))
 
 
 @njit(cache=True, nogil=True, inline="always")
