@@ -268,8 +268,13 @@ def test_dask_mode_errors(client2):
 @pytest.fixture(scope="module")
 def proc_client():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, \
+    import dask
+    # no work stealing: the tests below count the ranks a training makes, one a worker that
+    # holds pages; under load (the suite runs in two processes on two cores) the scheduler
+    # moved both partitions' page tasks to one worker, and the training had one rank
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
         client.wait_for_workers(2)
         yield client
