@@ -387,9 +387,16 @@ def _add_leaves(start, step, n_leaves, margin, k, rows, seg_begin, seg_end, raw,
 @njit(cache=True, nogil=True)
 def _add_leaf(j, margin, k, rows, seg_begin, seg_end, raw, begin, size, coef, feat, center,
               inv_scale):
+    # the leaf's model in arrays of its own first: the compiler cannot tell the margins'
+    # stores from the model's loads in the caller's arrays, so it reloaded the model after
+    # every row's store (1.6x slower at 1M rows); the same operations in the same order
+    n = size[j] + 1
+    b0 = begin[j]
+    cl, fl = coef[b0:b0 + n].copy(), feat[b0:b0 + n].copy()
+    cc, ci = center[b0:b0 + n].copy(), inv_scale[b0:b0 + n].copy()
     for idx in range(seg_begin[j], seg_end[j]):
         r = rows[idx]
-        margin[r, k] += _leaf_value(raw, r, coef, feat, center, inv_scale, begin[j], size[j])
+        margin[r, k] += _leaf_value(raw, r, cl, fl, cc, ci, 0, n - 1)
 
 
 #: rows a prediction task walks
