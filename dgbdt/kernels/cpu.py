@@ -227,10 +227,13 @@ class CpuBackend:
     def predict_linear(self, X, cat, ptrs, classes, out) -> None:
         """out[r, classes[t]] += row r's leaf value in tree t, linear leaves evaluated
         (``cat``: concatenated trees with dgbdt.tree.linear_model.linear_arrays' entries)."""
+        depth = cat.get("cpu_depth")       # kept with the trees (one entry: thread-safe)
+        if depth is None:
+            depth = cat["cpu_depth"] = cpu_tree.tree_depths(cat["left"], cat["right"], ptrs)
         cpu_linear.predict_linear(
             X, cat["left"], cat["right"], cat["feature"], cat["threshold"], cat["default_left"],
             cat["lin_begin"], cat["lin_size"], cat["lin_coef"], cat["lin_feat"],
-            cat["lin_center"], cat["lin_inv_scale"], ptrs, classes, out)
+            cat["lin_center"], cat["lin_inv_scale"], ptrs, classes, out, depth)
 
     def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
         return cpu_split.evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam,

@@ -401,46 +401,64 @@ def _add_leaf(j, margin, k, rows, seg_begin, seg_end, raw, begin, size, coef, fe
 
 #: rows a prediction task walks
 PREDICT_BLOCK = 4096
+#: rows that walk a tree together inside a task (cpu_tree.predict_raw's ROW_BLOCK)
+_WALK = 64
 
 
 def predict_linear(X, left, right, feature, threshold, default_left, lin_begin, lin_size,
-                   coef, feat, center, inv_scale, tree_ptrs, tree_class, out):
+                   coef, feat, center, inv_scale, tree_ptrs, tree_class, out, depth=None):
     """kernels.cpu_tree.predict_raw's walk (x < threshold left, NaN the default way) whose
     leaves are linear where ``lin_size[node] >= 0`` (the model at lin_begin[node]: see
-    add_linear_leaves), constant (threshold as float64) elsewhere; blocks of rows a task."""
+    add_linear_leaves), constant (threshold as float64) elsewhere; blocks of rows a task.
+    ``depth``: each tree's depth (cpu_tree.tree_depths; computed when not given)."""
+    if depth is None:
+        from .cpu_tree import tree_depths
+        depth = tree_depths(left, right, tree_ptrs)
     n_blocks = (X.shape[0] + PREDICT_BLOCK - 1) // PREDICT_BLOCK
     _run(_predict_blocks, n_blocks, X, left, right, feature, threshold, default_left, lin_begin,
-         lin_size, coef, feat, center, inv_scale, tree_ptrs, tree_class, out)
+         lin_size, coef, feat, center, inv_scale, tree_ptrs, tree_class, depth, out)
 
 
 @njit(cache=True, nogil=True)
 def _predict_blocks(start, step, n_blocks, X, left, right, feature, threshold, default_left,
                     lin_begin, lin_size, coef, feat, center, inv_scale, tree_ptrs, tree_class,
-                    out):
+                    depth, out):
     for b in range(start, n_blocks, step):
         _predict_block(b, X, left, right, feature, threshold, default_left, lin_begin,
-                       lin_size, coef, feat, center, inv_scale, tree_ptrs, tree_class, out)
+                       lin_size, coef, feat, center, inv_scale, tree_ptrs, tree_class, depth,
+                       out)
 
 
 @njit(cache=True, nogil=True)
 def _predict_block(b, X, left, right, feature, threshold, default_left, lin_begin, lin_size,
-                   coef, feat, center, inv_scale, tree_ptrs, tree_class, out):
+                   coef, feat, center, inv_scale, tree_ptrs, tree_class, depth, out):
+    """Rows of block b, _WALK at a time through each tree in turn: depth[t] branch-free steps
+    (a row at a leaf stays there; cpu_tree.predict_raw's walk, which a row-at-a-time walk's
+    mispredicted branches made 4.7x slower), then each row's leaf value added to its margin.
+    A row's trees are added in order, as before: the same sums."""
     n_trees = tree_ptrs.shape[0] - 1
-    for r in range(b * PREDICT_BLOCK, min((b + 1) * PREDICT_BLOCK, X.shape[0])):
+    nodes = np.empty(_WALK, dtype=np.int64)
+    for r0 in range(b * PREDICT_BLOCK, min((b + 1) * PREDICT_BLOCK, X.shape[0]), _WALK):
+        m = min(_WALK, X.shape[0] - r0)
         for t in range(n_trees):
             base = tree_ptrs[t]
-            node = 0
-            while left[base + node] != -1:
-                i = base + node
-                x = X[r, feature[i]]
-                if x < threshold[i] or (np.isnan(x) and default_left[i]):
-                    node = left[i]
+            for j in range(m):
+                nodes[j] = 0
+            for _ in range(depth[t]):
+                for j in range(m):
+                    i = base + nodes[j]
+                    lo = left[i]
+                    x = X[r0 + j, feature[i] if lo != -1 else 0]
+                    go = (x < threshold[i]) | (np.isnan(x) & default_left[i])
+                    hi = right[i]
+                    nxt = hi + np.int64(go) * (lo - hi)
+                    nodes[j] = nodes[j] if lo == -1 else nxt
+            c = tree_class[t]
+            for j in range(m):
+                i = base + nodes[j]
+                if lin_size[i] >= 0:
+                    v = _leaf_value(X, r0 + j, coef, feat, center, inv_scale, lin_begin[i],
+                                    lin_size[i])
                 else:
-                    node = right[i]
-            i = base + node
-            if lin_size[i] >= 0:
-                v = _leaf_value(X, r, coef, feat, center, inv_scale, lin_begin[i],
-                                lin_size[i])
-            else:
-                v = np.float64(threshold[i])
-            out[r, tree_class[t]] += v
+                    v = np.float64(threshold[i])
+                out[r0 + j, c] += v
