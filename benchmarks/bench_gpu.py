@@ -433,6 +433,20 @@ def main() -> None:
     emit_line(out, a.out, "w")
 
 
+def checkout_commit() -> str:
+    """The benchmarks' checkout's commit, for a result line (BENCH_COMMIT overrides it: a copy
+    of the tree whose .git is not the one the files came from, as on the lent GPU machines)."""
+    if os.environ.get("BENCH_COMMIT"):
+        return os.environ["BENCH_COMMIT"]
+    import subprocess
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=os.path.dirname(os.path.abspath(__file__))
+                              ).stdout.strip() or "?"
+    except OSError:
+        return "?"
+
+
 def emit_line(out: dict, path: str | None, mode: str = "a") -> None:
     """Print the result as one JSON line; also write it to ``path`` (mode "w" or "a")."""
     line = json.dumps(out)

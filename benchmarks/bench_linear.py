@@ -29,7 +29,6 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import time
 
 import numpy as np
@@ -143,18 +142,6 @@ def run_xgboost(kind, Xtr, ytr, Xte, common, rounds, mark):
                                   for r in (mark, rounds)}, None
 
 
-def _commit() -> str:
-    """The checkout's commit (BENCH_COMMIT overrides it: a copy of the tree whose .git is not
-    the one the files came from, as on the lent GPU machines)."""
-    if os.environ.get("BENCH_COMMIT"):
-        return os.environ["BENCH_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=os.path.dirname(__file__)).stdout.strip()
-    except OSError:
-        return "?"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -172,13 +159,14 @@ def main() -> None:
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--out", default=None, help="append the JSON lines to this file too")
     a = ap.parse_args()
+    from bench_gpu import checkout_commit
     common = {"eta": a.eta, "depth": a.depth, "max_bin": a.max_bin, "threads": a.threads,
               "device": a.device}
     models = a.models.split(",") if a.models else \
         [m for m in MODELS if a.device == "cpu" or m != "lightgbm-linear"]
     head = {"bench": "linear", "rows": a.rows, "rounds": a.rounds, "mark": a.mark, **common,
             "machine": f"{platform.machine()} {os.cpu_count()} cores", "device": a.device,
-            "date": datetime.date.today().isoformat(), "commit": _commit()}
+            "date": datetime.date.today().isoformat(), "commit": checkout_commit()}
     lines = []
     for kind in a.datasets.split(","):
         X, y = make_data(kind, a.rows)

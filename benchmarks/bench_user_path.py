@@ -38,22 +38,10 @@ import os
 import platform
 import pstats
 import shutil
-import subprocess
 import tempfile
 import time
 
 import numpy as np
-
-
-def _commit() -> str:
-    """The checkout's commit (BENCH_COMMIT overrides it: a copy of the tree without .git)."""
-    if os.environ.get("BENCH_COMMIT"):
-        return os.environ["BENCH_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=os.path.dirname(__file__)).stdout.strip() or "?"
-    except OSError:
-        return "?"
 
 
 def write_parquet(path: str, rows: int, features: int, files: int, gpu: bool) -> float:
@@ -240,7 +228,7 @@ def main() -> None:
 
     from distributed import Client
 
-    from bench_gpu import emit_line
+    from bench_gpu import checkout_commit, emit_line
 
     gpu = a.device == "cuda"
     a.workers = a.workers or (1 if gpu else 2)
@@ -253,7 +241,7 @@ def main() -> None:
         # any clock: else the first library's first end to end pays them (1-4 s on a GPU)
         frames(path, gpu)
         import sklearn.metrics  # noqa: F401
-        common = {"bench": "user_path", "commit": _commit(),
+        common = {"bench": "user_path", "commit": checkout_commit(),
                   "date": datetime.date.today().isoformat(), "device": a.device, "rows": a.rows,
                   "features": a.features, "files": a.files, "workers": a.workers,
                   "rounds_max": a.rounds, "depth": a.depth, "early_stopping": a.early_stopping,
