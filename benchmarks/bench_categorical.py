@@ -62,7 +62,7 @@ def make_data(cp, n: int, seed: int, missing: float = 0.02):
 
 
 def auc(y, p) -> float:
-    from dgbdt.metric import get_metric
+    from dgbdt.metrics.registry import get_metric
     return float(get_metric("auc")(np.asarray(y, np.float64), np.asarray(p, np.float64)))
 
 

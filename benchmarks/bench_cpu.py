@@ -29,7 +29,7 @@ def make_data(n: int, n_features: int, seed: int):
 
 
 def auc(y, p) -> float:
-    from dgbdt.metric import get_metric
+    from dgbdt.metrics.registry import get_metric
     return float(get_metric("auc")(y.astype(np.float64), p.astype(np.float64)))
 
 

@@ -54,7 +54,7 @@ def main() -> None:
     from distributed import Client, LocalCluster, wait
 
     from dgbdt import dask as dgd
-    from dgbdt.metric import get_metric
+    from dgbdt.metrics.registry import get_metric
 
     params = {"objective": "binary:logistic", "max_depth": a.depth, "eta": 0.3,
               "max_bin": 256, "nthread": a.threads}

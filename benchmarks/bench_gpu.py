@@ -194,8 +194,8 @@ def histogram_bandwidth(X, max_bin: int = 256, repeats: int = 20) -> dict:
     import cupy as cp
 
     from dgbdt.data.dataset import Dataset
-    from dgbdt.kernels.gpu import CudaBackend
-    from dgbdt.shard import Shard
+    from dgbdt.backends.cuda import CudaBackend
+    from dgbdt.engine.shard import Shard
 
     d = Dataset(X)
     cuts = d.cuts(max_bin)

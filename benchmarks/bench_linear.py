@@ -56,7 +56,7 @@ def make_data(kind: str, n: int, seed: int = 0):
 def metrics(kind, y, pred) -> dict:
     if kind == "pl-reg":
         return {"rmse": round(float(np.sqrt(np.mean((pred - y) ** 2))), 5)}
-    from dgbdt.metric import get_metric
+    from dgbdt.metrics.registry import get_metric
     p = np.clip(pred, 1e-15, 1 - 1e-15)
     return {"logloss": round(float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))), 5),
             "auc": round(float(get_metric("auc")(y, pred.astype(np.float64))), 5)}

@@ -17,7 +17,7 @@ GPU):
   and streams them (by default it joins pages up to 1/16 of the GPU's memory and a cache of
   one page stays on the GPU: not external memory at this size).
 With --subsample < 1 every leg samples rows alike (XGBoost too) and dgbdt's streamed rounds
-read the pages once a tree (dgbdt.compact) instead of once a level; the leg
+read the pages once a tree (dgbdt.engine.sampled_rounds) instead of once a level; the leg
 dgbdt_incore_unsampled (in core, no sampling) gives the accuracy the sampling costs.
 Times: "<leg>_s" the whole call (page / DMatrix building included), "<leg>_train_s" the
 training alone (dgbdt: less its page building; XGBoost: xgb.train). Throughput ratios use

@@ -40,7 +40,7 @@ class KillAt(TrainingCallback):
 
 def _kill_at_level(n: int):
     def patch():
-        from dgbdt.seam import LocalSeam
+        from dgbdt.engine.seam import LocalSeam
         original, calls = LocalSeam.level, [0]
 
         def level(self, *args):

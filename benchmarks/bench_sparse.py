@@ -129,7 +129,7 @@ def main() -> None:
         timers = {k: round(float(v), 3) for k, v in getattr(b, "timings", {}).items()
                   if isinstance(v, (int, float))}
         results["dgbdt"] = s
-        from dgbdt.data.pages import bits_for
+        from dgbdt.kernels.pages import bits_for
         cuts = next(iter(info["dataset"]._cuts.values()))
         dense_bytes = a.rows * a.features * bits_for(cuts.max_bins) // 8
         emit({"impl": "dgbdt", "seconds": round(s, 3),

@@ -53,8 +53,8 @@ def profile(device: str, n: int, repeat: int, cupy_pool: bool = False) -> dict:
     """The timings of each evaluation step (see the module docstring)."""
 
     import dgbdt
-    from dgbdt.evaluation import EvalRows, metric_input
-    from dgbdt.metric import get_metric
+    from dgbdt.engine.evaluation import EvalRows, metric_input
+    from dgbdt.metrics.registry import get_metric
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n, 12)).astype(np.float32)

@@ -8,7 +8,7 @@ Prints one line per (kernel, grid.y) and the host time of the seam operations.
 import time, sys, os, collections
 import numpy as np, cupy as cp
 import dgbdt
-from dgbdt.kernels import gpu as G
+from dgbdt.backends import cuda as G
 from dgbdt.tree import grower
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
 rng = cp.random.default_rng(0)
@@ -39,7 +39,7 @@ def wrap(cls, name):
 for nm in ("histograms", "apply_splits", "evaluate_splits", "add_leaves", "gradients", "start_tree"):
     wrap(G.CudaBackend, nm)
 wrap(grower.Growth, "advance")
-from dgbdt.shard import Shard
+from dgbdt.engine.shard import Shard
 wrap(Shard, "level_step")
 t = time.perf_counter()
 b = dgbdt.train(p, dgbdt.Dataset(X, label=y), 10, verbose_eval=False)

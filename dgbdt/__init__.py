@@ -10,17 +10,18 @@ In-process API (XGBoost's names and semantics)::
 """
 import logging
 
-from .booster import Booster, load_model
+from .model.booster import Booster, load_model
 from .cv import cv
 from .data.batches import BatchDataset
 from .data.dataset import Dataset
-from .params import ParameterError
+from .params.normalize import ParameterError
 from .train import train
 from .tree.model import ModelFormatError
 
 
 def __getattr__(name):
-    # the estimators load scikit-learn (about 1 s): only when one is used, not at import
+    # the estimators load scikit-learn (slow to import): only when one is used, not at import
+    # (docs/benchmarks-archive.md#figures-behind-code-choices)
     if name in ("GBDTClassifier", "GBDTRegressor", "GBDTRanker"):
         from . import sklearn
         return getattr(sklearn, name)
@@ -29,11 +30,11 @@ def __getattr__(name):
         return getattr(plotting, name)
     raise AttributeError(f"module 'dgbdt' has no attribute {name!r}")
 
-# the package's logger ("dgbdt", children per module: "dgbdt.dask", "dgbdt.checkpoint"); silent
+# the package's logger ("dgbdt", children per module: "dgbdt.dask", "dgbdt.engine.checkpoint"); silent
 # until the application configures logging (a library adds no handler of its own)
 logging.getLogger("dgbdt").addHandler(logging.NullHandler())
 
-__version__ = "0.7.0"
+__version__ = "0.8.0.dev0"
 
 __all__ = ["BatchDataset", "Booster", "Dataset", "GBDTClassifier", "GBDTRanker", "GBDTRegressor", "ModelFormatError",
            "ParameterError", "cv", "load_model", "plot_importance", "plot_metric", "plot_tree",

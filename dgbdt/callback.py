@@ -72,7 +72,7 @@ class EarlyStopping(TrainingCallback):
                              f"has {list(evals_log[data])}")
         maximize = self.maximize
         if maximize is None:
-            from .metric import get_metric
+            from .metrics.registry import get_metric
             maximize = get_metric(metric).higher_is_better
         return evals_log[data][metric], maximize
 
@@ -81,7 +81,7 @@ class EarlyStopping(TrainingCallback):
         return self._update(model, epoch, float(values[-1]), maximize)
 
     def resume(self, model, epoch, evals_log) -> None:
-        """A training resumed from a checkpoint (dgbdt.checkpoint): replay the rounds before
+        """A training resumed from a checkpoint (dgbdt.engine.checkpoint): replay the rounds before
         ``epoch`` from their recorded scores, as if this callback had watched them."""
         if not evals_log:
             return
@@ -141,7 +141,7 @@ class TrainingCheckPoint(TrainingCallback):
     """Save the model every ``interval`` rounds to ``directory/{name}_{epoch}.json`` (JSON, never
     pickle), as XGBoost's callback: models to keep or to continue with ``xgb_model=``. To resume
     a killed training to the same model, history and early stopping, pass train's
-    ``checkpoint_dir=`` instead (dgbdt.checkpoint)."""
+    ``checkpoint_dir=`` instead (dgbdt.engine.checkpoint)."""
 
     def __init__(self, directory: str | os.PathLike, name: str = "model", as_pickle=False,
                  interval: int = 100):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arrays import to_host
+from .kernels.arrays import to_host
 from .data.dataset import Dataset
 
 
@@ -136,7 +136,7 @@ def _table(logs) -> dict:
 
 def _early_stop(table, logs, rounds: int, done: int):
     """(best round, whether to stop) of the test folds' mean of the last metric."""
-    from .metric import get_metric
+    from .metrics.registry import get_metric
     metric = list(logs[0]["test"])[-1]
     mean = table[f"test-{metric}-mean"]
     maximize = get_metric(metric).higher_is_better

@@ -4,7 +4,7 @@ They follow scikit-learn's conventions (constructor arguments stored as given, g
 set_params, fit returns self, learned attributes end in ``_``) and xgboost.sklearn's habits
 (XGBoost parameter names, extra keyword parameters passed through to training, eval_set,
 evals_result(), get_booster()). ``checkpoint_dir`` / ``checkpoint_interval`` are train's: a
-fit killed with its process resumes when run again (dgbdt.checkpoint). scikit-learn is
+fit killed with its process resumes when run again (dgbdt.engine.checkpoint). scikit-learn is
 optional: when installed, the estimators derive from its BaseEstimator and mixins, so clone,
 pipelines and cross_val_score work.
 """
@@ -14,13 +14,13 @@ import inspect
 
 import numpy as np
 
-from .arrays import to_host
-from .booster import Booster, load_model
+from .kernels.arrays import to_host
+from .model.booster import Booster, load_model
 from .data.dataset import Dataset
 from .data.input import is_nan_missing
 from .data.labels import (distinct, encode, host_values, label_values,
                           labels_from_prediction, proba_columns)
-from .metric import is_metric_custom
+from .metrics.registry import is_metric_custom
 from .train import train
 
 try:  # scikit-learn's base classes when it is installed (for clone, cross_val_score, tags)
@@ -398,7 +398,7 @@ def _callables(objective, eval_metric):
     """XGBoost's scikit-learn callables as train's: ``objective(y_true, y_pred) -> (grad,
     hess)`` (raw margins in) and ``eval_metric(y_true, y_pred) -> float`` (predictions in,
     scikit-learn's metric interface; named after the function, maximized when the name says
-    so, e.g. accuracy or auc); returns (obj, custom_metric, maximize). A dgbdt.metric.Metric
+    so, e.g. accuracy or auc); returns (obj, custom_metric, maximize). A dgbdt.metrics.registry.Metric
     instance (or a list of them) is passed on as it is: scored as the built-in metrics are,
     exact on Dask too."""
     obj = metric = maximize = None

@@ -1,7 +1,7 @@
 """The boosting loop: dgbdt.train(params, dtrain, num_boost_round, evals=...) -> Booster.
 
 Each round: gradients of the objective at the current margins (on the shards); for each output
-class k, one fixed-point scale per round from the global max |g| and max h (dgbdt.fixedpoint),
+class k, one fixed-point scale per round from the global max |g| and max h (dgbdt.kernels.fixedpoint),
 then a depth-wise tree grown over the seam; its leaf values are added to the shards' margins
 through their row segments (no traversal) and to each evaluation set's margins by traversal of
 the new trees only. Metrics are computed on the eval sets after every round.
@@ -15,25 +15,21 @@ from typing import Sequence
 
 import numpy as np
 
-from .backend import device_scope, get_backend, release_pooled, resolve_device, to_host
-from .booster import Booster, MarginStart, load_model
-from .linear_setup import linear_setup
+from .backends.device import device_scope, get_backend, release_pooled, to_host
+from .model.booster import Booster, MarginStart
+from .engine.linear_setup import linear_setup
 from .callback import RoundStopper, check_callbacks, emit, format_eval_line, report_round
-from .constraints import resolve as resolve_monotone, resolve_interactions
-from .checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
+from .engine.checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
 from .data.dataset import Dataset
+from .engine.setup import DatasetKind, prepare
 from .data.page_store import gpu_memory_errors, move_page, plan_pages
-from .evaluation import DatasetEval, SeamEval
-from .metric import get_metric, is_metric_custom, with_custom
-from .objective import get_objective
-from .objective_base import model_params
-from .params import normalize_params
-from .progress import Progress, replay, resume_callbacks
+from .engine.evaluation import DatasetEval, SeamEval
+from .objectives.base import model_params
+from .engine.progress import Progress, replay, resume_callbacks
 from .progressbar import open_bar, showing
-from .rank_bias import refuse_unsupported
-from .sampling import Sampling
-from .seam import LocalSeam
-from .shard import Shard
+from .engine.sampling import Sampling
+from .engine.seam import LocalSeam
+from .engine.shard import Shard
 from .tree.device_grower import PendingTree
 from .tree.spec import GrowthSpec
 from .tree.spec import max_nodes as tree_max_nodes
@@ -41,6 +37,14 @@ from .tree.split import SplitParams
 
 STAGES = ("quantize", "gradients", "histograms", "split_evaluation", "partition",
           "leaf_update", "device_wait", "evaluation")
+
+
+#: in-process datasets (dgbdt.engine.setup)
+LOCAL = DatasetKind(Dataset, "dgbdt.Dataset",
+                    qid_hint="pass qid= (or group=) to dgbdt.Dataset (rows of a query "
+                             "contiguous, ids sorted)",
+                    intervals_hint="Dataset arguments, or set_float_info as XGBoost's DMatrix",
+                    on_workers=False)
 
 
 def _set_threads(nthread: int | None) -> int:
@@ -72,20 +76,20 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     byte for byte. The objective is the model's (params may repeat it, not change it).
     callbacks: dgbdt.callback.TrainingCallback instances (XGBoost's protocol: EarlyStopping,
     LearningRateScheduler, EvaluationMonitor, TrainingCheckPoint or your own).
-    obj: a custom objective ``obj(preds, dtrain) -> (grad, hess)`` (dgbdt.custom): raw margins
+    obj: a custom objective ``obj(preds, dtrain) -> (grad, hess)`` (dgbdt.objectives.custom): raw margins
     in, gradients out; the configured objective keeps the intercept (base_score 0.5 unless
     given, as XGBoost) and the prediction transform.
     custom_metric: ``custom_metric(preds, dataset) -> (name, value)`` (or a list of pairs),
     scored on every eval set after the built-in metrics, on the objective's predictions (raw
     margins with a custom ``obj``); early stopping then watches it, larger being better with
-    ``maximize=True``. Or a dgbdt.metric.Metric instance (or a list): a row loss or a
+    ``maximize=True``. Or a dgbdt.metrics.registry.Metric instance (or a list): a row loss or a
     summary / merge / value, scored like the built-in metrics (so also on Dask, exactly).
     checkpoint_dir: a directory for this training's checkpoint, rewritten every
-    ``checkpoint_interval`` rounds and at the end (dgbdt.checkpoint). When it holds one of
+    ``checkpoint_interval`` rounds and at the end (dgbdt.engine.checkpoint). When it holds one of
     this training (the same parameters, data, eval sets, num_boost_round), training resumes
     there and gives the uninterrupted model and history, byte for byte: after a kill, run the
     same call again. One of another training is an error saying what differs (delete it with
-    dgbdt.checkpoint.discard to start afresh). A finished training's checkpoint returns its
+    dgbdt.engine.checkpoint.discard to start afresh). A finished training's checkpoint returns its
     model again without training.
     progress_bar: a bar of the rounds with the time left and the latest eval metric
     (dgbdt.progressbar; needs tqdm): True, False, or None to show it when someone watches (a
@@ -94,67 +98,22 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     callbacks = check_callbacks(callbacks)
     if checkpoint_dir is not None:
         check_interval(checkpoint_interval)
-    prior = resolve_prior(xgb_model, params)
-    if prior is not None:
-        params = {**(params or {}), "objective": prior.objective.name,
-                  **({"num_class": prior.num_class} if prior.num_class else {}),
-                  **prior.objective_params}
-    p = normalize_params(params)
-    if not isinstance(dtrain, Dataset):
-        raise TypeError(f"dtrain must be a dgbdt.Dataset; got {type(dtrain).__name__} "
-                        "(wrap arrays with dgbdt.Dataset(X, label=y))")
-    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
-            or num_boost_round < 0:
-        raise ValueError(f"num_boost_round must be an integer >= 0; got {num_boost_round!r}")
-    intervals = p["objective"] == "survival:aft"       # label bounds, checked later
-    if dtrain.label is None and not intervals:
-        raise ValueError("dtrain has no label; pass label= to Dataset" + (
-            " (its label bounds are survival:aft's labels, read by that objective only)"
-            if dtrain.label_lower_bound is not None else ""))
-    evals = _check_evals(evals, dtrain, intervals)
-    if early_stopping_rounds is not None and not evals:
-        raise ValueError("early_stopping_rounds needs at least one entry in evals")
-    objective = get_objective(p["objective"], p)
-    if getattr(objective, "interval_labels", False):       # survival:aft: labels [n, 2]
-        dtrain, evals = with_intervals(dtrain, evals)
-    num_class = p["num_class"]
-    if obj is not None:
-        from .custom import CustomObjective
-        objective = CustomObjective(objective, obj, dtrain)
-        if p["base_score"] is None:        # XGBoost's intercept with a custom objective
-            p["base_score"] = 0.5
-    else:
-        objective.check_label_array(dtrain.label, num_class)
-    if prior is not None and prior.n_features != dtrain.num_col:
-        raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
-                         f"{dtrain.num_col}")
-    p["device"] = resolve_device(p["device"], dtrain.device_hint())
-    refuse_unsupported(objective, xgb_model, checkpoint_dir,
-                       "cpu" if p["device"] == "cpu" else "cuda")
-    if getattr(objective, "needs_qid", False):
-        if dtrain.qid is None:
-            raise ValueError(f"{objective.name} needs query ids: pass qid= (or group=) to "
-                             "dgbdt.Dataset (rows of a query contiguous, ids sorted)")
+    s = prepare(params, dtrain, evals, LOCAL, num_boost_round=num_boost_round,
+                early_stopping_rounds=early_stopping_rounds, xgb_model=xgb_model, obj=obj,
+                custom_metric=custom_metric, maximize=maximize, checkpoint_dir=checkpoint_dir,
+                label_views=with_intervals)
+    p, dtrain = s.p, s.dtrain
     if p["linear_tree"]:
         _check_linear(dtrain)
     backend = get_backend(p["device"])
-    p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
-                                                 dtrain.feature_names)
-    p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
-                                                        dtrain.num_col, dtrain.feature_names)
-    K = objective.n_outputs(num_class)
-    if is_metric_custom(custom_metric):     # Metric instances: scored as the built-in ones
-        p["eval_metric"] = with_custom(p["eval_metric"], objective.default_metric,
-                                       custom_metric, maximize)
-        custom_metric = maximize = None
-    metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
+    K = s.objective.n_outputs(s.num_class)
     bar = open_bar(progress_bar, p["verbosity"], int(num_boost_round))
     previous_threads = _set_threads(p["nthread"])
     try:
         with device_scope(backend), showing(bar):
-            return _train(p, dtrain, int(num_boost_round), evals, early_stopping_rounds,
-                          evals_result, verbose_eval, objective, num_class, K, metrics, backend,
-                          prior, callbacks, custom_metric, maximize,
+            return _train(p, dtrain, int(num_boost_round), s.evals, early_stopping_rounds,
+                          evals_result, verbose_eval, s.objective, s.num_class, K, s.metrics,
+                          backend, s.prior, callbacks, s.custom_metric, s.maximize,
                           None if checkpoint_dir is None
                           else (checkpoint_dir, checkpoint_interval, obj))
     finally:
@@ -175,10 +134,10 @@ def _check_linear(dtrain) -> None:
 
 def with_intervals(dtrain, evals):
     """survival:aft's datasets: views of dtrain and the eval sets whose label is the [n, 2]
-    interval of their label_lower_bound and label_upper_bound (dgbdt.objective_survival)."""
+    interval of their label_lower_bound and label_upper_bound (dgbdt.objectives.survival)."""
     import copy
 
-    from .objective_survival import interval_labels
+    from .objectives.survival import interval_labels
     views: dict = {}
 
     def view(d, name):
@@ -192,45 +151,6 @@ def with_intervals(dtrain, evals):
             views[id(d)] = v
         return views[id(d)]
     return view(dtrain, "dtrain"), [(view(d, f"eval set '{n}'"), n) for d, n in evals]
-
-
-def resolve_prior(xgb_model, params) -> Booster | None:
-    """The model to continue (``xgb_model``): a Booster, or what load_model reads. A params
-    objective (or num_class) other than the model's is an error: a model's trees and intercept
-    belong to its objective."""
-    if xgb_model is None:
-        return None
-    prior = xgb_model if isinstance(xgb_model, Booster) else load_model(xgb_model)
-    given = (params or {}).get("objective")
-    if given is not None and given != prior.objective.name:
-        raise ValueError(f"params objective {given!r} differs from xgb_model's "
-                         f"{prior.objective.name!r}; continued training keeps the model's "
-                         "objective (leave it out of params, or train a new model)")
-    nc = (params or {}).get("num_class")
-    if nc is not None and prior.num_class is not None and int(nc) != prior.num_class:
-        raise ValueError(f"params num_class={nc} differs from xgb_model's {prior.num_class}")
-    for k, v in getattr(prior, "objective_params", {}).items():   # its outputs' quantiles
-        mine = (params or {}).get(k)
-        if mine is not None and list(np.atleast_1d(mine).astype(float)) != list(v):
-            raise ValueError(f"params {k}={mine!r} differs from xgb_model's {v}; continued "
-                             f"training keeps the model's (leave {k} out of params)")
-    return prior
-
-
-def _check_evals(evals, dtrain, intervals: bool = False) -> list[tuple[Dataset, str]]:
-    out = []
-    for item in evals or []:
-        if not (isinstance(item, (tuple, list)) and len(item) == 2
-                and isinstance(item[0], Dataset) and isinstance(item[1], str)):
-            raise TypeError("evals must be a list of (Dataset, name) pairs")
-        d, name = item
-        if d.label is None and not intervals:
-            raise ValueError(f"eval set '{name}' has no label")
-        if d.num_col != dtrain.num_col:
-            raise ValueError(f"eval set '{name}' has {d.num_col} features; dtrain has "
-                             f"{dtrain.num_col}")
-        out.append((d, name))
-    return out
 
 
 def _base_margin(p, objective, label, weight, num_class) -> np.ndarray:
@@ -315,7 +235,7 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
         if start.prior is None:
             margin = booster.initial_margin(
                 b - a, None if dtrain.base_margin is None else dtrain.base_margin[a:b],
-                like=backend.xp.empty(0) if backend.name == "cuda" else None)
+                like=backend.xp.empty(0) if backend.caps.device_memory else None)
         else:       # continued training: the prior model's margins of these rows
             margin = start.of(dtrain.rows(a, b), None if dtrain.base_margin is None
                               else dtrain.base_margin[a:b], backend.xp)
@@ -342,10 +262,10 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     (the model is the same as without running ahead). With callbacks it does not run ahead
     and each round's trees are fetched, so callbacks see the model of every round.
 
-    ``progress`` (dgbdt.progress.Progress) is kept up to date after every completed round; one
+    ``progress`` (dgbdt.engine.progress.Progress) is kept up to date after every completed round; one
     that has started resumes the training it describes: ``booster`` is then its model, the
     loop starts at round ``progress.rounds`` with its history, callbacks and learning rate.
-    ``linear``: the LinearSpec of piecewise-linear trees (dgbdt.tree.linear), with
+    ``linear``: the LinearSpec of piecewise-linear trees (dgbdt.kernels.linear_math), with
     ``linear_tree`` set (the seam's shards then hold their raw rows).
     """
     if p.get("linear_tree") and linear is None:     # a caller's bug, not the user's input
@@ -368,7 +288,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p),
                       p["grow_policy"], p["max_leaves"], linear)
     # callbacks carried by the progress (a survivor's, dgbdt.dask) go on as they stand; the
-    # caller's are new (a fresh training, or a checkpoint's resume: dgbdt.checkpoint)
+    # caller's are new (a fresh training, or a checkpoint's resume: dgbdt.engine.checkpoint)
     carried = resumed and progress.callbacks is not None
     if resumed:
         history.update(progress.resume_history())

@@ -46,7 +46,7 @@ def gpu_setup() -> bool:
     try:
         import dask_cuda  # noqa: F401
 
-        from dgbdt.backend import cuda_available
+        from dgbdt.backends.device import cuda_available
         return cuda_available()
     except ImportError:
         return False

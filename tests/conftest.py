@@ -1,10 +1,15 @@
-"""Shared fixtures: in-process Dask clusters, started once per session and only when asked for.
+"""Shared fixtures: in-process Dask clusters, started once per session and only when asked for;
+and the markers every test gets from where it is and what it uses (pyproject.toml registers
+them): ``gpu`` for tests/gpu, ``dask`` for tests that use a Dask cluster. ``slow`` is set in
+the test files themselves, on the few modules and tests that take most of the suite's time:
+``pytest -m "not slow" tests`` is the fast core a developer runs before every commit.
 
 The clients are not made the default client (``set_as_default=False``), so several can live at
 once without one test's ``default_client()`` picking up another's cluster; tests compute dask
 results through the fixture's client explicitly (``client.compute(x).result()``).
 """
 import os
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +70,26 @@ def client4(_clusters):
 def dask_client(_clusters, request):
     """Client of an in-process cluster with ``request.param`` workers (for parametrize)."""
     return _clusters(request.param)
+
+
+_DASK_FIXTURES = {"client1", "client2", "client4", "dask_client", "_clusters"}
+
+
+def _uses_dask(item) -> bool:
+    """Whether the test starts or uses a Dask cluster: a cluster fixture, or a module that
+    imports distributed (its own LocalClusters, process clusters)."""
+    if _DASK_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    module = getattr(item, "module", None)
+    return module is not None and any(
+        getattr(v, "__name__", "").split(".")[0] == "distributed"
+        for v in vars(module).values())
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_dir = Path(__file__).parent / "gpu"
+    for item in items:
+        if gpu_dir in Path(item.path).parents:
+            item.add_marker(pytest.mark.gpu)
+        if _uses_dask(item):
+            item.add_marker(pytest.mark.dask)

@@ -1,4 +1,4 @@
-"""XGBoost's quantiles spelled with a sort: the oracle of dgbdt.quantile's radix descent."""
+"""XGBoost's quantiles spelled with a sort: the oracle of dgbdt.objectives.leaf_quantiles's radix descent."""
 import numpy as np
 
 
@@ -11,7 +11,7 @@ def sorted_quantile(alpha: float, v: np.ndarray, w: np.ndarray | None) -> float:
     power-of-two scale that keeps every cumulative sum below 2**53, so the sums are exact
     integers, the same in any order, and compare exactly as floats. 0 for no values (or no
     weight).
-    dgbdt.quantile must find the same value."""
+    dgbdt.objectives.leaf_quantiles must find the same value."""
     n = v.shape[0]
     if n == 0:
         return 0.0

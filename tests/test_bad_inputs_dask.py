@@ -18,6 +18,8 @@ pd = pytest.importorskip("pandas")
 import dgbdt  # noqa: E402
 import dgbdt.dask as dgd  # noqa: E402
 
+pytestmark = pytest.mark.slow  # process clusters with bad partitions
+
 # an error must come within this: well under a second once warm, but a fresh worker (a CI
 # machine of 2 cores, no numba cache) first compiles the kernels the failing check runs; a hang
 # would wait for the cluster's timeouts (minutes)

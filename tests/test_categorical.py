@@ -95,6 +95,7 @@ def fit_both(params, X, y, types, rounds, weight=None):
     {"monotone_constraints": "(0,0,0,1,-1)"},   # numerical features constrained
     {"monotone_constraints": "(1,0,-1,1,0)", "max_cat_to_onehot": 5},  # categorical too
 ])
+@pytest.mark.slow  # XGBoost trains every case
 def test_same_trees_as_xgboost(objective, extra):
     X, signal, types, rng = cat_data(missing=0.1)
     y = signal + rng.normal(scale=0.5, size=len(signal))
@@ -291,6 +292,7 @@ def test_dumps_as_xgboost():
     assert list(a[["Yes", "No"]].iloc[0]) == list(t[["Yes", "No"]].iloc[0])
 
 
+@pytest.mark.slow  # XGBoost's SHAP on every case
 def test_shap_values_as_xgboost():
     """TreeSHAP walks a categorical split the way prediction does: XGBoost's SHAP values and
     interaction values, rows summing to the margin."""

@@ -1,5 +1,5 @@
 """checkpoint_dir: a training killed with its process resumes from its checkpoint to the model
-and history of the uninterrupted training, byte for byte (dgbdt.checkpoint).
+and history of the uninterrupted training, byte for byte (dgbdt.engine.checkpoint).
 
 A kill is simulated by an exception raised at a chosen round (a callback, or right after a
 checkpoint is written), and once by a real SIGKILL of a training subprocess; the resumed
@@ -18,9 +18,9 @@ import pytest
 from datagen import binary_with_missing
 
 import dgbdt
-from dgbdt import checkpoint
+from dgbdt.engine import checkpoint
 from dgbdt.callback import EarlyStopping, LearningRateScheduler, TrainingCallback
-from dgbdt.checkpoint import CheckpointError
+from dgbdt.engine.checkpoint import CheckpointError
 
 # row and column sampling (keyed by the round), a learning-rate schedule, two metrics, early
 # stopping that stops the training at round 15 of 30; one thread: tiny data trains in
@@ -313,7 +313,7 @@ def test_a_worker_finding_another_trainings_checkpoint_stops(data, tmp_path, mon
     sink = checkpoint.Checkpointer(tmp_path, 4, {"other": "training"}, 0)
     sink._checked = ("another-host", 1)
     progress = checkpoint.read(str(tmp_path / checkpoint.FILE))
-    from dgbdt.progress import Progress
+    from dgbdt.engine.progress import Progress
     with pytest.raises(CheckpointError, match="shared by the client and the workers"):
         sink.recorded(Progress(8, True, progress["model"], {}, None, 0.3))
 

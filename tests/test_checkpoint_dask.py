@@ -22,12 +22,14 @@ from datagen import binary_with_missing
 from test_checkpoint import PARAMS, ROUNDS, STOP, KillAt, Killed, _schedule
 
 import dgbdt
-from dgbdt import checkpoint
+from dgbdt.engine import checkpoint
 from dgbdt.callback import LearningRateScheduler, TrainingCallback
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 import dgbdt.dask as dgd  # noqa: E402
+
+pytestmark = pytest.mark.slow  # kills clients of process clusters
 
 INTERVAL = 3
 

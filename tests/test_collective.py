@@ -14,15 +14,17 @@ import pytest
 from datagen import binary_with_missing
 
 import dgbdt
-from dgbdt.booster import Booster
+from dgbdt.model.booster import Booster
 from dgbdt.dask.collective import Communicator, CollectiveError, wait_for
 from dgbdt.dask.collective_train import train_rank
 from dgbdt.dask.data import make_part
 from dgbdt.dask.shards import make_shard as _make_shard
-from dgbdt.fixedpoint import ExactSum
-from dgbdt.objective import get_objective
-from dgbdt.params import normalize_params
+from dgbdt.kernels.fixedpoint import ExactSum
+from dgbdt.objectives.registry import get_objective
+from dgbdt.params.normalize import normalize_params
 from dgbdt.train import _base_margin
+
+pytestmark = pytest.mark.slow  # process clusters, every mode
 
 
 class Group:
@@ -311,7 +313,7 @@ def test_cpu_collective_equals_graph_and_in_process(proc_client):
 def _failing_level_step(at: int):
     """For proc_client.run on one worker: that rank's ``at``-th level step raises, once."""
     def patch():
-        from dgbdt.shard import Shard
+        from dgbdt.engine.shard import Shard
         original, calls = Shard.level_step, [0]
 
         def level_step(self, req, hist_ptrs):

@@ -1,4 +1,4 @@
-"""Sampled rounds over streamed pages (dgbdt.compact): the pages are read once a round (the
+"""Sampled rounds over streamed pages (dgbdt.engine.sampled_rounds): the pages are read once a round (the
 fold, the gradients and the sample's candidates together; a second pass only where the sample
 left the candidates) instead of once a level, and the model and history are in-memory
 training's with the same sampling, byte for byte, for uniform and gradient-based sampling,
@@ -121,7 +121,7 @@ def test_gradient_rounds_take_the_sample_from_the_fold_pass(data, streamed, monk
     passes) a round's candidates, guessed from the last round's threshold, hold its sample
     and it reads the pages once; with a guess far too narrow every round pays the second
     pass, and the model is the same bytes either way."""
-    from dgbdt import compact
+    from dgbdt.engine import sampled_rounds as compact
     X, y, _ = data
     params = {"objective": "binary:logistic", "max_depth": 5, "subsample": 0.2, "max_bin": 64,
               "sampling_method": "gradient_based", "seed": 3}

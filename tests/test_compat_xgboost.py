@@ -10,6 +10,7 @@ import pytest
 SCRIPTS = sorted((pathlib.Path(__file__).parent / "compat_scripts").glob("*.py"))
 
 
+@pytest.mark.slow  # runs scripts in subprocesses
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_xgboost_style_script_runs(script, capsys):
     pytest.importorskip("sklearn")

@@ -1,11 +1,11 @@
-"""Monotone constraints (dgbdt.constraints, #17): parsing and resolving the parameter, the
+"""Monotone constraints (dgbdt.tree.constraints, #17): parsing and resolving the parameter, the
 predictions' monotonicity on a grid, and the same model on Dask as in-process."""
 import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.constraints import parse, resolve
-from dgbdt.params import ParameterError
+from dgbdt.tree.constraints import parse, resolve
+from dgbdt.params.normalize import ParameterError
 
 
 def _data(n=6000, seed=0):
@@ -109,7 +109,7 @@ def _paths(tree):
 
 
 def test_interaction_constraints_keep_paths_inside_a_group():
-    from dgbdt.constraints import parse_interactions, resolve_interactions
+    from dgbdt.tree.constraints import parse_interactions, resolve_interactions
     X, y = _data(seed=3)
     y = y + X[:, 1] * X[:, 3] + X[:, 2] * X[:, 3]
     groups = [[0, 1], [0, 2], [3]]

@@ -1,4 +1,4 @@
-"""survival:cox's gradients over a seam (dgbdt.objective_more.Cox): the risk sets span every
+"""survival:cox's gradients over a seam (dgbdt.objectives.survival.Cox): the risk sets span every
 shard and every holder of rows, so the seam's rows go to the host (GPU shards: margins each
 round, labels and weights once), the CPU kernel computes all rows in dataset order, and each
 holder keeps its own. Checked here on host shards against the kernel on the whole set in
@@ -9,8 +9,8 @@ are tested on a GPU (tests/gpu/test_gpu_cox.py, test_gpu_dask_cox_quantile.py)."
 import numpy as np
 import pytest
 
-from dgbdt.backend import get_backend
-from dgbdt.objective import get_objective
+from dgbdt.backends.device import get_backend
+from dgbdt.objectives.registry import get_objective
 
 
 class _Shard:

@@ -9,18 +9,20 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # compiles every CUDA source on the host
+
 CUDA = Path(str(resources.files("dgbdt.kernels") / "cuda"))
 MODULES = ["tree", "split", "grow", "data", "predict", "objective", "categorical", "linear",
            "linear_split", "linear_grow", "rank", "sparse"]
 
 
 def _launched():
-    """(module, kernel) pairs named in kernel("module", "name") calls of the GPU backend
-    (gpu.py and its categorical, linear and ranking parts, gpu_categorical.py, gpu_linear.py
-    and gpu_rank.py)."""
-    src = "".join((CUDA.parent / f).read_text()
-                  for f in ("gpu.py", "gpu_categorical.py", "gpu_linear.py", "gpu_rank.py",
-                            "gpu_pages.py"))
+    """(module, kernel) pairs named in kernel("module", "name") calls of the GPU side: the
+    CUDA backend (dgbdt/backends/cuda*.py) and the kernels' launchers (dgbdt/kernels/gpu_*.py,
+    launch.py)."""
+    pkg = CUDA.parent.parent
+    files = sorted((pkg / "backends").glob("cuda*.py")) + sorted(CUDA.parent.glob("*.py"))
+    src = "".join(f.read_text() for f in files)
     return set(re.findall(r'kernel\("(\w+)", "(\w+)"\)', src))
 
 
@@ -41,7 +43,7 @@ def test_every_launched_kernel_exists():
 
 def test_cupy_cache_key_sees_the_header():
     """NVRTC gets the header inlined, so editing common.cuh changes CuPy's cache key."""
-    from dgbdt.kernels.gpu import source
+    from dgbdt.kernels.launch import source
     assert "read_symbol" in source("tree") and '#include "common.cuh"' not in source("tree")
     assert "node_gain" in source("categorical") and '#include' not in source("categorical")
 
@@ -88,7 +90,7 @@ def test_shap_kernels_compile_and_keep_their_paths_in_registers(maxl, has_cat, t
 def test_every_objective_kernel_exists(params):
     """Each objective's gradient kernel (Objective.cuda_kernel, launched by the CUDA backend's
     ``gradients``) is a kernel of objective.cu: written out, or made by one of its macros."""
-    from dgbdt.objective import OBJECTIVES, get_objective
+    from dgbdt.objectives.registry import OBJECTIVES, get_objective
     text = (CUDA / "objective.cu").read_text()
     for name in OBJECTIVES:
         kernel = get_objective(name, params).cuda_kernel

@@ -1,4 +1,4 @@
-"""custom_metric as a dgbdt.metric.Metric (a row loss, or a summary / merge / value): scored
+"""custom_metric as a dgbdt.metrics.registry.Metric (a row loss, or a summary / merge / value): scored
 like the built-in metrics in process and on Dask, exact for any partitioning and mode, early
 stopping on it; XGBoost's function form stays in-process and is refused on Dask with an error
 that says what to use."""
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.metric import MAE, Metric
+from dgbdt.metrics.registry import MAE, Metric
 
 pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -78,7 +78,7 @@ def test_dask_is_exact_for_any_partitioning(client2, mode):
 def test_functions_are_refused_on_dask(client2):
     X, y, _ = _data(600)
     dd = dgd.DaskDataset(client2, da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300))
-    with pytest.raises(NotImplementedError, match="takes dgbdt.metric.Metric instances"):
+    with pytest.raises(NotImplementedError, match="takes dgbdt.metrics.registry.Metric instances"):
         dgd.train(client2, {}, dd, 2, evals=[(dd, "t")], verbose_eval=False,
                   custom_metric=lambda preds, d: ("m", 0.0))
 

@@ -20,6 +20,8 @@ from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
 import dgbdt  # noqa: E402
 import dgbdt.dask as dgd  # noqa: E402
 
+pytestmark = pytest.mark.slow  # many Dask clusters and modes
+
 N, F, ROUNDS = 3000, 6, 4
 NAMES = [f"c{j}" for j in range(F)]
 BINARY = {"objective": "binary:logistic", "max_depth": 4, "eta": 0.3}
@@ -650,12 +652,12 @@ def test_graph_mode_round_is_one_hop_a_level(monkeypatch):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_graph_mode_quantile_leaves_are_one_hop_an_exchange(monkeypatch, weighted):
     """A quantile loss's tree: after its levels, one hop per reduction of the leaves' descent
-    (dgbdt.quantile.requests: the counts, the weighted totals, 8 key bytes), each task taking
+    (dgbdt.objectives.leaf_quantiles.requests: the counts, the weighted totals, 8 key bytes), each task taking
     every worker's task of the hop before; the finish takes the last of them. survival:cox:
     one gather hop after the round's finishes, every worker's rows to every unit."""
     import pathlib
-    from dgbdt.objective import get_objective
-    from dgbdt.quantile import requests
+    from dgbdt.objectives.registry import get_objective
+    from dgbdt.objectives.leaf_quantiles import requests
     monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parent.parent / "benchmarks"))
     from plot_graph_mode import record
     W, D = 2, 3

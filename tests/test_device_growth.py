@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt import seam as seam_module
+from dgbdt.engine import seam as seam_module
 from dgbdt.tree import device_grower
 from dgbdt.tree.grower import Growth
 
@@ -144,8 +144,8 @@ def test_device_growth_on_collective_ranks(monkeypatch, params):
 
 
 def test_host_growth_type_is_unchanged_for_cpu_auto(monkeypatch):
-    from dgbdt.kernels.cpu import CPU
-    from dgbdt.shard import Shard
+    from dgbdt.backends.cpu import CPU
+    from dgbdt.engine.shard import Shard
     from dgbdt.tree.spec import GrowthSpec
     from dgbdt.tree.split import SplitParams
     X, y, _ = make(n=300)

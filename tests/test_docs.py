@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # builds the docs site
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Runs `python -m mkdocs build ...` (argv after -c) with imports of dgbdt and the GPU stack

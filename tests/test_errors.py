@@ -184,8 +184,8 @@ def test_max_bin_conflict(data):
 
 def test_cuda_device_without_gpu(data, monkeypatch):
     """device='cuda' where no GPU is usable: a clear error naming the fix, before any work."""
-    import dgbdt.backend
-    monkeypatch.setattr(dgbdt.backend, "cuda_available", lambda: False)
+    import dgbdt.backends.device
+    monkeypatch.setattr(dgbdt.backends.device, "cuda_available", lambda: False)
     X, y = data
     with pytest.raises(RuntimeError, match="needs a CUDA GPU.*device='cpu'"):
         dgbdt.train({"device": "cuda"}, dgbdt.Dataset(X, label=y), 1)

@@ -1,11 +1,11 @@
-"""ExactSum (dgbdt.fixedpoint): the numba per-exponent sums equal their numpy specification,
+"""ExactSum (dgbdt.kernels.fixedpoint): the numba per-exponent sums equal their numpy specification,
 and the sum is the exact rational sum whatever the order or the chunking."""
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from dgbdt.fixedpoint import ExactSum
+from dgbdt.kernels.fixedpoint import ExactSum
 
 
 def _cases():

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from dgbdt.data.pages import pack
+from dgbdt.kernels.pages import pack
 from dgbdt.kernels import cpu_split, cpu_tree
 
 

@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from dgbdt.objective import OBJECTIVES, get_objective
-from dgbdt.objective_base import label_witnesses
+from dgbdt.objectives.registry import OBJECTIVES, get_objective
+from dgbdt.objectives.base import label_witnesses
 
 VALUES = [np.nan, np.inf, -np.inf, -2.0, -1.0, -0.5, 0.0, 0.3, 1.0, 2.0, 2.5, 3.0, 5.0]
 

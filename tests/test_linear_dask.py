@@ -24,6 +24,8 @@ from dgbdt.dask.data import workers_of  # noqa: E402
 # 5% missing values, weights
 from test_linear_tree import LIN, _data  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every Dask mode with linear leaves
+
 ROUNDS = 3
 GROWTH = {"depthwise": {"max_depth": 3},
           "lossguide": {"grow_policy": "lossguide", "max_leaves": 6, "max_depth": 0}}
@@ -52,7 +54,7 @@ def test_level_payloads_merge_to_the_sum_of_the_partials(monkeypatch):
     parent level (merged_level), is the sum of the holders' full partials at every level of
     a training, bit for bit; and fewer int64 than those (5 of 9 entries of a larger child
     stay home)."""
-    from dgbdt.seam import LocalSeam
+    from dgbdt.engine.seam import LocalSeam
     from dgbdt.tree.linear_growth import level_payload, merged_level
     checked = []
 

@@ -22,8 +22,9 @@ from test_linear_kernel_host import LAUNCH, PRELUDE, _emulated_backend, training
 lib = host.lib                  # the linear.cu and linear_split.cu host builds (module fixtures)
 split_lib = split_host.split_lib
 
-pytestmark = pytest.mark.skipif(__import__("shutil").which("g++") is None,
-                                reason="g++ not installed")
+pytestmark = [pytest.mark.skipif(__import__("shutil").which("g++") is None,
+                                 reason="g++ not installed"),
+              pytest.mark.slow]  # host builds of the CUDA sources, whole trainings through them
 
 GROW_PRELUDE = """
 using std::frexp; using std::ldexp; using std::isfinite; using std::sqrt; using std::fabs;
@@ -195,7 +196,7 @@ def test_leaf_fits_equal_the_numba_loop_bit_for_bit(grow_lib):
 
 def test_leaf_fit_is_the_host_fit_leaf():
     """fit_leaves' coefficients are tree.linear.fit_leaf's times eta (the host grower's)."""
-    from dgbdt.tree.linear import fit_leaf
+    from dgbdt.kernels.linear_math import fit_leaf
     rng = np.random.default_rng(4)
     D, eta = 4, 0.3
     leaves = np.arange(5, dtype=np.int64)

@@ -15,11 +15,12 @@ import numpy as np
 from cuda_host import build, launch_args, source
 import pytest
 
-from dgbdt.data.pages import pack
+from dgbdt.kernels.pages import pack
 from dgbdt.kernels import cpu_linear
 
 CUDA = __import__("pathlib").Path(__file__).parents[1] / "dgbdt" / "kernels" / "cuda"
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed"),
+              pytest.mark.slow]  # host builds of the CUDA sources, whole trainings through them
 
 PRELUDE = """
 #include <atomic>
@@ -262,7 +263,7 @@ def test_leaf_sums_equal_the_numba_kernel(lib, tile, gx, bx):
 
 @pytest.mark.parametrize("tile,gx,bx", [(128, 2, 64), (3, 7, 32)])
 def test_margins_equal_the_numba_kernel_bit_for_bit(lib, tile, gx, bx):
-    from dgbdt.tree.linear import LinearSpec
+    from dgbdt.kernels.linear_math import LinearSpec
     from dgbdt.tree.linear_growth import LeafModels
     s = _shard(3)
     rng = np.random.default_rng(4)
@@ -284,7 +285,7 @@ def test_margins_equal_the_numba_kernel_bit_for_bit(lib, tile, gx, bx):
     np.testing.assert_array_equal(got.view(np.int64), ref.view(np.int64))
 
 
-# -- the CUDA backend's linear glue (dgbdt.kernels.gpu_linear) over the host build ----------
+# -- the CUDA backend's linear glue (dgbdt.backends.cuda_linear) over the host build ----------
 def training_rows(seed: int, classes: bool = False):
     """(X, y, w) of the training tests: 1200 rows of 4 features, a piecewise-linear target
     (three classes by its terciles with ``classes``), 5 % missing values, weights."""
@@ -307,8 +308,8 @@ def _emulated_backend(lib, split_lib=None):
     build of linear.cu (and linear_split.cu), and whose other operations are the CPU
     backend's: training with it runs the GPU's linear path, numpy arrays standing in for
     cupy ones."""
-    from dgbdt.kernels.cpu import CpuBackend
-    from dgbdt.kernels.gpu_linear import CudaLinear
+    from dgbdt.backends.cpu import CpuBackend
+    from dgbdt.backends.cuda_linear import CudaLinear
 
     runs = {"linear_histograms": lib.run_hist, "linear_histograms_shared": lib.run_hist_shared,
             "linear_ptilde": lib.run_ptilde, "linear_siblings": lib.run_siblings,
@@ -359,7 +360,7 @@ def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growt
     """dgbdt.train with the emulated backend (two pages, weights, missing values, column
     sampling), each histogram kernel (shared: one feature group, or with a small budget
     several): the CPU model's file, byte for byte, and every linear kernel launched."""
-    from dgbdt.kernels import gpu_linear
+    from dgbdt.backends import cuda_linear as gpu_linear
     monkeypatch.setenv("DGBDT_LINEAR_HIST", setting)
     if budget:
         real = gpu_linear.feature_groups
@@ -386,7 +387,7 @@ def test_training_through_the_cuda_glue_is_the_cpu_model(lib, monkeypatch, growt
 
 
 def test_feature_groups_fit_the_budget():
-    from dgbdt.kernels.gpu_linear import feature_groups
+    from dgbdt.backends.cuda_linear import feature_groups
     hp = np.cumsum([0, 17, 17, 5, 30, 17])
     g, widest = feature_groups(hp, 40 * 72)
     assert g.tolist() == [0, 3, 3, 4, 4, 5] and widest == 39     # 17 + 17 + 5 slots fit 40
@@ -399,7 +400,7 @@ def test_shared_budget_is_half_an_sm(monkeypatch):
     """Two linear histogram blocks resident per SM (each less the 1 KiB the device reserves),
     within the per-block limit, never under the default 48 KiB; DGBDT_LINEAR_SMEM overrides
     within the per-block limit."""
-    from dgbdt.kernels.gpu_linear import shared_budget
+    from dgbdt.backends.cuda_linear import shared_budget
     monkeypatch.delenv("DGBDT_LINEAR_SMEM", raising=False)
     assert shared_budget(227 * 1024, 228 * 1024) == 113 * 1024      # Hopper
     assert shared_budget(163 * 1024, 164 * 1024) == 81 * 1024       # A100
@@ -415,8 +416,8 @@ def test_prediction_equals_the_numba_kernel_bit_for_bit(lib, K):
     constant tree's leaves mixed in): cpu_linear.predict_linear's values, bit for bit, missing
     values taking the default way and dropping their terms."""
     import dgbdt
-    from dgbdt.booster import _concatenated
-    from dgbdt.kernels.gpu import pack_nodes
+    from dgbdt.model.booster import _concatenated
+    from dgbdt.backends.cuda import pack_nodes
     rng = np.random.default_rng(8)
     n, F = 900, 4
     X = rng.uniform(-2, 3, (n, F)).astype(np.float32)

@@ -20,8 +20,9 @@ from test_linear_kernel_host import LAUNCH, PRELUDE, _args, _emulated_backend, t
 
 lib = host.lib          # the linear.cu host build (a module fixture) for the training test
 
-pytestmark = pytest.mark.skipif(__import__("shutil").which("g++") is None,
-                                reason="g++ not installed")
+pytestmark = [pytest.mark.skipif(__import__("shutil").which("g++") is None,
+                                 reason="g++ not installed"),
+              pytest.mark.slow]  # host builds of the CUDA sources, whole trainings through them
 
 SPLIT_PRELUDE = """
 #define __shared__ static

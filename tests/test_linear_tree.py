@@ -1,4 +1,4 @@
-"""Piecewise-linear trees (linear_tree, dgbdt.tree.linear): the fit, the gain, the payload,
+"""Piecewise-linear trees (linear_tree, dgbdt.kernels.linear_math): the fit, the gain, the payload,
 prediction, the model file, and the errors of what is not built."""
 import json
 
@@ -7,8 +7,8 @@ import pytest
 
 import dgbdt
 from dgbdt.kernels import cpu_linear
-from dgbdt.params import ParameterError
-from dgbdt.tree import linear as L
+from dgbdt.params.normalize import ParameterError
+from dgbdt.kernels import linear_math as L
 from dgbdt.tree.model import ModelFormatError
 
 LIN = {"linear_tree": True, "max_depth": 2, "eta": 0.4, "lambda": 0.7, "linear_lambda": 0.3,
@@ -147,7 +147,7 @@ def test_split_gains_match_brute_force():
 def test_histogram_payload_is_the_rows_fixed_point_sums():
     """kernels.cpu_linear.linear_histograms: per slot the sums of the rows' rounded
     summands (g, h, g p~, h p~, h p~^2, g x~, h x~, h p~ x~, h x~^2), exactly."""
-    from dgbdt.data.pages import pack
+    from dgbdt.kernels.pages import pack
     rng = np.random.default_rng(3)
     n, F, nb = 500, 3, 5
     bins = rng.integers(0, nb + 1, (n, F)).astype(np.uint16)     # nb: missing
@@ -433,7 +433,7 @@ def test_column_range_is_the_exact_nan_skipping_min_and_max():
     """linear_setup.column_range (the GPU's normalization input, run here with numpy as its
     array module): each column's min and max with NaN skipped, NaN for a column without
     values, so the same numbers as LinearSpec.from_data's host reduction."""
-    from dgbdt.linear_setup import column_range
+    from dgbdt.engine.linear_setup import column_range
     rng = np.random.default_rng(3)
     X = rng.normal(size=(500, 4)).astype(np.float32)
     X[rng.random(X.shape) < 0.2] = np.nan

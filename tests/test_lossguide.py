@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.params import ParameterError
+from dgbdt.params.normalize import ParameterError
 
 pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")

@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pytest
 
-from dgbdt.metric import METRICS, get_metric
+from dgbdt.metrics.registry import METRICS, get_metric
 
 skm = pytest.importorskip("sklearn.metrics")
 xgb = pytest.importorskip("xgboost")
@@ -135,7 +135,7 @@ def test_bad_multiclass_labels_and_shapes():
 def test_merged_summaries_are_the_same_bits_for_any_partitioning(weighted):
     """Every metric, auc included, is value(merge(summary(chunk)...)): the same bits as the
     unpartitioned metric for any chunking and merge order (exact merges)."""
-    from dgbdt.evaluation import weight_scale
+    from dgbdt.engine.evaluation import weight_scale
     yb, pb = _binary()
     ym, pm = _multi()
     pb = np.round(pb, 2)                      # ties inside and across chunks
@@ -239,7 +239,7 @@ def test_multiclass_metrics_match_xgboost_eval(weighted):
 
 def test_weighted_auc_does_not_depend_on_row_order():
     """Rows gathered from partitions or ranks arrive in any order: the same bits."""
-    from dgbdt.metric import get_metric
+    from dgbdt.metrics.registry import get_metric
     rng = np.random.default_rng(0)
     n = 5000
     y = (rng.random(n) < 0.4).astype(float)

@@ -24,6 +24,8 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 sys.path.insert(0, EXAMPLES)
 import make_notebooks  # noqa: E402
 
+pytestmark = pytest.mark.slow  # executes a notebook in a kernel
+
 KERNEL = "dgbdt-test-python"
 
 

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from dgbdt.objective import OBJECTIVES, get_objective, sigmoid, softmax
+from dgbdt.objectives.registry import OBJECTIVES, get_objective, sigmoid, softmax
 
 xgb = pytest.importorskip("xgboost")
 
@@ -403,7 +403,7 @@ def test_log_link_base_score_and_all_zero_labels():
 
 
 def test_objective_parameters_reach_the_objective():
-    from dgbdt.params import normalize_params
+    from dgbdt.params.normalize import normalize_params
     p = normalize_params({"objective": "count:poisson"})
     assert p["max_delta_step"] == 0.7                       # XGBoost's default there
     assert get_objective("count:poisson", p).kernel_param == 0.7
@@ -412,7 +412,7 @@ def test_objective_parameters_reach_the_objective():
     assert normalize_params({})["max_delta_step"] == 0.0
     assert get_objective("reg:tweedie", {"tweedie_variance_power": 1.2}).default_metric == \
         "tweedie-nloglik@1.2"
-    from dgbdt.params import ParameterError
+    from dgbdt.params.normalize import ParameterError
     with pytest.raises(ParameterError, match="tweedie_variance_power must be < 2"):
         normalize_params({"tweedie_variance_power": 2.0})
     with pytest.raises(ParameterError, match="huber_slope must be > 0"):
@@ -422,7 +422,7 @@ def test_objective_parameters_reach_the_objective():
 def test_weighted_quantile_is_xgboosts_and_order_free():
     from quantile_ref import sorted_quantile
 
-    from dgbdt.quantile import local_quantiles
+    from dgbdt.objectives.leaf_quantiles import local_quantiles
 
     def weighted_quantile(alpha, v, w):        # the production quantile, one group
         q = local_quantiles(alpha, [v], None if w is None else [w])[0]
@@ -451,7 +451,7 @@ def test_quantile_losses_say_where_they_train():
     X = np.random.default_rng(0).standard_normal((50, 3)).astype(np.float32)
     with pytest.raises(ValueError, match="reg:absoluteerror's intercept is a quantile of all"):
         get_objective("reg:absoluteerror").label_stats(np.ones(3), None, None)
-    from dgbdt.params import ParameterError, normalize_params
+    from dgbdt.params.normalize import ParameterError, normalize_params
     with pytest.raises(ParameterError, match="quantile_alpha must be < 1"):
         normalize_params({"quantile_alpha": 1.0})
     b = dgbdt.train({"objective": "reg:quantileerror", "quantile_alpha": 0.2},
@@ -460,7 +460,7 @@ def test_quantile_losses_say_where_they_train():
 
 
 def test_quantile_leaves_grow_on_the_host_grower_whatever_the_growth_setting(monkeypatch):
-    """The quantile losses' leaves are refreshed after the tree (dgbdt.seam.leaf_quantiles):
+    """The quantile losses' leaves are refreshed after the tree (dgbdt.engine.seam.leaf_quantiles):
     their trees grow on the host grower even where the device grower would (GPU shards, or
     DGBDT_GROWTH=device, which runs it on the CPU): the same model bytes."""
     import dgbdt
@@ -477,7 +477,7 @@ def test_quantile_leaves_grow_on_the_host_grower_whatever_the_growth_setting(mon
 
 
 def test_quantile_losses_name_their_cuda_kernels_and_arguments():
-    """What the CUDA backend launches (dgbdt.kernels.gpu.CudaBackend.gradients): one quantile,
+    """What the CUDA backend launches (dgbdt.backends.cuda.CudaBackend.gradients): one quantile,
     ``quantile`` with alpha as a float64; several, ``quantiles`` with the alphas as an array
     (the backend's); reg:absoluteerror, ``absolute_error``."""
     class Host:
@@ -496,11 +496,11 @@ def test_quantile_losses_name_their_cuda_kernels_and_arguments():
 
 
 def test_the_exact_descent_is_the_sorted_quantile():
-    """dgbdt.quantile (radix descent over sums, what Dask uses) against the sorted-order
+    """dgbdt.objectives.leaf_quantiles (radix descent over sums, what Dask uses) against the sorted-order
     definition (objective.weighted_quantile) on ties, zero weights, tiny and huge values."""
     from quantile_ref import sorted_quantile as weighted_quantile
 
-    from dgbdt.quantile import key_of, local_quantiles, value_of
+    from dgbdt.objectives.leaf_quantiles import key_of, local_quantiles, value_of
     v = np.array([-3.5, -0.0, 0.0, 1e-300, -1e300, 2.0])
     np.testing.assert_array_equal(value_of(key_of(v)), v)
     np.testing.assert_array_equal(np.argsort(key_of(v), kind="stable"),
@@ -524,8 +524,8 @@ def test_several_quantiles_are_one_output_each():
     import json
 
     import dgbdt
-    from dgbdt.metric import get_metric
-    from dgbdt.params import ParameterError, normalize_params
+    from dgbdt.metrics.registry import get_metric
+    from dgbdt.params.normalize import ParameterError, normalize_params
     rng = np.random.default_rng(3)
     alphas = (0.1, 0.5, 0.85)
     obj = get_objective("reg:quantileerror", {"quantile_alpha": alphas})

@@ -9,9 +9,10 @@ import dgbdt
 from dgbdt.data import page_store
 from dgbdt.data.page_store import PageStore, budget_bytes, page_rows_for, spill
 from dgbdt.data.page_stream import HostMover, PageStream
-from dgbdt.data.pages import Page, pack
-from dgbdt.kernels.cpu import CPU
-from dgbdt.params import ParameterError
+from dgbdt.kernels.pages import Page, pack
+from dgbdt.backends.cpu import CPU
+from dgbdt.backends.protocol import Capabilities
+from dgbdt.params.normalize import ParameterError
 
 
 @pytest.fixture(scope="module")
@@ -243,13 +244,14 @@ class _NumpyCuda:
     name = "cuda"
     xp = np
     ordinal = 0
+    caps = Capabilities(device_memory=True)
 
     def __init__(self):
         import contextlib
         self.device = contextlib.nullcontext()
 
     def quantize_pack(self, X, cuts):
-        from dgbdt.data.pages import bits_for
+        from dgbdt.kernels.pages import bits_for
         from dgbdt.data.quantize import quantize
         return pack(quantize(X, cuts), bits=bits_for(cuts.max_bins))
 
@@ -259,7 +261,7 @@ def test_host_rows_sketched_and_packed_in_upload_chunks(data, monkeypatch, weigh
     """Host rows for GPU training go up in chunks of a multiple of 32 rows: the merged chunk
     sketches give the same cuts and the chunks' words concatenate into the same symbols."""
     from dgbdt.data import dataset as ds
-    from dgbdt.data.pages import unpack
+    from dgbdt.kernels.pages import unpack
     from dgbdt.data.quantize import quantize
     monkeypatch.setattr(ds, "UPLOAD_BYTES", 7_000)      # 7000 // 48 // 32 * 32 = 128 rows
     X, y = data
@@ -281,6 +283,7 @@ def test_host_rows_sketched_and_packed_in_upload_chunks(data, monkeypatch, weigh
     assert sorted(dev._pages) == [(64, "cpu"), (64, "cuda:0")]
 
 
+@pytest.mark.slow  # runs examples/out_of_core.py
 def test_out_of_core_example_runs(tmp_path):
     """examples/out_of_core.py: spilled pages, the same model (it exits non-zero otherwise)."""
     import pathlib

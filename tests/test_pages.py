@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from dgbdt.data.pages import Page, bits_for, n_words, pack, symbol_mask, unpack, unpack_rows
+from dgbdt.kernels.pages import Page, bits_for, n_words, pack, symbol_mask, unpack, unpack_rows
 from dgbdt.kernels.cpu_data import read_symbol
 
 WIDTHS = list(range(1, 17)) + [17, 24, 32]

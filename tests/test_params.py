@@ -1,4 +1,4 @@
-"""Tests for dgbdt.params: the parameter schema, validation and the generated docs."""
+"""Tests for dgbdt.params.normalize: the parameter schema, validation and the generated docs."""
 
 from __future__ import annotations
 
@@ -9,13 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dgbdt.params import (
-    SCHEMA,
-    ParameterError,
-    ParamSpec,
-    normalize_params,
-    parameters_markdown,
-)
+from dgbdt.params.normalize import (
+    SCHEMA, ParameterError, ParamSpec, normalize_params, parameters_markdown)
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "parameters.md"
 

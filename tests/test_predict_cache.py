@@ -1,11 +1,11 @@
-"""Prediction keeps the concatenated node arrays of the last few tree lists (dgbdt.booster.
+"""Prediction keeps the concatenated node arrays of the last few tree lists (dgbdt.model.booster.
 _concatenated): a model predicted again reuses them; another list of trees (a slice, an
 iteration_range, another model) gets its own, so every prediction is what a fresh
 concatenation gives."""
 import numpy as np
 
 import dgbdt
-from dgbdt import booster as bmod
+from dgbdt.model import booster as bmod
 
 
 def _model(seed, rounds=12):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.metric import get_metric
+from dgbdt.metrics.registry import get_metric
 from test_compare_xgboost import assert_same_trees
 
 xgb = pytest.importorskip("xgboost")
@@ -46,6 +46,7 @@ def fit_both(params, X, y, qid, rounds, weight=None):
                        "lambdarank_score_normalization": False}),
     ("rank:map", {}),
 ])
+@pytest.mark.slow  # XGBoost trains every case
 def test_same_trees_as_xgboost(objective, extra):
     X, y, qid = rank_data(binary=objective == "rank:map")
     params = {"objective": objective, "max_depth": 4, "eta": 0.3, **extra}
@@ -166,7 +167,7 @@ def test_mean_default_metric_as_xgboost(objective):
     key, value = bst.eval(dx, "t").split("\t")[1].rsplit(":", 1)
     name = key.split("-", 1)[1]
     assert [name] == list(res["t"])
-    m = dgbdt.objective.get_objective(objective, params).default_metric
+    m = dgbdt.objectives.registry.get_objective(objective, params).default_metric
     m = get_metric(m)
     assert m.value(m.query_summary(y, pred, qid)) == pytest.approx(float(value), rel=1e-14)
     wrong = get_metric(name)            # the explicit name: truncated at 32
@@ -424,6 +425,7 @@ def test_early_stopping_maximizes_ndcg_as_xgboost():
     assert ours.best_score == pytest.approx(theirs.best_score, rel=1e-12)
 
 
+@pytest.mark.slow  # runs examples/rank.py
 def test_example_runs():
     """examples/rank.py: DaskGBDTRanker on 2 workers = the in-process ranker (exit 0)."""
     import os

@@ -197,7 +197,7 @@ def test_training_through_the_gpu_glue_is_the_cpu_model(lib, monkeypatch, object
     casts, the launch's arguments) to the host build: the CPU model, byte for byte, with
     query weights and several pages."""
     import dgbdt
-    from dgbdt import objective_rank
+    from dgbdt.objectives import ranking as objective_rank
     from dgbdt.kernels import gpu_rank
     from test_rank import rank_data
     X, y, qid = rank_data(n_queries=50, seed=21, binary=objective == "rank:map")

@@ -1,4 +1,4 @@
-"""Position-debiased LambdaMART (``lambdarank_unbiased=True``, dgbdt.rank_bias): XGBoost's trees,
+"""Position-debiased LambdaMART (``lambdarank_unbiased=True``, dgbdt.objectives.rank_bias): XGBoost's trees,
 metric history and position-bias estimates on identical bins; the kernel's thread-count
 invariance; Dask collective and task modes give the in-process model's bytes; the refusals."""
 import json
@@ -93,7 +93,7 @@ def test_errors(tmp_path):
 def test_state_guard():
     """The estimates count their rounds: gradients asked for a later round than they have
     seen (a training that would not start at round 0 with them) are refused."""
-    from dgbdt.rank_bias import PositionBias
+    from dgbdt.objectives.rank_bias import PositionBias
     state = PositionBias(4, 0.5)
     state.check_round(0)
     with pytest.raises(ValueError, match="round 3 needs the position-bias estimates"):

@@ -3,7 +3,7 @@
 Each test kills a worker process (os._exit, as a SIGKILL would: no clean-up) at a chosen round
 of a training on a LocalCluster whose nanny restarts it; the training must finish within a
 bounded time, restarted once per kill, with the model and history of the undisturbed training,
-byte for byte (dgbdt.dask.recovery, dgbdt.progress). The scheduler itself is not recoverable
+byte for byte (dgbdt.dask.recovery, dgbdt.engine.progress). The scheduler itself is not recoverable
 (out of scope, see docs/dask.md).
 """
 import os
@@ -20,6 +20,8 @@ from dgbdt.callback import TrainingCallback
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 import dgbdt.dask as dgd  # noqa: E402
+
+pytestmark = pytest.mark.slow  # kills workers of process clusters
 
 PARAMS = {"objective": "binary:logistic", "max_depth": 4, "eta": 0.3,
           "eval_metric": ["logloss", "auc"], "subsample": 0.8, "colsample_bynode": 0.8,
@@ -132,7 +134,7 @@ def _kill_at_call(client, worker: str, method: str, n: int, once: str | None = N
     ``once``: a path; of the workers given this kill, only the first to reach it exits (it
     creates the file)."""
     def patch():
-        from dgbdt.seam import LocalSeam
+        from dgbdt.engine.seam import LocalSeam
         original, calls = getattr(LocalSeam, method), [0]
 
         def counted(self, *args):
@@ -264,7 +266,7 @@ def test_prediction_survives_a_killed_worker(cluster3, data):
     victim = sorted(cluster3.scheduler_info()["workers"])[1]
 
     def patch():
-        from dgbdt.booster import Booster
+        from dgbdt.model.booster import Booster
         original = Booster.predict
 
         def predict(self, *args, **kwargs):

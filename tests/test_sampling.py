@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.sampling import Sampling, uniform
+from dgbdt.engine.sampling import Sampling, uniform
 
 SAMPLED = {"objective": "binary:logistic", "max_depth": 4, "subsample": 0.6,
            "colsample_bytree": 0.8, "colsample_bylevel": 0.75, "colsample_bynode": 0.7,
@@ -60,8 +60,8 @@ def test_the_samples_do_what_they_say():
     masks = s.node_features(np.ones(9, dtype=bool), 0, 0, np.arange(6), np)
     assert (masks.sum(axis=1) == 4).all() and len({m.tobytes() for m in masks}) > 1
     # subsample: about that fraction of rows carries gradient, the rest none
-    from dgbdt.kernels.cpu import CPU
-    from dgbdt.shard import Shard
+    from dgbdt.backends.cpu import CPU
+    from dgbdt.engine.shard import Shard
     d = dgbdt.Dataset(X, y)
     cuts = d.cuts(64)
     shard = Shard(d.pages(cuts, 64)[0], cuts.n_bins(), y, None, np.zeros((len(y), 1)), 16, CPU)
@@ -110,7 +110,7 @@ def test_the_gradient_threshold_is_exact_for_any_split_of_the_rows():
     """The radix descent finds XGBoost's threshold (the smallest t with S(t) <= T, brute
     force below) from bucket sums merged over any split of the rows, and the probabilities
     then sum to the target."""
-    from dgbdt.sampling_gradient import Holder, probabilities, threshold
+    from dgbdt.engine.gradient_sampling import Holder, probabilities, threshold
 
     def brute(q, T):
         for t in range(1, int(q.max()) + int(q.sum()) + 3):
@@ -144,9 +144,9 @@ def test_the_gradient_threshold_is_exact_for_any_split_of_the_rows():
 
 
 def test_gradient_based_sampling_keeps_large_gradients_and_is_unbiased():
-    from dgbdt.kernels.cpu import CPU
-    from dgbdt.sampling_gradient import sample
-    from dgbdt.shard import Shard
+    from dgbdt.backends.cpu import CPU
+    from dgbdt.engine.gradient_sampling import sample
+    from dgbdt.engine.shard import Shard
     X, y = data(n=20_000, seed=5)
     d = dgbdt.Dataset(X, y)
     cuts = d.cuts(64)

@@ -1,7 +1,7 @@
 """The CUDA source of row sampling's draws (dgbdt/kernels/cuda/sampling.cu), run on the CPU:
 compiled as host C++ (no multiply-add contraction, as the GPU backend's --fmad=false), its grid
-walked one thread after another, against the array code it replaces on a GPU (dgbdt.sampling's
-apply_rows, dgbdt.sampling_gradient's sample_class, dgbdt.compact's candidate_rows), which is
+walked one thread after another, against the array code it replaces on a GPU (dgbdt.engine.sampling's
+apply_rows, dgbdt.engine.gradient_sampling's sample_class, dgbdt.engine.sampled_rounds's candidate_rows), which is
 the specification and what the CPU runs. Each thread owns its row: the emulation is exact.
 tests/gpu/test_gpu_compact_rows.py checks the GPU's build."""
 import shutil
@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from cuda_host import build, launch_args, source
 
-from dgbdt import compact
-from dgbdt.kernels.cpu import CPU
-from dgbdt.sampling import Sampling, draw_key
-from dgbdt.sampling_gradient import (_DRAW, BITS, LAMBDA, Holder, magnitudes, sample_class,
-                                     threshold)
+from dgbdt.engine import sampled_rounds as compact
+from dgbdt.backends.cpu import CPU
+from dgbdt.engine.sampling import Sampling, draw_key
+from dgbdt.engine.gradient_sampling import (
+    _DRAW, BITS, LAMBDA, Holder, magnitudes, sample_class, threshold)
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 

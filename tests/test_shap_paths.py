@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.booster import _concatenated
-from dgbdt.explain import shap_paths_of
+from dgbdt.model.booster import _concatenated
+from dgbdt.model.shap import shap_paths_of
 from dgbdt.kernels import shap_paths
 
 

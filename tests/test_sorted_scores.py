@@ -1,12 +1,12 @@
-"""dgbdt.sorted_scores: binary auc from parts sorted by score, never merged, is the same
+"""dgbdt.metrics.sorted_scores: binary auc from parts sorted by score, never merged, is the same
 integers as RocRuns' runs (so the same auc bits) for any split into parts, with ties inside
 and across parts; the collective's rows round trip. Numpy here; the GPU suite runs it on
 cupy (tests/gpu/test_gpu_user_path.py)."""
 import numpy as np
 import pytest
 
-from dgbdt.metric import AUC, AUCPR, RocRuns
-from dgbdt.sorted_scores import MAX_PARTS, SortedScores
+from dgbdt.metrics.registry import AUC, AUCPR, RocRuns
+from dgbdt.metrics.sorted_scores import MAX_PARTS, SortedScores
 
 
 def _rows(n, seed, ties=True):

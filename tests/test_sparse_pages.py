@@ -93,7 +93,7 @@ def test_same_model_as_the_dense_matrix(extra):
 def test_growth_on_device_arrays_and_streamed_pages(monkeypatch):
     """DGBDT_GROWTH=device (the device grower's array code on the CPU) and pages streamed
     through slots with sampled rounds (the tree walk over a row's ELLPACK entries,
-    dgbdt.compact) give the dense matrix's model."""
+    dgbdt.engine.sampled_rounds) give the dense matrix's model."""
     X, D, y = sparse_rows(seed=5)
     params = {"objective": "binary:logistic", "max_depth": 6, "seed": 1}
     ref = model(dgbdt.train(params, dgbdt.Dataset(D, y), 6))
@@ -157,7 +157,7 @@ def test_dask_partitions_of_sparse_rows(client2, mode):
     part = make_part(0, X[:1000], y[:1000], None, None, X.shape[1])
     assert part.X.nnz == X[:1000].nnz
     cuts = dgbdt.Dataset(X, y).cuts(256)
-    assert page_of(part.X, cuts, __import__("dgbdt.kernels.cpu", fromlist=["CPU"]).CPU).ell
+    assert page_of(part.X, cuts, __import__("dgbdt.backends.cpu", fromlist=["CPU"]).CPU).ell
     p = {"objective": "binary:logistic", "max_depth": 4}
     res_ref = {}
     dd = dgbdt.Dataset(D, y)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.objective import get_objective
+from dgbdt.objectives.registry import get_objective
 from test_compare_xgboost import assert_same_trees, low_cardinality
 
 xgb = pytest.importorskip("xgboost")
@@ -134,7 +134,7 @@ def test_errors_say_what_is_wrong():
                     dgbdt.Dataset(X, label_lower_bound=lo, label_upper_bound=hi), 1)
     with pytest.raises(ValueError, match="label_lower_bound has 3 values; the data has 20"):
         dgbdt.Dataset(X, label_lower_bound=lo[:3])
-    from dgbdt.params import ParameterError
+    from dgbdt.params.normalize import ParameterError
     with pytest.raises(ParameterError, match="aft_loss_distribution must be one of"):
         dgbdt.train({"objective": "survival:aft", "aft_loss_distribution": "gumbel"},
                     dgbdt.Dataset(X, label_lower_bound=lo, label_upper_bound=hi), 1)
@@ -148,7 +148,7 @@ def test_errors_say_what_is_wrong():
 def test_interval_metrics_merge_to_the_same_bits():
     """aft-nloglik and interval-regression-accuracy are exact sums: any chunking of the rows
     gives the unchunked value's bits."""
-    from dgbdt.metric import get_metric
+    from dgbdt.metrics.registry import get_metric
     rng = np.random.default_rng(2)
     lo, hi = intervals(rng.exponential(size=500), rng)
     y = np.stack([lo, hi], axis=1).astype(np.float64)

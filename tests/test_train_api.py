@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.metric import get_metric
+from dgbdt.metrics.registry import get_metric
 from dgbdt.train import STAGES
 
 

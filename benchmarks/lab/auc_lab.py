@@ -14,8 +14,8 @@ import numpy as np
 
 def main():
     import cupy as cp
-    from dgbdt.metric import AUC, RocRuns
-    from dgbdt.sorted_scores import SortedScores
+    from dgbdt.metrics.registry import AUC, RocRuns
+    from dgbdt.metrics.sorted_scores import SortedScores
     auc = AUC()
     for n in (100_000, 400_000, 2_000_000):
         rng = cp.random.default_rng(0)

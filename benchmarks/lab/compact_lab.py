@@ -1,4 +1,4 @@
-"""Where a sampled streamed round's time goes (dgbdt.compact, issue 14): each stage timed
+"""Where a sampled streamed round's time goes (dgbdt.engine.sampled_rounds, issue 14): each stage timed
 with the device synchronized around it. Lab script, not a benchmark.
 
     python benchmarks/lab/compact_lab.py --rows 20000000 --rounds 20
@@ -28,8 +28,8 @@ def main() -> None:
     import cupy as cp
 
     import dgbdt
-    from dgbdt import compact, seam, shard
-    from dgbdt.kernels import gpu
+    from dgbdt.engine import sampled_rounds as compact, seam, shard
+    from dgbdt.backends import cuda as gpu
     from dgbdt.data.page_store import packed_bytes
 
     spent, calls = defaultdict(float), defaultdict(int)

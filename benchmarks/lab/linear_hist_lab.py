@@ -69,7 +69,7 @@ def scenarios(n, rs):
 
 
 def main():
-    from dgbdt.data.pages import pack
+    from dgbdt.kernels.pages import pack
     n, F, nb, tile, D = int(os.environ.get("LAB_ROWS", 1_000_000)), 12, 256, 128, 5
     dev = cp.cuda.Device()
     n_sm = dev.attributes["MultiProcessorCount"]

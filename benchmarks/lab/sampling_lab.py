@@ -6,8 +6,8 @@ import time
 import cupy as cp
 import numpy as np
 
-from dgbdt import sampling_gradient as sg
-from dgbdt.sampling import uniform
+from dgbdt.engine import gradient_sampling as sg
+from dgbdt.engine.sampling import uniform
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000_000
 rng = cp.random.default_rng(0)

@@ -24,7 +24,7 @@ import cupy as cp  # noqa: E402
 X, y = make_data(a.rows, 2000, 0.01, 0)
 p = {"objective": "binary:logistic", "max_depth": 8, "eta": 0.1, "device": "cuda"}
 if a.stages:
-    from dgbdt.backend import get_backend
+    from dgbdt.backends.device import get_backend
     be = get_backend("cuda")
     dgbdt.train(p, dgbdt.Dataset(X[:20000], y[:20000]), 2)
     d = dgbdt.Dataset(X, y)

@@ -1,7 +1,7 @@
 """What the XGBoost-compatible modules share (dgbdt.compat.xgboost and its dask twin)."""
 from __future__ import annotations
 
-from ..booster import Booster as _Booster, load_model as _load_model
+from ..model.booster import Booster as _Booster, load_model as _load_model
 
 
 class Booster(_Booster):

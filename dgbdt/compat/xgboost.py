@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import callback  # noqa: F401  (xgb.callback.EarlyStopping, ...)
-from ..booster import load_model as _load_model
+from ..model.booster import load_model as _load_model
 from ..data.batches import BatchDataset
 from ..data.dataset import Dataset
 from ..cv import cv as _cv

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..booster import Booster
+from ..model.booster import Booster
 from ..dask.data import DaskDataset
 from ..dask.predict import predict as _predict
 from ..dask.train import train as _train

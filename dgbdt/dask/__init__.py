@@ -7,7 +7,7 @@
 
 The names and signatures follow xgboost.dask, so code ports by changing the import.
 """
-from ..booster import Booster
+from ..model.booster import Booster
 from .collective import CollectiveError
 from .data import DaskDataset
 from .graph import GraphModeError
@@ -17,7 +17,8 @@ from .train import train
 
 
 def __getattr__(name):
-    # the estimators load scikit-learn (about 1 s): only when one is used, not at import
+    # the estimators load scikit-learn (slow to import): only when one is used, not at import
+    # (docs/benchmarks-archive.md#figures-behind-code-choices)
     if name in ("DaskGBDTClassifier", "DaskGBDTRegressor", "DaskGBDTRanker"):
         from . import sklearn
         return getattr(sklearn, name)

@@ -51,11 +51,11 @@ def optimized_together(data, vectors: list) -> tuple:
     optimizer may change partitioning (dask_cudf's read_parquet combines files up to a block
     size; dask-expr fuses a narrow column's parquet files), and partition-wise steps such as
     ``random_split`` draw per partition, so the unoptimized graph can hold other rows than
-    the optimized one (measured: a dask_cudf ``random_split`` of 8 parquet files gave 49958
-    validation rows computed and 50067 unoptimized, so the eval history disagreed with
-    scikit-learn's score of the same model's predictions). Optimizing a narrow label column
-    may regroup it unlike the data (16 files: the data 16 partitions, its label column 4);
-    then, as when the optimizer fails, the unoptimized graphs are used: they always line up.
+    the optimized one (a dask_cudf ``random_split`` of parquet files gave other validation
+    rows unoptimized, so the eval history disagreed with scikit-learn's score of the same
+    model's predictions: docs/benchmarks-archive.md#figures-behind-code-choices). Optimizing
+    a narrow label column may regroup it unlike the data; then, as when the optimizer fails,
+    the unoptimized graphs are used: they always line up.
     (``dask.optimize`` of several collections at once is not used: with dask 2026.8 its
     results' delayed parts lost the column projection.)
 

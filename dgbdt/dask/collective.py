@@ -5,7 +5,7 @@ run the same boosting loop on their own rows and meet only in the collectives of
 
 * ``allreduce`` of device arrays in place: the int64 level histograms (exact in any order, so
   every rank evaluates the same splits and grows the same tree) and the gradient maxima;
-* ``sum_exact``: metric statistics, which are exact sums (dgbdt.fixedpoint.ExactSum) of
+* ``sum_exact``: metric statistics, which are exact sums (dgbdt.kernels.fixedpoint.ExactSum) of
   unbounded size, all-reduced as fixed-width int64 limbs and decoded exactly;
 * ``allgather_rows``: the rows themselves, for metrics that are not sums (auc), and
   ``gather_apply``: the same rows given to a function whose small result every rank gets (on
@@ -43,7 +43,7 @@ import time
 
 import numpy as np
 
-from ..fixedpoint import ExactSum
+from ..kernels.fixedpoint import ExactSum
 
 ABORT_POLL = 0.25   # seconds between checks of the abort flag once a wait is that long
 SPIN = 0.005        # seconds of pure spinning before a wait starts to sleep between polls

@@ -1,5 +1,5 @@
 """Metrics over the collective ranks' rows (dgbdt.dask.collective_train's evaluation): each
-rank summarizes its own rows (dgbdt.evaluation), and the summaries meet in the ranks'
+rank summarizes its own rows (dgbdt.engine.evaluation), and the summaries meet in the ranks'
 communicator — ratio metrics' exact sums all-reduced, auc's score runs or sorted rows and
 row-summary metrics' rows gathered — so every rank gets the value in-process evaluation of
 all the rows gives."""
@@ -9,11 +9,11 @@ import functools
 
 import numpy as np
 
-from ..backend import array_module, to_host
-from ..evaluation import EvalRows, weight_scale
-from ..fixedpoint import ExactSum
-from ..metric import AUC, RocRuns
-from ..sorted_scores import SortedScores
+from ..backends.device import array_module, to_host
+from ..engine.evaluation import EvalRows, weight_scale
+from ..kernels.fixedpoint import ExactSum
+from ..metrics.registry import AUC, RocRuns
+from ..metrics.sorted_scores import SortedScores
 
 __all__ = ["rank_rows", "collective_scores"]
 

@@ -31,19 +31,19 @@ import uuid
 
 import numpy as np
 
-from ..backend import array_module, device_scope
+from ..backends.device import array_module, device_scope
 from ..callback import log_to_client
 from ..data.page_store import gpu_memory_errors
-from ..metric import get_metric
-from ..objective import get_objective
-from ..seam import LocalSeam
+from ..metrics.registry import get_metric
+from ..objectives.registry import get_objective
+from ..engine.seam import LocalSeam
 from ..tree.linear_growth import level_payload, merged_level
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..train import boost
 from .collective import ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, unique_id
 from .collective_scores import collective_scores, rank_rows
 from .collective_tcp import SocketComm
-from ..custom import objective_on
+from ..objectives.custom import objective_on
 from . import comm_cache
 from .recovery import WorkerLostError, alive_workers, later, outcome
 from .shards import concat_parts, local_shards, start_of
@@ -75,8 +75,8 @@ class CollectiveSeam(LocalSeam):
         return self.comm.allreduce_host(a, op)
 
     def _compact_seam(self, shards):
-        """The compact shards' seam (dgbdt.compact): their levels all-reduced as these."""
-        from ..compact import recording
+        """The compact shards' seam (dgbdt.engine.sampled_rounds): their levels all-reduced as these."""
+        from ..engine.sampled_rounds import recording
         seam = recording(CollectiveSeam)(shards, self.hist_ptrs, self.comm, self.n_rows)
         seam.records = []
         return seam
@@ -123,13 +123,13 @@ class CollectiveSeam(LocalSeam):
 
     def _quantiles(self, alpha, values, weights):
         """The leaves' quantiles over every rank's rows: each step of the descent's sums
-        all-reduced (dgbdt.quantile), so every rank finds the in-process values."""
+        all-reduced (dgbdt.objectives.leaf_quantiles), so every rank finds the in-process values."""
         return rank_quantiles(self.comm, alpha, values, weights)
 
 
 def rank_quantiles(comm, alpha, values, weights):
-    """dgbdt.quantile.quantiles of groups whose values are spread over the ranks."""
-    from ..quantile import Part, quantiles
+    """dgbdt.objectives.leaf_quantiles.quantiles of groups whose values are spread over the ranks."""
+    from ..objectives.leaf_quantiles import Part, quantiles
     part = Part(values, weights)
 
     def stats():
@@ -170,7 +170,7 @@ class _EvalScores:
     """An eval set: this rank's share of its partitions, margins advanced by the new trees."""
 
     def __init__(self, comm, part, base, n_outputs: int):
-        from ..booster import add_tree_margins
+        from ..model.booster import add_tree_margins
         self.comm, self.add = comm, add_tree_margins
         xp = comm.xp
         qid = None
@@ -195,7 +195,7 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     """One rank's training over ``comm`` (the body of a rank's task; the tests run it in
     threads). train_parts: this rank's Parts; eval_sets: (this rank's Parts of the set, or None
     for the training set itself, name). Returns (booster, history), the same on every rank.
-    ``progress`` (dgbdt.progress.Progress) is kept up to date, and resumed when started.
+    ``progress`` (dgbdt.engine.progress.Progress) is kept up to date, and resumed when started.
     ``linear``: the LinearSpec of piecewise-linear trees (the shards keep their raw rows)."""
     objective = get_objective(p["objective"], p)
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
@@ -335,12 +335,12 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
                callbacks=None, obj=None, progress=None, linear=None):
     from distributed import get_worker
 
-    from ..backend import get_backend
-    from ..progress import Progress
+    from ..backends.device import get_backend
+    from ..engine.progress import Progress
     n_ranks = len(ranks)
     flag = _Flag(f"{token}-abort")
     comm = None
-    # rank 0 writes the checkpoints (dgbdt.checkpoint), the others hold the same model
+    # rank 0 writes the checkpoints (dgbdt.engine.checkpoint), the others hold the same model
     progress = Progress() if progress is None else dataclasses.replace(
         progress, sink=progress.sink if rank == 0 else None)
     prior_rounds = booster.num_boosted_rounds() - (progress.rounds if progress.started else 0)
@@ -406,8 +406,8 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
     """Run the collective training over the workers holding dtrain's rows (see the module
     docstring); units: futures of dtrain's parts (or of its shards, when streamed) and the
     worker holding each; rank 0's eval lines go to ``log_topic`` (dgbdt.callback.ClientLog);
-    ``progress``: where to resume (dgbdt.progress); ``linear``: the LinearSpec of linear
-    trees (dgbdt.tree.linear), or None. Returns (booster, history); raises
+    ``progress``: where to resume (dgbdt.engine.progress); ``linear``: the LinearSpec of linear
+    trees (dgbdt.kernels.linear_math), or None. Returns (booster, history); raises
     WorkerLostError with the survivors' progress when a rank's worker leaves."""
     from distributed import Event, Variable
 

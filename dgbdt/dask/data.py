@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import array_module, is_device_array
+from ..backends.device import array_module, is_device_array
 from ..data.device_input import is_cudf
 from ..data.input import as_matrix, as_vector, check_frame_columns, mark_missing
 from ..data.quantize import cuts_from_summaries
@@ -66,7 +66,7 @@ def _register_sizes() -> None:
     bytes), so its memory accounting, spilling and dashboard see the arrays."""
     from dask.sizeof import sizeof
 
-    from ..shard import Shard
+    from ..engine.shard import Shard
 
     def nbytes(x) -> int:
         if is_sparse(x):        # CSR: its three arrays
@@ -107,7 +107,7 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
         xp = array_module(X)
         y = None if label is None else as_vector(label, "label", n, dev)
         if lower is not None:       # survival:aft's label intervals [n, 2]
-            from ..objective_survival import interval_labels
+            from ..objectives.survival import interval_labels
             y = interval_labels(_bound(lower, xp), _bound(upper, xp), n)
         w = None if weight is None else as_vector(weight, "weight", n, dev)
         if w is not None and bool(xp.any(w < 0)):
@@ -131,7 +131,7 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
 
 def _bound(v, xp):
     """A partition's label bound (numpy, cupy, pandas or cuDF) as a float64 array of xp
-    (inf allowed: a right-censored upper bound; dgbdt.objective_survival checks them)."""
+    (inf allowed: a right-censored upper bound; dgbdt.objectives.survival checks them)."""
     if is_cudf(v):
         v = v.values
     elif hasattr(v, "to_numpy"):

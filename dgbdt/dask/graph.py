@@ -52,12 +52,12 @@ import uuid
 
 import numpy as np
 
-from ..booster import add_tree_margins
-from ..evaluation import EvalRows, merge, values, weight_scale
-from ..fixedpoint import scale_for
-from ..metric import get_metric
-from ..quantile import requests
-from ..seam import leaf_alpha_of
+from ..model.booster import add_tree_margins
+from ..engine.evaluation import EvalRows, merge, values, weight_scale
+from ..kernels.fixedpoint import scale_for
+from ..metrics.registry import get_metric
+from ..objectives.leaf_quantiles import requests
+from ..engine.seam import leaf_alpha_of
 from .data import DaskDataset
 from . import graph_sampling
 from .graph_gradients import first_gradients, gathered, gathers_rows, timed_gradients
@@ -150,7 +150,7 @@ def _unit_times(unit: WorkerUnit, *after) -> dict:
 
 # -- evaluation tasks --------------------------------------------------------------------------
 def _summaries(margin, label, weight, scale, objective, metric_names, qid=None):
-    """Per-metric summaries of some rows, on their device (dgbdt.evaluation); ``qid``: their
+    """Per-metric summaries of some rows, on their device (dgbdt.engine.evaluation); ``qid``: their
     query ids (whole queries) for the ranking metrics."""
     metrics = [get_metric(m) for m in metric_names]
     return EvalRows(label, weight, scale, qid).summaries(objective,
@@ -223,13 +223,13 @@ def by_worker(items, workers) -> dict:
 def _scored(objective):
     """The Objective the metrics read margins through, with its parameters (several quantiles'
     margins are [n, K], one quantile's a column): a user's gradient function's configured
-    objective (dgbdt.custom: everything but the gradients is that one's)."""
+    objective (dgbdt.objectives.custom: everything but the gradients is that one's)."""
     return getattr(objective, "base", objective)
 
 
 def _spec(objective):
     """What the units need to rebuild the objective: the Objective (small; it carries its
-    parameters), with a custom objective's function (dgbdt.custom)."""
+    parameters), with a custom objective's function (dgbdt.objectives.custom)."""
     fn = getattr(objective, "fn", None)
     return objective if fn is None else (objective.base, fn)
 
@@ -396,7 +396,8 @@ class DaskSeam:
         """One unit: the round is one task (levels need no other worker's partials, so they
         need no task hop); its trees are futures of items of its result. With
         ``block_rounds``, rounds are queued and BLOCK of them go as one task (a task hop
-        costs a few milliseconds, a GPU round of 10M rows about ten); the trees are
+        costs a sizable part of a GPU round:
+        docs/benchmarks-archive.md#figures-behind-code-choices); the trees are
         ``Queued`` handles until then (``result`` and ``wait`` submit what is queued)."""
         grow = (_spec(objective), K, spec, epoch)
         if not self.block_rounds:

@@ -3,7 +3,7 @@ own, later with the previous round's last finish: one hop less a round), and for
 whose gradients need every row (``needs_all_rows``: survival:cox's risk sets) one exchange
 more: each unit returns its rows' (dataset index, label, margin, weight), and ``gathered``
 takes every unit's, puts them in dataset order and keeps its own rows' gradients, the numbers
-in-process training computes (dgbdt.objective_more.Cox.gathered_gradients)."""
+in-process training computes (dgbdt.objectives.survival.Cox.gathered_gradients)."""
 from __future__ import annotations
 
 import time
@@ -15,7 +15,7 @@ from .graph_unit import WorkerUnit, on, unit_objective
 
 def gathers_rows(objective) -> bool:
     """Whether the objective's gradients need every unit's rows (a hop a round more); not a
-    user's gradient function (``fn``, dgbdt.custom), which sees its worker's rows."""
+    user's gradient function (``fn``, dgbdt.objectives.custom), which sees its worker's rows."""
     return getattr(objective, "fn", None) is None and \
         bool(getattr(objective, "needs_all_rows", False))
 

@@ -5,7 +5,7 @@ histograms are; dgbdt.dask.graph submits them between a tree's last level and it
 * linear leaves (``linear_tree``): one hop, ``leaf_sums``: every worker's part of each leaf's
   fixed-point ridge sums; the finish fits the leaves from their sum (the same on every unit).
 * the quantile losses' leaves (``reg:absoluteerror``, ``reg:quantileerror``): each leaf's
-  exact weighted quantile of its rows' residuals, by dgbdt.quantile's radix descent. Its
+  exact weighted quantile of its rows' residuals, by dgbdt.objectives.leaf_quantiles's radix descent. Its
   ``requests(weighted)`` reductions (the counts and largest weights, the weighted totals, one
   per key byte) are one hop each: ``descent_start`` answers the first with this worker's part,
   each ``descent_step`` merges every worker's answers to the previous request (in worker order;
@@ -15,7 +15,7 @@ histograms are; dgbdt.dask.graph submits them between a tree's last level and it
 """
 from __future__ import annotations
 
-from ..quantile import Part, descent, reduce_answers
+from ..objectives.leaf_quantiles import Part, descent, reduce_answers
 from ..tree.grower import refresh_leaves
 from .graph_unit import WorkerUnit, advance_last, on, summed
 

@@ -1,6 +1,6 @@
 """Graph mode's gradient-based row sampling (``sampling_method="gradient_based"``).
 
-A round's sample needs a threshold over every unit's rows (dgbdt.sampling_gradient): a radix
+A round's sample needs a threshold over every unit's rows (dgbdt.engine.gradient_sampling): a radix
 descent of 3 steps a class, each step merging every holder's [2, 256] integer bucket sums. The
 collective ranks all-reduce them; here each step is a task hop: every unit receives every
 unit's sums of the step, merges them (exact integers, any order) and takes the same step, so
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from ..sampling_gradient import _STEPS, RoundSample
+from ..engine.gradient_sampling import _STEPS, RoundSample
 from .graph_unit import WorkerUnit, on
 
 

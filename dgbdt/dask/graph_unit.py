@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import contextlib
 
-from ..backend import array_module, device_scope
-from ..custom import objective_on
-from ..seam import LocalSeam
+from ..backends.device import array_module, device_scope
+from ..objectives.custom import objective_on
+from ..engine.seam import LocalSeam
 from ..tree.linear_growth import level_payload, merged_level
 from .shards import local_shards
 from .worker import training_task
@@ -91,7 +91,7 @@ def advance_last(unit: WorkerUnit, inputs) -> None:
 
 def make_unit(p, cuts, max_nodes: int, base, *units) -> WorkerUnit:
     """The worker's unit from its Parts (joined) or its streamed Shards."""
-    from ..backend import get_backend
+    from ..backends.device import get_backend
     with training_task(p["nthread"], whole_training=False), \
             device_scope(get_backend(p["device"])):
         shards, slots = local_shards(list(units), cuts, max_nodes, base, p)

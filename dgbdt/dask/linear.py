@@ -1,4 +1,4 @@
-"""Piecewise-linear trees (linear_tree, dgbdt.tree.linear) on Dask: what their training needs
+"""Piecewise-linear trees (linear_tree, dgbdt.kernels.linear_math) on Dask: what their training needs
 beyond the constant one's, before it starts.
 
 Linear leaves regress on raw feature values, so the workers keep their rows' raw float32
@@ -17,8 +17,8 @@ import warnings
 
 import numpy as np
 
-from ..backend import to_host
-from ..tree.linear import LinearSpec
+from ..backends.device import to_host
+from ..kernels.linear_math import LinearSpec
 from .reduce import tree_reduce
 
 
@@ -33,7 +33,7 @@ def check_linear(p, dtrain, mode: str) -> None:
 
 
 def linear_spec(client, p, holders, cuts, fan_in: int):
-    """The LinearSpec (dgbdt.tree.linear) of the training rows: each holder's (PagedPart's or
+    """The LinearSpec (dgbdt.kernels.linear_math) of the training rows: each holder's (PagedPart's or
     streamed Shard's) per-feature min and max of its raw rows, merged by a tree-reduce over
     the workers (min and max are exact in any order: the in-process normalization for any
     partitioning); only 2 F floats reach the client."""
@@ -45,7 +45,7 @@ def linear_spec(client, p, holders, cuts, fan_in: int):
 
 def raw_range(unit) -> tuple[np.ndarray, np.ndarray]:
     """(min, max) float64 [F] of the raw features of a PagedPart or a Shard (NaN skipped; NaN
-    where a column has no value here): this holder's part of dgbdt.tree.linear.LinearSpec's
+    where a column has no value here): this holder's part of dgbdt.kernels.linear_math.LinearSpec's
     normalization, merged over holders by ``merge_ranges``."""
     X = unit.raw
     if X is None:

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import device_scope, get_backend, is_device_array, to_host
+from ..backends.device import device_scope, get_backend, is_device_array, to_host
 from ..data.dataset import quantize_on_device
 from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, gpu_memory_errors,
                                hist_bytes, move_page, packed_bytes, page_rows_for)
-from ..data.pages import Page, bits_for, pack
+from ..kernels.pages import Page, bits_for, pack
 from ..data.quantize import quantize
 from ..data.sparse import densify, is_sparse, planned_layout
 from ..data.sparse import page_of as sparse_page
@@ -94,9 +94,9 @@ def page_of(X, cuts, be, dense: bool = False) -> Page:
     page when smaller (dgbdt.data.sparse), dense with ``dense`` (linear trees)."""
     if is_sparse(X):
         return sparse_page(X, cuts, be, dense)
-    if be.name == "cuda" and is_device_array(X):
+    if be.caps.device_memory and is_device_array(X):
         return be.quantize_pack(X, cuts)
-    if be.name == "cuda":
+    if be.caps.device_memory:
         return quantize_on_device(to_host(X), cuts, be)
     return pack(quantize(to_host(X), cuts))
 
@@ -166,7 +166,7 @@ def raw_rows(X, a: int, b: int, be=None):
     backend ``be`` on its GPU (a view of device rows; host rows copied up)."""
     if is_sparse(X):
         X, a, b = densify(X, a, b), 0, b - a
-    if be is not None and be.name == "cuda":
+    if be is not None and be.caps.device_memory:
         return be.xp.ascontiguousarray(be.xp.asarray(X[a:b]), dtype=be.xp.float32)
     return np.ascontiguousarray(to_host(X[a:b]), dtype=np.float32)
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..booster import Booster
-from ..backend import array_module
+from ..model.booster import Booster
+from ..backends.device import array_module
 from ..data.device_input import is_cudf
 from .blocks import is_dask_array, is_dask_frame
 from .data import DaskDataset
@@ -95,10 +95,10 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
     if not isinstance(booster, Booster):
         raise TypeError(f"booster must be a dgbdt.Booster; got {type(booster).__name__}")
     # the model goes into the graph once, as its own key that every partition's task reads:
-    # passed as an argument it was pickled into each task (a 200-tree depth-8 model takes
-    # 66 ms to pickle: half a second for 8 partitions) and unpickled by each on the worker.
-    # Its key is a fresh name, not a hash of the model: dask's tokenize walks every array of
-    # it (a 30-tree linear model's leaves: 0.29 s a predict call)
+    # passed as an argument it was pickled into each task and unpickled by each on the
+    # worker. Its key is a fresh name, not a hash of the model: dask's tokenize walks every
+    # array of it, slow for a linear model's leaves
+    # (docs/benchmarks-archive.md#figures-behind-code-choices)
     bst = dask.delayed(booster, pure=False)
     tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs,
                      pred_interactions)

@@ -7,13 +7,13 @@ cluster during dgbdt.dask.train:
 1. the mode notices within a bounded time (every wait of the client is watched: graph mode
    checks its units' workers every WATCH seconds, the collective ranks see their abort flag
    within ABORT_POLL seconds, the one-task mode watches its worker) and raises
-   ``WorkerLostError`` carrying the survivors' ``Progress`` (dgbdt.progress);
+   ``WorkerLostError`` carrying the survivors' ``Progress`` (dgbdt.engine.progress);
 2. dgbdt.dask.train waits, at most ``recovery_timeout`` seconds, until every partition the
    datasets hold (raw parts, a persisted training set's pages) is in memory again: Dask
    recomputes the lost ones from their lineage (the graph that read or made them), on the
    surviving workers or on a replacement;
 3. it trains again, in the mode ``auto`` picks for the new placement (or the one asked for),
-   resuming from the progress as continued training (dgbdt.progress says why the model is the
+   resuming from the progress as continued training (dgbdt.engine.progress says why the model is the
    uninterrupted one, byte for byte).
 
 After ``max_restarts`` restarts, or when a lost partition cannot be recomputed (data scattered
@@ -23,7 +23,7 @@ What survives what: the one-task mode's progress lives on its one worker, so a l
 restarts that training from its first round (or from its checkpoint, with checkpoint_dir);
 the collective and graph modes resume from the last round every survivor completed. The
 client and the scheduler are not recoverable: their loss ends the training, which resumes
-from its checkpoint when run again with the same ``checkpoint_dir`` (dgbdt.checkpoint).
+from its checkpoint when run again with the same ``checkpoint_dir`` (dgbdt.engine.checkpoint).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ WATCH = 0.5      # seconds between the client's checks that the workers it waits
 
 class WorkerLostError(RuntimeError):
     """Training could not go on because a worker left the cluster; ``progress`` is what the
-    survivors hold (dgbdt.progress.Progress, or None when nothing survived)."""
+    survivors hold (dgbdt.engine.progress.Progress, or None when nothing survived)."""
 
     def __init__(self, message: str, worker: str | None = None, progress=None):
         super().__init__(message)

@@ -1,6 +1,6 @@
 """A worker's training shards: its partitions' rows quantized and packed into pages.
 
-A shard is a page and the training state of its rows (dgbdt.shard). Every mode builds a
+A shard is a page and the training state of its rows (dgbdt.engine.shard). Every mode builds a
 worker's shards inside its own task on that worker (``local_shards``) from one of:
 
 * a persisted dataset's PagedParts (dgbdt.dask.pages), kept across trainings: one shard per
@@ -23,10 +23,10 @@ import warnings
 import numpy as np
 
 
-from ..backend import array_module, device_scope, get_backend
-from ..booster import MarginStart, initial_margins
+from ..backends.device import array_module, device_scope, get_backend
+from ..model.booster import MarginStart, initial_margins
 from ..data.page_store import BudgetWarning, PageStore, budget_bytes, move_page, plan_pages
-from ..shard import Shard
+from ..engine.shard import Shard
 from .data import Part
 from .pages import page_of, raw_rows, stream_slots
 
@@ -114,7 +114,7 @@ def concat_parts(parts) -> Part:
 
 def start_margins(part, base):
     """[n, K] float64 starting margins of the part's rows when they need its raw features
-    (``base`` continues a model with trees: dgbdt.booster.MarginStart)."""
+    (``base`` continues a model with trees: dgbdt.model.booster.MarginStart)."""
     return start_of(base).of(part.X, part.base_margin)
 
 

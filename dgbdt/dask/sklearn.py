@@ -30,7 +30,7 @@ from ..data.input import is_nan_missing
 from ..data.labels import (distinct, encode, encode_block, encode_partition, host_values,
                            label_values, labels_from_prediction, labels_partition, part_distinct,
                            proba_columns, series_like)
-from ..metric import is_metric_custom
+from ..metrics.registry import is_metric_custom
 from ..sklearn import (_accuracy, _booster_of, _callables, _ClassifierBase, _GBDTModel,
                        _r2_score, _rank_queries, _ranking_params, _RegressorMixin,
                        _regression_params)
@@ -63,7 +63,8 @@ def _distinct_labels(client, y) -> np.ndarray:
     if is_dask_series(y):
         # each partition's distinct labels as a small host array (missing labels raise on
         # the workers, in label_values), merged here: no cuDF on the client, where a first
-        # reduction loads libcudf's kernels (2.0 s of a first fit, measured on an H100)
+        # reduction loads libcudf's kernels, a slow start to a first fit
+        # (docs/benchmarks-archive.md#figures-behind-code-choices)
         from dask import delayed
         parts = [p for p in client.compute([delayed(part_distinct)(b) for b in y.to_delayed()],
                                            sync=True) if p.shape[0]] or [np.zeros(0)]
@@ -133,7 +134,7 @@ class _DaskGBDTModel(_GBDTModel):
             raise NotImplementedError(
                 "a function as eval_metric is not supported on Dask (it would need every "
                 "prediction in one place): use dgbdt's metrics (e.g. eval_metric='auc') or a "
-                "dgbdt.metric.Metric instance (a row loss or a mergeable summary, exact "
+                "dgbdt.metrics.registry.Metric instance (a row loss or a mergeable summary, exact "
                 "across workers)")
         out = _dask_train(client, params, dtrain, self.n_estimators, evals=evals,
                           early_stopping_rounds=self.early_stopping_rounds,

@@ -26,26 +26,24 @@ import uuid
 
 import numpy as np
 
-from ..backend import array_module, device_scope, to_host
-from ..booster import Booster, MarginStart
+from ..backends.device import array_module, device_scope, to_host
+from ..model.booster import Booster, MarginStart
 from .. import progressbar
-from ..constraints import resolve as resolve_monotone, resolve_interactions
 from ..callback import ClientLog, check_callbacks, log_to_client
-from ..checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
-from ..custom import CustomObjective, objective_on
+from ..engine.checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
+from ..objectives.custom import objective_on
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
-from ..metric import get_metric, is_metric_custom, with_custom
+from ..metrics.registry import get_metric
 from ..data.queries import weight_norm, weight_norm_stats
-from ..objective import get_objective
-from ..objective_base import model_params
-from ..evaluation import DatasetEval, SeamEval
-from ..params import normalize_params
-from ..progress import Progress
-from ..rank_bias import refuse_unsupported
-from ..seam import LocalSeam
+from ..objectives.registry import get_objective
+from ..objectives.base import model_params
+from ..engine.evaluation import DatasetEval, SeamEval
+from ..engine.progress import Progress
+from ..engine.seam import LocalSeam
+from ..engine.setup import DatasetKind, prepare
 from ..tree.spec import max_nodes as tree_max_nodes
-from ..train import boost, resolve_prior
+from ..train import boost
 from .data import DaskDataset, workers_of
 from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
 from .graph import DatasetEval as GraphDatasetEval
@@ -60,6 +58,14 @@ logger = logging.getLogger("dgbdt.dask")
 
 
 # -- tasks on the workers ----------------------------------------------------------------------
+#: Dask datasets (dgbdt.engine.setup): the rows stay on the workers
+ON_WORKERS = DatasetKind(DaskDataset, "dgbdt.dask.DaskDataset",
+                         qid_hint="pass qid= to DaskDataset (a query's rows within one "
+                                  "partition, sorted by qid there)",
+                         intervals_hint="DaskDataset arguments, partitioned like the data",
+                         on_workers=True)
+
+
 def _label_stats(part, obj, num_class):
     """The objective's (an Objective: it carries its parameters) intercept statistics of a
     partition's labels, checked."""
@@ -87,7 +93,7 @@ def _weight_norm_stats(part):
 
 def _label_part(part, objective_name: str):
     """A partition's labels (and weights) for the intercept's quantile, checked."""
-    from ..quantile import Part
+    from ..objectives.leaf_quantiles import Part
     label = to_host(part.label)
     get_objective(objective_name).check_labels(label)
     w = None if part.weight is None else [to_host(part.weight)]
@@ -104,9 +110,9 @@ def _part_histogram(part, scales, prefixes, step, groups):
 
 def label_quantile(client, dtrain, objective) -> np.ndarray:
     """The quantile losses' intercept [K]: the labels' alpha quantile (one per output) over every partition
-    (dgbdt.quantile: each step's sums over the partitions, gathered here), the value the
+    (dgbdt.objectives.leaf_quantiles: each step's sums over the partitions, gathered here), the value the
     in-process training finds."""
-    from ..quantile import quantiles
+    from ..objectives.leaf_quantiles import quantiles
     parts = dtrain.map_rows(_label_part, objective.name)
     try:
         def stats():
@@ -209,8 +215,8 @@ def _closing(log: ClientLog | None):
 
 
 def _by_gradient(p: dict) -> bool:
-    """Whether the rows are sampled by gradient (dgbdt.sampling_gradient)."""
-    from ..sampling import Sampling
+    """Whether the rows are sampled by gradient (dgbdt.engine.gradient_sampling)."""
+    from ..engine.sampling import Sampling
     s = Sampling.from_params(p)
     return s is not None and s.by_gradient
 
@@ -254,15 +260,16 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
       the first worker) between CPU workers;
     * "auto": the fastest mode that works here: "task" when all partitions live on one
       worker; on several workers "nccl" for GPU data when every worker has NCCL, "collective"
-      for host data (TCP between CPU workers: 2-6x the graph's speed, measured), else "graph".
+      for host data (TCP between CPU workers: faster than the graph; docs/benchmarks.md),
+      else "graph".
       The mode used is logged (logger "dgbdt.dask", INFO) and returned as ``out["mode"]``.
 
     ``xgb_model``: continue training a model, as dgbdt.train (the workers start each
     partition's rows from the model's margins). ``callbacks``: as dgbdt.train's; they run
     where the boosting loop runs: here in graph mode, inside the training on the workers in the
     task and collective modes (see dgbdt.callback). ``obj``: a custom objective
-    (dgbdt.custom), run on each worker over the rows it holds. ``custom_metric``: a
-    dgbdt.metric.Metric instance (or a list): its summary is computed where each partition's
+    (dgbdt.objectives.custom), run on each worker over the rows it holds. ``custom_metric``: a
+    dgbdt.metrics.registry.Metric instance (or a list): its summary is computed where each partition's
     rows are and merged as the built-in metrics' are, so its value is exact for any
     partitioning (a function of all the predictions, XGBoost's form, is refused: it would
     need every prediction in one place); early stopping watches the last one.
@@ -276,7 +283,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     and logged (WARNING). RecoveryError ends a training that cannot be resumed.
 
     ``checkpoint_dir``: a directory for the training's checkpoint, rewritten every
-    ``checkpoint_interval`` rounds and at the end (dgbdt.checkpoint, as dgbdt.train's): a
+    ``checkpoint_interval`` rounds and at the end (dgbdt.engine.checkpoint, as dgbdt.train's): a
     training killed with its client resumes there when the same call runs again, to the
     uninterrupted model and history, byte for byte, in any mode and on any number of workers.
     The checkpoint is written where the boosting loop runs, which holds the model: by the
@@ -297,95 +304,38 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     callbacks = check_callbacks(callbacks)
     if checkpoint_dir is not None:
         check_interval(checkpoint_interval)
-    prior = resolve_prior(xgb_model, params)
-    if prior is not None:
-        params = {**(params or {}), "objective": prior.objective.name,
-                  **({"num_class": prior.num_class} if prior.num_class else {}),
-                  **prior.objective_params}
-    p = normalize_params(params)
-    if not isinstance(dtrain, DaskDataset):
-        raise TypeError(f"dtrain must be a dgbdt.dask.DaskDataset; got {type(dtrain).__name__}")
-    if not dtrain.has_label:
-        raise ValueError("dtrain has no label; pass label= to DaskDataset")
-    # where the partitions live unless asked; on a worker "cuda" is that worker's own GPU
-    p["device"] = "cpu" if (p["device"] or ("cuda" if dtrain.on_device else "cpu")) == "cpu" \
-        else "cuda"
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
-    if p["linear_tree"]:
-        check_linear(p, dtrain, mode)
     for name, value in (("collective_timeout", collective_timeout),
                         ("recovery_timeout", recovery_timeout)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ValueError(f"{name} must be a number of seconds > 0; got {value!r}")
     if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
         raise ValueError(f"max_restarts must be an integer >= 0; got {max_restarts!r}")
-    evals = list(evals or [])
-    for item in evals:
-        if not (isinstance(item, (tuple, list)) and len(item) == 2
-                and isinstance(item[0], DaskDataset) and isinstance(item[1], str)):
-            raise TypeError("evals must be a list of (DaskDataset, name) pairs")
-        if not item[0].has_label:
-            raise ValueError(f"eval set '{item[1]}' has no label")
-        if item[0].num_col != dtrain.num_col:
-            raise ValueError(f"eval set '{item[1]}' has {item[0].num_col} features; dtrain has "
-                             f"{dtrain.num_col}")
-    if early_stopping_rounds is not None and not evals:
-        raise ValueError("early_stopping_rounds needs at least one entry in evals")
-    objective = get_objective(p["objective"], p)
-    p["monotone_constraints"] = resolve_monotone(p["monotone_constraints"], dtrain.num_col,
-                                                 dtrain.feature_names)
-    p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
-                                                        dtrain.num_col, dtrain.feature_names)
+    s = prepare(params, dtrain, evals, ON_WORKERS, num_boost_round=num_boost_round,
+                early_stopping_rounds=early_stopping_rounds, xgb_model=xgb_model, obj=obj,
+                custom_metric=custom_metric, maximize=maximize, checkpoint_dir=checkpoint_dir,
+                mode=mode)
+    p, objective, metrics, evals, prior = s.p, s.objective, s.metrics, s.evals, s.prior
+    num_class = s.num_class
+    if p["linear_tree"]:
+        check_linear(p, dtrain, mode)
     if getattr(dtrain, "categories", None) is not None:
         for d, name in evals:       # category codes as the training's, by value
             d.with_categories(dtrain.categories, name)
-    if getattr(objective, "needs_qid", False):
-        if not getattr(dtrain, "has_qid", False):
-            raise ValueError(f"{objective.name} needs query ids: pass qid= to DaskDataset "
-                             "(a query's rows within one partition, sorted by qid there)")
-        if dtrain.has_weight:       # n_queries / sum of weights over every partition
-            futs = dtrain.map_rows(_weight_norm_stats)
-            objective.weight_norm = weight_norm([sum(c) for c in zip(*client.gather(futs))])
-    if getattr(objective, "interval_labels", False):
-        for d, name in [(dtrain, "dtrain")] + [(d, f"eval set '{n}'") for d, n in evals]:
-            if not getattr(d, "has_intervals", False):
-                raise ValueError(f"survival:aft trains on label intervals: {name} needs "
-                                 "label_lower_bound and label_upper_bound (DaskDataset "
-                                 "arguments, partitioned like the data)")
-    refuse_unsupported(objective, xgb_model, checkpoint_dir, p["device"], mode)
-    num_class = p["num_class"]
-    if custom_metric is not None:
-        if not is_metric_custom(custom_metric):
-            raise NotImplementedError(
-                "custom_metric on Dask takes dgbdt.metric.Metric instances (a row loss, or a "
-                "summary per partition with its merge and value: exact across workers); a "
-                "function of all the predictions would need them in one place. Subclass "
-                "Metric (e.g. define name and _row_loss(xp, y, p)), or train in-process")
-        p["eval_metric"] = with_custom(p["eval_metric"], objective.default_metric,
-                                       custom_metric, maximize)
-    elif maximize is not None:
-        raise ValueError("maximize goes with custom_metric (the built-in metrics know it)")
-    metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
+    if getattr(objective, "needs_qid", False) and dtrain.has_weight:
+        # n_queries / sum of weights over every partition
+        futs = dtrain.map_rows(_weight_norm_stats)
+        objective.weight_norm = weight_norm([sum(c) for c in zip(*client.gather(futs))])
     ranked = [m.name for m in metrics if getattr(m, "by_query", False)]
     for d, name in evals:
-        if ranked and not getattr(d, "has_qid", False):
+        if ranked and not d.has_qid:
             raise ValueError(f"eval set '{name}': the ranking metric {ranked[0]!r} needs query "
                              "ids on Dask (rows without them would be one query per "
                              "partition): pass qid= to its DaskDataset")
-    if obj is not None:
-        if not callable(obj):
-            raise TypeError(f"obj must be a callable (preds, dtrain) -> (grad, hess); got "
-                            f"{type(obj).__name__}")
-        objective = CustomObjective(objective, obj, None)   # the workers' rows, per worker
-        if p["base_score"] is None:        # XGBoost's intercept with a custom objective
-            p["base_score"] = 0.5
     t0 = time.perf_counter()
     cuts = dtrain.cuts(dtrain.resolve_max_bin(p["max_bin"]), fan_in)
     if prior is not None:
-        if prior.n_features != dtrain.num_col:
-            raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
-                             f"{dtrain.num_col}")
         booster = prior.snapshot()
         booster.best_iteration = booster.best_score = None
     else:

@@ -8,13 +8,14 @@ ends:
 * numba threads: the worker's thread count (or nthread), not the machine's core count (a
   worker with one thread per process must not run two numba threads per task);
 * the worker's statistical profiler: it samples every thread's stack every 10 ms holding the
-  GIL (the per-level Python of a GPU training ran ~25 % slower under it, measured);
+  GIL, which slows the per-level Python of a GPU training;
 * glibc's heap: a Dask nanny starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which also
   fixes glibc's mmap threshold at 128 KiB, so every array temporary over 128 KiB is a fresh
-  mmap whose pages fault in again on first touch. A round's evaluation on 100k rows measured
-  18.1 ms so, 5.6 ms with both thresholds raised (CPU worker, the same numpy code;
-  benchmarks/profile_eval.py --in-worker). The heap keeps freed memory while the training runs
-  and the worker's thresholds come back afterwards (and trim it then).
+  mmap whose pages fault in again on first touch, which slows numpy work such as a round's
+  evaluation. The heap keeps freed memory while the training runs and the worker's thresholds
+  come back afterwards (and trim it then).
+
+Figures: docs/benchmarks-archive.md#figures-behind-code-choices.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import contextlib
 import ctypes
 import os
 
-from ..backend import release_pooled
+from ..backends.device import release_pooled
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _GLIBC_MMAP_DEFAULT = 128 * 1024

@@ -149,7 +149,7 @@ class BatchDataset(Dataset):
     def pages(self, cuts: Cuts, max_bin: int, backend=None, dense: bool = False) -> list:
         """One page per batch (module docstring, pass 3), cached per max_bin and place;
         ``dense``: dense pages of sparse batches too (Dataset.pages)."""
-        key = (max_bin, ("cpu" if backend is None or backend.name == "cpu"
+        key = (max_bin, ("cpu" if backend is None or not backend.caps.device_memory
                          else f"cuda:{backend.ordinal}") + ("+dense" if dense else ""))
         if key not in self._pages:
             pages = []

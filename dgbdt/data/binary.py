@@ -64,7 +64,7 @@ def save(d, path) -> None:
 
 def load(path, dataset_class):
     """The Dataset (of ``dataset_class``, dgbdt.data.dataset.Dataset) saved at ``path``."""
-    from .pages import Page
+    from ..kernels.pages import Page
     from .quantize import Cuts
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such Dataset file: {os.fspath(path)!r}")

@@ -150,7 +150,7 @@ def check_codes(X, mask, names=None) -> None:
     (host or device X: one reduction a feature where X is)."""
     if mask is None or X.shape[0] == 0:
         return
-    from ..arrays import array_module
+    from ..kernels.arrays import array_module
     xp = array_module(X)
     for f in np.flatnonzero(mask):
         col = X[:, f]
@@ -170,7 +170,7 @@ def recode(X, mask, have, want, names=None) -> np.ndarray:
     XGBoost). Returns X itself when nothing changes."""
     if mask is None or have is None or want is None:
         return X
-    from ..arrays import array_module
+    from ..kernels.arrays import array_module
     xp = array_module(X)            # host or device rows: the lookups run where X is
     out = X
     for f in np.flatnonzero(mask):

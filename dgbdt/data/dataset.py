@@ -11,10 +11,10 @@ import os
 
 import numpy as np
 
-from ..backend import array_module, backend_of, is_device_array
+from ..backends.device import array_module, backend_of, is_device_array
 from .device_input import is_cudf
 from .input import as_features, as_vector, is_nan_missing, mark_missing
-from .pages import Page, pack
+from ..kernels.pages import Page, pack
 from .quantize import Cuts, cuts_from_summaries, quantize
 from .sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
 from .sketch_device import summarize_weighted_device
@@ -145,7 +145,7 @@ class Dataset:
         self._pages: dict[tuple, list[Page]] = {}
 
     def device_hint(self):
-        """An array of the rows' kind, for the training's device (dgbdt.backend.
+        """An array of the rows' kind, for the training's device (dgbdt.backends.device.
         resolve_device)."""
         return self.data
 
@@ -153,6 +153,20 @@ class Dataset:
     def on_device(self) -> bool:
         """Whether the data lives on a GPU (cupy / cuDF / cupyx.scipy.sparse input)."""
         return is_device_array(self.data)
+
+    # what a training asks of every dataset kind (dgbdt.engine.setup; DaskDataset has them too)
+    @property
+    def has_label(self) -> bool:
+        return self.label is not None
+
+    @property
+    def has_intervals(self) -> bool:
+        """Whether survival:aft's label bounds are both set."""
+        return self.label_lower_bound is not None and self.label_upper_bound is not None
+
+    @property
+    def has_qid(self) -> bool:
+        return self.qid is not None
 
     @property
     def sparse(self) -> bool:
@@ -347,14 +361,14 @@ def upload_rows(n_features: int) -> int:
 
 
 def _uploads(backend) -> bool:
-    return backend is not None and backend.name == "cuda"
+    return backend is not None and backend.caps.device_memory
 
 
 def quantize_on_device(X: np.ndarray, cuts: Cuts, backend) -> Page:
     """The page of host rows X, quantized and packed on the GPU chunk by chunk: each chunk of
     ``upload_rows`` rows (a multiple of 32) packs into whole words, so the page's words are the
     chunks' words one after another: the same page as ``pack(quantize(X, cuts))``."""
-    from .pages import bits_for, n_words
+    from ..kernels.pages import bits_for, n_words
     n, nf = X.shape
     bits = bits_for(cuts.max_bins)
     xp = backend.xp

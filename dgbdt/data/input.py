@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import array_module
+from ..kernels.arrays import array_module
 from .checks import check_vector, checked_names
 from .device_input import device_matrix, device_vector, first_inf, is_cudf
 from .sparse import as_csr, densify, is_sparse

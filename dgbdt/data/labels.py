@@ -8,7 +8,8 @@ scikit-learn and XGBoost.
 
 The per-partition helpers at the end run in Dask worker tasks (dgbdt.dask.sklearn maps them
 over partitions): this module imports neither scikit-learn nor dask, so a worker unpickling
-them loads neither (scikit-learn's import was 1.8 s of a first fit on fresh workers).
+them loads neither (scikit-learn's import is slow on fresh workers:
+docs/benchmarks-archive.md#figures-behind-code-choices).
 """
 from __future__ import annotations
 

@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..backend import is_device_array
-from .pages import Page, bits_for
+from ..backends.device import is_device_array
+from ..kernels.pages import Page, bits_for
 
 MIN_PAGE_BYTES = 1 << 20
 RESERVE_BYTES = 1 << 30        # GPU memory auto_budget leaves for temporaries (sketch, sorts)
 HOST_RESERVE = 0.1             # fraction of host memory pinned pages leave free
-ROW_STATE_BYTES = 64           # per row on the GPU besides pages (dgbdt.shard), K = 1
+ROW_STATE_BYTES = 64           # per row on the GPU besides pages (dgbdt.engine.shard), K = 1
 STREAM_ON_CPU = False          # tests: stream pages through slots on the CPU too (numpy)
 
 
@@ -47,7 +47,7 @@ class BudgetWarning(UserWarning):
 def free_memory(backend) -> int:
     """Bytes free where the backend computes: GPU memory (with what CuPy's pool holds free),
     or available host memory."""
-    if backend.name == "cuda":
+    if backend.caps.device_memory:
         with backend.device:
             pool = backend.xp.get_default_memory_pool()
             return int(backend.xp.cuda.runtime.memGetInfo()[0]) + int(pool.free_bytes())
@@ -72,7 +72,7 @@ def host_free_memory() -> int:
 def move_page(page: Page, backend) -> Page:
     """The page with its words where the backend computes (a copy only when they are not);
     a streamed page is left where it is."""
-    if page.streamed or is_device_array(page.words) == (backend.name == "cuda"):
+    if page.streamed or is_device_array(page.words) == (backend.caps.device_memory):
         return page
     return page.with_words(backend.asarray(page.words))
 
@@ -81,7 +81,7 @@ def budget_bytes(budget, backend, n_rows: int = 0, n_outputs: int = 1,
                  hist_bytes: int = 0) -> int | None:
     """The budget in bytes (None: no limit). Unset on a GPU: ``auto_budget``."""
     if budget is None:
-        if backend.name != "cuda":
+        if not backend.caps.device_memory:
             return None
         return auto_budget(free_memory(backend), n_rows, n_outputs, hist_bytes)
     if isinstance(budget, float):
@@ -91,7 +91,7 @@ def budget_bytes(budget, backend, n_rows: int = 0, n_outputs: int = 1,
 
 def auto_budget(free: int, n_rows: int, n_outputs: int, hist_bytes: int) -> int:
     """GPU page budget when none is given: ``free - rows * (64 + 24 (K - 1)) - histograms -
-    reserve`` (the rows' state of dgbdt.shard: gradients, margins, labels, row order), at least
+    reserve`` (the rows' state of dgbdt.engine.shard: gradients, margins, labels, row order), at least
     one MiB."""
     state = n_rows * (ROW_STATE_BYTES + 24 * (n_outputs - 1))
     return max(MIN_PAGE_BYTES, free - state - hist_bytes - RESERVE_BYTES)
@@ -101,7 +101,7 @@ def page_rows_for(budget: int | None, n_features: int, bits: int,
                   streaming: bool = False) -> int | None:
     """Rows per page so that a page holds at most half the budget (a quarter when pages
     stream: the budget then holds four device slots), at least MIN_PAGE_BYTES. A page's words
-    round up and end with a padding word (dgbdt.data.pages): 8 bytes are kept for them, else
+    round up and end with a padding word (dgbdt.kernels.pages): 8 bytes are kept for them, else
     a page a few bytes over the quarter leaves room for three slots, not four."""
     if budget is None:
         return None
@@ -194,7 +194,7 @@ class PageStore:
 
     def __post_init__(self):
         if self.streaming is None:
-            self.streaming = self.backend.name == "cuda" or STREAM_ON_CPU
+            self.streaming = self.backend.caps.device_memory or STREAM_ON_CPU
 
     def place(self, page: Page) -> Page:
         """The page where it will live for the training (see the module doc)."""
@@ -207,7 +207,7 @@ class PageStore:
             return page
         if not self.streaming:
             return self._spill(page)
-        if self.backend.name != "cuda":           # STREAM_ON_CPU: the host page itself
+        if not self.backend.caps.device_memory:           # STREAM_ON_CPU: the host page itself
             words = np.asarray(page.words)
         elif host_free_memory() * (1 - HOST_RESERVE) > nbytes:
             words = pinned_copy(page.words, self.backend)

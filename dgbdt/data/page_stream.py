@@ -120,7 +120,7 @@ class PageStream:
 
     @classmethod
     def for_backend(cls, backend, slots: int = 2) -> "PageStream":
-        return cls(_cuda_mover(backend) if backend.name == "cuda" else HostMover(), slots)
+        return cls(_cuda_mover(backend) if backend.caps.device_memory else HostMover(), slots)
 
     def visit(self, shards):
         """Yield every shard, resident ones first, with its page where kernels run."""

@@ -2,7 +2,7 @@
 
 XGBoost requires a query's rows to be contiguous with the ids sorted; so does dgbdt, and
 ``group`` (query sizes) becomes ids 0, 1, 2, ... A query's rows must be together because each
-seam computes the gradients of whole queries (dgbdt.objective_rank)."""
+seam computes the gradients of whole queries (dgbdt.objectives.ranking)."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,9 +75,9 @@ def query_weights(w, gptr: np.ndarray) -> np.ndarray:
 
 
 def weight_norm_stats(w, qid) -> list:
-    """[number of queries, sum of their weights] as exact sums (dgbdt.fixedpoint.ExactSum):
+    """[number of queries, sum of their weights] as exact sums (dgbdt.kernels.fixedpoint.ExactSum):
     summed over partitions they give the whole set's, in any order."""
-    from ..fixedpoint import ExactSum
+    from ..kernels.fixedpoint import ExactSum
     gptr = group_pointers(qid)[0]
     qw = query_weights(w, gptr).astype(np.float64)
     return [ExactSum.of(np.array([float(qw.shape[0])])), ExactSum.of(qw)]

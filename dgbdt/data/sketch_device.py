@@ -65,10 +65,11 @@ def _bit_length(d, xp):
 
 def _row_counts(mask, xp):
     """int64 [R]: nonzero count of each row of the bool [R, C] ``mask`` (a kernel on a GPU:
-    CuPy reduces an axis with one block per output, 2.5 ms for a [1, 9M] mask)."""
+    CuPy reduces an axis with one block per output, slow for a few long rows:
+    docs/benchmarks-archive.md#figures-behind-code-choices)."""
     if xp is np:
         return mask.sum(axis=1, dtype=np.int64)
-    from ..kernels.gpu import count_rows
+    from ..kernels.gpu_sum import count_rows
     return count_rows(mask)
 
 
@@ -94,10 +95,10 @@ def to_fixed_device(w, scale: float, xp):
 
 CHUNK_VALUES = 1 << 24
 """Features are summarized in groups of at most this many values (n_rows x features): the
-sort's temporaries (about 24 bytes a value) stay near 400 MB whatever the data size. Measured
-on an H100 (benchmarks/lab/memory_lab.py, 9M x 28, 20 rounds of depth 8): peak device memory
-2550 MiB with groups of 2**26 values, 1280 at 2**25, 780 at 2**24 and 2**23 (the training's
-own arrays then set the peak), with no loss of quantization speed."""
+sort's temporaries (about 24 bytes a value) stay near 400 MB whatever the data size. Larger
+groups raise the peak device memory, smaller ones do not lower it (the training's own arrays
+then set the peak), and quantization is no slower
+(docs/benchmarks-archive.md#figures-behind-code-choices)."""
 
 
 def _concat_features(parts: list[Summaries]) -> Summaries:

@@ -5,7 +5,7 @@ entries keep their value (explicit zeros included) and a stored NaN is missing t
 of sparse rows keeps them as CSR (memory proportional to the stored entries) and quantizes each
 page to the smaller of two layouts:
 
-* dense (dgbdt.data.pages): ``F`` symbols a row, ``bits_for(max bins)`` bits each, the missing
+* dense (dgbdt.kernels.pages): ``F`` symbols a row, ``bits_for(max bins)`` bits each, the missing
   symbol for an absent entry;
 * ELLPACK: a row's present entries as their histogram slots ``s = hist_ptrs[f] + bin(x)``
   ascending (features in order), then the null symbol ``hist_ptrs[F]`` (the slot count) up to
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pages import Page, bits_for, pack
+from ..kernels.pages import Page, bits_for, pack
 from .quantize import Cuts
 from .sketch import Summaries, summarize, to_fixed
 
@@ -124,7 +124,7 @@ def summarize_csr(X, weight, scale, max_keys: int, device=None) -> Summaries:
     a time, each feature's stored values in its own column of a NaN-padded block; weighted ones
     one feature at a time (its values and their rows' weights). ``device``: a CUDA backend
     whose GPU sketches (sketch_device; the same summaries), else the CPU."""
-    if device is not None and device.name == "cuda" and not on_gpu(X):
+    if device is not None and device.caps.device_memory and not on_gpu(X):
         with device.device:         # the CSR arrays up once; the sketch runs there
             return summarize_csr(to_device(X), None if weight is None else
                                  device.xp.asarray(weight), scale, max_keys)
@@ -180,7 +180,7 @@ def _fixed(w, scale, xp):
 
 def _summarizer(device, xp):
     """summarize(X, weights_fixed, max_keys) where the sketch runs."""
-    if xp is np and (device is None or device.name != "cuda"):
+    if xp is np and (device is None or not device.caps.device_memory):
         return summarize
     from .sketch_device import summarize_device
 
@@ -228,7 +228,7 @@ def page_of(X, cuts: Cuts, backend=None, dense: bool = False) -> Page:
     up and quantized there)."""
     from ..kernels import cpu_sparse as K
     n, nf = X.shape
-    if on_gpu(X) or (backend is not None and backend.name == "cuda"):
+    if on_gpu(X) or (backend is not None and backend.caps.device_memory):
         return _device_page(X, cuts, backend, dense)
     counts = K.present_counts(X.indptr.astype(np.int64), X.data)
     ell, stride, bits = layout(max(1, int(counts.max()) if n else 1), nf, cuts, dense)
@@ -247,12 +247,12 @@ def page_of(X, cuts: Cuts, backend=None, dense: bool = False) -> Page:
 
 
 def _device_page(X, cuts: Cuts, backend, dense: bool) -> Page:
-    """page_of on a GPU (dgbdt.kernels.gpu_pages): host rows copied up once; the layout
+    """page_of on a GPU (dgbdt.backends.cuda_pages): host rows copied up once; the layout
     chosen by the same rule."""
     if not on_gpu(X):
         with backend.device:
             return _device_page(to_device(X), cuts, backend, dense)
-    from ..backend import backend_of
+    from ..backends.device import backend_of
     be = backend_of(X)
     ell, stride, bits = layout(max(1, int(be.csr_present_counts(X).max())), X.shape[1], cuts,
                                dense)
@@ -265,7 +265,7 @@ def as_ellpack_symbols(symbols, ell: bool, hist_ptrs, xp):
     """Unpacked rows [n, W] as ELLPACK symbols (uint32): an ELLPACK page's as they are; a
     dense page's (bins, the missing symbol nb_f) as their present entries' slots
     ``hist_ptrs[f] + bin`` ascending, null after, at the width of the fullest row (array code
-    for numpy or cupy: dgbdt.compact joins the sampled rows of pages of both layouts)."""
+    for numpy or cupy: dgbdt.engine.sampled_rounds joins the sampled rows of pages of both layouts)."""
     if ell:
         return symbols.astype(xp.uint32, copy=False)
     hp = xp.asarray(hist_ptrs, dtype=xp.int64)

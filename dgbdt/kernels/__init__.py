@@ -1,1 +1,2 @@
-"""Kernels behind the backend seam: cpu (numba) now, cuda later."""
+"""Kernels: numba (cpu_*) and CUDA (cuda/*.cu, launched by gpu_* and launch.py), arrays in and
+arrays out; nothing of dgbdt above this package is imported here."""

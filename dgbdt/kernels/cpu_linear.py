@@ -1,4 +1,4 @@
-"""CPU kernels (numba) for piecewise-linear leaves; the math is dgbdt.tree.linear's docstring.
+"""CPU kernels (numba) for piecewise-linear leaves; the math is dgbdt.kernels.linear_math's docstring.
 
 Arrays only. Shared conventions (beyond dgbdt.kernels.cpu_tree's):
 
@@ -6,7 +6,7 @@ Arrays only. Shared conventions (beyond dgbdt.kernels.cpu_tree's):
   ``center``, ``inv_scale`` float64 [F] normalize them: x~ = (x - center) * inv_scale, with
   x~ = 0 for a missing value or a feature that may not be a regressor (``xmask`` False).
 * Linear histograms are int64 [m, S, 9]: per slot the fixed-point sums of
-  (g, h, g p~, h p~, h p~^2, g x~, h x~, h p~ x~, h x~^2) (dgbdt.tree.linear.PAYLOAD), each
+  (g, h, g p~, h p~, h p~^2, g x~, h x~, h p~ x~, h x~^2) (dgbdt.kernels.linear_math.PAYLOAD), each
   summand rounded once (rint(value * scale), scale the round's power of two for g or h), so
   every sum is exact in any order.
 * A node's slope part is given by ``reg_feat`` int64 [m, D] (its regressors, -1 padded),
@@ -19,8 +19,8 @@ Parallelism: the loops are serial ``nogil`` numba functions over a slice of the 
 thread's slice of every node's rows, a node, a leaf's chunk, a block of rows), run by a
 thread pool (``_run``: a call a thread, each taking every step-th task) on numba's thread
 count. Every task writes its own output, so the result does not depend on scheduling; and
-serial functions compile in a few seconds where numba's parallel loops took tens (CI
-compiles them cold).
+serial functions compile much faster than numba's parallel loops (CI compiles them cold;
+docs/benchmarks-archive.md#figures-behind-code-choices).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from ..tree.linear import GP, GX, HP, HPP, HPX, HX, HXX, side_score3
+from .linear_math import GP, GX, HP, HPP, HPX, HX, HXX, side_score3
 from .cpu_data import read_symbol
 from .cpu_tree import ROW_BLOCK, tree_depths
 
@@ -55,7 +55,8 @@ def _threads() -> int:
 def _run(fn, n_tasks: int, *args) -> None:
     """Tasks 0 .. n_tasks - 1 on a pool of numba's thread count: ``fn(start, step, n_tasks,
     *args)`` runs tasks start, start + step, ... (one call a thread: a Python call and its
-    argument unboxing cost tens of microseconds, too much a task)."""
+    argument unboxing cost too much a task:
+    docs/benchmarks-archive.md#figures-behind-code-choices)."""
     n = min(_threads(), n_tasks)
     if n <= 1:
         fn(0, 1, n_tasks, *args)
@@ -113,9 +114,8 @@ def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, gr
     values, gradients and p~ are gathered into small buffers (a loop of independent loads,
     so a block's cache misses overlap: below the root a node's rows are scattered over the
     shard and each row's raw values, page bytes and gradients are misses of their own),
-    then the block's summands go into the histogram from there (1M rows x 12, one thread:
-    1.9x faster than row by row at the root and at depth 3; in a 2-thread training of
-    bench_linear's 300k rows the histogram stage 12 % faster). Indices are unsigned (no
+    then the block's summands go into the histogram from there (faster than row by row:
+    docs/benchmarks-archive.md#figures-behind-code-choices). Indices are unsigned (no
     wraparound checks); g sg and h sh are formed first, which rounds the same as
     multiplying by the power of two last (exact either way)."""
     mask = np.uint64((1 << bits) - 1)
@@ -192,7 +192,7 @@ def _hist_slice(t, n_threads, words, bits, n_features, hist_ptrs, rows, g, h, gr
 
 def evaluate_linear_splits(hist, hist_ptrs, node_totals, addable, has_p, inv_sg, inv_sh, lam0,
                            lam1, min_child_weight):
-    """Best split of each node by the half-additive linear gain (dgbdt.tree.linear).
+    """Best split of each node by the half-additive linear gain (dgbdt.kernels.linear_math).
 
     hist int64 [m, S, 9] (the slots of features a node may not split on zeroed);
     node_totals int64 [m, 9]: each node's sums over one feature's slots before any zeroing
@@ -390,7 +390,8 @@ def _add_leaf(j, margin, k, rows, seg_begin, seg_end, raw, begin, size, coef, fe
               inv_scale):
     # the leaf's model in arrays of its own first: the compiler cannot tell the margins'
     # stores from the model's loads in the caller's arrays, so it reloaded the model after
-    # every row's store (1.6x slower at 1M rows); the same operations in the same order
+    # every row's store (docs/benchmarks-archive.md#figures-behind-code-choices); the same
+    # operations in the same order
     n = size[j] + 1
     b0 = begin[j]
     cl, fl = coef[b0:b0 + n].copy(), feat[b0:b0 + n].copy()
@@ -432,10 +433,10 @@ def _predict_block(b, X, left, right, feature, threshold, default_left, lin_begi
                    coef, feat, center, inv_scale, tree_ptrs, tree_class, depth, out):
     """Rows of block b, ROW_BLOCK at a time through each tree in turn: depth[t] branch-free steps
     (a row at a leaf stays there; cpu_tree.predict_raw's walk, which a row-at-a-time walk's
-    mispredicted branches made 4.7x slower), then each row's leaf value added to its margin.
+    mispredicted branches made slower), then each row's leaf value added to its margin.
     A row's trees are added in order, as before: the same sums. The walk is written out here
-    as in predict_raw, not shared: a helper called from both (inlined or not) measured the
-    constant trees' predict 1.3x-1.6x slower (200k rows x 100 trees, one thread)."""
+    as in predict_raw, not shared: a helper called from both (inlined or not) made the
+    constant trees' predict slower (docs/benchmarks-archive.md#figures-behind-code-choices)."""
     n_trees = tree_ptrs.shape[0] - 1
     nodes = np.empty(ROW_BLOCK, dtype=np.int64)
     for r0 in range(b * PREDICT_BLOCK, min((b + 1) * PREDICT_BLOCK, X.shape[0]), ROW_BLOCK):

@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..tree.linear import basis_system, ridge_solve
+from .linear_math import basis_system, ridge_solve
 
 
 @njit(cache=True, nogil=True)

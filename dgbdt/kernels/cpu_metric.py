@@ -29,7 +29,7 @@ def _twice_area(score, pos, cneg, bounds):
 
 def auc_twice_area(score, pos, cneg, bounds) -> int:
     """``sum_i pos_i (2 N(< s_i) + N(= s_i))`` over rows held as parts sorted by score
-    (dgbdt.sorted_scores; ``cneg`` the exclusive prefix sums of the negatives [n + 1],
+    (dgbdt.metrics.sorted_scores; ``cneg`` the exclusive prefix sums of the negatives [n + 1],
     ``bounds`` the parts' row bounds): for each pair of parts one merge-like walk, the
     pointers of the lower and upper bound only moving forward (what a binary search per row
     answers, in linear time). Exact int64 while the caller's bound holds."""

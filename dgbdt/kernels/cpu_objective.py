@@ -1,6 +1,6 @@
 """CPU kernels (numba) for objective gradients: one fused, parallel pass over the rows.
 
-The math is documented on the objectives (dgbdt.objective); each kernel writes g and h
+The math is documented on the objectives (dgbdt.objectives.registry); each kernel writes g and h
 (float64 [n, K]) for margins m [n, K], labels y [n] and weights w [n] (has_w False: all 1);
 ``a`` is the objective's one parameter (Objective.kernel_param: a slope, a power, ...).
 """

@@ -1,4 +1,4 @@
-"""The CPU kernels of the learning-to-rank objectives (dgbdt.objective_rank): LambdaMART
+"""The CPU kernels of the learning-to-rank objectives (dgbdt.objectives.ranking): LambdaMART
 gradients of every query group, XGBoost 3.x's arithmetic (src/objective/lambdarank_obj.{h,cc}),
 one group per iteration of a parallel loop (a group's gradients depend on its rows only, so the
 result does not depend on the thread count or on which groups a partition holds).

@@ -1,10 +1,11 @@
-"""Numba kernel of dgbdt.fixedpoint.ExactSum for host arrays: the per-exponent integer sums.
+"""Numba kernel of dgbdt.kernels.fixedpoint.ExactSum for host arrays: the per-exponent integer sums.
 
 A finite double is x = s * M * 2**(e - 53) with (m, e) = frexp(x), s its sign and the integer
 M = |m| * 2**53 < 2**53. ExactSum groups the summands by e and adds the high and low 26 bits of
 M separately, so every group's sum is an integer (exact in int64 for fewer than 2**37
 summands). One pass over the values, instead of numpy's dozen passes and two float64
-bincounts (0.19 s for 9M labels; the metrics of every evaluation round pay it too).
+bincounts (slow on large label sets, and the metrics of every evaluation round pay it too:
+docs/benchmarks-archive.md#figures-behind-code-choices).
 """
 import numpy as np
 from numba import njit
@@ -19,7 +20,8 @@ def _exact_sum_bins(bits, hi, lo) -> bool:
     """frexp from the IEEE fields of ``bits`` (the values' int64 view): exponent field E and
     fraction F. Normal (0 < E < 2047): |m| 2**53 = 2**52 + F, e = E - 1022, bin E + 52.
     Subnormal (E = 0): x = F 2**-1074, so with L = bit_length(F): |m| 2**53 = F << (53 - L),
-    bin L. E = 2047: inf or NaN. No libm call: a third of the numba frexp loop's time."""
+    bin L. E = 2047: inf or NaN. No libm call: faster than a numba frexp loop
+    (docs/benchmarks-archive.md#figures-behind-code-choices)."""
     bad = False
     for i in range(bits.shape[0]):
         u = bits[i]

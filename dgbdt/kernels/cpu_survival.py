@@ -1,5 +1,5 @@
 """survival:aft's gradients and loss (XGBoost's src/common/survival_util.h and
-probability_distribution.h, the same formulas and constants; dgbdt.objective_survival states the
+probability_distribution.h, the same formulas and constants; dgbdt.objectives.survival states the
 math). ``dist``: 0 normal, 1 logistic, 2 extreme; ``s`` = aft_loss_distribution_scale. Labels are
 intervals ``[lower, upper]`` ([n, 2]): lower == upper uncensored, upper = inf right-censored,
 lower <= 0 left-censored, else interval-censored. The twin kernels for GPUs are aft_* in
@@ -11,6 +11,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+#: the AFT distributions by ``dist`` index (aft_loss_distribution's names)
+DISTRIBUTIONS = ("normal", "logistic", "extreme")
 MIN_GRADIENT = -15.0
 MAX_GRADIENT = 15.0
 MIN_HESSIAN = 1e-16     # no row gets a zero hessian

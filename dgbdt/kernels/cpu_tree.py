@@ -1,12 +1,12 @@
 """CPU kernels (numba) for growing trees over bit-packed pages.
 
-Every kernel here has a CUDA twin behind the same seam (dgbdt.backend); the Python modules in
+Every kernel here has a CUDA twin behind the same seam (dgbdt.backends.device); the Python modules in
 dgbdt.tree never loop over rows themselves.
 
 Conventions shared by all kernels
 ---------------------------------
 * A page is a bit stream of symbols, symbol ``r * n_features + f`` is row r's bin of feature f,
-  ``bits`` wide (see dgbdt.data.pages). Feature f has ``nb_f`` bins; symbol ``nb_f`` is missing.
+  ``bits`` wide (see dgbdt.kernels.pages). Feature f has ``nb_f`` bins; symbol ``nb_f`` is missing.
 * Histograms are int64 arrays ``[n_nodes, n_slots, 2]`` holding fixed-point sums of (g, h); feature
   f owns slots ``hist_ptrs[f] .. hist_ptrs[f+1]-1`` = its nb_f bins then its missing slot. Integer
   sums are exact, so a histogram does not depend on row order, threads or partitioning.
@@ -30,7 +30,8 @@ def build_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, 
     hist[j, hist_ptrs[f] + bin(r, f)] += grad[r] for every row r of node j and feature f.
     Work is split into ``n_threads`` slices of every node's segment, each slice accumulating
     into a private flat histogram; the private copies are then summed (exact: integers).
-    Indices are unsigned so numba emits no negative-index wraparound checks (a third faster).
+    Indices are unsigned so numba emits no negative-index wraparound checks (faster:
+    docs/benchmarks-archive.md#figures-behind-code-choices).
     """
     n_nodes = seg_begin.shape[0]
     size = n_nodes * n_slots * 2
@@ -206,7 +207,7 @@ def quantize_gradients(g, h, k, scale_g, scale_h, out):
 
 #: rows a traversal step advances together: their node chains are independent, so the
 #: loads of one row overlap the others' (a row alone waits on each level's loads and
-#: mispredicts its branch; 2.3x faster at 30k rows, depth 6, one thread)
+#: mispredicts its branch: docs/benchmarks-archive.md#figures-behind-code-choices)
 ROW_BLOCK = 16
 
 
@@ -276,7 +277,7 @@ def tree_depths(left, right, tree_ptrs):
 def fold_tree(words, bits, mask, n_features, n_bins, table, values, steps, n, margin, k, ell,
               hist_ptrs):
     """margin[r, k] += the leaf value of row r, found by walking the tree over the row's
-    symbols (dgbdt.compact; the rule of partition_rows: the missing symbol n_bins[f] goes the
+    symbols (dgbdt.engine.sampled_rounds; the rule of partition_rows: the missing symbol n_bins[f] goes the
     default way, else left iff symbol <= bin). table [nodes, 5]: feature, split bin, default
     left, left, right; left < 0: a leaf. At most ``steps`` nodes a row. ``ell``: an ELLPACK
     page (row_symbol)."""

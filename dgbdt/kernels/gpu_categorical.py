@@ -4,7 +4,7 @@ not have (categorical sets, monotone bounds).
 
 * ``apply_splits``: cuda/tree.cu's ``partition_scatter_cat`` partitions each split node's rows;
   a categorical split sends a row right iff its symbol's bit is set in the split's set (uint8
-  bits, np.packbits(..., bitorder="little"); dgbdt.shard.SplitBatch), the missing symbol the
+  bits, np.packbits(..., bitorder="little"); dgbdt.tree.split.SplitBatch), the missing symbol the
   default way, as the CPU's kernels/cpu_tree.py. The symbol of a category code is the code
   (dgbdt.data.quantize), so a code outside the set, unseen in the node, goes left.
 * ``evaluate_categorical``: cuda/categorical.cu searches each (categorical feature, node) on

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu import BLOCK, _grid, _i64, kernel
+from .launch import BLOCK, _grid, _i64, kernel
 
 #: parts auc_twice_area takes (its offsets are kernel arguments)
 AUC_MAX_PARTS = 4
@@ -11,7 +11,7 @@ AUC_MAX_PARTS = 4
 
 def auc_twice_area(score, pos, cneg, offsets: list[int]) -> tuple[int, int]:
     """(sum_i pos_i (2 N(< s_i) + N(= s_i)), sum_i pos_i) of rows held as parts sorted by
-    score (dgbdt.sorted_scores): ``score`` float64 [n], ``pos`` int64 [n], ``cneg`` the
+    score (dgbdt.metrics.sorted_scores): ``score`` float64 [n], ``pos`` int64 [n], ``cneg`` the
     exclusive prefix sums of the negatives int64 [n + 1], ``offsets`` the parts' bounds
     (at most AUC_MAX_PARTS parts). One kernel, one copy back."""
     import cupy as cp

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import array_module
+from .arrays import array_module
 from .cpu_rank import discount_table
-from .gpu import kernel
+from .launch import kernel
 
 BLOCK = 128     # threads (query groups) a block
 

@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from .gpu import source
+from .launch import source
 from .shap_paths import PATH_ARRAYS
 
 _MIN_ROWS, _MAX_ROWS = 32, 128

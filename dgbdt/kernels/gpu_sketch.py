@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu import BLOCK, kernel
+from .launch import BLOCK, kernel
 
 KEYS_BLOCK = (32, 8)
 

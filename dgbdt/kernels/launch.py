@@ -1,9 +1,20 @@
-"""Launch arguments of the CUDA kernels, shared by the GPU backend's modules (dgbdt.kernels.gpu
-and its mixins): the default block size, a grid for n items, and the scalar types CuPy passes
-as C ``int`` / ``long long``."""
+"""Compiling and launching the CUDA kernels of ``cuda/*.cu``: the sources (headers inlined),
+the compiled kernels, the default block size, a grid for n items, and the scalar types CuPy
+passes as C ``int`` / ``long long``.
+
+Kernels are compiled at first use by CuPy (NVRTC; CuPy caches the binaries on disk) with
+``--fmad=false``: the split gains are then the same float64 operations as the CPU kernel's,
+rounded the same way."""
 from __future__ import annotations
 
+import functools
+import re
+from pathlib import Path
+
 import numpy as np
+
+_DIR = Path(__file__).parent / "cuda"
+_OPTIONS = ("--std=c++17", "--fmad=false")
 
 BLOCK = 256
 
@@ -19,3 +30,18 @@ def _i32(x) -> np.int32:
 
 def _i64(x) -> np.int64:
     return np.int64(x)
+
+
+@functools.lru_cache(maxsize=None)
+def source(name: str) -> str:
+    """The CUDA source of ``cuda/<name>.cu`` with its headers (``#include "x.cuh"``, one
+    level) inlined (NVRTC, CuPy's cache key)."""
+    text = (_DIR / f"{name}.cu").read_text()
+    return re.sub(r'#include "(\w+\.cuh)"', lambda m: (_DIR / m.group(1)).read_text(), text)
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(module: str, name: str):
+    """A compiled kernel (cupy.RawKernel) of ``cuda/<module>.cu``."""
+    import cupy
+    return cupy.RawKernel(source(module), name, options=_OPTIONS)

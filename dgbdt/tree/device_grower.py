@@ -35,8 +35,8 @@ import time
 
 import numpy as np
 
-from ..backend import to_host
-from ..shard import SplitBatch
+from ..backends.device import to_host
+from .split import SplitBatch
 from .grower import FinishRequest, LevelRequest, make_tree, node_weights
 from .model import Tree
 from .split import MIN_GAIN, SplitParams, splittable
@@ -72,7 +72,7 @@ class DeviceGrowth:
     ``request``, ``advance(merged)``, ``done``, ``finish_request()``, ``tree()``.
 
     The node table (``left`` .. ``totals``, ``n_nodes``) lives in arrays of the backend's
-    module. Between evaluation and the next request, a backend with ``fused_growth`` (CUDA:
+    module. Between evaluation and the next request, a backend with ``caps.device_growth`` (CUDA:
     cuda/grow.cu) runs one kernel per level; otherwise (or with ``fused=False``) the same
     steps run as array operations (``_advance_arrays``), the kernels' specification.
     """
@@ -83,8 +83,8 @@ class DeviceGrowth:
         xp = self.xp = tables.xp
         self.k, self.tables, self.max_depth, self.p = k, tables, max_depth, p
         self.scale_g, self.scale_h, self.be = scale_g, scale_h, backend
-        self.fused = getattr(backend, "fused_growth", False) if fused is None else fused
-        self.columns = columns              # dgbdt.sampling.ColumnMask, or None
+        self.fused = backend.caps.device_growth if fused is None else fused
+        self.columns = columns              # dgbdt.tree.columns.ColumnMask, or None
         cap = self.cap = 2 ** (max_depth + 1)
         self.sentinel = cap - 1
         self.left = xp.empty(cap, dtype=np.int64)
@@ -97,7 +97,7 @@ class DeviceGrowth:
         self.totals = xp.empty((cap, 2), dtype=np.int64)
         self.n_nodes = xp.empty(1, dtype=np.int64)
         self.reset_table()
-        # the tree's constants on the device (dgbdt.kernels.gpu.tree_consts) for the fused
+        # the tree's constants on the device (dgbdt.backends.cuda.tree_consts) for the fused
         # kernels; a tree replayed as a CUDA graph (dgbdt.tree.tree_graph) gets new values here
         self.consts = (backend.upload(backend.tree_consts(scale_g, scale_h, p.eta))
                        if self.fused else None)

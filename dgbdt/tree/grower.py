@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import array_module, backend_of, to_host
-from ..shard import SplitBatch
+from ..backends.device import array_module, backend_of, to_host
+from .split import SplitBatch
 from .model import Tree
 from .split import SplitParams, evaluate, leaf_weights
 
@@ -201,9 +201,9 @@ class Growth:
 
     def _interaction_mask(self, hist, nodes=None):
         """hist with the slots of features each of ``nodes`` (hist's; default the level's)
-        may not split on zeroed (a copy; dgbdt.constraints.allowed_features)."""
+        may not split on zeroed (a copy; dgbdt.tree.constraints.allowed_features)."""
         nodes = self.level_nodes if nodes is None else nodes
-        from ..constraints import allowed_features
+        from .constraints import allowed_features
         n_features = len(self.hist_ptrs) - 1
         if self._slot_feature is None:
             self._slot_feature = np.repeat(np.arange(n_features), np.diff(self.hist_ptrs))
@@ -309,7 +309,7 @@ def grow_tree(seam, growth: Growth, timers: dict, leaf_alpha: float | None = Non
               lazy: bool = False):
     """Drive one tree's growth over a seam; the shards' margins get its leaf values.
     ``leaf_alpha``: the objective refreshes its leaves to that quantile of their rows'
-    residuals (dgbdt.objective._QuantileLoss), asked of the seam once the rows are in their
+    residuals (dgbdt.objectives.regression._QuantileLoss), asked of the seam once the rows are in their
     leaves. ``lazy``: a device-grown tree comes back as a PendingTree (dgbdt.tree.
     device_grower), the host not waiting for it (other growths return their Tree)."""
     while not growth.done:

@@ -5,8 +5,9 @@ without the host waiting on it inside the tree.
 The host grower (``LinearGrowth``) learns each level's splits on the host: it copies the
 winners of the device split search up, runs the chosen splits' half-additive fits in Python,
 builds the next request's regressors and slope parts, and at the end solves every leaf's ridge
-system, so the host waits for the GPU at every level (about 2 ms a level at 1M rows, most of a
-linear round). ``DeviceLinearGrowth`` keeps all of it where the histograms are:
+system, so the host waits for the GPU at every level, for much of a linear round's time
+(docs/benchmarks-archive.md#figures-behind-code-choices). ``DeviceLinearGrowth`` keeps all of
+it where the histograms are:
 
 * the node table as ``DeviceGrowth``'s (the same breadth-first numbering, sentinel slots for
   absent nodes, smaller child from rows and larger = parent - smaller), decided by the same
@@ -29,7 +30,7 @@ Every float is formed as the host grower forms it, so the model is the host grow
 byte (tests/test_linear_device_growth.py on the CPU backend with DGBDT_GROWTH=device;
 tests/gpu/test_gpu_linear.py on a GPU). Where it grows: depth-wise trees without categorical
 features or interaction constraints whose levels fit (``fits`` with 9 sums a slot); the others
-grow on the host (dgbdt.seam.start_tree), with the same bytes.
+grow on the host (dgbdt.engine.seam.start_tree), with the same bytes.
 """
 from __future__ import annotations
 
@@ -37,11 +38,11 @@ import time
 
 import numpy as np
 
-from ..backend import to_host
+from ..backends.device import to_host
 from . import device_grower
 from .device_grower import DeviceGrowth
 from .grower import FinishRequest, LevelRequest
-from .linear import PAYLOAD, LinearSpec
+from ..kernels.linear_math import PAYLOAD, LinearSpec
 from .linear_growth import LeafModels, LeafSumRequest, LinearLevel
 
 

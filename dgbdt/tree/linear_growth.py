@@ -1,6 +1,6 @@
 """Depth-wise growth of a piecewise-linear tree: Growth's state machine with linear leaves.
 
-The math is dgbdt.tree.linear's. What differs from constant-leaf growth (dgbdt.tree.grower):
+The math is dgbdt.kernels.linear_math's. What differs from constant-leaf growth (dgbdt.tree.grower):
 
 * every node carries its regressors S (inherited from its parent, plus the split feature
   while |S| < max_linear_features) and its slope part v (the half-additive fit's, in
@@ -30,11 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import array_module, backend_of, to_host
-from ..shard import SplitBatch
+from ..backends.device import array_module, backend_of, to_host
+from .split import SplitBatch
 from .grower import FinishRequest, Growth, LevelRequest
 from .lossguide import LossguideGrowth
-from .linear import GP, HP, HPP, HPX, PAYLOAD, LinearSpec, fit_leaf, half_additive_fit, slope_bound
+from ..kernels.linear_math import (
+    GP, HP, HPP, HPX, PAYLOAD, LinearSpec, fit_leaf, half_additive_fit, slope_bound)
 from .split import splittable
 
 

@@ -1,4 +1,4 @@
-"""Prediction with linear leaves (dgbdt.tree.linear): the flat arrays the kernel reads, and
+"""Prediction with linear leaves (dgbdt.kernels.linear_math): the flat arrays the kernel reads, and
 prediction's entry point. (Their JSON and its validation are dgbdt.tree.model's.)
 
 A tree's ``linear`` maps each leaf node to ``{"features": int32 [d], "coefs": float64 [d + 1],
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import array_module, is_device_array, to_host
-from ..backend import backend_of
+from ..kernels.arrays import array_module, is_device_array, to_host
+from ..backends.device import backend_of
 
 
 def linear_arrays(trees: list, n_nodes: int) -> dict:
@@ -21,8 +21,9 @@ def linear_arrays(trees: list, n_nodes: int) -> dict:
     begin = np.zeros(n_nodes, np.int64)
     size = np.full(n_nodes, -1, np.int64)
     # the leaves' arrays gathered in a loop, laid out with whole-array operations (a leaf at
-    # a time took ~17 us: 0.26 s for a 116-tree depth-8 model, on every Dask worker's
-    # predict); the constant's slot holds feature 0, center 0 and inverse scale 1
+    # a time was slow for large models, on every Dask worker's predict:
+    # docs/benchmarks-archive.md#figures-behind-code-choices); the constant's slot holds
+    # feature 0, center 0 and inverse scale 1
     nodes, parts = [], {k: [] for k in ("features", "coefs", "centers", "scales")}
     base = 0
     for t in trees:
@@ -54,7 +55,7 @@ def linear_arrays(trees: list, n_nodes: int) -> dict:
 
 
 def add_linear_margins(X, cat, ptrs, cls, out, leaves) -> None:
-    """dgbdt.booster.add_tree_margins of trees with linear leaves (``cat``: their concatenated
+    """dgbdt.model.booster.add_tree_margins of trees with linear leaves (``cat``: their concatenated
     node arrays with ``linear_arrays``' entries): kernels.cpu_linear.predict_linear, the leaf
     values as the training computed them. Device rows (cupy) are predicted on their GPU
     (cuda/linear.cu predict_linear, the same walk and arithmetic); for their leaf ids

@@ -20,7 +20,7 @@ One node is expanded a request. Its smaller child (by hessian sum) gets its hist
 the rows; the other is the parent's merged histogram minus it (exact integers), so the grower
 keeps the merged histogram of every queued leaf (S x 2 int64 each: 115 KB at 28 features x
 256 bins) and the shards keep nothing between requests. Building both children from rows
-instead cost 4x the histogram time (8.1 s vs 2.0 s depth-wise, 500k x 28, 63 leaves).
+instead cost far more histogram time (docs/benchmarks-archive.md#figures-behind-code-choices).
 """
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ import time
 
 import numpy as np
 
-from ..backend import to_host
-from ..shard import SplitBatch
+from ..backends.device import to_host
+from .split import SplitBatch
 from .grower import Growth, LevelRequest, pack_sets
 from .split import evaluate
 

@@ -12,7 +12,7 @@ go left, as XGBoost's ``Decision``; threshold 0) is stored in XGBoost's fields: 
 ``categories_segments`` / ``categories_sizes`` (each one's run in ``categories``) and
 ``categories`` (the codes). Trees without categorical splits leave these fields out.
 
-A piecewise-linear tree (``linear_tree``; dgbdt.tree.linear) has ``linear_leaves``: one object
+A piecewise-linear tree (``linear_tree``; dgbdt.kernels.linear_math) has ``linear_leaves``: one object
 per leaf, ``{"node", "features", "coefs", "centers", "scales"}``: the leaf's value for row x is
 ``coefs[0] + sum_t coefs[t + 1] * (x[features[t]] - centers[t]) / scales[t]`` in float64, a
 term left out where x[features[t]] is missing (its threshold holds coefs[0] as float32). Trees
@@ -99,8 +99,9 @@ class Tree:
         return int(self.left.shape[0])
 
     # Pickling (Dask sends models to its workers so): the per-node dicts of small arrays go as
-    # a few flat arrays. Dask's serializer makes every numpy array its own frame, and a
-    # 30-tree depth-6 linear model's ~7,700 leaf arrays took 0.1-0.3 s a worker to send.
+    # a few flat arrays. Dask's serializer makes every numpy array its own frame, slow to
+    # send for a linear model's many leaf arrays
+    # (docs/benchmarks-archive.md#figures-behind-code-choices).
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         if self.linear:

@@ -19,16 +19,16 @@ class GrowthSpec:
     hist_ptrs: np.ndarray
     max_depth: int
     p: SplitParams
-    sampling: object = None     # dgbdt.sampling.Sampling, or None
+    sampling: object = None     # dgbdt.engine.sampling.Sampling, or None
     policy: str = "depthwise"   # grow_policy: "depthwise" or "lossguide"
     max_leaves: int = 0         # lossguide's leaf limit (0: none)
-    linear: object = None       # dgbdt.tree.linear.LinearSpec: piecewise-linear trees
+    linear: object = None       # dgbdt.kernels.linear_math.LinearSpec: piecewise-linear trees
 
     def columns(self, k: int, epoch: int):
         """The column sample of round ``epoch``'s tree of class k (None: every feature)."""
         if self.sampling is None or not self.sampling.columns:
             return None
-        from ..sampling import ColumnMask
+        from .columns import ColumnMask
         return ColumnMask(self.sampling, self.hist_ptrs, epoch, k)
 
     def max_requests(self) -> int:

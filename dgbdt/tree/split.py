@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import array_module, backend_of
+from ..backends.device import array_module, backend_of
 
 MIN_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than this
 
@@ -50,7 +50,7 @@ class SplitParams:
     max_delta_step: float
     #: per-feature monotone constraint (-1, 0, 1), or None without any (see ``evaluate``)
     monotone: tuple | None = None
-    #: interaction constraints: groups of feature indices (dgbdt.constraints), or None
+    #: interaction constraints: groups of feature indices (dgbdt.tree.constraints), or None
     interactions: tuple | None = None
     #: categorical features with fewer categories split one-hot (XGBoost's UseOneHot)
     max_cat_to_onehot: int = 4
@@ -62,11 +62,11 @@ class SplitParams:
         mono = p.get("monotone_constraints")
         if isinstance(mono, dict):
             raise ValueError("monotone_constraints by feature name must be resolved against "
-                             "the data's feature names first (dgbdt.constraints.resolve)")
+                             "the data's feature names first (dgbdt.tree.constraints.resolve)")
         inter = p.get("interaction_constraints")
         if inter and any(isinstance(f, str) for g in inter for f in g):
             raise ValueError("interaction_constraints by feature name must be resolved "
-                             "against the data's feature names first (dgbdt.constraints)")
+                             "against the data's feature names first (dgbdt.tree.constraints)")
         return cls(eta=p["eta"], lam=p["lambda"], alpha=p["alpha"], gamma=p["gamma"],
                    min_child_weight=p["min_child_weight"], max_delta_step=p["max_delta_step"],
                    monotone=tuple(int(c) for c in mono) if mono and any(mono) else None,
@@ -172,3 +172,21 @@ def leaf_weights(g, h, p: SplitParams):
         w = xp.where(xp.abs(w) > p.max_delta_step,
                      xp.where(w > 0, p.max_delta_step, -p.max_delta_step), w)
     return xp.where((h < p.min_child_weight) | (h <= 0.0), 0.0, w)
+
+
+@dataclass
+class SplitBatch:
+    """The split decisions of one level: small, sent to every shard."""
+
+    node: np.ndarray          # int32 [m] nodes being split
+    feature: np.ndarray       # int32 [m]
+    split_bin: np.ndarray     # int32 [m]: left iff bin <= split_bin
+    default_left: np.ndarray  # bool [m]: where missing values go
+    left: np.ndarray          # int32 [m] left child ids
+    right: np.ndarray         # int32 [m] right child ids
+    packed: object = None     # optional int64 [6, m] of the six rows (a device-grown level's)
+    #: categorical splits (CPU and GPU shards): bool [m], which splits are categorical, and uint8 [m, W/8]
+    #: their sets as bits (np.packbits(..., bitorder="little"); a set bit: the category goes
+    #: right; dgbdt.kernels.cpu_categorical); None: none
+    is_cat: np.ndarray | None = None
+    cats: np.ndarray | None = None

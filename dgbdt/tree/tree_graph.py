@@ -3,12 +3,13 @@
 A device-grown tree (dgbdt.tree.device_grower) has a fixed shape: for a given depth, class and
 set of shards, its kernels, their launch sizes and their buffers are the same for every tree;
 only its constants (the fixed-point scales and the learning rate, kept in device memory:
-dgbdt.kernels.gpu.tree_consts) and the data in the buffers change. So the host's per-level
-Python (the grower's bookkeeping, about 0.3 ms a level, and a dozen launches of the shard's
-partition and histogram kernels) can run once: the second tree of a class is *captured*
-(CUDA stream capture records every launch instead of running it), and every later tree of that
-class is the recorded graph launched again after its constants are copied in. The model is
-the same bytes: the graph runs exactly the launches the eager tree runs, in the same order.
+dgbdt.backends.cuda.tree_consts) and the data in the buffers change. So the host's per-level
+Python (the grower's bookkeeping and a dozen launches of the shard's partition and histogram
+kernels; docs/benchmarks-archive.md#figures-behind-code-choices) can run once: the second tree
+of a class is *captured* (CUDA stream capture records every launch instead of running it), and
+every later tree of that class is the recorded graph launched again after its constants are
+copied in. The model is the same bytes: the graph runs exactly the launches the eager tree runs,
+in the same order.
 
 What it needs, and where it is not used (the tree grows eagerly, as before):
 
@@ -40,7 +41,7 @@ logger = logging.getLogger("dgbdt")
 
 def enabled() -> bool:
     """DGBDT_CUDA_GRAPHS=0 turns tree graphs off (the same model, more host time)."""
-    from ..arrays import sync_timers
+    from ..kernels.arrays import sync_timers
     return os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0" and not sync_timers()
 
 
@@ -116,7 +117,7 @@ class TreeGraphs:
         # The graph reads every array the tree's first level reads, at the addresses they had
         # when captured: the growth's initial slots and request, the backend's cached tables.
         # The eager code drops some of them during the tree; the entry keeps them alive.
-        keep = [dict(vars(growth)), growth.request, dict(getattr(self.be, "_hp_cache", {})),
+        keep = [dict(vars(growth)), growth.request, dict(self.be._hp_cache),
                 [getattr(s, "_cuda_static", None) for s in self.seam.shards],
                 self.seam._tables]
         graph = None

@@ -1,7 +1,7 @@
 """GPU tests: skipped where no CUDA GPU and CuPy are usable (CI); run on the lent GPU machine."""
 import pytest
 
-from dgbdt.backend import cuda_available
+from dgbdt.backends.device import cuda_available
 
 if not cuda_available():
     collect_ignore_glob = ["test_*.py"]

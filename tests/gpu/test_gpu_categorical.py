@@ -136,7 +136,8 @@ def test_device_search_is_the_cpu_kernel(onehot, threshold, bounded):
     partitions shorter and longer than max_cat_threshold, and monotone bounds."""
     from dgbdt.kernels import cpu_categorical
     from dgbdt.kernels import gpu_categorical as gc
-    from dgbdt.kernels.gpu import CudaBackend, kernel
+    from dgbdt.backends.cuda import CudaBackend
+    from dgbdt.kernels.launch import kernel
     from dgbdt.tree.split import SplitParams
     rng = np.random.default_rng(onehot * 7 + threshold)
     nbs = np.array([16, 3, 40, 12, 70, 3000])        # features 1, 3, 4, 5 categorical

@@ -1,16 +1,17 @@
-"""Row sampling's one-kernel draws on the GPU (cuda/sampling.cu, dgbdt.kernels.gpu_sampling)
+"""Row sampling's one-kernel draws on the GPU (cuda/sampling.cu, dgbdt.backends.cuda_sampling)
 against the array code they replace (the same rows, the same reweighted bytes).
 tests/test_sampling_kernel_host.py runs the same source on the CPU in CI; whole streamed
-trainings with them (and dgbdt.row_block) are in test_gpu_ooc.py."""
+trainings with them (and dgbdt.engine.row_block) are in test_gpu_ooc.py."""
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from dgbdt import compact
-from dgbdt.backend import get_backend
-from dgbdt.sampling import Sampling, uniform
-from dgbdt.sampling_gradient import LAMBDA, sample_class
+from dgbdt.engine import sampled_rounds as compact
+from dgbdt.backends.device import get_backend
+from dgbdt.engine.sampling import Sampling, uniform
+from dgbdt.engine.gradient_sampling import LAMBDA, sample_class
 
 
 def _gradients(cp, seed, n=200_000, K=2):
@@ -27,6 +28,8 @@ class _ArrayBackend:
 
     def __init__(self, be):
         self.xp, self.name = be.xp, be.name
+        self.caps = dataclasses.replace(be.caps, row_sample_kernel=False,
+                                        row_candidates_kernel=False)
 
 
 def _shard(be, g, h, id0):

@@ -1,5 +1,5 @@
 """survival:cox on one GPU in-process (#16): the gradients are the CPU's numba kernel on host
-copies of the margins (dgbdt.objective_more.Cox.seam_gradients; the risk sets are one
+copies of the margins (dgbdt.objectives.survival.Cox.seam_gradients; the risk sets are one
 sequential pass in the order of the times), written back into the device shards, so the GPU
 training grows the CPU's trees: the model bytes are the CPU's. cox-nloglik reads the GPU
 margins (exp on the device, then the host): the CPU's values up to the last bits."""

@@ -5,13 +5,15 @@ import sys
 import gc
 import time
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import cupy as cp
 
 import dgbdt
-from dgbdt.kernels.gpu import CudaBackend
+from dgbdt.backends.cuda import CudaBackend
 from dgbdt.tree import device_grower
 
 
@@ -37,7 +39,8 @@ CASES = [
 
 def _fit(monkeypatch, growth, params, X, y, fused=True, page_rows=None):
     monkeypatch.setenv("DGBDT_GROWTH", growth)
-    monkeypatch.setattr(CudaBackend, "fused_growth", fused)
+    monkeypatch.setattr(CudaBackend, "caps", dataclasses.replace(CudaBackend.caps,
+                                                                 device_growth=fused))
     if params["objective"].startswith("multi"):
         y = np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5]).astype(np.float64)
     elif params["objective"].startswith("reg"):
@@ -153,7 +156,7 @@ def test_one_rank_nccl_defers_its_all_reduces_and_gives_the_in_process_model(cud
 def test_rmm_allocators_pooled_or_kept(rmm_default):
     """RMM's default resource syncs: training allocates from CuPy's pool in its thread (and
     gives the cached blocks back after); an RMM pool is kept; the model is the same."""
-    from dgbdt import backend
+    from dgbdt.backends import device as backend
     from rmm.allocators.cupy import rmm_cupy_allocator
     rmm = rmm_default
     assert backend._allocation_syncs()

@@ -41,7 +41,7 @@ def test_row_and_column_sampling_on_the_gpu_is_the_cpu_model(monkeypatch, growth
 @pytest.mark.parametrize("growth", ["device", "host"])
 def test_gradient_based_sampling_on_the_gpu_is_the_cpu_model(monkeypatch, growth):
     """The threshold's bucket sums, the draws and the 1/p weights on cupy give the CPU's
-    bits (dgbdt.sampling_gradient), in core and from pages."""
+    bits (dgbdt.engine.gradient_sampling), in core and from pages."""
     monkeypatch.setenv("DGBDT_GROWTH", growth)
     X, y = _data(seed=2)
     p = {**SQ, "subsample": 0.25, "sampling_method": "gradient_based", "seed": 3}
@@ -57,8 +57,8 @@ def test_gradient_based_sampling_on_the_gpu_is_the_cpu_model(monkeypatch, growth
 
 def test_the_gpu_holders_find_the_hosts_threshold():
     """Sorted q and binary searches on the GPU, narrowing bincounts on the host: the same
-    bucket sums, so the same threshold (dgbdt.sampling_gradient.Holder)."""
-    from dgbdt.sampling_gradient import Holder, threshold
+    bucket sums, so the same threshold (dgbdt.engine.gradient_sampling.Holder)."""
+    from dgbdt.engine.gradient_sampling import Holder, threshold
     rng = np.random.default_rng(4)
     q = rng.integers(0, 2 ** 24, 300_000)
     q[rng.random(q.size) < 0.2] = 0

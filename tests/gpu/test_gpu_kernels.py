@@ -4,14 +4,15 @@ import pytest
 
 import cupy as cp
 
-from dgbdt.data.pages import pack, unpack
+from dgbdt.kernels.pages import pack, unpack
 from dgbdt.data.quantize import cuts_from_summaries, quantize
 from dgbdt.data.sketch import summarize, summarize_weighted, weight_scale
 from dgbdt.data.sketch_device import summarize_device, summarize_weighted_device
-from dgbdt.kernels import gpu
-from dgbdt.kernels.cpu import CPU
-from dgbdt.kernels.gpu import CudaBackend
-from dgbdt.shard import Shard, SplitBatch
+from dgbdt.backends import cuda as gpu
+from dgbdt.backends.cpu import CPU
+from dgbdt.backends.cuda import CudaBackend
+from dgbdt.engine.shard import Shard
+from dgbdt.tree.split import SplitBatch
 from dgbdt.tree.split import SplitParams
 
 GPU = CudaBackend.for_ordinal(0)
@@ -199,7 +200,7 @@ def test_exact_sum_device_equals_host(kind):
     """ExactSum.of on a GPU (one kernel, cuda/data.cu: exact_sum_bins) is the host's sum, unit
     for unit: 0/1 labels (two exponents, no atomics per element), values over many exponents
     with zeros and negatives, subnormals, and huge values of both signs."""
-    from dgbdt.fixedpoint import ExactSum
+    from dgbdt.kernels.fixedpoint import ExactSum
     rng = np.random.default_rng(7)
     n = 3_000_001
     x = {"labels": (rng.random(n) < 0.3).astype(np.float64),

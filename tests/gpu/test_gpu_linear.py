@@ -164,7 +164,7 @@ def test_both_histogram_kernels_give_the_cpu_model(monkeypatch, setting, max_bin
     features of ~1000 slots (one a shared-memory block, opted in beyond 48 KiB); and with a
     16 KiB budget (DGBDT_LINEAR_SMEM), under one feature's 257 slots (the global kernel runs):
     the CPU's model file each way."""
-    from dgbdt.kernels import gpu_linear
+    from dgbdt.backends import cuda_linear as gpu_linear
     monkeypatch.setenv("DGBDT_LINEAR_HIST", setting)
     if smem:
         monkeypatch.setenv("DGBDT_LINEAR_SMEM", str(smem))
@@ -174,7 +174,7 @@ def test_both_histogram_kernels_give_the_cpu_model(monkeypatch, setting, max_bin
     cpu = dgbdt.train(p, dgbdt.Dataset(X, label=y, weight=w), 4, verbose_eval=False)
     gpu = dgbdt.train({**p, "device": "cuda"}, _dataset(X, y, w, True), 4, verbose_eval=False)
     if max_bin == 1024 and smem is None:
-        from dgbdt.kernels.gpu import CudaBackend
+        from dgbdt.backends.cuda import CudaBackend
         be = CudaBackend.for_ordinal(0)
         budget = gpu_linear.shared_budget(be.smem_optin, be.smem_per_sm)
         fg = gpu_linear.feature_groups(np.cumsum([0] + [1025] * 5), budget)
@@ -224,8 +224,8 @@ def test_split_search_kernel_equals_the_cpu_search(m, mcw, lam0, lam1):
     """cuda/linear_split.cu through CudaLinear.evaluate_linear_splits on device histograms:
     the CPU backend's result (cpu_linear's numba search and feature totals) exactly, gains
     bit for bit."""
-    from dgbdt.kernels.cpu import CPU
-    from dgbdt.kernels.gpu import CudaBackend
+    from dgbdt.backends.cpu import CPU
+    from dgbdt.backends.cuda import CudaBackend
     hist, ptrs, totals, addable, has_p, inv_sg, inv_sh = _random_histograms(m + 30, m)
     ref = CPU.evaluate_linear_splits(hist, ptrs, totals, addable, has_p, inv_sg, inv_sh, lam0,
                                      lam1, mcw)

@@ -155,7 +155,7 @@ def _patch_level_step(client, worker, behaviour):
     """Make Shard.level_step misbehave on one worker's process after 5 calls."""
     def patch(behaviour=behaviour):
         import time as t
-        from dgbdt.shard import Shard
+        from dgbdt.engine.shard import Shard
         original = Shard.level_step
         calls = [0]
 

@@ -62,8 +62,8 @@ def test_pages_are_pinned_host_memory(small_pages):
     X, y = _data(n=20_000)
     b, _ = _fit(X, y, rounds=1, device="cuda", device_memory_budget=1)
     assert b.memory["pages_host"] >= 1 and b.memory["pages_in_memory_bytes"] == 0
-    store = page_store.PageStore(1, dgbdt.backend.get_backend("cuda"), total=10 ** 9)
-    page = store.place(dgbdt.data.pages.pack(np.ones((1000, 3), np.uint16)))
+    store = page_store.PageStore(1, dgbdt.backends.device.get_backend("cuda"), total=10 ** 9)
+    page = store.place(dgbdt.kernels.pages.pack(np.ones((1000, 3), np.uint16)))
     assert page.streamed and isinstance(page.words, np.ndarray)
     assert cp.cuda.runtime.pointerGetAttributes(page.words.ctypes.data).type == \
         cp.cuda.runtime.memoryTypeHost
@@ -135,7 +135,7 @@ def test_pages_spill_to_files_when_host_memory_is_short(small_pages, monkeypatch
 def test_host_rows_are_quantized_on_the_gpu_in_chunks(monkeypatch):
     """Host rows for GPU training are sketched and packed on the GPU, ~50 kB at a time: the
     same page words as packing them there at once, and the same model as the CPU's."""
-    from dgbdt.backend import get_backend
+    from dgbdt.backends.device import get_backend
     from dgbdt.data import dataset as ds
     monkeypatch.setattr(ds, "UPLOAD_BYTES", 50_000)
     X, y = _data(seed=4)
@@ -157,7 +157,7 @@ def test_host_rows_are_quantized_on_the_gpu_in_chunks(monkeypatch):
                                       {"subsample": 0.2, "sampling_method": "gradient_based"}])
 def test_sampled_streamed_rounds_grow_from_compact_pages(small_pages, monkeypatch, growth,
                                                          sampling):
-    """With row sampling a streamed round reads the pages twice (dgbdt.compact: the fold of
+    """With row sampling a streamed round reads the pages twice (dgbdt.engine.sampled_rounds: the fold of
     the last trees, the gather of the sampled rows with take_rows_pack), not once a level;
     the model is in-core training's (and the CPU's) with the same sampling."""
     monkeypatch.setenv("DGBDT_GROWTH", growth)
@@ -174,9 +174,9 @@ def test_sampled_streamed_rounds_grow_from_compact_pages(small_pages, monkeypatc
 
 
 def test_take_rows_gathers_the_packed_rows():
-    from dgbdt.backend import get_backend
-    from dgbdt.data.pages import pack, unpack
-    from dgbdt.kernels.cpu import CPU
+    from dgbdt.backends.device import get_backend
+    from dgbdt.kernels.pages import pack, unpack
+    from dgbdt.backends.cpu import CPU
     rng = np.random.default_rng(1)
     for bits, nf in ((3, 7), (8, 28), (13, 5), (32, 3)):
         sym = rng.integers(0, 2 ** bits, (5000, nf), dtype=np.uint64).astype(np.uint32)
@@ -193,12 +193,12 @@ def test_take_rows_gathers_the_packed_rows():
 
 
 def test_fold_tree_walks_as_the_cpu():
-    """The GPU's fold walk (cuda/tree.cu fold_tree, dgbdt.compact) adds the CPU walk's leaf
+    """The GPU's fold walk (cuda/tree.cu fold_tree, dgbdt.engine.sampled_rounds) adds the CPU walk's leaf
     value to every row, bit for bit: missing symbols the default way, multi-output margins."""
-    from dgbdt.backend import get_backend
-    from dgbdt.data.pages import pack
-    from dgbdt.kernels.cpu import CPU
-    from dgbdt.shard import Shard
+    from dgbdt.backends.device import get_backend
+    from dgbdt.kernels.pages import pack
+    from dgbdt.backends.cpu import CPU
+    from dgbdt.engine.shard import Shard
     rng = np.random.default_rng(4)
     n, nf, depth = 50_000, 9, 5
     n_bins = rng.integers(3, 200, nf).astype(np.int64)

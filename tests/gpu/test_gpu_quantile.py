@@ -1,6 +1,6 @@
 """The quantile losses (reg:absoluteerror, reg:quantileerror) on the GPU: gradients on the
-device, each tree's leaf refresh on the host (dgbdt.seam.LocalSeam.leaf_quantiles copies the
-leaves' residuals once a tree and runs dgbdt.quantile as the CPU does), trees grown by the
+device, each tree's leaf refresh on the host (dgbdt.engine.seam.LocalSeam.leaf_quantiles copies the
+leaves' residuals once a tree and runs dgbdt.objectives.leaf_quantiles as the CPU does), trees grown by the
 host grower: the CPU's model, byte for byte (the gradients are exact: signs and 1 - alpha),
 with one quantile and with several (one output each)."""
 import json

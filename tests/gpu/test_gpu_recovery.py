@@ -47,7 +47,7 @@ def _dask(X, y, chunks):
 
 def _kill_level(n):
     def patch():
-        from dgbdt.seam import LocalSeam
+        from dgbdt.engine.seam import LocalSeam
         original, calls = LocalSeam.level, [0]
 
         def level(self, *args):

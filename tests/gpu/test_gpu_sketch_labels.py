@@ -8,7 +8,7 @@ import cupy as cp
 import dgbdt
 from dgbdt.data import sketch_device as sd
 from dgbdt.data.sketch import summarize
-from dgbdt.objective import get_objective
+from dgbdt.objectives.registry import get_objective
 
 
 def _awkward(n, nf, seed):

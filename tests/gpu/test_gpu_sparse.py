@@ -88,7 +88,7 @@ def test_eval_set_early_stopping_and_several_pages():
 def test_streamed_ellpack_pages_with_sampled_rounds(monkeypatch):
     """Pages beyond device_memory_budget stream from host memory; sampled rounds walk the
     previous tree over each row's ELLPACK entries (cuda/tree.cu fold_tree) and gather the
-    sampled rows into one ELLPACK page (dgbdt.compact)."""
+    sampled rows into one ELLPACK page (dgbdt.engine.sampled_rounds)."""
     monkeypatch.setattr(page_store, "MIN_PAGE_BYTES", 1 << 14)
     X, D, y = sparse_rows(seed=3)
     p = {"objective": "binary:logistic", "max_depth": 6, "subsample": 0.5, "seed": 4}

@@ -7,8 +7,8 @@ import pytest
 import cupy as cp
 
 import dgbdt
-from dgbdt.backend import get_backend
-from dgbdt.objective import get_objective
+from dgbdt.backends.device import get_backend
+from dgbdt.objectives.registry import get_objective
 
 DISTS = ["normal", "logistic", "extreme"]
 

@@ -124,11 +124,11 @@ extern "C" __global__ void spin(unsigned long long ns, int* out) {
 
 @pytest.mark.parametrize("allocator", ["cupy", "rmm_default"])
 def test_deferred_scores_wait_beside_the_next_tree(request, allocator):
-    """dgbdt.backend.beside: work entered later runs on a side stream behind what was queued
+    """dgbdt.backends.device.beside: work entered later runs on a side stream behind what was queued
     when it was made, so its host waits (a metric's scalar) do not drain what the current
     stream got since (the next tree, here a kernel that spins for 1 s), and it still sees
     the values written before it was made."""
-    from dgbdt.backend import beside, device_scope, get_backend
+    from dgbdt.backends.device import beside, device_scope, get_backend
     if allocator == "rmm_default":
         request.getfixturevalue("rmm_default")
     be = get_backend("cuda")

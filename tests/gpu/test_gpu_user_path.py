@@ -14,7 +14,7 @@ import cupy as cp
 
 import dgbdt
 import dgbdt.dask as dgd
-from dgbdt.metric import METRICS, get_metric
+from dgbdt.metrics.registry import METRICS, get_metric
 
 cudf = pytest.importorskip("cudf")
 dask_cudf = pytest.importorskip("dask_cudf")

@@ -1,4 +1,4 @@
-// Quantize + bit-pack on the device (dgbdt/data/quantize.py and dgbdt/data/pages.py).
+// Quantize + bit-pack on the device (dgbdt/data/quantize.py and dgbdt/kernels/pages.py).
 #include "common.cuh"
 
 // Symbol of value x of a feature whose cut values are v[0..nb): the number of the first nb-1
@@ -36,7 +36,7 @@ extern "C" __global__ void quantize_pack(
     words[w] = (u32)acc;
 }
 
-// Rows[0..n) of a page of `src_bits` symbols into a page of `bits` symbols (dgbdt.compact;
+// Rows[0..n) of a page of `src_bits` symbols into a page of `bits` symbols (dgbdt.engine.sampled_rounds;
 // `bits` 16 or 32 gives the rows' symbols as a plain uint16/uint32 array): one thread per
 // data word w of the new page, as quantize_pack; its symbol i = r * F + f is the old page's
 // rows[r] * F + f.
@@ -75,7 +75,7 @@ extern "C" __global__ void count_rows(const unsigned char* __restrict__ mask, i6
     if ((threadIdx.x & 31) == 0 && c) atomicAdd(out + blockIdx.y, (u64)c);
 }
 
-// The per-exponent sums of dgbdt.fixedpoint.ExactSum.of: x = sign * mant * 2^(e - 53) with
+// The per-exponent sums of dgbdt.kernels.fixedpoint.ExactSum.of: x = sign * mant * 2^(e - 53) with
 // (m, e) = frexp(x), mant = |m| 2^53 < 2^53; bin e + 1074 gets sign * (mant >> 26) in
 // out[bin] and sign * (mant & (2^26 - 1)) in out[N + bin], as int64 (two's complement in the
 // u64 atomics: exact in any order, like the host's float64 bincount of integers below 2^53).

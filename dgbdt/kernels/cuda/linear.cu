@@ -1,4 +1,4 @@
-// Piecewise-linear leaves (dgbdt.tree.linear; GBDT-PL): the linear histograms of a level's
+// Piecewise-linear leaves (dgbdt.kernels.linear_math; GBDT-PL): the linear histograms of a level's
 // nodes, the leaves' ridge sums, and the linear leaves added to the margins. The CPU twins are
 // dgbdt/kernels/cpu_linear.py's linear_histograms, leaf_sums and add_linear_leaves; every
 // float64 term here is formed by the same operations in the same order (compiled with

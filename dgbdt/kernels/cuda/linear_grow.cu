@@ -2,20 +2,20 @@
 // splitting slot's two half-additive fits and its children's regressors (linear_children),
 // and every leaf's ridge fit (fit_linear_leaves). One thread a slot / a leaf; the
 // specification is kernels/cpu_linear_fit.py (the same loops), whose solves are
-// dgbdt.tree.linear's basis_system and ridge_solve: the same float64 operations in the same
+// dgbdt.kernels.linear_math's basis_system and ridge_solve: the same float64 operations in the same
 // order (compiled with --fmad=false, so nothing is contracted; sqrt and / are IEEE-rounded),
 // so the same coefficients bit for bit. The CI test tests/test_linear_grow_host.py compiles
 // this file as host C++ against the numba functions.
 //
-// consts: the tree's constants in device memory (dgbdt.kernels.gpu.tree_consts: scale_g,
+// consts: the tree's constants in device memory (dgbdt.backends.cuda.tree_consts: scale_g,
 // scale_h, 1 / scale_g, 1 / scale_h, eta), so a tree captured as a CUDA graph replays with the
 // next tree's (dgbdt.tree.tree_graph). Tables (cap rows, one a node): regs int64 [cap, D] (a node's regressors, -1 padded), slopes
 // float64 [cap, D] (its slope part v), nreg int64 [cap] (|S|), inv_sp float64 [cap] (1 / s_p,
 // s_p the power of two >= sum_j |v_j|, summed in order). Sums: the 9 fixed-point sums of a
-// side (dgbdt.tree.linear.PAYLOAD: g, h, g p~, h p~, h p~^2, g x~, h x~, h p~ x~, h x~^2).
+// side (dgbdt.kernels.linear_math.PAYLOAD: g, h, g p~, h p~, h p~^2, g x~, h x~, h p~ x~, h x~^2).
 #include "common.cuh"
 
-#define LIN_DROP 1e-9      // dgbdt.tree.linear.DROP
+#define LIN_DROP 1e-9      // dgbdt.kernels.linear_math.DROP
 
 // tree.linear.ridge_solve with want_w: w = -A^-1 b over the first n entries of A (row-major,
 // leading dimension ld), a pivot below LIN_DROP times its diagonal dropping its variable.

@@ -1,4 +1,4 @@
-// The split search of piecewise-linear trees (dgbdt.tree.linear's half-additive gain) on the
+// The split search of piecewise-linear trees (dgbdt.kernels.linear_math's half-additive gain) on the
 // device: kernels/cpu_linear.py evaluate_linear_splits (_node_best) in parallel over (node,
 // feature), with the same integer sums, the same float64 operations in the same order
 // (side_score3's scalar 3x3 Cholesky; compiled with --fmad=false, so nothing is contracted;
@@ -8,11 +8,11 @@
 // block's threads as host threads; shuffles through a barrier) against the numba kernel.
 //
 // Histograms: int64 [m, n_slots, 9], slot payload (g, h, g p~, h p~, h p~^2, g x~, h x~,
-// h p~ x~, h x~^2) (dgbdt.tree.linear.PAYLOAD); feature f's slots hist_ptrs[f] ..
+// h p~ x~, h x~^2) (dgbdt.kernels.linear_math.PAYLOAD); feature f's slots hist_ptrs[f] ..
 // hist_ptrs[f + 1] - 1, the last one its missing values.
 #include "common.cuh"
 
-#define LIN_DROP 1e-9      // dgbdt.tree.linear.DROP
+#define LIN_DROP 1e-9      // dgbdt.kernels.linear_math.DROP
 
 // tree.linear._third: the x~ variable's step of side_score3.
 __device__ __forceinline__ double lin_third(const i64* s, double inv_sg, double inv_sh,

@@ -1,7 +1,7 @@
-// Metric kernels (dgbdt/sorted_scores.py, dgbdt/kernels/gpu_metric.py).
+// Metric kernels (dgbdt/metrics/sorted_scores.py, dgbdt/kernels/gpu_metric.py).
 #include "common.cuh"
 
-// Twice the ROC area of rows held as up to 4 parts, each sorted by score (dgbdt.sorted_scores):
+// Twice the ROC area of rows held as up to 4 parts, each sorted by score (dgbdt.metrics.sorted_scores):
 // row i of score s adds pos[i] * (2 N(< s) + N(= s)), N over every part's negatives; per part
 // q = [off_q, off_{q+1}), N(< s) and N(<= s) are its exclusive prefix sums of negatives
 // (cneg, over all rows, cneg[0] = 0) at the lower and upper bound of s. out[0] += the sum,

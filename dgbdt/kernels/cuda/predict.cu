@@ -13,7 +13,7 @@ struct CatSets {
 };
 
 // nodes[i] = (left, right, feature | default_left << 31, threshold bits): one 16-byte load per
-// node visited instead of five (dgbdt/kernels/gpu.py: pack_nodes). A leaf has left == -1 and
+// node visited instead of five (dgbdt/backends/cuda.py: pack_nodes). A leaf has left == -1 and
 // its value in the threshold. With one output (K == 1) the row's margin is summed in a
 // register (the same additions in the same order as adding into out tree by tree). CAT: the
 // trees have categorical splits (``sets``); without, the loop is the numerical one alone.

@@ -6,7 +6,7 @@
 // one writer and the sums are the CPU's (no atomics, nothing depends on the launch shape).
 // Its sorts (predictions descending, labels descending) are a stable bottom-up merge sort in
 // the thread's slice of global scratch arrays: the same permutation as numpy's stable argsort
-// of the negated keys (NaN last). Built with --fmad=false (dgbdt.kernels.gpu) as the CPU's
+// of the negated keys (NaN last). Built with --fmad=false (dgbdt.backends.cuda) as the CPU's
 // numba code is compiled without contraction, so the products and sums round the same way.
 // Where the two may differ: the sigmoid's exp (here exp in double rounded to float32; the CPU's
 // expf) and the topk normalization's log2 (CUDA's vs libm's) can differ in their last bit.

@@ -1,6 +1,6 @@
-// Row sampling's per-row draws on the device in one kernel (dgbdt.sampling, dgbdt.compact).
-// The twin of dgbdt/sampling.py's ``uniform`` (SplitMix64's finalizer over id + key, the top
-// 53 bits as a float64 in [0, 1)) and of dgbdt/compact.py's ``candidate_rows``: the same
+// Row sampling's per-row draws on the device in one kernel (dgbdt.engine.sampling, dgbdt.engine.sampled_rounds).
+// The twin of dgbdt/engine/sampling.py's ``uniform`` (SplitMix64's finalizer over id + key, the top
+// 53 bits as a float64 in [0, 1)) and of dgbdt/engine/sampled_rounds.py's ``candidate_rows``: the same
 // integer and float64 operations, each rounded once (compiled with --fmad=false), so the
 // same rows. tests/gpu/test_gpu_compact_rows.py checks it against the array code.
 #include "common.cuh"
@@ -43,9 +43,9 @@ extern "C" __global__ void candidates(
     }
 }
 
-// Round sampling applied to the gradients in place, the twin of dgbdt.sampling's apply_rows
+// Round sampling applied to the gradients in place, the twin of dgbdt.engine.sampling's apply_rows
 // (by_gradient 0: every class's g and h times 1.0 if draw(key, id) < rate, else 0.0) and of
-// dgbdt.sampling_gradient's magnitudes / probabilities / sample_class for class k
+// dgbdt.engine.gradient_sampling's magnitudes / probabilities / sample_class for class k
 // (by_gradient 1): q = min(ceil(v qscale), 2^24 - 1) (0 when qscale <= 0), p = 1 at or
 // above t_star, else q ratio (0 when v_zero), and g, h times 1 / p where draw < p, else 0.
 extern "C" __global__ void apply_sample(

@@ -17,7 +17,7 @@ extern "C" __global__ void evaluate_splits(
         const i64* __restrict__ totals, const double* __restrict__ consts, double lam,
         double alpha, double max_delta_step, double min_child_weight, int nb_max,
         u64* __restrict__ best) {
-    GainParams p;    // consts: the tree's constants (TREE_CONSTS in dgbdt/kernels/gpu.py)
+    GainParams p;    // consts: the tree's constants (TREE_CONSTS in dgbdt/backends/cuda.py)
     p.inv_sg = consts[2]; p.inv_sh = consts[3]; p.lam = lam; p.alpha = alpha;
     p.max_delta_step = max_delta_step; p.min_child_weight = min_child_weight;
     __shared__ i64 wg[32], wh[32];

@@ -3,7 +3,7 @@
 // (pages, histogram slots, row segments) are documented there.
 #include "common.cuh"
 
-// Exact int64 sums in 32-bit shared accumulators. A fixed-point summand q (dgbdt/fixedpoint.py,
+// Exact int64 sums in 32-bit shared accumulators. A fixed-point summand q (dgbdt/kernels/fixedpoint.py,
 // |q| < 2^M) is cut into three pieces, q = p0 + p1 2^w + p2 2^(2w), with p0, p1 in [0, 2^w)
 // unsigned and p2 = q >> 2w signed (|p2| <= 2^e, e = max(M - 2w, 0)). Each piece goes to its
 // own 32-bit shared word with a plain atomicAdd whose result is unused (a fire-and-forget
@@ -207,7 +207,7 @@ extern "C" __global__ void build_histograms_global(
 // np.packbits(..., bitorder="little")), the missing symbol the default way; split_bin is
 // unused there (dgbdt/kernels/cpu_tree.py's _goes_left, the CPU's rule).
 #define PART_ITEMS 8
-#define PART_BLOCK 256   // the launch's block size (dgbdt/kernels/gpu.py: BLOCK)
+#define PART_BLOCK 256   // the launch's block size (dgbdt/backends/cuda.py: BLOCK)
 template <bool CAT>
 __device__ __forceinline__ void partition_scatter_impl(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
@@ -348,7 +348,7 @@ extern "C" __global__ void add_leaf_values(
 }
 
 // margin[r, k] += the leaf value of row r, found by walking one tree over the row's symbols
-// (dgbdt.compact's fold of a streamed page; the CPU's cpu_tree.fold_tree is the same walk).
+// (dgbdt.engine.sampled_rounds's fold of a streamed page; the CPU's cpu_tree.fold_tree is the same walk).
 // The rule of partition_scatter: the missing symbol n_bins[f] goes the default way, else left
 // iff symbol <= split bin. table [nodes, 5]: feature, split bin, default left, left, right
 // (left < 0: a leaf); at most `steps` nodes a row; ell: an ELLPACK page (row_symbol). One

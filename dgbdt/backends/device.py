@@ -1,0 +1,186 @@
+"""The kernel seam: which backend computes on a device's arrays (dgbdt.kernels.arrays says where they live).
+
+Everything above the seam (the boosting loop, the grower, the Dask layer) is written once. A
+*backend* object carries the operations that touch rows — the kernels — for one kind of memory:
+
+* ``dgbdt.backends.cpu.CpuBackend``: numba kernels on numpy arrays;
+* ``dgbdt.backends.cuda.CudaBackend``: CUDA kernels (CuPy RawKernel, compiled by NVRTC at first
+  use) on cupy arrays of one device.
+
+Both compute the same integers (fixed-point histograms, row partitions) and the same float64
+arithmetic where it matters (split gains), so the CPU backend is the GPU backend's oracle.
+``device`` follows XGBoost: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``; ``None`` means where the
+data lives (cupy/cuDF input trains on the GPU, host input on the CPU).
+"""
+from __future__ import annotations
+
+import contextlib
+
+from ..kernels.arrays import array_module, is_device_array, sync_timers, to_host
+
+__all__ = ["array_module", "backend_of", "beside", "cuda_available", "device_ordinal",
+           "device_scope", "get_backend", "is_device_array", "pooled_allocations", "release_pooled",
+           "resolve_device", "sync_timers", "to_host"]
+
+
+def cuda_available() -> bool:
+    """Whether cupy imports and sees at least one GPU."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:                       # no cupy, no driver, no device
+        return False
+
+
+def resolve_device(device: str | None, data=None) -> str:
+    """The device training runs on: the parameter if given, else where ``data`` lives."""
+    if device is None:
+        return "cuda" if data is not None and is_device_array(data) else "cpu"
+    return device
+
+
+def device_ordinal(device: str) -> int | None:
+    """None for "cpu"; the GPU ordinal for "cuda" (the current device) or "cuda:N"."""
+    if device == "cpu":
+        return None
+    if device == "cuda":
+        import cupy
+        return cupy.cuda.runtime.getDevice()
+    return int(device.split(":")[1])
+
+
+def get_backend(device: str):
+    """The backend object of a resolved device string."""
+    if device == "cpu":
+        from .cpu import CPU
+        return CPU
+    if not cuda_available():
+        raise RuntimeError(f"device={device!r} needs a CUDA GPU and CuPy, and none is usable "
+                           "here (is cupy-cuda13x installed and a GPU visible?). Fix: install "
+                           "dgbdt[gpu] on a GPU machine, or use device='cpu'.")
+    from .cuda import CudaBackend
+    return CudaBackend.for_ordinal(device_ordinal(device))
+
+
+def device_scope(backend):
+    """A context that makes the backend's GPU current, with CuPy allocating from a pool
+    (``pooled_allocations``); nothing for the CPU backend."""
+    if not backend.caps.device_memory:
+        return contextlib.nullcontext()
+    return _gpu_scope(backend)
+
+
+@contextlib.contextmanager
+def _gpu_scope(backend):
+    with backend.device, pooled_allocations():
+        yield
+
+
+def beside(backend):
+    """A context for work the host will run *later*, beside the work queued after now.
+
+    Made when that work's inputs are queued (on a GPU it records an event on the current
+    stream), entered when the host runs it: the work then goes to a second, non-blocking
+    stream of the device that first waits for the event. Its host waits (a metric's scalar, a
+    tree's node table) then wait for the event and for the work itself, not for whatever the
+    current stream got meanwhile (the next tree: dgbdt.train.boost defers a round's scores
+    until the next round is queued, and a wait on the current stream would drain it and leave
+    the device idle while the host scores). Memory stays safe: CuPy's pool keeps blocks freed
+    on each stream for that stream, RMM's pools are stream-ordered. The CPU: nothing."""
+    if not backend.caps.device_memory:
+        return contextlib.nullcontext()
+    return _Beside(backend)
+
+
+class _Beside:
+    _streams: dict = {}          # device ordinal -> its side stream (one per process)
+
+    def __init__(self, backend):
+        cp = backend.xp
+        self.ordinal = backend.ordinal
+        self.event = cp.cuda.Event(block=False, disable_timing=True)
+        self.event.record()
+        self._stream = None
+
+    def __enter__(self):
+        import cupy
+        stream = _Beside._streams.get(self.ordinal)
+        if stream is None:
+            with cupy.cuda.Device(self.ordinal):
+                stream = _Beside._streams[self.ordinal] = cupy.cuda.Stream(non_blocking=True)
+        stream.wait_event(self.event)
+        self._stream = stream
+        stream.__enter__()
+        return stream
+
+    def __exit__(self, *exc):
+        self._stream.__exit__(*exc)
+        self._stream = None
+        return False
+
+
+#: RMM memory resources that allocate without synchronizing (pools, stream-ordered)
+_RMM_POOLED = {"PoolMemoryResource", "ArenaMemoryResource", "CudaAsyncMemoryResource",
+               "BinningMemoryResource", "FixedSizeMemoryResource"}
+_pooled_used = False
+
+
+def _allocation_syncs() -> bool:
+    """Whether CuPy's current allocator is RMM's over a resource that calls cudaMalloc and
+    cudaFree per allocation (RMM's default: importing cuDF makes RMM CuPy's allocator, and
+    dask-cuda workers without rmm_pool_size keep that default). cudaFree waits for the whole
+    device, so every temporary array freed would stop the GPU pipeline."""
+    import cupy
+    allocator = cupy.cuda.get_allocator()
+    if not str(getattr(allocator, "__module__", None) or "").startswith("rmm"):
+        return False
+    try:
+        import rmm
+        mr = rmm.mr.get_current_device_resource()
+    except Exception:                    # an RMM we do not know: leave the user's choice
+        return False
+    for _ in range(8):                   # adaptors (statistics, limits, ...) wrap a resource
+        name = type(mr).__name__
+        if name in _RMM_POOLED:
+            return False
+        upstream = getattr(mr, "upstream_mr", None)
+        if upstream is None:
+            return name in ("CudaMemoryResource", "ManagedMemoryResource",
+                            "SystemMemoryResource")
+        mr = upstream
+    return False
+
+
+@contextlib.contextmanager
+def pooled_allocations():
+    """CuPy allocates from its own memory pool in this thread for the context, where the
+    current allocator would synchronize the device (``_allocation_syncs``); otherwise (CuPy's
+    pool, an RMM pool, RMM's async resource) nothing changes. Memory the pool caches is given
+    back by ``release_pooled`` at the end of a training."""
+    global _pooled_used
+    import cupy
+    if not _allocation_syncs():
+        yield
+        return
+    _pooled_used = True
+    with cupy.cuda.using_allocator(cupy.get_default_memory_pool().malloc):
+        yield
+
+
+def release_pooled() -> None:
+    """Give the blocks CuPy's pool cached for dgbdt (``pooled_allocations``) back to the
+    device, where the user's allocator is RMM's, so cuDF can use them again."""
+    if _pooled_used:
+        import cupy
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+def backend_of(a):
+    """The backend that computes on arrays like ``a`` (the current GPU for device arrays)."""
+    if is_device_array(a):
+        from .cuda import CudaBackend
+        import cupy
+        return CudaBackend.for_ordinal(cupy.cuda.runtime.getDevice())
+    from .cpu import CPU
+    return CPU
+

@@ -1,0 +1,127 @@
+"""Bit-packed pages of quantized symbols.
+
+A page holds one partition's symbols ``S[r, f]`` (``n_rows x n_features``)
+with ``bits`` bits each, in one little-endian bit stream over uint32
+words: symbol ``i = r * n_features + f`` occupies stream bits
+``[i * bits, (i + 1) * bits)``, least significant bit first within a
+word, so
+
+    S_i = (W >> (pos & 31)) & (2**bits - 1),   pos = i * bits,
+    W   = words[pos >> 5] | words[(pos >> 5) + 1] << 32      (64-bit)
+
+A symbol may straddle two words. ``words`` has ``ceil(N * bits / 32) + 1``
+entries (``N = n_rows * n_features``): the last one is a zero padding
+word so the 64-bit window never reads past the array. Numba kernels read
+symbols with ``dgbdt.kernels.cpu_data.read_symbol(words, i, bits, mask)``.
+
+Default width: ``bits = max(1, bit_length(max symbol))``, 1..32.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import cpu_data as K
+
+__all__ = ["Page", "pack", "unpack", "unpack_rows", "bits_for", "symbol_mask", "n_words"]
+
+
+def bits_for(max_symbol: int) -> int:
+    """``max(1, bit_length(max_symbol))``."""
+    return max(1, int(max_symbol).bit_length())
+
+
+def symbol_mask(bits: int) -> int:
+    """``2**bits - 1``, the ``mask`` argument of ``read_symbol``."""
+    return (1 << int(bits)) - 1
+
+
+def n_words(n_symbols: int, bits: int) -> int:
+    """Words of a page: ``ceil(n_symbols * bits / 32) + 1`` (one padding word)."""
+    return (int(n_symbols) * int(bits) + 31) // 32 + 1
+
+
+@dataclass
+class Page:
+    """One partition's quantized rows, bit-packed (see module doc)."""
+
+    words: np.ndarray  # uint32, with one trailing zero padding word
+    n_rows: int
+    n_features: int
+    bits: int
+    streamed: bool = False  # words live away from the kernels (dgbdt.data.page_stream)
+    #: ELLPACK layout (dgbdt.data.sparse): a row's symbols are its present entries'
+    #: histogram slots, ascending, then null padding; ``n_features`` is the row stride
+    ell: bool = False
+
+    def with_words(self, words, **changes) -> "Page":
+        """The same page (layout, shape, width) over other words."""
+        return dataclasses.replace(self, words=words, **changes)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.words.nbytes)
+
+    @property
+    def mask(self) -> int:
+        return symbol_mask(self.bits)
+
+    @property
+    def dtype(self):
+        """dtype of unpacked symbols: uint16 if ``bits <= 16`` else uint32."""
+        return np.uint16 if self.bits <= 16 else np.uint32
+
+
+def pack(symbols: np.ndarray, bits: int | None = None) -> Page:
+    """Pack ``symbols`` (uint16/uint32 [n_rows, n_features]) into a ``Page``.
+
+    ``bits=None`` uses ``bits_for(max symbol)``; an explicit ``bits``
+    (1..32) must hold every symbol, else ValueError.
+    """
+    symbols = np.asarray(symbols)
+    if symbols.ndim != 2:
+        raise ValueError("symbols must be 2-D [n_rows, n_features]")
+    if symbols.dtype not in (np.uint16, np.uint32):
+        if symbols.dtype.kind not in "ui":
+            raise TypeError("symbols must be unsigned integers")
+        if symbols.size and symbols.min() < 0:
+            raise ValueError("symbols must be non-negative")
+        if symbols.size and symbols.max() > 0xFFFFFFFF:
+            raise ValueError("symbols must fit in 32 bits")
+        symbols = symbols.astype(np.uint32)
+    n, nf = symbols.shape
+    top = int(symbols.max()) if symbols.size else 0
+    if bits is None:
+        bits = bits_for(top)
+    else:
+        bits = int(bits)
+        if not 1 <= bits <= 32:
+            raise ValueError("bits must be in 1..32")
+        if top > symbol_mask(bits):
+            raise ValueError(f"symbol {top} does not fit in {bits} bits")
+    words = np.zeros(n_words(n * nf, bits), np.uint32)
+    if n and nf:
+        K.pack_rows(symbols, bits, words)
+    return Page(words=words, n_rows=int(n), n_features=int(nf), bits=bits)
+
+
+def unpack(page: Page) -> np.ndarray:
+    """All symbols of ``page``: [n_rows, n_features], ``page.dtype``."""
+    out = np.empty((page.n_rows, page.n_features), page.dtype)
+    if out.size:
+        K.unpack_all(page.words, page.bits, out)
+    return out
+
+
+def unpack_rows(page: Page, rows: np.ndarray) -> np.ndarray:
+    """Symbols of the selected ``rows`` (any order, repeats allowed)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64).ravel()
+    if rows.size and (rows.min() < 0 or rows.max() >= page.n_rows):
+        raise IndexError("row index out of range")
+    out = np.empty((rows.shape[0], page.n_features), page.dtype)
+    if out.size:
+        K.unpack_rows_kernel(page.words, page.bits, rows, page.n_features, out)
+    return out

@@ -1,0 +1,2 @@
+"""Metrics as mergeable summaries of predictions, exact for any partitioning (registry.py: the
+metrics by name)."""

@@ -1,0 +1,1 @@
+"""The trained model: Booster, XGBoost's JSON format both ways, SHAP values, importance."""
