@@ -8,7 +8,7 @@ from dgbdt.kernels.pages import pack, unpack
 from dgbdt.data.quantize import cuts_from_summaries, quantize
 from dgbdt.data.sketch import summarize, summarize_weighted, weight_scale
 from dgbdt.data.sketch_device import summarize_device, summarize_weighted_device
-from dgbdt.backends import cuda as gpu
+from dgbdt.kernels import gpu_sum, launch
 from dgbdt.backends.cpu import CPU
 from dgbdt.backends.cuda import CudaBackend
 from dgbdt.engine.shard import Shard
@@ -26,7 +26,7 @@ def test_modules_compile(module):
                  "predict": ["predict_raw"],
                  "objective": ["squared_error", "logistic", "softmax", "column_max"],
                  "sketch": ["sketch_keys", "sketch_bit_hist", "sketch_starts", "sketch_shifts"]}[module]:
-        assert gpu.kernel(module, name).attributes["max_threads_per_block"] > 0
+        assert launch.kernel(module, name).attributes["max_threads_per_block"] > 0
 
 
 def _data(n, nf, seed=0, nan_frac=0.1, levels=None):
@@ -220,4 +220,4 @@ def test_exact_sum_device_equals_host(kind):
 @pytest.mark.parametrize("shape", [(1, 9_000_000), (28, 300_001), (3, 1), (70_000, 3), (0, 5)])
 def test_count_rows_equals_numpy(shape):
     m = np.random.default_rng(1).random(shape) < 0.1
-    np.testing.assert_array_equal(cp.asnumpy(gpu.count_rows(cp.asarray(m))), m.sum(axis=1))
+    np.testing.assert_array_equal(cp.asnumpy(gpu_sum.count_rows(cp.asarray(m))), m.sum(axis=1))
