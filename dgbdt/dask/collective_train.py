@@ -36,6 +36,7 @@ from ..callback import log_to_client
 from ..data.page_store import gpu_memory_errors
 from ..metrics.registry import get_metric
 from ..objectives.registry import get_objective
+from ..engine.exchange import run
 from ..engine.seam import LocalSeam
 from ..tree.linear_growth import level_payload, merged_level
 from ..tree.spec import max_nodes as tree_max_nodes
@@ -123,23 +124,10 @@ class CollectiveSeam(LocalSeam):
 
     def _quantiles(self, alpha, values, weights):
         """The leaves' quantiles over every rank's rows: each step of the descent's sums
-        all-reduced (dgbdt.objectives.leaf_quantiles), so every rank finds the in-process values."""
-        return rank_quantiles(self.comm, alpha, values, weights)
-
-
-def rank_quantiles(comm, alpha, values, weights):
-    """dgbdt.objectives.leaf_quantiles.quantiles of groups whose values are spread over the ranks."""
-    from ..objectives.leaf_quantiles import Part, quantiles
-    part = Part(values, weights)
-
-    def stats():
-        s = part.stats()
-        s[:, 0] = comm.allreduce_host(s[:, 0], "sum")
-        s[:, 1] = comm.allreduce_host(s[:, 1], "max")
-        return s
-    return quantiles(alpha, len(values), weights is not None, stats,
-                     lambda scales, prefixes, step, groups: comm.allreduce_host(
-                         part.histogram(prefixes, step, part.masses(scales), groups), "sum"))
+        all-reduced (the exchange of dgbdt.objectives.leaf_quantiles), so every rank finds the
+        in-process values."""
+        from ..objectives.leaf_quantiles import QuantileDescent
+        return run(QuantileDescent(alpha, values, weights), self.comm.allreduce_host).values
 
 
 class _TrainScores:

@@ -5,44 +5,21 @@ histograms are; dgbdt.dask.graph submits them between a tree's last level and it
 * linear leaves (``linear_tree``): one hop, ``leaf_sums``: every worker's part of each leaf's
   fixed-point ridge sums; the finish fits the leaves from their sum (the same on every unit).
 * the quantile losses' leaves (``reg:absoluteerror``, ``reg:quantileerror``): each leaf's
-  exact weighted quantile of its rows' residuals, by dgbdt.objectives.leaf_quantiles's radix descent. Its
+  exact weighted quantile of its rows' residuals, the exchange
+  dgbdt.objectives.leaf_quantiles.QuantileDescent that the other seams drive too. Its
   ``requests(weighted)`` reductions (the counts and largest weights, the weighted totals, one
-  per key byte) are one hop each: ``descent_start`` answers the first with this worker's part,
-  each ``descent_step`` merges every worker's answers to the previous request (in worker order;
-  integer sums below 2**53 and maxima: exact) and answers the next, and the finish merges the
-  last. Every unit runs the same descent on the same merged sums, so every unit finds the
-  in-process values (LocalSeam.leaf_quantiles) bit for bit.
+  per key byte) are one hop each (dgbdt.engine.exchange.hop): ``descent_start`` answers the
+  first with this worker's part, each ``descent_step`` merges every worker's answers to the
+  previous request and answers the next, and the finish merges the last. Every unit runs the
+  same descent on the same merged sums, so every unit finds the in-process values
+  (LocalSeam.leaf_quantiles) bit for bit.
 """
 from __future__ import annotations
 
-from ..objectives.leaf_quantiles import Part, descent, reduce_answers
+from ..engine.exchange import hop
+from ..objectives.leaf_quantiles import QuantileDescent
 from ..tree.grower import refresh_leaves
 from .graph_unit import WorkerUnit, advance_last, on, summed
-
-
-class LeafDescent:
-    """A quantile tree's leaf descent on one unit: its rows' residuals by leaf (a Part), the
-    descent generator, the request it waits on, and the leaves' quantiles once found."""
-
-    def __init__(self, fin, alpha: float, values: list, weights):
-        self.fin = fin
-        self.part = Part(values, weights)
-        self.gen = descent(alpha, len(values), weights is not None)
-        self.req = next(self.gen)
-        self.values = None
-
-    def answer(self):
-        """This unit's part of the pending request (None once the descent has ended)."""
-        return None if self.values is not None else self.part.answer(self.req)
-
-    def advance(self, answers) -> None:
-        """Send the descent every unit's answers to its request, merged."""
-        if self.values is not None:        # ended sooner: the hops left pass through
-            return
-        try:
-            self.req = self.gen.send(reduce_answers(self.req, answers))
-        except StopIteration as stop:
-            self.values = stop.value
 
 
 def leaf_sums(unit: WorkerUnit, nthread, *inputs):
@@ -62,16 +39,15 @@ def descent_start(unit: WorkerUnit, nthread, alpha: float, *inputs):
     with on(unit, nthread):
         advance_last(unit, inputs)
         fin = unit.growth.finish_request()
-        unit.descent = LeafDescent(fin, alpha, *unit.seam.leaf_residuals(fin))
-        return unit.descent.answer()
+        unit.descent = (fin, QuantileDescent(alpha, *unit.seam.leaf_residuals(fin)))
+        return unit.descent[1].local()
 
 
 def descent_step(unit: WorkerUnit, nthread, *inputs):
     """One exchange of the descent: every worker's answers merged, this worker's answer to the
     next request."""
     with on(unit, nthread):
-        unit.descent.advance(inputs)
-        return unit.descent.answer()
+        return hop(unit.descent[1], inputs)
 
 
 def finish_request(unit: WorkerUnit, inputs):
@@ -84,11 +60,11 @@ def finish_request(unit: WorkerUnit, inputs):
         unit.leaf_request = None
         return fin
     if unit.descent is not None:
-        d, unit.descent = unit.descent, None
-        d.advance(inputs)
-        if d.values is None:
+        (fin, d), unit.descent = unit.descent, None
+        hop(d, inputs)
+        if not d.done:
             raise RuntimeError("graph mode submitted fewer descent exchanges than the "
                                "quantile descent asked for")
-        return refresh_leaves(g, d.fin, d.values)
+        return refresh_leaves(g, fin, d.values)
     advance_last(unit, inputs)
     return g.finish_request()

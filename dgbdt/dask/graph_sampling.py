@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from ..engine.exchange import hop
 from ..engine.gradient_sampling import _STEPS, RoundSample
 from .graph_unit import WorkerUnit, on
 
@@ -36,23 +37,21 @@ def sample_start(unit: WorkerUnit, nthread, sampling, epoch: int, n_rows: int, *
         max_g = np.max([m[0] for m in maxima], axis=0)
         max_h = np.max([m[1] for m in maxima], axis=0)
         unit.sample = RoundSample(unit.seam.shards, sampling, epoch, n_rows, max_g, max_h)
-        out = unit.sample.local_sums()
+        out = unit.sample.local()
         unit.timers["gradients"] += time.perf_counter() - t
         return out
 
 
-def sample_step(unit: WorkerUnit, nthread, *sums):
-    """Every unit's sums of the last step merged and the step taken; returns this unit's sums
-    of the next step, or when the sample is drawn (None, (max |g|, max h)) of the sampled
-    gradients (the same bounds on every unit)."""
+def sample_step(unit: WorkerUnit, nthread, *answers):
+    """Every unit's sums of the last step merged and the step taken (an exchange's hop,
+    dgbdt.engine.exchange); returns this unit's sums of the next step, or when the sample is
+    drawn (None, (max |g|, max h)) of the sampled gradients (the same bounds on every unit)."""
     with on(unit, nthread):
         t = time.perf_counter()
         rs = unit.sample
-        rs.advance(np.sum(np.stack(sums), axis=0))
+        out = hop(rs, answers)
         if rs.done:
             unit.sample, out = None, (None, rs.maxima)
-        else:
-            out = rs.local_sums()
         unit.timers["gradients"] += time.perf_counter() - t
         return out
 

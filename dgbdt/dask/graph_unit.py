@@ -23,7 +23,7 @@ class WorkerUnit:
         self.trees: list = []       # the trees finished here, in order (the same on every unit)
         self.parents = None         # the previous level's merged histograms (every worker's)
         self.leaf_request = None    # a linear tree's FinishRequest while its leaves are summed
-        self.descent = None         # a quantile tree's LeafDescent while its leaves are found
+        self.descent = None         # a quantile tree's (FinishRequest, QuantileDescent)
         self.timers = {"gradients": 0.0, "split_evaluation": 0.0}
 
     @property

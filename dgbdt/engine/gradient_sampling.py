@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from .sampling import draw_key, uniform
+from .exchange import run
 from ..data.row_ids import first_id, global_ids
 
 #: MVS's lambda in XGBoost's sampler: the hessian's weight in the regularized gradient
@@ -157,10 +158,11 @@ def probabilities(q, t_star: int, c_star: int, v_star: int, T: int, xp):
 
 
 class ClassSample:
-    """Class k's sample of the shards' rows, a descent step at a time: ``local_sums()`` are
-    these shards' bucket sums for the step, ``advance(total)`` takes them summed over every
-    holder of rows (in-process: these; collective ranks: an all-reduce; graph mode: a task
-    hop a step, dgbdt.dask.graph_sampling), and once ``done``, ``apply`` draws."""
+    """Class k's sample of the shards' rows, an exchange (dgbdt.engine.exchange) of a descent
+    step at a time: ``local()`` are these shards' bucket sums for the step, ``advance`` takes
+    them summed over every holder of rows (in-process: these; collective ranks: an
+    all-reduce; graph mode: a task hop a step, dgbdt.dask.graph_sampling), and once ``done``,
+    ``apply`` draws."""
 
     def __init__(self, shards, k: int, vmax: float, T: int):
         self.shards, self.k, self.vmax, self.T = shards, k, vmax, T
@@ -176,12 +178,13 @@ class ClassSample:
     def done(self) -> bool:
         return self.descent.done
 
-    def local_sums(self) -> np.ndarray:
+    def local(self) -> list:
         d = self.descent
-        return np.asarray(sum(h.sums(d.prefix, d.step) for h in self.holders), dtype=np.int64)
+        return [(np.asarray(sum(h.sums(d.prefix, d.step) for h in self.holders),
+                            dtype=np.int64), "sum")]
 
-    def advance(self, total) -> None:
-        self.descent.advance(total)
+    def advance(self, merged: list) -> None:
+        self.descent.advance(merged[0])
         if self.done:
             self.holders = []       # free the sorted q before the draws
 
@@ -213,10 +216,7 @@ def sample_class(shards, k: int, vmax: float, T: int, seed: int, epoch: int, red
     """Sample class k's rows of every shard in place (module docstring; ClassSample):
     ``reduce(array, "sum")`` merges the bucket sums over other holders (an all-reduce between
     collective ranks, the identity in-process). Returns ClassSample.apply's bounds."""
-    c = ClassSample(shards, k, vmax, T)
-    while not c.done:
-        c.advance(reduce(c.local_sums(), "sum"))
-    return c.apply(seed, epoch)
+    return run(ClassSample(shards, k, vmax, T), reduce).apply(seed, epoch)
 
 
 def in_v(vmax: float, T: int, t_star: int, c_star: int, v_star: int) -> tuple:
@@ -241,7 +241,7 @@ def bound_below(vmax: float, T: int, c_star: int, v_star: int) -> float:
 
 class RoundSample:
     """A round's gradient-based sample of every class (in turn) of the shards' rows, a descent
-    step at a time (ClassSample's ``local_sums`` / ``advance`` / ``done``); ``maxima`` are then
+    step at a time (an exchange: ClassSample's ``local`` / ``advance`` / ``done``); ``maxima`` are then
     bounds of the new (|g|, h) per class (the rows kept with p = 1 keep theirs, the others'
     are at most bound_below), which set the round's fixed-point scales, and ``thresholds``
     each class's threshold in units of v (``in_v``)."""
@@ -264,11 +264,11 @@ class RoundSample:
     def done(self) -> bool:
         return self.k == len(self.max_g)
 
-    def local_sums(self) -> np.ndarray:
-        return self.cls.local_sums()
+    def local(self) -> list:
+        return self.cls.local()
 
-    def advance(self, total) -> None:
-        self.cls.advance(total)
+    def advance(self, merged: list) -> None:
+        self.cls.advance(merged)
         if not self.cls.done:
             return
         below, where = self.cls.apply(self.sampling.seed, self.epoch)
@@ -289,9 +289,7 @@ def sample(shards, sampling, epoch: int, n_rows: int, max_g, max_h, reduce, reco
     ``reduce(array, "sum")`` merges a step's bucket sums over other holders of rows); returns
     the bounds of the new (|g|, h) per class. ``record`` (a list) gets each class's threshold
     in units of v (``in_v``)."""
-    rs = RoundSample(shards, sampling, epoch, n_rows, max_g, max_h)
-    while not rs.done:
-        rs.advance(reduce(rs.local_sums(), "sum"))
+    rs = run(RoundSample(shards, sampling, epoch, n_rows, max_g, max_h), reduce)
     if record is not None:
         record[:] = rs.thresholds
     return rs.maxima

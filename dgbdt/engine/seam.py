@@ -19,6 +19,7 @@ from ..data.page_stream import PageStream
 from ..kernels.fixedpoint import scale_for
 from .gradient_sampling import sample_rows
 from .row_block import RowBlock
+from .exchange import run
 from .shard import Shard, merged_maxima
 from . import sampled_rounds as compact
 from ..tree import device_grower, linear_device, tree_graph
@@ -337,9 +338,10 @@ class LocalSeam:
                 [np.concatenate(wts[n]) for n in res] if weighted else None)
 
     def _quantiles(self, alpha, values, weights):
-        """Each group's alpha quantile (dgbdt.objectives.leaf_quantiles); here all the values are local."""
-        from ..objectives.leaf_quantiles import local_quantiles
-        return local_quantiles(alpha, values, weights)
+        """Each group's alpha quantile (dgbdt.objectives.leaf_quantiles' exchange); here all the
+        values are local."""
+        from ..objectives.leaf_quantiles import QuantileDescent
+        return run(QuantileDescent(alpha, values, weights)).values
 
     def settle(self):
         """Before the host waits for a tree's device work: nothing to watch in-process (the

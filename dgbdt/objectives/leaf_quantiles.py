@@ -79,7 +79,7 @@ class Part:
         return out
 
     def answer(self, req) -> np.ndarray:
-        """This holder's part of a ``descent`` request (merged by ``reduce_answers``)."""
+        """This holder's part of a ``descent`` request."""
         if req is STATS:
             return self.stats()
         scales, prefixes, step, groups = req
@@ -107,21 +107,6 @@ def quantiles(alpha: float, n_groups: int, weighted: bool, stats, histogram) -> 
             req = gen.send(stats() if req is STATS else histogram(*req))
     except StopIteration as stop:
         return stop.value
-
-
-def reduce_answers(req, answers) -> np.ndarray:
-    """The global answer to a request from every holder's (``Part.answer``), in their order:
-    the stats' counts summed and largest weights maxed, the histograms summed (integers below
-    2**53: exact in any order)."""
-    answers = [a for a in answers if a is not None]
-    total = answers[0].copy()
-    for a in answers[1:]:
-        if req is STATS:
-            total[:, 0] += a[:, 0]
-            total[:, 1] = np.maximum(total[:, 1], a[:, 1])
-        else:
-            total += a
-    return total
 
 
 def descent(alpha: float, n_groups: int, weighted: bool):
@@ -186,9 +171,39 @@ def descent(alpha: float, n_groups: int, weighted: bool):
     return out
 
 
+class QuantileDescent:
+    """``descent`` on one holder of values, as an exchange (dgbdt.engine.exchange): ``local``
+    answers the pending request from this holder's values (the stats' counts to sum and
+    largest weights to max; a histogram's integer masses to sum), ``advance`` takes them
+    merged over every holder; ``values`` are the groups' quantiles once ``done``."""
+
+    def __init__(self, alpha: float, values: list, weights: list | None):
+        self.part = Part(values, weights)
+        self.gen = descent(alpha, len(values), weights is not None)
+        self.req = next(self.gen)
+        self.values = None
+
+    @property
+    def done(self) -> bool:
+        return self.values is not None
+
+    def local(self) -> list:
+        if self.req is STATS:
+            s = self.part.stats()
+            return [(s[:, 0].copy(), "sum"), (s[:, 1].copy(), "max")]
+        return [(self.part.answer(self.req), "sum")]
+
+    def advance(self, merged: list) -> None:
+        answer = np.stack(merged, axis=1) if self.req is STATS else merged[0]
+        try:
+            self.req = self.gen.send(answer)
+        except StopIteration as stop:
+            self.values = stop.value
+
+
 def local_quantiles(alpha: float, values: list, weights: list | None) -> np.ndarray:
-    """``quantiles`` of groups held in one place (the reduction is the identity)."""
-    part = Part(values, weights)
-    return quantiles(alpha, len(values), weights is not None, part.stats,
-                     lambda scales, prefixes, step, groups: part.histogram(
-                         prefixes, step, part.masses(scales), groups))
+    """``quantiles`` of groups held in one place: the exchange's answers are the merged ones."""
+    d = QuantileDescent(alpha, values, weights)
+    while not d.done:
+        d.advance([a for a, _ in d.local()])
+    return d.values
