@@ -246,10 +246,10 @@ def test_dask_mode_errors(client2):
     # says so, and gives the graph's model. Where the scheduler puts two tiny partitions is
     # its choice (CI once put both on one worker, where auto rightly trains in one task), so
     # each partition is placed on its own worker here.
-    from dgbdt.dask.train import _auto_mode
+    from dgbdt.dask.modes import auto_mode
     workers = sorted(client2.scheduler_info()["workers"])
-    assert _auto_mode(client2, workers, "cpu") == "collective"
-    assert _auto_mode(client2, workers[:1] * 2, "cpu") == "task"
+    assert auto_mode(client2, workers, {"device": "cpu"}) == "collective"
+    assert auto_mode(client2, workers[:1] * 2, {"device": "cpu"}) == "task"
     halves = [client2.scatter(a, workers=[w]) for a, w in
               zip((X[:200], X[200:], y[:200], y[200:]), workers * 2)]
     from dask import delayed

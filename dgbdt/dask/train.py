@@ -18,40 +18,28 @@ merge the constant ones (dgbdt.tree.linear_growth.level_payload).
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import time
-import uuid
 
 import numpy as np
 
-from ..backends.device import array_module, device_scope, to_host
 from ..model.booster import Booster, MarginStart
 from .. import progressbar
-from ..callback import ClientLog, check_callbacks, log_to_client
 from ..engine.checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
-from ..objectives.custom import objective_on
-from ..data.dataset import Dataset
-from ..data.page_store import gpu_memory_errors
-from ..metrics.registry import get_metric
 from ..data.queries import weight_norm, weight_norm_stats
 from ..objectives.registry import get_objective
 from ..objectives.base import model_params
-from ..engine.evaluation import DatasetEval, SeamEval
 from ..engine.progress import Progress
-from ..engine.seam import LocalSeam
 from ..engine.setup import DatasetKind, prepare
 from ..tree.spec import max_nodes as tree_max_nodes
-from ..train import boost
+from ..backends.device import to_host
+from ..callback import check_callbacks
 from .data import DaskDataset, workers_of
-from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
-from .graph import DatasetEval as GraphDatasetEval
 from .linear import check_linear, linear_spec
-from .recovery import (RecoveryError, WorkerLostError, later, wait_for_partitions,
-                       watched_result)
-from .shards import local_shards, make_shard, needs_rows, start_margins
-from .worker import training_task
+from .recovery import RecoveryError, WorkerLostError, later, wait_for_partitions
+from .modes import STRATEGIES, Attempt, auto_mode
+from .shards import make_shard, needs_rows, start_margins
 
 _INF = float("inf")
 logger = logging.getLogger("dgbdt.dask")
@@ -131,111 +119,8 @@ def label_quantile(client, dtrain, objective) -> np.ndarray:
 
 
 # -- one task: everything on one worker --------------------------------------------------------
-def _concat_dataset(parts) -> Dataset:
-    parts = [p for p in parts if p.n_rows] or parts[:1]
-    xp = array_module(parts[0].X)
-    cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
-    d = Dataset(xp.concatenate([p.X for p in parts]), weight=cat([p.weight for p in parts]),
-                base_margin=cat([p.base_margin for p in parts]))
-    d.label = cat([p.label for p in parts])     # checked by the parts (1-D, or intervals)
-    # the partitions' query ids: each partition's sorted, queries within one partition (the
-    # DaskDataset checked), so contiguous here though not sorted across partitions
-    d.qid = None if parts[0].qid is None else np.concatenate([p.qid for p in parts])
-    if d.label is not None and d.label.ndim == 2:       # survival:aft's intervals [n, 2]
-        d.label_lower_bound, d.label_upper_bound = d.label[:, 0], d.label[:, 1]
-    return d
-
-
-def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                   verbose_eval, log_topic, callbacks=None, obj=None, progress=None,
-                   linear=None):
-    with training_task(p["nthread"]), log_to_client(log_topic):
-        return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
-                           early_stopping_rounds, verbose_eval, callbacks, obj, progress,
-                           linear)
-
-
-def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                verbose_eval, callbacks=None, obj=None, progress=None, linear=None):
-    metrics = [get_metric(m, p) for m in
-               (p["eval_metric"] or [get_objective(p["objective"], p).default_metric])]
-    max_nodes = tree_max_nodes(p)
-    t = time.perf_counter()
-    # one shard of all the worker's rows: per level one launch of each kernel instead of one
-    # per partition (the model is the same: histograms are integer sums); a streamed dataset
-    # arrives as shards already
-    with gpu_memory_errors(p, "building this worker's pages"):
-        shards, slots = local_shards(train_parts, cuts, max_nodes, base, p)
-    objective = objective_on(get_objective(p["objective"], p), obj, shards)
-    quantize_seconds = time.perf_counter() - t
-    be = shards[0].be
-    with device_scope(be):
-        seam = LocalSeam(shards, cuts.hist_ptrs(), slots)
-        xp = be.xp
-        label = xp.concatenate([s.label for s in shards])
-        weight = None if shards[0].weight is None else xp.concatenate([s.weight for s in shards])
-        qid = None if shards[0].qid is None else np.concatenate([s.qid for s in shards])
-        sources = [(SeamEval(seam, label, weight, None, qid) if parts is None
-                    else DatasetEval(_concat_dataset(parts), booster), name)
-                   for parts, name in eval_sets]
-        history: dict = {}
-        with gpu_memory_errors(p, "training on this worker"):
-            booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                            early_stopping_rounds, history, verbose_eval, callbacks,
-                            progress=progress, linear=linear)
-    booster.timings["quantize"] = quantize_seconds
-    booster.memory = seam.stream_stats()
-    return booster, history
-
-
 # -- the public entry point --------------------------------------------------------------------
 MODES = ("auto", "task", "graph", "nccl", "collective")
-
-
-def _client_log(client, verbose) -> ClientLog | None:
-    """A ClientLog for the eval lines and the rounds (the progress bar this thread shows,
-    dgbdt.progressbar) of a training that runs in worker tasks; None when neither is shown."""
-    bar = progressbar.current()
-    if not verbose and bar is None:
-        return None
-    return ClientLog(client, f"dgbdt-log-{uuid.uuid4().hex[:8]}", bar=bar)
-
-
-@contextlib.contextmanager
-def _closing(log: ClientLog | None):
-    """Close the log after the training: after its last line when it finished, at once when
-    it failed."""
-    finished = False
-    try:
-        yield
-        finished = True
-    finally:
-        if log is not None:
-            log.close(finished)
-
-
-def _by_gradient(p: dict) -> bool:
-    """Whether the rows are sampled by gradient (dgbdt.engine.gradient_sampling)."""
-    from ..engine.sampling import Sampling
-    s = Sampling.from_params(p)
-    return s is not None and s.by_gradient
-
-
-def _auto_mode(client, workers, device: str) -> str:
-    """What mode="auto" picks (see train): one worker trains in one task; several meet in a
-    collective (NCCL between GPUs, TCP between CPUs); GPUs without NCCL use the graph."""
-    if len(set(workers)) == 1:
-        return "task"
-    if device != "cuda":
-        return "collective"
-    return "nccl" if _nccl_everywhere(client, workers) else "graph"
-
-
-def _nccl_everywhere(client, workers) -> bool:
-    """Whether every worker holding data can run NCCL through CuPy."""
-    from .collective import nccl_status
-    status = client.run(nccl_status, workers=sorted(set(workers)))
-    return all(v is None for v in status.values())
 
 
 def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int = 10,
@@ -435,76 +320,18 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         workers = workers_of(client, pages)
     # linear trees: the regressors' normalization, from every holder's raw rows' min / max
     linear = linear_spec(client, p, pages, cuts, fan_in) if p["linear_tree"] else None
-    one_worker = len(set(workers)) == 1
     if mode == "auto":
-        mode = _auto_mode(client, workers, p["device"])
-        if mode == "graph" and (p["grow_policy"] == "lossguide" or _by_gradient(p)):
-            mode = "collective"       # (graph mode grows leaf-wise trees a task hop per
-            #                            split, and samples by gradient 3 hops a class a round)
-
+        mode = auto_mode(client, workers, p)
         logger.info("dgbdt.dask.train: mode='auto' trains in mode=%r (%d worker%s, device %s)",
-                    mode, len(set(workers)), "" if one_worker else "s", p["device"])
-    if mode in ("nccl", "collective"):
-        if mode == "nccl" and p["device"] != "cuda":
-            raise ValueError("mode='nccl' trains on GPU workers: the data live on the host "
-                             "(device='cpu'); pass GPU partitions (cupy/cuDF) or params "
-                             "device='cuda', or use mode='collective' (TCP between CPU "
-                             "workers)")
-        from .collective_train import train_collective
-        log = _client_log(client, bool(evals) and bool(verbose_eval))
-        with _closing(log):
-            booster, history = train_collective(
-                client, p, cuts.result(), base, booster, int(num_boost_round), dtrain, units,
-                workers, evals, early_stopping_rounds, verbose_eval, float(collective_timeout),
-                log and log.topic, callbacks, obj, progress, linear)
-        return {"booster": booster, "history": history, "mode": mode}
-    if mode == "task":
-        if not one_worker and not recovering:   # after a loss, Dask moves the parts there
-            raise ValueError("mode='task' needs every partition on one worker")
-        eval_sets = [(None if d is dtrain else d.persisted_parts(), name) for d, name in evals]
-        log = _client_log(client, bool(evals) and bool(verbose_eval))
-        fut = client.submit(_train_in_task, p, cuts, base, booster, int(num_boost_round),
-                            units, eval_sets, early_stopping_rounds, verbose_eval,
-                            log and log.topic, callbacks, obj, progress, linear,
-                            workers=[workers[0]],
-                            allow_other_workers=False, pure=False,
-                            key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
-        with _closing(log):
-            # the progress lives on that worker: its loss restarts from ``progress``
-            booster, history = watched_result(client, fut, workers[0], "the one-task training")
-        return {"booster": booster, "history": history, "mode": mode}
-    # graph mode: one unit per worker holding training rows (its partitions joined into one
-    # shard, or its streamed shards), built there; empty partitions add nothing
-    keep = [(u, w) for u, w, n in zip(units, workers, dtrain.part_rows) if n]
-    groups = by_worker([u for u, _ in keep], [w for _, w in keep])
-    unit_futures = {w: client.submit(make_unit, p, cuts, max_nodes, base, *groups[w],
-                                     workers=[w], allow_other_workers=False, pure=False,
-                                     key=f"dgbdt-unit-{i}-{uuid.uuid4().hex[:8]}")
-                    for i, w in enumerate(groups)}
-    seam = DaskSeam(client, unit_futures, dtrain.num_row, fan_in, p["nthread"],
-                    weighted=dtrain.has_weight)
-    if progress.sink is not None:       # the client writes the checkpoints: trees gathered
-        progress.sink = progress.sink.on_client(seam.result)
-    seam.wait(seam.units)
-    quantize_seconds = time.perf_counter() - t0
-    sources = [(TrainEval(seam, d) if d is dtrain else GraphDatasetEval(seam, d, base, fan_in),
-                name) for d, name in evals]
-    history: dict = {}
-    prior_rounds = booster.num_boosted_rounds() - (progress.rounds if progress.started else 0)
-    n_prior = prior_rounds * booster.n_outputs
-    try:
-        booster = boost(p, seam, cuts.result(), booster, objective, metrics,
-                        int(num_boost_round), sources, early_stopping_rounds, history,
-                        verbose_eval, callbacks, progress=progress, linear=linear)
-        booster.trees = seam.result(booster.trees)       # futures until now (dgbdt.dask.graph)
-    except GraphModeError as e:
-        # every unit grew the same trees: a survivor's are the model so far
-        lost = None
-        if progress.started:
-            trees = seam.survivors_trees()
-            if trees is not None:
-                lost = progress.frozen(prior_rounds, progress.booster.trees[:n_prior] + trees)
-        seam.release()
-        raise GraphModeError(str(e), e.worker, lost) from None
-    booster.timings["quantize"] = quantize_seconds
-    return {"booster": booster, "history": history, "mode": mode}
+                    mode, len(set(workers)), "" if len(set(workers)) == 1 else "s",
+                    p["device"])
+    if mode == "nccl" and p["device"] != "cuda":
+        raise ValueError("mode='nccl' trains on GPU workers: the data live on the host "
+                         "(device='cpu'); pass GPU partitions (cupy/cuDF) or params "
+                         "device='cuda', or use mode='collective' (TCP between CPU "
+                         "workers)")
+    attempt = Attempt(client, p, cuts, base, booster, objective, metrics, int(num_boost_round),
+                      dtrain, evals, units, workers, early_stopping_rounds, verbose_eval,
+                      callbacks, obj, progress, linear, fan_in, collective_timeout, recovering,
+                      t0)
+    return {**STRATEGIES[mode](attempt), "mode": mode}
