@@ -22,7 +22,7 @@ from dgbdt.dask.shards import make_shard as _make_shard
 from dgbdt.kernels.fixedpoint import ExactSum
 from dgbdt.objectives.registry import get_objective
 from dgbdt.params.normalize import normalize_params
-from dgbdt.train import _base_margin
+from dgbdt.engine.in_process import _base_margin
 
 pytestmark = pytest.mark.slow  # process clusters, every mode
 

@@ -7,7 +7,7 @@ import pytest
 
 import dgbdt
 from dgbdt.metrics.registry import get_metric
-from dgbdt.train import STAGES
+from dgbdt.engine.boosting import STAGES
 
 
 def binary_data(n=400, f=5, seed=0, missing=0.0):

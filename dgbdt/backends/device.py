@@ -83,7 +83,7 @@ def beside(backend):
     stream), entered when the host runs it: the work then goes to a second, non-blocking
     stream of the device that first waits for the event. Its host waits (a metric's scalar, a
     tree's node table) then wait for the event and for the work itself, not for whatever the
-    current stream got meanwhile (the next tree: dgbdt.train.boost defers a round's scores
+    current stream got meanwhile (the next tree: dgbdt.engine.boosting.boost defers a round's scores
     until the next round is queued, and a wait on the current stream would drain it and leave
     the device idle while the host scores). Memory stays safe: CuPy's pool keeps blocks freed
     on each stream for that stream, RMM's pools are stream-ordered. The CPU: nothing."""

@@ -1,7 +1,7 @@
 """The collective modes of dgbdt.dask.train: one long task per worker, all-reduces between them.
 
 Each worker that holds training rows is one *rank*. Its task joins the worker's partitions into
-one shard (on its GPU for GPU data) and runs dgbdt.train.boost over ``CollectiveSeam``: the
+one shard (on its GPU for GPU data) and runs dgbdt.engine.boosting.boost over ``CollectiveSeam``: the
 local seam whose reductions are collectives (dgbdt.dask.collective: NCCL between GPU workers,
 TCP between CPU workers). Per round the ranks all-reduce the gradient maxima (one global
 fixed-point scale); per level they all-reduce the int64 histograms (linear trees: their 9-sum
@@ -40,7 +40,7 @@ from ..engine.exchange import run
 from ..engine.seam import LocalSeam
 from ..tree.linear_growth import level_payload, merged_level
 from ..tree.spec import max_nodes as tree_max_nodes
-from ..train import boost
+from ..engine.boosting import boost
 from .collective import ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, unique_id
 from .collective_scores import collective_scores, rank_rows
 from .collective_tcp import SocketComm

@@ -2,7 +2,7 @@
 
 dgbdt.dask.train prepares a training once (the front door, dgbdt.engine.setup; the pages on
 the workers; where they live) into an ``Attempt``, picks a mode, and runs the mode's strategy
-on it. Every strategy runs the same boosting loop (dgbdt.train.boost) over a seam and gives
+on it. Every strategy runs the same boosting loop (dgbdt.engine.boosting.boost) over a seam and gives
 the same model bytes:
 
 * ``one_task``: every partition on one worker; the whole training is one task there;
@@ -33,7 +33,7 @@ from ..metrics.registry import get_metric
 from ..objectives.custom import objective_on
 from ..objectives.registry import get_objective
 from ..tree.spec import max_nodes as tree_max_nodes
-from ..train import boost
+from ..engine.boosting import boost
 from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
 from .graph import DatasetEval as GraphDatasetEval
 from .recovery import watched_result

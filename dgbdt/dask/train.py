@@ -1,6 +1,6 @@
 """dgbdt.dask.train: the boosting loop of dgbdt.train over data held by Dask workers.
 
-The loop itself is dgbdt.train.boost; the modes supply its seam:
+The loop itself is dgbdt.engine.boosting.boost; the modes supply its seam:
 
 * **one task** — every partition on one worker: the whole training runs inside one task there
   (``_train_in_task``): the in-process seam over that worker's shards;

@@ -118,7 +118,7 @@ class SeamEval:
 
     def snapshot(self) -> "SeamEval":
         """This source with the margins as they are now (a copy enqueued on the device): a
-        round scored later (dgbdt.train.boost defers it on GPUs) must not see later trees."""
+        round scored later (dgbdt.engine.boosting.boost defers it on GPUs) must not see later trees."""
         out = copy.copy(self)
         out._margin = self.seam.margins()
         return out

@@ -1,6 +1,6 @@
 """Where a training stands: enough to resume it on other workers and finish the same model.
 
-The boosting loop (dgbdt.train.boost) keeps a ``Progress`` up to date: after each *completed*
+The boosting loop (dgbdt.engine.boosting.boost) keeps a ``Progress`` up to date: after each *completed*
 round (its trees grown, its scores recorded, the callbacks' ``after_iteration`` called) it
 stores the round count, the evaluation history and the learning rate the next round will use.
 A training that stops part-way (dgbdt.dask: a worker left) hands its Progress to the next
@@ -77,7 +77,7 @@ class Progress:
 
 def replay(stopper, history: dict, rounds: int) -> None:
     """Bring early stopping up to round ``rounds`` from the recorded scores: it watches the
-    last metric of the last eval set (dgbdt.train.boost's rule)."""
+    last metric of the last eval set (dgbdt.engine.boosting.boost's rule)."""
     if stopper is None or not history or rounds == 0:
         return
     last = history[list(history)[-1]]

@@ -279,7 +279,7 @@ class DeviceGrowth:
 class PendingTree:
     """A device-grown tree the host has not waited for: ``result()`` is the Tree (the wait
     and the copies happen then, once). The boosting loop keeps these in the model's tree list
-    while it runs a round ahead (dgbdt.train.boost) and replaces them before it uses them."""
+    while it runs a round ahead (dgbdt.engine.boosting.boost) and replaces them before it uses them."""
 
     def __init__(self, table, n_nodes, scale_g, scale_h, p, settle=None):
         self._args = (table, n_nodes, scale_g, scale_h, p, settle)
