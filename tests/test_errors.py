@@ -129,7 +129,7 @@ def test_predict_other_feature_names(data):
     X, y = data
     df = pd.DataFrame(X, columns=list("abcd"))
     b = dgbdt.train({}, dgbdt.Dataset(df, label=y), 1, verbose_eval=False)
-    with pytest.raises(ValueError, match="feature names differ"):
+    with pytest.raises(ValueError, match="feature names differ from the training.s: missing .+c.+, not in the training .+z"):
         b.predict(df.rename(columns={"c": "z"}))
 
 

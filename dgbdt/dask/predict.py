@@ -5,6 +5,7 @@ import numpy as np
 
 from ..model.booster import Booster
 from ..backends.device import array_module
+from ..data.checks import check_feature_names
 from ..data.device_input import is_cudf
 from .blocks import is_dask_array, is_dask_frame
 from .data import DaskDataset
@@ -108,6 +109,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         if data.num_col != booster.n_features:
             raise ValueError(f"data has {data.num_col} features but the model was trained on "
                              f"{booster.n_features}")
+        check_feature_names(data.feature_names, booster.feature_names, "data")
         from dask.base import tokenize
         from dask.highlevelgraph import HighLevelGraph
 
@@ -147,6 +149,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         if len(data.columns) != booster.n_features:
             raise ValueError(f"data has {len(data.columns)} features but the model was trained "
                              f"on {booster.n_features}")
+        check_feature_names(list(data.columns), booster.feature_names, "data")
         if len(tail) > 1:
             what = ("pred_interactions are 3-D [n, F+1, F+1] (4-D with several outputs)"
                     if pred_interactions else

@@ -30,3 +30,28 @@ def checked_names(names, n_features: int) -> list[str] | None:
         raise ValueError(f"feature names must be unique; repeated: {dup}")
     return names
 
+
+
+def check_feature_names(names, expected, what: str) -> None:
+    """The one rule wherever data meets a training's features (eval sets, predict, the CLI,
+    on Dask too): named columns must be the training's names in the training's order, as
+    XGBoost requires. Unnamed data (arrays) is taken by position. Another order of the same
+    names is refused, not reordered: a silent reorder would hide a frame built wrongly."""
+    if names is None or expected is None:
+        return
+    names, expected = [str(n) for n in names], [str(n) for n in expected]
+    if names == expected:
+        return
+    if sorted(names) == sorted(expected):
+        i = next(j for j, (a, b) in enumerate(zip(names, expected)) if a != b)
+        raise ValueError(f"{what} has the training's feature names in another order (column "
+                         f"{i} is {names[i]!r} where the training has {expected[i]!r}): "
+                         "put its columns in the training's order, e.g. "
+                         "X[booster.feature_names]")
+    known, have = set(expected), set(names)
+    missing = [n for n in expected if n not in have][:3]
+    other = [n for n in names if n not in known][:3]
+    raise ValueError(f"{what}'s feature names differ from the training's: "
+                     + ", ".join(p for p in (f"missing {missing}" if missing else "",
+                                             f"not in the training {other}" if other else "")
+                                 if p))

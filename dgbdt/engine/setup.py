@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.device import resolve_device
+from ..data.checks import check_feature_names
 from ..metrics.registry import get_metric, is_metric_custom, with_custom
 from ..model.booster import Booster, load_model
 from ..objectives.custom import CustomObjective
@@ -81,7 +82,8 @@ def resolve_prior(xgb_model, params) -> Booster | None:
 
 def check_evals(evals, dtrain, kind: DatasetKind, intervals: bool = False) -> list:
     """(dataset, name) pairs of ``kind``, labelled (or with label bounds for survival:aft),
-    with dtrain's features."""
+    with dtrain's features: their number, and their names in dtrain's order where both are
+    named (dgbdt.data.checks.check_feature_names)."""
     out = []
     for item in evals or []:
         if not (isinstance(item, (tuple, list)) and len(item) == 2
@@ -93,6 +95,7 @@ def check_evals(evals, dtrain, kind: DatasetKind, intervals: bool = False) -> li
         if d.num_col != dtrain.num_col:
             raise ValueError(f"eval set '{name}' has {d.num_col} features; dtrain has "
                              f"{dtrain.num_col}")
+        check_feature_names(d.feature_names, dtrain.feature_names, f"eval set '{name}'")
         out.append((d, name))
     return out
 

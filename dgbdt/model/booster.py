@@ -39,6 +39,7 @@ import threading
 
 import numpy as np
 
+from ..data.checks import check_feature_names
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
 from ..data.input import as_features, as_matrix, is_nan_missing
@@ -121,9 +122,7 @@ class Booster:
         if X.shape[1] != self.n_features:
             raise ValueError(f"data has {X.shape[1]} features but the model was trained on "
                              f"{self.n_features}")
-        if names is not None and self.feature_names is not None and names != self.feature_names:
-            diff = [f"{a!r} != {b!r}" for a, b in zip(names, self.feature_names) if a != b][:3]
-            raise ValueError("feature names differ from the model's: " + ", ".join(diff))
+        check_feature_names(names, self.feature_names, "data")
         if self.feature_types is not None:
             from ..data.categorical import mask_of, recode
             if is_sparse(X):
