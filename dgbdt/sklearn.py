@@ -252,7 +252,16 @@ class _ClassifierBase(_ClassifierMixin, _GBDTModel):
 
     def _set_classes(self, classes) -> dict:
         """Set classes_ / n_classes_ from the sorted distinct labels; the training params."""
-        self.classes_ = np.asarray(classes)
+        classes = np.asarray(classes)
+        if classes.size == 0:
+            raise ValueError("y is empty: a classifier needs labelled rows to fit")
+        if classes.dtype.kind == "f" and np.any(classes != np.floor(classes)):
+            # scikit-learn's type_of_target rule and words; XGBoost refuses such labels too
+            odd = classes[classes != np.floor(classes)][:3].tolist()
+            raise ValueError(f"Unknown label type: continuous (y holds values such as {odd}); "
+                             "a classifier needs discrete classes: for a continuous target "
+                             f"use {type(self).__name__.replace('Classifier', 'Regressor')}")
+        self.classes_ = classes
         self.n_classes_ = len(self.classes_)
         if self.n_classes_ < 2:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); a classifier "

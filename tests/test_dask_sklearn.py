@@ -212,6 +212,10 @@ def test_classifier_early_stopping_softmax_unseen(client2):
     with pytest.raises(ValueError, match="single class"):
         DaskGBDTClassifier(n_estimators=2).set_params(client=client2).fit(
             darr(X), darr(np.zeros(N)))
+    with pytest.raises(ValueError, match="Unknown label type: continuous .* use "
+                                         "DaskGBDTRegressor"):
+        DaskGBDTClassifier(n_estimators=2).set_params(client=client2).fit(
+            darr(X), darr(np.random.default_rng(3).random(N)))
 
 
 # -- parameters, client, clone -------------------------------------------------------------

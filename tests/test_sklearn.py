@@ -319,3 +319,20 @@ def test_classifier_save_load(clf_data, tmp_path, three):
     np.testing.assert_array_equal(other.classes_, np.arange(est.n_classes_))
     np.testing.assert_array_equal(other.predict_proba(X), est.predict_proba(X))
     np.testing.assert_array_equal(other.predict(X), est.predict(X))
+
+
+def test_continuous_labels_are_refused_with_the_regressor_named():
+    """Random floats as y trained a 300-class softmax before (issue 44); scikit-learn's rule
+    and words now, integral floats still classes."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    with pytest.raises(ValueError, match=r"Unknown label type: continuous .* use GBDTRegressor"):
+        dgbdt.GBDTClassifier(n_estimators=2).fit(X, rng.random(300))
+    m = dgbdt.GBDTClassifier(n_estimators=2).fit(X, (X[:, 0] > 0).astype(np.float32) * 2.0)
+    np.testing.assert_array_equal(m.classes_, [0.0, 2.0])
+
+
+def test_an_empty_y_says_so():
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match="y is empty"):
+        dgbdt.GBDTClassifier(n_estimators=2).fit(pd.DataFrame({"a": []}), pd.Series([], dtype=float))
