@@ -11,8 +11,9 @@ Data are parquet or CSV paths (globs; CSV with a header row). ``--param key=valu
 and ``--params file.json`` set training parameters (values parsed as JSON when they parse:
 numbers, booleans, lists). Without ``--scheduler``, a local cluster of ``--local`` workers
 (a LocalCUDACluster with ``--device cuda``) trains; ``--no-dask`` trains in this process.
-Exit status: 0 on success, 1 with a one-line error (a missing file or column, a bad parameter),
-2 for bad usage.
+Exit status: 0 on success, 1 with a one-line error (a missing file or column, a bad parameter,
+bad data or model file; ``dgbdt --debug ...`` shows the traceback instead), 2 for bad usage.
+A path that names a file is that file, even with glob characters in its name.
 """
 from __future__ import annotations
 
@@ -30,10 +31,13 @@ class CliError(Exception):
 
 
 def _paths(pattern: str) -> list[str]:
-    found = sorted(glob.glob(pattern)) if any(ch in pattern for ch in "*?[") else \
-        ([pattern] if os.path.exists(pattern) else [])
+    """A file (or parquet folder) named literally first, as the shell would; else the glob's
+    matches (a name such as data[1].parquet is both)."""
+    if os.path.exists(pattern):
+        return [pattern]
+    found = sorted(glob.glob(pattern)) if any(ch in pattern for ch in "*?[") else []
     if not found:
-        raise CliError(f"no file matches {pattern!r}")
+        raise CliError(f"no file named or matching {pattern!r}")
     return found
 
 
@@ -185,6 +189,8 @@ def cmd_info(args) -> None:
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="dgbdt", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--debug", action="store_true",
+                    help="show the traceback of an error instead of its one line")
     sub = ap.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train a model from parquet/CSV files")
     t.add_argument("data", help="training data: a parquet/CSV path or glob")
@@ -226,7 +232,10 @@ def main(argv=None) -> int:
         args.verbose = False
     try:
         args.func(args)
-    except CliError as e:
+    except (CliError, ValueError, TypeError, NotImplementedError, OSError) as e:
+        # the user's mistakes (data, parameters, files, models) in one line; --debug: all
+        if args.debug and not isinstance(e, CliError):
+            raise
         print(f"dgbdt: error: {e}", file=sys.stderr)
         return 1
     return 0

@@ -54,7 +54,7 @@ def test_train_on_dask_predict_and_info(files, capsys):
 
 def test_errors_are_one_line_with_status_1(files, capsys):
     assert main(["train", str(files / "nope-*.parquet"), "--label", "y", "--no-dask"]) == 1
-    assert "no file matches" in capsys.readouterr().err
+    assert "no file named or matching" in capsys.readouterr().err
     assert main(["train", str(files / "valid.parquet"), "--label", "z", "--no-dask"]) == 1
     assert "has no column 'z'" in capsys.readouterr().err
     assert main(["train", str(files / "valid.parquet"), "--label", "y", "--no-dask",
@@ -71,3 +71,24 @@ def test_module_entry_point(files):
     r = subprocess.run([sys.executable, "-m", "dgbdt.cli", "--help"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0 and "dgbdt train" in r.stdout
+
+
+def test_a_literal_file_name_comes_before_its_glob_and_data_errors_are_one_line(files, tmp_path,
+                                                                                 capsys):
+    """data[1].parquet names a file (it said 'no file matches' before: the name was taken as a
+    glob only); a mistake in the data is one line (it was a traceback), --debug shows it."""
+    df = pd.read_parquet(files / "valid.parquet")
+    odd = tmp_path / "data[1].parquet"
+    df.to_parquet(odd)
+    model = tmp_path / "m.json"
+    assert main(["train", str(odd), "--label", "y", "--no-dask", "--rounds", "2",
+                 "--model", str(model)]) == 0
+    assert model.exists()
+    df.assign(a=np.where(np.arange(len(df)) == 5, np.inf, df["a"])).to_parquet(tmp_path / "inf.parquet")
+    args = ["train", str(tmp_path / "inf.parquet"), "--label", "y", "--no-dask", "--rounds", "2",
+            "--model", str(tmp_path / "m2.json")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dgbdt: error: ") and err.count("\n") == 1 and "infinite" in err
+    with pytest.raises(ValueError, match="infinite"):
+        main(["--debug"] + args)

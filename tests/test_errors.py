@@ -224,3 +224,23 @@ def test_failed_training_leaves_dataset_usable(data):
         dgbdt.train({"eta": -1}, d, 1)
     b = dgbdt.train({"objective": "binary:logistic"}, d, 2, verbose_eval=False)
     assert b.num_boosted_rounds() == 2
+
+
+def test_a_finite_value_beyond_float32_is_not_called_infinite():
+    """1e308 is finite: it was reported as an infinite value (features are float32)."""
+    X = np.zeros((10, 3))
+    X[4, 1] = 1e308
+    for data in (X, pd.DataFrame(X, columns=list("abc"))):
+        with pytest.raises(ValueError, match=r"holds 1e\+308 at row 4, feature (1|b): beyond "
+                                             r"the float32 range"):
+            dgbdt.Dataset(data, label=np.zeros(10))
+    X[4, 1] = np.inf
+    with pytest.raises(ValueError, match="contains infinite values"):
+        dgbdt.Dataset(X, label=np.zeros(10))
+
+
+def test_predict_on_one_row_gives_both_reshapes(booster, data):
+    X, _ = data
+    with pytest.raises(ValueError, match=r"one row: X.reshape\(1, -1\); one feature: "
+                                         r"X.reshape\(-1, 1\)"):
+        booster.predict(X[0])

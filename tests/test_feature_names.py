@@ -91,14 +91,19 @@ def test_dask_eval_sets_and_predict_follow_the_rule(frames, client2):
     np.testing.assert_array_equal(np.asarray(got), booster.predict(df))
 
 
-def test_the_command_lines_eval_file_follows_the_rule(frames, tmp_path):
+def test_the_command_lines_eval_file_follows_the_rule(frames, tmp_path, capsys):
     pytest.importorskip("pyarrow")
     from dgbdt.cli import main
     df, y = frames
     df.assign(y=y).to_parquet(tmp_path / "train.parquet")
     df[["d", "a", "b", "c"]].assign(y=y).to_parquet(tmp_path / "valid.parquet")
-    with pytest.raises(ValueError, match="eval set 'eval' has the training's feature names in "
-                                         "another order"):
-        main(["train", str(tmp_path / "train.parquet"), "--label", "y", "--no-dask",
-              "--eval", str(tmp_path / "valid.parquet"), "--rounds", "2",
-              "--model", str(tmp_path / "m.json")])
+    args = ["train", str(tmp_path / "train.parquet"), "--label", "y", "--no-dask",
+            "--eval", str(tmp_path / "valid.parquet"), "--rounds", "2",
+            "--model", str(tmp_path / "m.json")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "eval set 'eval' has the training's feature names in " \
+        "another order" in err
+    assert not (tmp_path / "m.json").exists()
+    with pytest.raises(ValueError, match="another order"):      # --debug: the traceback
+        main(["--debug"] + args)

@@ -61,7 +61,8 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
     if on_device:
         X, names = device_matrix(data)
     elif _is_dataframe(data):
-        X, names = _frame_to_matrix(data)
+        with np.errstate(over="ignore"):        # beyond float32: said below, with the value
+            X, names = _frame_to_matrix(data)
     else:
         arr = np.asarray(data)
         if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
@@ -72,9 +73,10 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
             raise TypeError("data must hold real numbers; got complex values")
         if arr.ndim != 2:
             raise ValueError(f"data must be 2-D [n_rows, n_features]; got shape {arr.shape}"
-                             + (" (use X.reshape(-1, 1) for a single feature)"
+                             + (" (one row: X.reshape(1, -1); one feature: X.reshape(-1, 1))"
                                 if arr.ndim == 1 else ""))
-        X = np.ascontiguousarray(arr, dtype=np.float32)
+        with np.errstate(over="ignore"):        # beyond float32: said below, with the value
+            X = np.ascontiguousarray(arr, dtype=np.float32)
     if (X.shape[0] == 0 and not allow_empty) or X.shape[1] == 0:
         raise ValueError(f"data is empty (shape {X.shape}); need at least one row and one "
                          "feature")
@@ -82,9 +84,27 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
     if where is not None:
         r, c = where
         col = names[c] if names else str(c)
+        given = _given_value(data, r, c)
+        if given is not None and np.isfinite(given):
+            # a finite float64 beyond float32's range becomes inf when features are stored
+            raise ValueError(f"data holds {given!r} at row {r}, feature {col}: beyond the "
+                             "float32 range that features are stored in (|x| <= 3.4e38); "
+                             "scale the feature, or use NaN (missing)")
         raise ValueError(f"data contains infinite values (first at row {r}, feature {col}); "
                          "replace them with NaN (missing) or a finite value")
     return X, checked_names(feature_names if feature_names is not None else names, X.shape[1])
+
+
+def _given_value(data, r: int, c: int):
+    """The user's value at (r, c) before the float32 conversion, as a float (None where it
+    cannot be read cheaply: device or sparse input)."""
+    try:
+        if _is_dataframe(data):
+            return float(data.iloc[r, c])
+        a = np.asarray(data)
+        return float(a[r, c]) if a.ndim == 2 else None
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def as_features(data, feature_names=None, feature_types=None, enable_categorical: bool = False,
