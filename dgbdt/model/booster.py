@@ -500,12 +500,24 @@ def load_model(source: str | os.PathLike | bytes | dict) -> Booster:
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ModelFormatError(f"{where} is not valid JSON ({e}); the file may be truncated "
                                "or not a dgbdt model") from None
+    except RecursionError:
+        raise ModelFormatError(f"{where} nests its JSON too deeply to be a model") from None
     return _from_document(d)
 
 
 def _from_document(d) -> Booster:
+    """A Booster from a parsed document: every malformed file ends in ModelFormatError (the
+    checks name the field; a value that fails its conversion is named by what failed)."""
     from .xgboost_format import from_xgboost, is_xgboost_model
-    return from_xgboost(d, Booster) if is_xgboost_model(d) else _from_dict(d)
+    xgb = is_xgboost_model(d)
+    try:
+        return from_xgboost(d, Booster) if xgb else _from_dict(d)
+    except ModelFormatError:
+        raise
+    except (ValueError, TypeError, OverflowError, KeyError, IndexError, AttributeError,
+            RecursionError) as e:
+        raise ModelFormatError(f"{'XGBoost' if xgb else 'dgbdt'} model: a malformed field "
+                               f"({type(e).__name__}: {e})") from None
 
 
 def _require(d: dict, key: str, types, where: str):

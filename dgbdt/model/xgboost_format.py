@@ -329,7 +329,12 @@ def from_xgboost(d: dict, booster_class):
     booster.set_attr(**{str(k): str(v) for k, v in attrs.items()
                         if k not in ("best_iteration", "best_score")})
     if "best_iteration" in attrs:
-        booster.best_iteration = int(attrs["best_iteration"])
+        bi = int(attrs["best_iteration"])
+        if not 0 <= bi < booster.num_boosted_rounds():
+            # such a model would load, then save a file dgbdt refuses and predict nothing
+            raise ModelFormatError(f"XGBoost model: attributes best_iteration {bi} is outside "
+                                   f"the model's {booster.num_boosted_rounds()} rounds")
+        booster.best_iteration = bi
     if "best_score" in attrs:
         booster.best_score = float(attrs["best_score"])
     return booster

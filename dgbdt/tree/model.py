@@ -25,6 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 
+#: a model file's category codes stay below this (XGBoost's limit, 2^24): the kernels read a
+#: split's categories as a bitset up to its largest code
+MAX_CATEGORY_CODE = 1 << 24
+
+
 class ModelFormatError(ValueError):
     """A model file that is not a valid dgbdt model (truncated, edited, another format)."""
 
@@ -227,6 +232,12 @@ def _categories_from(d: dict, n: int, where: str) -> dict | None:
     if sorted(i for i, t in enumerate(fields["split_type"]) if t) != sorted(nodes):
         raise ModelFormatError(f"{where}: split_type and categories_nodes disagree")
     cats = fields["categories"]
+    big = [c for c in cats if c >= MAX_CATEGORY_CODE]
+    if big:
+        # a split's category set is a bitset up to its largest code: bound what a file asks
+        raise ModelFormatError(f"{where}: field 'categories' holds the code {big[0]}, beyond "
+                               f"the {MAX_CATEGORY_CODE} codes (2^24, XGBoost's limit) a "
+                               "categorical split may hold")
     out = {}
     for node, a, k in zip(nodes, seg, size):
         if a + k > len(cats):
