@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from .collective import ABORT_POLL, CollectiveError, Communicator
+from .collective import ABORT_POLL, CollectiveError, Communicator, Watchdog
 
 __all__ = ["SocketComm"]
 
@@ -20,7 +20,9 @@ class SocketComm(Communicator):
     back (all-gather: the stacked arrays). Rank 0 listens; ``publish(address)`` tells the other
     ranks where (dgbdt.dask.collective_train passes it through the scheduler). Sockets wait in
     slices of ABORT_POLL seconds, asking ``aborted()`` between them; a peer that dies closes its
-    socket, which ends the wait at once.
+    socket, which ends the wait at once. A Watchdog asks the flag every ABORT_POLL seconds too,
+    so ranks that never wait long (healthy peers) still see an abort (the client's interrupt):
+    it closes the sockets and the next collective raises CollectiveError with the reason.
     """
 
     def __init__(self, n_ranks: int, rank: int, timeout: float, aborted, host: str,
@@ -33,6 +35,20 @@ class SocketComm(Communicator):
             self._listen(host, publish)
         else:
             self._connect(lookup)
+        self._watch_start()
+
+    def _watch_start(self) -> None:
+        self._dog = Watchdog(f"rank {self.rank}", self._flag, self._close_sockets)
+
+    def _allreduce(self, x, op):
+        self._dog.call(self._star_reduce, x, op)
+
+    def _allgather(self, x):
+        return self._dog.call(self._star_gather, x)
+
+    def rebind(self, timeout: float, aborted) -> None:
+        super().rebind(timeout, aborted)
+        self._watch_start()
 
     # set-up
     def _deadline_check(self, t0: float, what: str) -> None:
@@ -99,7 +115,7 @@ class SocketComm(Communicator):
                                       "worker stopped or failed)")
             view = view[n:]
 
-    def _allreduce(self, x, op):
+    def _star_reduce(self, x, op):
         if self.rank:
             self._send(self._peers[0], x)
             self._recv(self._peers[0], x)
@@ -114,7 +130,7 @@ class SocketComm(Communicator):
         for conn in self._peers:
             self._send(conn, x)
 
-    def _allgather(self, x):
+    def _star_gather(self, x):
         out = np.empty((self.n_ranks,) + x.shape, dtype=x.dtype)
         if self.rank:
             self._send(self._peers[0], x)
@@ -131,6 +147,9 @@ class SocketComm(Communicator):
         concatenates them in rank order, applies ``fn`` and sends back only the result (the
         default all-gather would send every rank all the rows and have each apply ``fn``).
         ``counts`` is not needed: the counts travel with the rows."""
+        return self._dog.call(self._gather_apply, a, fn)
+
+    def _gather_apply(self, a, fn) -> np.ndarray:
         t = time.perf_counter()
         a = np.ascontiguousarray(a)
         tail = a.shape[1:]
@@ -159,12 +178,17 @@ class SocketComm(Communicator):
         return out
 
     def abort(self) -> None:
-        self.close()
+        self._dog.end(self._close_sockets)
 
     def park(self) -> bool:
-        return bool(self._peers) or self.n_ranks == 1
+        kept = []
+        self._dog.end(lambda: kept.append(True))    # not run when the watchdog aborted
+        return bool(kept) and (bool(self._peers) or self.n_ranks == 1)
 
     def close(self) -> None:
+        self._dog.end(self._close_sockets)
+
+    def _close_sockets(self) -> None:
         for conn in self._peers:
             try:
                 conn.close()
