@@ -218,12 +218,8 @@ class _Flag:
     """The training's abort flag, from inside a rank's task (distributed.Event + a reason)."""
 
     def __init__(self, name: str):
-        from distributed import Event, Variable, get_client
-        # bound here, in the rank's task thread: the watchdog's thread asks them too, and has
-        # no worker context in which to find the worker's client
-        client = get_client()
-        self.event, self.why = Event(name, client=client), Variable(name + "-reason",
-                                                                    client=client)
+        from distributed import Event, Variable
+        self.event, self.why = Event(name), Variable(name + "-reason")
 
     def set(self, reason: str) -> None:
         try:

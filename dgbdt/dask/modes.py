@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import threading
 import time
 import uuid
 
@@ -179,38 +180,52 @@ def _concat_dataset(parts) -> Dataset:
 
 class StopWhenAsked(TrainingCallback):
     """Ends a one-task training at the next round once the client asks (it set the Event
-    ``name``: an interrupt, an error there). The loop asks the scheduler at most every
-    ABORT_POLL seconds, from the task's own thread (where the worker's client is found)."""
+    ``name``: an interrupt, an error there). A thread asks the scheduler every ABORT_POLL
+    seconds; the loop reads a local flag, which costs nothing a round."""
 
     def __init__(self, name: str):
-        from distributed import Event
-        self._event, self._next = Event(name), 0.0
+        from distributed import Event, get_client
+        # bound to the worker's client here, in the task's thread: the polling thread has no
+        # worker context to find one in
+        self._event = Event(name, client=get_client())
+        self._asked, self._done = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True, name="dgbdt-stop")
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._done.wait(ABORT_POLL):
+            try:
+                if self._event.is_set():
+                    self._asked.set()
+                    return
+            except Exception:  # noqa: BLE001  (a closing cluster: nothing to ask any more)
+                return
 
     def after_iteration(self, model, epoch: int, evals_log) -> bool:
-        now = time.perf_counter()
-        if now < self._next:
-            return False
-        self._next = now + ABORT_POLL
-        try:
-            if not self._event.is_set():
-                return False
-        except Exception:  # noqa: BLE001  (a closing cluster: nothing to ask any more)
-            return False
-        try:
-            self._event.clear()          # the scheduler forgets a cleared event
-        except Exception:  # noqa: BLE001
-            pass
-        return True
+        return self._asked.is_set()
+
+    def close(self) -> None:
+        self._done.set()
+        if self._asked.is_set():
+            try:
+                self._event.clear()      # the scheduler forgets a cleared event
+            except Exception:  # noqa: BLE001
+                pass
 
 
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
                    verbose_eval, log_topic, callbacks=None, obj=None, progress=None,
                    linear=None, stop_name=None):
     with training_task(p["nthread"]), log_to_client(log_topic):
-        stop = [StopWhenAsked(stop_name)] if stop_name else []
-        return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
-                           early_stopping_rounds, verbose_eval, list(callbacks or []) + stop,
-                           obj, progress, linear)
+        stop = StopWhenAsked(stop_name) if stop_name else None
+        try:
+            return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
+                               early_stopping_rounds, verbose_eval,
+                               list(callbacks or []) + ([stop] if stop else []), obj,
+                               progress, linear)
+        finally:
+            if stop is not None:
+                stop.close()
 
 
 def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
