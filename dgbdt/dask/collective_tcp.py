@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from .collective import ABORT_POLL, CollectiveError, Communicator, Watchdog
+from .collective import ABORT_POLL, CollectiveError, Communicator
 
 __all__ = ["SocketComm"]
 
@@ -20,9 +20,7 @@ class SocketComm(Communicator):
     back (all-gather: the stacked arrays). Rank 0 listens; ``publish(address)`` tells the other
     ranks where (dgbdt.dask.collective_train passes it through the scheduler). Sockets wait in
     slices of ABORT_POLL seconds, asking ``aborted()`` between them; a peer that dies closes its
-    socket, which ends the wait at once. A Watchdog asks the flag every ABORT_POLL seconds too,
-    so ranks that never wait long (healthy peers) still see an abort (the client's interrupt):
-    it closes the sockets and the next collective raises CollectiveError with the reason.
+    socket, which ends the wait at once.
     """
 
     def __init__(self, n_ranks: int, rank: int, timeout: float, aborted, host: str,
@@ -35,20 +33,6 @@ class SocketComm(Communicator):
             self._listen(host, publish)
         else:
             self._connect(lookup)
-        self._watch_start()
-
-    def _watch_start(self) -> None:
-        self._dog = Watchdog(f"rank {self.rank}", self._flag, self._close_sockets)
-
-    def _allreduce(self, x, op):
-        self._dog.call(self._star_reduce, x, op)
-
-    def _allgather(self, x):
-        return self._dog.call(self._star_gather, x)
-
-    def rebind(self, timeout: float, aborted) -> None:
-        super().rebind(timeout, aborted)
-        self._watch_start()
 
     # set-up
     def _deadline_check(self, t0: float, what: str) -> None:
@@ -115,7 +99,7 @@ class SocketComm(Communicator):
                                       "worker stopped or failed)")
             view = view[n:]
 
-    def _star_reduce(self, x, op):
+    def _allreduce(self, x, op):
         if self.rank:
             self._send(self._peers[0], x)
             self._recv(self._peers[0], x)
@@ -130,7 +114,7 @@ class SocketComm(Communicator):
         for conn in self._peers:
             self._send(conn, x)
 
-    def _star_gather(self, x):
+    def _allgather(self, x):
         out = np.empty((self.n_ranks,) + x.shape, dtype=x.dtype)
         if self.rank:
             self._send(self._peers[0], x)
@@ -147,9 +131,6 @@ class SocketComm(Communicator):
         concatenates them in rank order, applies ``fn`` and sends back only the result (the
         default all-gather would send every rank all the rows and have each apply ``fn``).
         ``counts`` is not needed: the counts travel with the rows."""
-        return self._dog.call(self._gather_apply, a, fn)
-
-    def _gather_apply(self, a, fn) -> np.ndarray:
         t = time.perf_counter()
         a = np.ascontiguousarray(a)
         tail = a.shape[1:]
@@ -178,17 +159,12 @@ class SocketComm(Communicator):
         return out
 
     def abort(self) -> None:
-        self._dog.end(self._close_sockets)
+        self.close()
 
     def park(self) -> bool:
-        kept = []
-        self._dog.end(lambda: kept.append(True))    # not run when the watchdog aborted
-        return bool(kept) and (bool(self._peers) or self.n_ranks == 1)
+        return bool(self._peers) or self.n_ranks == 1
 
     def close(self) -> None:
-        self._dog.end(self._close_sockets)
-
-    def _close_sockets(self) -> None:
         for conn in self._peers:
             try:
                 conn.close()

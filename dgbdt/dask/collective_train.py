@@ -423,17 +423,6 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
                                                                   client=client)
     try:
         return _watch(client, futures, ranks, flag, why, timeout)
-    except BaseException as e:
-        # the client stops (an interrupt, an error here): cancelling cannot stop a running
-        # task, so the ranks are told through the flag they watch, and end within a round
-        if not any(f.status == "pending" for f in futures) or flag.is_set():
-            raise
-        try:
-            why.set(f"the client stopped the training ({type(e).__name__})")
-            flag.set()
-        except Exception:  # noqa: BLE001  (best effort: the cluster may be going down)
-            pass
-        raise
     finally:
         done = all(f.status != "pending" for f in futures)
         client.cancel(futures)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import threading
 import time
 import uuid
 
@@ -25,7 +24,7 @@ import numpy as np
 
 from ..backends.device import array_module, device_scope
 from .. import progressbar
-from ..callback import ClientLog, TrainingCallback, log_to_client
+from ..callback import ClientLog, log_to_client
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
 from ..engine.evaluation import DatasetEval, SeamEval
@@ -37,7 +36,6 @@ from ..tree.spec import max_nodes as tree_max_nodes
 from ..engine.boosting import boost
 from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
 from .graph import DatasetEval as GraphDatasetEval
-from .collective import ABORT_POLL
 from .recovery import watched_result
 from .shards import local_shards
 from .worker import training_task
@@ -79,28 +77,14 @@ def one_task(a: Attempt) -> dict:
         raise ValueError("mode='task' needs every partition on one worker")
     eval_sets = [(None if d is a.dtrain else d.persisted_parts(), name) for d, name in a.evals]
     log = _client_log(a.client, bool(a.evals) and bool(a.verbose_eval))
-    key = f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}"
     fut = a.client.submit(_train_in_task, a.p, a.cuts, a.base, a.booster, a.rounds, a.units,
                           eval_sets, a.early_stopping_rounds, a.verbose_eval,
                           log and log.topic, a.callbacks, a.obj, a.progress, a.linear,
-                          key + "-stop", workers=[a.workers[0]], allow_other_workers=False,
-                          pure=False, key=key)
-    try:
-        with _closing(log):
-            # the progress lives on that worker: its loss restarts from ``progress``
-            booster, history = watched_result(a.client, fut, a.workers[0],
-                                              "the one-task training")
-    except BaseException:
-        # the client stops: cancelling cannot stop the running task; its loop ends at the
-        # next round once it sees the request (StopWhenAsked)
-        if fut.status == "pending":
-            try:
-                from distributed import Event
-                Event(key + "-stop", client=a.client).set()
-                a.client.cancel(fut)
-            except Exception:  # noqa: BLE001  (best effort: the cluster may be going down)
-                pass
-        raise
+                          workers=[a.workers[0]], allow_other_workers=False, pure=False,
+                          key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
+    with _closing(log):
+        # the progress lives on that worker: its loss restarts from ``progress``
+        booster, history = watched_result(a.client, fut, a.workers[0], "the one-task training")
     return {"booster": booster, "history": history}
 
 
@@ -178,54 +162,13 @@ def _concat_dataset(parts) -> Dataset:
     return d
 
 
-class StopWhenAsked(TrainingCallback):
-    """Ends a one-task training at the next round once the client asks (it set the Event
-    ``name``: an interrupt, an error there). A thread asks the scheduler every ABORT_POLL
-    seconds; the loop reads a local flag, which costs nothing a round."""
-
-    def __init__(self, name: str):
-        from distributed import Event, get_client
-        # bound to the worker's client here, in the task's thread: the polling thread has no
-        # worker context to find one in
-        self._event = Event(name, client=get_client())
-        self._asked, self._done = threading.Event(), threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True, name="dgbdt-stop")
-        self._thread.start()
-
-    def _poll(self) -> None:
-        while not self._done.wait(ABORT_POLL):
-            try:
-                if self._event.is_set():
-                    self._asked.set()
-                    return
-            except Exception:  # noqa: BLE001  (a closing cluster: nothing to ask any more)
-                return
-
-    def after_iteration(self, model, epoch: int, evals_log) -> bool:
-        return self._asked.is_set()
-
-    def close(self) -> None:
-        self._done.set()
-        if self._asked.is_set():
-            try:
-                self._event.clear()      # the scheduler forgets a cleared event
-            except Exception:  # noqa: BLE001
-                pass
-
-
 def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
                    verbose_eval, log_topic, callbacks=None, obj=None, progress=None,
-                   linear=None, stop_name=None):
+                   linear=None):
     with training_task(p["nthread"]), log_to_client(log_topic):
-        stop = StopWhenAsked(stop_name) if stop_name else None
-        try:
-            return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
-                               early_stopping_rounds, verbose_eval,
-                               list(callbacks or []) + ([stop] if stop else []), obj,
-                               progress, linear)
-        finally:
-            if stop is not None:
-                stop.close()
+        return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
+                           early_stopping_rounds, verbose_eval, callbacks, obj, progress,
+                           linear)
 
 
 def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
