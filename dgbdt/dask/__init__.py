@@ -11,6 +11,7 @@ from ..model.booster import Booster
 from .collective import CollectiveError
 from .data import DaskDataset
 from .graph import GraphModeError
+from .memory import WorkerMemoryError
 from .predict import predict
 from .recovery import RecoveryError, WorkerLostError
 from .train import train
@@ -26,4 +27,5 @@ def __getattr__(name):
 
 __all__ = ["Booster", "CollectiveError", "DaskDataset", "DaskGBDTClassifier", "DaskGBDTRanker",
            "DaskGBDTRegressor",
-           "GraphModeError", "RecoveryError", "WorkerLostError", "predict", "train"]
+           "GraphModeError", "RecoveryError", "WorkerLostError", "WorkerMemoryError", "predict",
+           "train"]

@@ -103,6 +103,14 @@ class Communicator:
         self.comm_seconds = 0.0
         self.n_bytes = 0
         self.calls = 0
+        # asked before every collective: None, or why the training ends (dgbdt.dask.stop: the
+        # client let go); cheap, unlike the abort flag, which waits ask every ABORT_POLL
+        self.halt = None
+
+    def _asked_to_stop(self) -> None:
+        why = self.halt() if self.halt is not None else None
+        if why is not None:
+            raise CollectiveError(f"rank {self.rank}: {why}")
 
     def _allreduce(self, x, op: str):
         raise NotImplementedError
@@ -129,6 +137,7 @@ class Communicator:
         ``wait=False`` (NCCL: stream-ordered) only enqueues it: work queued after it on the
         device sees the sums, and the host must ``settle()`` (the watched wait, with its
         abort checks and timeout) before it next waits for the device itself."""
+        self._asked_to_stop()
         if wait:
             self._timed(self._allreduce, x, op)
         else:
@@ -170,6 +179,7 @@ class Communicator:
         """Every rank's rows of a ([n_r, ...], n_r may differ), concatenated in rank order.
         ``counts``: every rank's n_r when the caller knows them (saves an all-reduce and its
         wait for the device)."""
+        self._asked_to_stop()
         xp = self.xp
         a = xp.ascontiguousarray(xp.asarray(a))
         counts = self.rank_counts(a.shape[0]) if counts is None else counts

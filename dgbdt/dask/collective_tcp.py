@@ -131,6 +131,7 @@ class SocketComm(Communicator):
         concatenates them in rank order, applies ``fn`` and sends back only the result (the
         default all-gather would send every rank all the rows and have each apply ``fn``).
         ``counts`` is not needed: the counts travel with the rows."""
+        self._asked_to_stop()
         t = time.perf_counter()
         a = np.ascontiguousarray(a)
         tail = a.shape[1:]

@@ -48,6 +48,7 @@ from ..objectives.custom import objective_on
 from . import comm_cache
 from .recovery import WorkerLostError, alive_workers, later, outcome
 from .shards import concat_parts, local_shards, start_of
+from .stop import LetGo
 from .worker import training_task
 
 __all__ = ["CollectiveSeam", "train_rank", "train_collective"]
@@ -189,7 +190,7 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     t = time.perf_counter()
     with gpu_memory_errors(p, f"building rank {comm.rank}'s pages"):
-        shards, slots = local_shards(train_parts, cuts, tree_max_nodes(p), base, p)
+        shards, slots = local_shards(train_parts, cuts, tree_max_nodes(p, n_rows), base, p)
     objective = objective_on(get_objective(p["objective"], p), obj, shards)
     quantize_seconds = time.perf_counter() - t
     with device_scope(shards[0].be):
@@ -238,7 +239,7 @@ class _Flag:
             return "another rank or the client stopped the training"
 
 
-def _exchange(token: str, rank: int, n_ranks: int, mine: str, flag: _Flag,
+def _exchange(token: str, rank: int, n_ranks: int, mine: str, stop_reason,
               timeout: float) -> list[str]:
     """Every rank's ``mine``, in rank order, through the scheduler; a barrier too (NCCL's
     init blocks holding the GIL: every rank must be alive and ready, or it would wait for
@@ -255,7 +256,7 @@ def _exchange(token: str, rank: int, n_ranks: int, mine: str, flag: _Flag,
                 break
             except TimeoutError:
                 pass
-            why = flag.reason()
+            why = stop_reason()
             if why is not None:
                 raise CollectiveError(f"rank {rank}: stopped before training because {why}")
             if time.monotonic() > deadline:
@@ -275,21 +276,22 @@ def _comm_key(p, ranks, rank: int) -> tuple:
 
 
 def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: _Flag,
-             key: tuple):
+             key: tuple, stop_reason):
     """This rank's communicator and the token of the training that made it: the one kept
     from the last training on these workers when every rank kept the same (dgbdt.dask.
     comm_cache), else a new one: NCCL between GPU workers, TCP (SocketComm) between CPU ones,
-    both set up through the scheduler (a barrier, or rank 0's address)."""
+    both set up through the scheduler (a barrier, or rank 0's address). ``stop_reason``: what
+    its waits ask (the abort flag, and whether the client still wants the training)."""
     from distributed import Variable, get_worker
     kept = comm_cache.claim(key)
-    idents = _exchange(token, rank, n_ranks, kept[0] if kept else "", flag, timeout)
+    idents = _exchange(token, rank, n_ranks, kept[0] if kept else "", stop_reason, timeout)
     if kept is not None and all(i == kept[0] for i in idents):
-        kept[1].rebind(timeout, flag.reason)
+        kept[1].rebind(timeout, stop_reason)
         return kept[1], kept[0]
     if kept is not None:       # another clique's: no rank can use it any more
         kept[1].abort()
     if p["device"] == "cuda":
-        return NcclComm(n_ranks, uid, rank, timeout, flag.reason), token
+        return NcclComm(n_ranks, uid, rank, timeout, stop_reason), token
     root = Variable(f"{token}-root")
 
     def lookup():
@@ -297,7 +299,7 @@ def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: 
             return root.get(timeout=ABORT_POLL)
         except TimeoutError:
             return None
-    return SocketComm(n_ranks, rank, timeout, flag.reason, _host(get_worker().address),
+    return SocketComm(n_ranks, rank, timeout, stop_reason, _host(get_worker().address),
                       lambda address: root.set(list(address)), lookup), token
 
 
@@ -327,6 +329,10 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
     from ..engine.progress import Progress
     n_ranks = len(ranks)
     flag = _Flag(f"{token}-abort")
+    let_go = LetGo()
+
+    def stop_reason():     # cheap question first: the client's, then the other ranks'
+        return let_go.reason() or flag.reason()
     comm = None
     # rank 0 writes the checkpoints (dgbdt.engine.checkpoint), the others hold the same model
     progress = Progress() if progress is None else dataclasses.replace(
@@ -338,7 +344,9 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
             try:
                 key = _comm_key(p, ranks, rank)
                 t = time.perf_counter()
-                comm, ident = _connect(p, rank, n_ranks, uid, token, timeout, flag, key)
+                comm, ident = _connect(p, rank, n_ranks, uid, token, timeout, flag, key,
+                                       stop_reason)
+                comm.halt = let_go.reason
                 connect_seconds = time.perf_counter() - t
                 out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
                                  eval_sets, early_stopping_rounds, verbose_eval, callbacks, obj,

@@ -46,6 +46,7 @@ dgbdt.dask.train resumes from it (dgbdt.dask.recovery).
 """
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 import uuid
@@ -57,6 +58,7 @@ from ..engine.evaluation import EvalRows, merge, values, weight_scale
 from ..kernels.fixedpoint import scale_for
 from ..metrics.registry import get_metric
 from ..objectives.leaf_quantiles import requests
+from ..engine.boosting import TrainingHalted
 from ..engine.seam import leaf_alpha_of
 from .data import DaskDataset
 from . import graph_sampling
@@ -66,6 +68,7 @@ from .graph_leaves import descent_start, descent_step, finish_request, leaf_sums
 from .graph_unit import WorkerUnit, make_unit, merged, on, smalls, unit_objective
 from .recovery import WATCH, WorkerLostError, alive_workers, watched_wait
 from .reduce import tree_reduce
+from .stop import LetGo
 from .worker import training_task
 
 __all__ = ["DaskSeam", "GraphModeError", "TrainEval", "DatasetEval", "by_worker", "make_unit"]
@@ -132,8 +135,14 @@ def _round(unit: WorkerUnit, nthread, grow, *after):
 def _rounds(unit: WorkerUnit, nthread, grows, *after):
     """Several rounds on the only unit, one after the other (see ``_round``): ``grows`` holds
     each round's (objective spec, K, growth spec, epoch). Returns every round's trees, in
-    order."""
-    return [t for grow in grows for t in _round(unit, nthread, grow)]
+    order. A block is long: it ends early when the client lets go of it (dgbdt.dask.stop)."""
+    let_go, trees = LetGo(), []
+    for grow in grows:
+        why = let_go.reason()
+        if why is not None:
+            raise TrainingHalted(f"graph-mode rounds stopped: {why}")
+        trees.extend(_round(unit, nthread, grow))
+    return trees
 
 
 def _tree_of(finished):
@@ -243,6 +252,7 @@ class DaskSeam:
     #                           the end (no eval set, no callbacks): a lone unit then grows
     #                           BLOCK rounds a task
     BLOCK = 32
+    AHEAD = 4                 # submissions queued beyond the finished ones (``_bounded``)
 
     def __init__(self, client, units: dict, n_rows: int, fan_in: int, nthread,
                  weighted: bool = False):
@@ -259,6 +269,7 @@ class DaskSeam:
         self.grads = None                 # futures holding each unit's gradient maxima
         self.queued: list = []            # one unit, blocks: rounds not submitted yet
         self.queued_trees: list = []      # their trees' Queued handles
+        self.in_flight: collections.deque = collections.deque()  # submitted rounds' last tasks
 
     def wait(self, futures) -> None:
         """Wait for the futures, checking every WATCH seconds that every unit's worker (and
@@ -297,6 +308,25 @@ class DaskSeam:
         """Drop every future of the training (the units' memory goes with them)."""
         self.units, self.last, self.grads = [], [], None
         self.queued, self.queued_trees = [], []
+        self.in_flight.clear()
+
+    def _bounded(self) -> None:
+        """Keep at most AHEAD submissions (rounds, or blocks of rounds) beyond those finished:
+        with no eval set the loop never waits, and would submit every round of the training
+        at once (tasks without end for the scheduler, and an interrupt that leaves them all
+        queued)."""
+        self.in_flight.append(list(self.last))
+        while len(self.in_flight) > self.AHEAD:
+            self.wait(self.in_flight.popleft())
+
+    def cancel(self) -> None:
+        """Drop the training's tasks (an interrupt, an error in the loop): tasks nobody wants
+        are released, so queued ones never run and a running block of rounds ends at its next
+        round (dgbdt.dask.stop). Not client.cancel: distributed's cancel walks a unit's
+        dependents and fails (an assertion in the scheduler) on the round tasks whose futures
+        were already dropped; and cancelling would reach the datasets' partitions' readers
+        on a loss (see ``wait``)."""
+        self.release()
 
     def result(self, futures):
         """The futures' results (a list for a list), waited for under watch. A result can be
@@ -350,6 +380,7 @@ class DaskSeam:
         self.last = after
         self.grads = self._gathered(objective, spec, epoch + 1, r + 1, after, K)
         self.n_rounds += 1
+        self._bounded()
         return trees
 
     def _leaf_hops(self, parts, spec, alpha, t: int) -> list:
@@ -407,6 +438,7 @@ class DaskSeam:
                                key=f"dgbdt-round-r{r}-w0")
             trees = self._items(fut, K)
             self.n_rounds += 1
+            self._bounded()
             return trees
         self.queued.append(grow)
         trees = [Queued() for _ in range(K)]
@@ -435,6 +467,7 @@ class DaskSeam:
             handle.future = tree
         self.n_rounds += len(self.queued)
         self.queued, self.queued_trees = [], []
+        self._bounded()
 
     def _submitted(self, items: list) -> list:
         """``items`` with each Queued handle replaced by its tree's future (submitting the

@@ -38,6 +38,7 @@ from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
 from .graph import DatasetEval as GraphDatasetEval
 from .recovery import watched_result
 from .shards import local_shards
+from .stop import LetGo
 from .worker import training_task
 
 
@@ -77,14 +78,21 @@ def one_task(a: Attempt) -> dict:
         raise ValueError("mode='task' needs every partition on one worker")
     eval_sets = [(None if d is a.dtrain else d.persisted_parts(), name) for d, name in a.evals]
     log = _client_log(a.client, bool(a.evals) and bool(a.verbose_eval))
-    fut = a.client.submit(_train_in_task, a.p, a.cuts, a.base, a.booster, a.rounds, a.units,
+    fut = a.client.submit(_train_in_task, a.p, a.cuts, a.base, a.booster, a.rounds,
+                          a.dtrain.num_row, a.units,
                           eval_sets, a.early_stopping_rounds, a.verbose_eval,
                           log and log.topic, a.callbacks, a.obj, a.progress, a.linear,
                           workers=[a.workers[0]], allow_other_workers=False, pure=False,
                           key=f"dgbdt-train-in-task-{uuid.uuid4().hex[:8]}")
-    with _closing(log):
-        # the progress lives on that worker: its loss restarts from ``progress``
-        booster, history = watched_result(a.client, fut, a.workers[0], "the one-task training")
+    try:
+        with _closing(log):
+            # the progress lives on that worker: its loss restarts from ``progress``
+            booster, history = watched_result(a.client, fut, a.workers[0],
+                                              "the one-task training")
+    finally:
+        # an interrupt (or any error here) lets go of the task: it ends at its next round
+        # (dgbdt.dask.stop); a finished task's key is released the same way
+        a.client.cancel(fut)
     return {"booster": booster, "history": history}
 
 
@@ -108,7 +116,7 @@ def graph(a: Attempt) -> dict:
     client, p, booster, progress = a.client, a.p, a.booster, a.progress
     keep = [(u, w) for u, w, n in zip(a.units, a.workers, a.dtrain.part_rows) if n]
     groups = by_worker([u for u, _ in keep], [w for _, w in keep])
-    max_nodes = tree_max_nodes(p)
+    max_nodes = tree_max_nodes(p, a.dtrain.num_row)
     unit_futures = {w: client.submit(make_unit, p, a.cuts, max_nodes, a.base, *groups[w],
                                      workers=[w], allow_other_workers=False, pure=False,
                                      key=f"dgbdt-unit-{i}-{uuid.uuid4().hex[:8]}")
@@ -138,6 +146,9 @@ def graph(a: Attempt) -> dict:
                 lost = progress.frozen(prior_rounds, progress.booster.trees[:n_prior] + trees)
         seam.release()
         raise GraphModeError(str(e), e.worker, lost) from None
+    except BaseException:
+        seam.cancel()     # an interrupt: the rounds queued ahead must not keep the workers
+        raise
     booster.timings["quantize"] = quantize_seconds
     return {"booster": booster, "history": history}
 
@@ -162,20 +173,21 @@ def _concat_dataset(parts) -> Dataset:
     return d
 
 
-def _train_in_task(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                   verbose_eval, log_topic, callbacks=None, obj=None, progress=None,
-                   linear=None):
+def _train_in_task(p, cuts, base, booster, rounds, n_rows, train_parts, eval_sets,
+                   early_stopping_rounds, verbose_eval, log_topic, callbacks=None, obj=None,
+                   progress=None, linear=None):
     with training_task(p["nthread"]), log_to_client(log_topic):
-        return _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets,
+        return _train_here(p, cuts, base, booster, rounds, n_rows, train_parts, eval_sets,
                            early_stopping_rounds, verbose_eval, callbacks, obj, progress,
-                           linear)
+                           linear, LetGo().reason)
 
 
-def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_stopping_rounds,
-                verbose_eval, callbacks=None, obj=None, progress=None, linear=None):
+def _train_here(p, cuts, base, booster, rounds, n_rows, train_parts, eval_sets,
+                early_stopping_rounds, verbose_eval, callbacks=None, obj=None, progress=None,
+                linear=None, halt=None):
     metrics = [get_metric(m, p) for m in
                (p["eval_metric"] or [get_objective(p["objective"], p).default_metric])]
-    max_nodes = tree_max_nodes(p)
+    max_nodes = tree_max_nodes(p, n_rows)
     t = time.perf_counter()
     # one shard of all the worker's rows: per level one launch of each kernel instead of one
     # per partition (the model is the same: histograms are integer sums); a streamed dataset
@@ -198,7 +210,7 @@ def _train_here(p, cuts, base, booster, rounds, train_parts, eval_sets, early_st
         with gpu_memory_errors(p, "training on this worker"):
             booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
                             early_stopping_rounds, history, verbose_eval, callbacks,
-                            progress=progress, linear=linear)
+                            progress=progress, linear=linear, halt=halt)
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     return booster, history

@@ -30,6 +30,8 @@ from __future__ import annotations
 import time
 
 WATCH = 0.5      # seconds between the client's checks that the workers it waits on are alive
+NO_WORKER_GRACE = 15.0   # seconds with no worker at all before recovery gives up (a nanny
+#                          restarts a worker in a few)
 
 
 class WorkerLostError(RuntimeError):
@@ -93,6 +95,7 @@ def wait_for_partitions(client, datasets, timeout: float) -> None:
     be (it had no lineage, or its recomputation failed) or when ``timeout`` seconds pass."""
     from distributed import wait
     deadline = time.monotonic() + timeout
+    alone = None                    # since when no worker has been in the cluster
     for d in datasets:
         # what the dataset holds: raw parts, pages (a streamed one reads again each pass)
         held = d.held()
@@ -106,7 +109,7 @@ def wait_for_partitions(client, datasets, timeout: float) -> None:
             if bad:
                 i = index[bad[0]]
                 s = states[bad[0]]
-                why = {"erred": "its recomputation failed",
+                why = {"erred": f"its recomputation failed ({_failure(futures[bad[0]])})",
                        "pinned": "it may only be computed on workers that are gone (worker "
                                  "restrictions)"}.get(
                     s, "it has no lineage to recompute it from (e.g. it was scattered "
@@ -115,6 +118,15 @@ def wait_for_partitions(client, datasets, timeout: float) -> None:
                     f"partition {i} of the data was lost with a worker and {why}. Build the "
                     "DaskDataset from a collection Dask can recompute (read_parquet, "
                     "from_array, from_delayed of a loading function) to survive lost workers")
+            if alive_workers(client):
+                alone = None
+            elif alone is None:
+                alone = time.monotonic()
+            elif time.monotonic() - alone > NO_WORKER_GRACE:
+                raise RecoveryError(
+                    f"no worker has been in the cluster for {NO_WORKER_GRACE:g} s: the lost "
+                    "partitions cannot be recomputed. Start workers (or find why they died: "
+                    "their logs; a worker over its memory_limit is killed by its nanny)")
             left = deadline - time.monotonic()
             if left <= 0:
                 raise RecoveryError(
@@ -126,6 +138,20 @@ def wait_for_partitions(client, datasets, timeout: float) -> None:
                     break
                 except TimeoutError:
                     pass
+
+
+def _failure(future) -> str:
+    """What an erred future's task raised, in a line; KilledWorker (it took its workers down
+    with it, every time) with the likeliest cause."""
+    try:
+        e = future.exception(timeout=10 * WATCH)
+    except Exception as got:  # noqa: BLE001  (gone meanwhile: say what is known)
+        e = got
+    text = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    if type(e).__name__ == "KilledWorker":
+        text += ("; every worker that ran it died, as a worker over its memory_limit does "
+                 "(its nanny kills it)")
+    return text
 
 
 def _key_states(keys, dask_scheduler=None) -> list[str]:

@@ -37,6 +37,7 @@ from ..backends.device import to_host
 from ..callback import check_callbacks
 from .data import DaskDataset, workers_of
 from .linear import check_linear, linear_spec
+from .memory import check_worker_memory
 from .recovery import RecoveryError, WorkerLostError, later, wait_for_partitions
 from .modes import STRATEGIES, Attempt, auto_mode
 from .shards import make_shard, needs_rows, start_margins
@@ -255,6 +256,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             evals=[(name, d.num_row) for d, name in evals], metrics=[m.name for m in metrics],
             prior=prior, obj=obj), booster.num_boosted_rounds())
         progress = sink.resume() or progress
+    if dtrain.persisted:      # before a worker dies of it (dgbdt.dask.memory)
+        check_worker_memory(client, dtrain, p, booster.n_outputs, dtrain.workers_of_parts())
     restarts = 0
     offsets = np.concatenate([[0], np.cumsum(dtrain.part_rows)[:-1]])
     bar = progressbar.open_bar(progress_bar, p["verbosity"], int(num_boost_round))
@@ -298,7 +301,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         booster = booster.snapshot()
     # where every partition's margins start: the intercept, or the prior model's margins
     base = MarginStart(booster.base_margin, prior, offsets)
-    max_nodes = tree_max_nodes(p)
+    max_nodes = tree_max_nodes(p, dtrain.num_row)
     if dtrain.persisted:
         # the pages every mode trains on (packed by the first training, the raw parts then
         # released: dgbdt.dask.pages), each with the margins of the model to continue from

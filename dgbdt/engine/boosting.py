@@ -22,6 +22,10 @@ from .progress import Progress, replay, resume_callbacks
 from .sampling import Sampling
 
 
+class TrainingHalted(RuntimeError):
+    """The training was ended from outside before it finished (boost's ``halt``)."""
+
+
 STAGES = ("quantize", "gradients", "histograms", "split_evaluation", "partition",
           "leaf_update", "device_wait", "evaluation")
 
@@ -29,7 +33,7 @@ STAGES = ("quantize", "gradients", "histograms", "split_evaluation", "partition"
 def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sources,
           early_stopping_rounds, evals_result, verbose_eval, callbacks=None,
           custom_metric=None, maximize=None, progress: Progress | None = None,
-          linear=None) -> Booster:
+          linear=None, halt=None) -> Booster:
     """The boosting loop over any seam; ``sources`` are (evaluation source, name) pairs.
     Returns the model (``callbacks``' after_training may replace it).
 
@@ -43,7 +47,9 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     that has started resumes the training it describes: ``booster`` is then its model, the
     loop starts at round ``progress.rounds`` with its history, callbacks and learning rate.
     ``linear``: the LinearSpec of piecewise-linear trees (dgbdt.kernels.linear_math), with
-    ``linear_tree`` set (the seam's shards then hold their raw rows).
+    ``linear_tree`` set (the seam's shards then hold their raw rows). ``halt``: asked before
+    every round, None or why the training must end now (dgbdt.dask.stop: the client let go);
+    a reason raises TrainingHalted, and nothing more is recorded (no checkpoint).
     """
     if p.get("linear_tree") and linear is None:     # a caller's bug, not the user's input
         raise RuntimeError("boost() with linear_tree needs the training's LinearSpec "
@@ -119,6 +125,9 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     stopped = False
     for r in range(start, start if progress.finished else rounds):
         epoch = prior_rounds + r
+        why = halt() if halt is not None else None
+        if why is not None:
+            raise TrainingHalted(f"training stopped before round {epoch}: {why}")
         if callbacks and any(cb.before_iteration(booster, epoch, history) for cb in callbacks):
             break
         eta = booster.__dict__.pop("_next_eta", None)     # set_param("learning_rate")

@@ -83,7 +83,7 @@ def train_in_process(p, dtrain, rounds, evals, early_stopping_rounds, evals_resu
 def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
     """The training's shards, one per page, their pages placed by a PageStore (kept, spilled
     or streamed within device_memory_budget); and the store."""
-    max_nodes = tree_max_nodes(p)
+    max_nodes = tree_max_nodes(p, dtrain.num_row)
     # linear trees' kernels read every feature of a row: dense pages for sparse rows too
     dense = bool(p.get("linear_tree"))
     width, bits = dtrain.num_col, None

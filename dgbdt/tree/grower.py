@@ -68,10 +68,18 @@ class FinishRequest:
 class Growth:
     """One tree in growth: node table, gradient sums, and the current level.
 
-    The node table is a set of preallocated arrays (a depth-d tree has < 2^(d+1) nodes), filled
-    a level at a time with vectorized numpy: the host work per level does not grow with the
-    number of nodes in Python loops (it sits between GPU levels).
+    The node table is a set of arrays filled a level at a time with vectorized numpy: the host
+    work per level does not grow with the number of nodes in Python loops (it sits between GPU
+    levels). They start small and double when a split needs room (``_reserve``), so a tree's
+    memory follows the nodes it grows, not the 2^(d+1) a depth-d tree could have (max_depth=30
+    on 300 rows grows a few hundred nodes; 2^31 preallocated would be 16 GiB an array).
     """
+
+    #: the node table's arrays (``_reserve`` grows them all), and the fill of new entries
+    NODE_ARRAYS = {"left": -1, "right": -1, "parent": -1, "feature": 0, "default_left": False,
+                   "threshold": 0.0, "loss_change": 0.0, "totals": 0, "lower": -np.inf,
+                   "upper": np.inf}
+    FIRST_CAPACITY = 64
 
     def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, p: SplitParams,
                  scale_g: float, scale_h: float, columns=None):
@@ -79,7 +87,7 @@ class Growth:
         self.columns = columns
         self.max_depth, self.p = max_depth, p
         self.scale_g, self.scale_h = scale_g, scale_h
-        cap = 2 ** (max_depth + 1)
+        cap = min(2 ** (max_depth + 1), self.FIRST_CAPACITY)
         self.n_nodes = 1
         self.left = np.full(cap, -1, np.int64)
         self.right = np.full(cap, -1, np.int64)
@@ -108,6 +116,21 @@ class Growth:
                                     np.zeros(0, np.int64), keep=max_depth > 1,
                                     start=(k, scale_g, scale_h))
         self.eval_seconds = 0.0
+
+    def _reserve(self, n: int) -> None:
+        """Room for ``n`` nodes in every node-table array: doubled (amortized O(1) a node)."""
+        cap = len(self.left)
+        if n <= cap:
+            return
+        while cap < n:
+            cap *= 2
+        for name, fill in self.NODE_ARRAYS.items():
+            a = getattr(self, name, None)
+            if a is None:
+                continue
+            grown = np.full((cap,) + a.shape[1:], fill, a.dtype)
+            grown[:len(a)] = a
+            setattr(self, name, grown)
 
     def advance(self, merged: np.ndarray) -> None:
         """Consume the merged histograms [len(request.nodes), S, 2] of the current request."""
@@ -148,6 +171,7 @@ class Growth:
         self.threshold[nodes] = np.where(b >= 0, cuts.values[cuts.ptrs[f] + np.maximum(b, 0)],
                                          cuts.min_values[f])
         # children numbered in order, left then right (as XGBoost numbers them)
+        self._reserve(self.n_nodes + 2 * m)
         lefts = self.n_nodes + 2 * np.arange(m, dtype=np.int64)
         rights = lefts + 1
         self.n_nodes += 2 * m

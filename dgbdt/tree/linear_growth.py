@@ -263,6 +263,7 @@ class LinearGrowth(LinearNodes, Growth):
         self.loss_change[split_nodes] = gain[ok]
         self.threshold[split_nodes] = np.where(
             b >= 0, cuts.values[cuts.ptrs[f] + np.maximum(b, 0)], cuts.min_values[f])
+        self._reserve(self.n_nodes + 2 * m)
         lefts = self.n_nodes + 2 * np.arange(m, dtype=np.int64)
         rights = lefts + 1
         self.n_nodes += 2 * m

@@ -60,10 +60,12 @@ def max_requests(max_depth: int, max_leaves: int) -> int:
 class LossguideGrowth(Growth):
     """One tree grown leaf-wise (see the module docstring)."""
 
+    NODE_ARRAYS = {**Growth.NODE_ARRAYS, "node_depth": 0}
+
     def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, max_leaves: int,
                  p, scale_g: float, scale_h: float, columns=None):
         cap = node_capacity(max_depth, max_leaves)
-        # Growth allocates 2^(depth + 1) nodes; the depth only sizes the arrays here
+        # the depth given to Growth only bounds its first capacity (its table grows as needed)
         super().__init__(k, cuts, hist_ptrs, max(1, int(np.ceil(np.log2(cap))) - 1), p,
                          scale_g, scale_h, columns)
         self.max_depth, self.max_leaves = max_depth, max_leaves
@@ -150,6 +152,7 @@ class LossguideGrowth(Growth):
         self.feature[node], self.default_left[node] = f, dleft
         self.loss_change[node] = gain
         self.threshold[node] = (cuts.values[cuts.ptrs[f] + b] if b >= 0 else cuts.min_values[f])
+        self._reserve(self.n_nodes + 2)
         left, right = self.n_nodes, self.n_nodes + 1
         self.n_nodes += 2
         self.n_leaves += 1

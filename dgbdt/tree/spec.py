@@ -56,9 +56,14 @@ class GrowthSpec:
                       self.columns(k, epoch))
 
 
-def max_nodes(p: dict) -> int:
-    """Node ids a tree of these (normalized) parameters can use: what shards size their
-    per-node row segments by."""
+def max_nodes(p: dict, n_rows: int) -> int:
+    """Node ids a tree of these (normalized) parameters can use over ``n_rows`` training rows
+    (all of them, on every worker: node ids are the tree's): what shards size their per-node
+    row segments by. A split needs a nonzero hessian sum, so at least one row, on each side:
+    a tree has at most n_rows leaves and 2 n_rows - 1 nodes, whatever its depth (max_depth=30
+    on 300 rows: 599 nodes, not 2^31)."""
     if p.get("grow_policy") == "lossguide":
-        return node_capacity(p["max_depth"], p["max_leaves"])
-    return 2 ** (p["max_depth"] + 1)
+        cap = node_capacity(p["max_depth"], p["max_leaves"])
+    else:
+        cap = 2 ** (p["max_depth"] + 1)
+    return int(min(cap, max(2 * int(n_rows), 1)))
