@@ -16,6 +16,7 @@ from their lineage, the source collection's graph, as a streamed dataset does ev
 """
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -36,6 +37,8 @@ from .categories import (categorical_block, frame_categories, merge_categories,
                          part_categories, recode_part)
 from .pages import PagePlan, make_paged
 from .reduce import tree_reduce
+
+_ROW = re.compile(r"\brow (\d+)")
 
 
 @dataclass
@@ -145,6 +148,37 @@ def part_stats(part: Part, gather=()) -> tuple:
     wmax = float(part.weight.max()) if part.weight is not None and part.n_rows else 0.0
     qids = group_pointers(part.qid)[1] if part.qid is not None else None
     return part.n_rows, wmax, qids, part_categories(part, list(gather))
+
+
+def located(e: Exception, index: int, first_row: int) -> Exception:
+    """A partition's error (from its task) with its row named in the dataset: "row N" (of the
+    partition) becomes "row first_row + N of the dataset (row N of partition index)"; the
+    partition is named either way. The same exception type where it takes a message."""
+    text = str(e)
+    prefix = f"partition {index}: "
+    if text.startswith(prefix):
+        text = text[len(prefix):]
+    def row(m):
+        n = int(m.group(1))
+        return f"row {first_row + n} of the dataset (row {n} of partition {index})"
+    located_text, k = _ROW.subn(row, text, count=1)
+    out = located_text if k else f"{prefix}{text}"
+    try:
+        return type(e)(out)
+    except Exception:  # noqa: BLE001  (an exception type that wants other arguments)
+        return ValueError(out)
+
+
+def results_in_order(futures, rows_before) -> list:
+    """The futures' results, in partition order, a failure raised ``located``: ``rows_before
+    (i, results so far)`` is the dataset row of partition i's first row."""
+    out = []
+    for i, f in enumerate(futures):
+        try:
+            out.append(f.result())
+        except (ValueError, TypeError) as e:
+            raise located(e, i, rows_before(i, out)) from None
+    return out
 
 
 def check_queries_within_partitions(ids: list) -> None:
@@ -337,8 +371,9 @@ class DaskDataset:
         until its pages exist)."""
         futs = self.map_parts(part_stats, self._gather)
         try:
-            # in partition order, so a bad input reports its first bad partition every time
-            stats = [f.result() for f in futs]
+            # in partition order, so a bad input reports its first bad partition every time,
+            # its row counted in the dataset (the rows of the partitions before it)
+            stats = results_in_order(futs, lambda i, done: sum(s[0] for s in done))
         except BaseException:
             # the other partitions' work would go on in the background: stop it
             self.client.cancel(list(futs) + [f for f in self._held if f is not None])

@@ -35,7 +35,7 @@ from ..engine.setup import DatasetKind, prepare
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..backends.device import to_host
 from ..callback import check_callbacks
-from .data import DaskDataset, workers_of
+from .data import DaskDataset, results_in_order, workers_of
 from .linear import check_linear, linear_spec
 from .memory import check_worker_memory
 from .recovery import RecoveryError, WorkerLostError, later, wait_for_partitions
@@ -220,6 +220,10 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                              "ids on Dask (rows without them would be one query per "
                              "partition): pass qid= to its DaskDataset")
     t0 = time.perf_counter()
+    first_rows = np.concatenate([[0], np.cumsum(dtrain.part_rows)])
+
+    def before(i, _):      # a bad label's row, counted in the dataset (dgbdt.dask.data.located)
+        return int(first_rows[i])
     cuts = dtrain.cuts(dtrain.resolve_max_bin(p["max_bin"]), fan_in)
     if prior is not None:
         booster = prior.snapshot()
@@ -230,14 +234,14 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         elif getattr(objective, "leaf_alpha", None) is not None:
             intercept = label_quantile(client, dtrain, objective)
         elif getattr(objective, "needs_all_rows", False):      # survival:cox
-            got = client.gather(dtrain.map_rows(_checked_rows, objective))
+            got = results_in_order(dtrain.map_rows(_checked_rows, objective), before)
             label = np.concatenate([g[0] for g in got])
             weight = None if got[0][1] is None else np.concatenate([g[1] for g in got])
             intercept = objective.base_margin_from_labels(label, weight, num_class)
         else:
             futs = dtrain.map_rows(_label_stats, objective, num_class)
             try:
-                stats = [s for s in client.gather(futs) if s is not None]
+                stats = [s for s in results_in_order(futs, before) if s is not None]
             except BaseException:
                 client.cancel(futs)       # a bad label: the other partitions' checks stop
                 raise
