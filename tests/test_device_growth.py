@@ -238,3 +238,14 @@ def test_deferred_scores_on_collective_ranks(monkeypatch, deferred):
     for booster, hist in results:
         assert booster.save_raw() == ref.save_raw()
         assert hist == ref_hist
+
+
+@pytest.mark.parametrize("n", [37, 300])
+def test_device_growth_on_few_rows(monkeypatch, n):
+    """Few rows and a deep tree: the device grower addresses node ids up to its sentinel,
+    2^(max_depth + 1) - 1, however few nodes the rows allow (a shard sized by the rows alone,
+    2 n, made it write out of bounds: an illegal address on the GPU)."""
+    X, y, w = make(n, seed=3)
+    params = {"objective": "binary:logistic", "max_depth": 8, "min_child_weight": 0}
+    assert train(monkeypatch, "device", params, X, y, w) == \
+        train(monkeypatch, "host", params, X, y, w)

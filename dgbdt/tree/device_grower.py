@@ -45,6 +45,9 @@ from .split import MIN_GAIN, SplitParams, splittable
 #: level for device growth (its own and its kept parent level, on every shard); deeper trees
 #: and many streamed pages grow on the host (the same model)
 LEVEL_BYTES = 2 ** 30
+#: the deepest trees grown on the device: their fixed-shape levels address nodes up to
+#: 2^(max_depth + 1) - 1 (the sentinel), so shards keep that many node entries for them
+MAX_DEPTH = 16
 
 
 def fits(max_depth: int, n_slots: int, n_shards: int, slot_bytes: int = 16) -> bool:
@@ -52,7 +55,7 @@ def fits(max_depth: int, n_slots: int, n_shards: int, slot_bytes: int = 16) -> b
     deepest level with histograms has 2^(max_depth - 1) rows, its parent half as many;
     ``slot_bytes``: a histogram slot's (G, H int64; linear trees' 9 sums: 72)."""
     rows = 2 ** max(max_depth - 1, 0) + 2 ** max(max_depth - 2, 0)
-    return max_depth <= 16 and rows * n_slots * slot_bytes * max(n_shards, 1) <= LEVEL_BYTES
+    return max_depth <= MAX_DEPTH and rows * n_slots * slot_bytes * max(n_shards, 1) <= LEVEL_BYTES
 
 
 class DeviceTables:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .device_grower import MAX_DEPTH as DEVICE_MAX_DEPTH
 from .grower import Growth
 from .lossguide import LossguideGrowth, max_requests, node_capacity
 from .split import SplitParams
@@ -61,9 +62,13 @@ def max_nodes(p: dict, n_rows: int) -> int:
     (all of them, on every worker: node ids are the tree's): what shards size their per-node
     row segments by. A split needs a nonzero hessian sum, so at least one row, on each side:
     a tree has at most n_rows leaves and 2 n_rows - 1 nodes, whatever its depth (max_depth=30
-    on 300 rows: 599 nodes, not 2^31)."""
+    on 300 rows: 599 nodes, not 2^31). Not for depth-wise trees the device may grow
+    (dgbdt.tree.device_grower: up to MAX_DEPTH, 2^17 nodes at most): their fixed-shape levels
+    use every id up to the sentinel."""
     if p.get("grow_policy") == "lossguide":
         cap = node_capacity(p["max_depth"], p["max_leaves"])
+    elif p["max_depth"] <= DEVICE_MAX_DEPTH:
+        return 2 ** (p["max_depth"] + 1)
     else:
         cap = 2 ** (p["max_depth"] + 1)
     return int(min(cap, max(2 * int(n_rows), 1)))
