@@ -27,9 +27,13 @@ try:  # scikit-learn's base classes when it is installed (for clone, cross_val_s
     from sklearn.base import BaseEstimator as _Base
     from sklearn.base import ClassifierMixin as _ClassifierMixin
     from sklearn.base import RegressorMixin as _RegressorMixin
+    from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
     class _Base:
         pass
+
+    class NotFittedError(ValueError, AttributeError):
+        """scikit-learn's NotFittedError, where scikit-learn is not installed."""
 
     class _ClassifierMixin:
         pass
@@ -179,7 +183,8 @@ class _GBDTModel(_Base):
 
     def get_booster(self) -> Booster:
         if not hasattr(self, "_Booster"):
-            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call "
+                                 "'fit' with appropriate arguments before using this estimator.")
         return self._Booster
 
     def evals_result(self) -> dict:

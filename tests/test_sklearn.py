@@ -120,9 +120,12 @@ def test_regressor_fit_predict_score(reg_data):
 
 
 def test_not_fitted():
-    with pytest.raises(RuntimeError, match="not fitted"):
+    """scikit-learn's NotFittedError (a ValueError and an AttributeError), as sklearn's own
+    estimators and XGBoost's raise it (issue 44, item 5: it was a RuntimeError)."""
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError, match="not fitted"):
         GBDTRegressor().predict(np.zeros((2, 2)))
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         GBDTClassifier().evals_result()
 
 
