@@ -48,7 +48,7 @@ from ..backends.device import array_module, backend_of
 from ..objectives.registry import get_objective
 from ..objectives.registry import OBJECTIVES
 from ..tree.linear_model import add_linear_margins, linear_arrays
-from ..tree.model import ModelFormatError, Tree, category_arrays
+from ..tree.model import MAX_FEATURES, ModelFormatError, Tree, category_arrays
 
 FORMAT = "dgbdt-model"
 VERSION = 2
@@ -545,8 +545,9 @@ def _from_dict(d) -> Booster:
     if num_class is not None and (not isinstance(num_class, int) or num_class < 2):
         raise ModelFormatError("learner: num_class must be null or an integer >= 2")
     n_features = _require(ln, "num_features", int, "learner")
-    if n_features < 1:
-        raise ModelFormatError("learner: num_features must be >= 1")
+    if not 1 <= n_features <= MAX_FEATURES:
+        raise ModelFormatError(f"learner: num_features must be in [1, {MAX_FEATURES}] (the "
+                               f"feature ids the kernels read); got {n_features}")
     names = ln.get("feature_names")
     if names is not None and (not isinstance(names, list) or len(names) != n_features
                               or not all(isinstance(x, str) for x in names)):

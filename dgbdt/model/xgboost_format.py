@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..objectives.registry import OBJECTIVES
-from ..tree.model import ModelFormatError, Tree
+from ..tree.model import MAX_FEATURES, ModelFormatError, Tree
 
 #: the XGBoost version written into exported models (the format of XGBoost 3.2)
 XGBOOST_VERSION = [3, 2, 0]
@@ -295,7 +295,15 @@ def from_xgboost(d: dict, booster_class):
     if int(param.get("num_parallel_tree", "1")) != 1:
         raise ModelFormatError("XGBoost model: num_parallel_tree > 1 (a boosted random forest); "
                                "dgbdt reads one tree per output per round")
-    n_features = int(_param(mp, "num_feature", "learner_model_param"))
+    n_features = _param(mp, "num_feature", "learner_model_param")
+    if isinstance(n_features, bool) or not isinstance(n_features, (str, int)):
+        raise ModelFormatError("XGBoost model: learner_model_param.num_feature must be an "
+                               f"integer (XGBoost writes a string); got {n_features!r}")
+    n_features = int(n_features)
+    if not 1 <= n_features <= MAX_FEATURES:
+        raise ModelFormatError(f"XGBoost model: learner_model_param.num_feature must be in [1, "
+                               f"{MAX_FEATURES}] (the feature ids the kernels read); got "
+                               f"{n_features}")
     objective = get_objective(obj, oparams)
     num_class = num_class if obj.startswith("multi:") else None
     if obj.startswith("multi:") and not num_class:

@@ -28,6 +28,8 @@ import numpy as np
 #: a model file's category codes stay below this (XGBoost's limit, 2^24): the kernels read a
 #: split's categories as a bitset up to its largest code
 MAX_CATEGORY_CODE = 1 << 24
+#: features a model may name: split features are int32 in the kernels and the page layout
+MAX_FEATURES = (1 << 31) - 1
 
 
 class ModelFormatError(ValueError):
