@@ -6,6 +6,9 @@ mode) went on training, wrote checkpoints, and the next fit waited for them (36 
 wants them (dgbdt.dask.stop) every round and every collective, and graph mode submits at most
 a few rounds ahead.
 
+A worker SIGKILLed at a random moment of a training, in each mode, gives the undisturbed
+model's bytes (dgbdt.dask.recovery; tests/test_recovery.py kills at chosen rounds).
+
 Each case runs in its own interpreter: a SIGALRM handler raises the interrupt in the main
 thread, as a notebook's button does, on a process cluster of one thread a worker (a task
 still running would hold the only thread the next training's tasks can use). The handler
@@ -237,3 +240,38 @@ def test_a_raising_callback_ends_the_training_and_frees_the_cluster(client2, mod
     t = time.monotonic()
     out = dgd.train(client2, {"max_depth": 3}, d, 3, mode=mode)
     assert out["mode"] == mode and time.monotonic() - t < 20
+
+
+KILLS = COMMON + textwrap.dedent('''
+    import threading
+    mode, seed = sys.argv[1], int(sys.argv[2])
+    rng = random.Random(seed)
+    P = {"max_depth": 4, "subsample": 0.8}
+    with LocalCluster(n_workers=1 if mode == "task" else 2, threads_per_worker=1,
+                      processes=True, dashboard_address=None) as c, Client(c) as client:
+        d = data(client)
+        ref = dgd.train(client, P, d, 300, mode=mode)["booster"].save_raw()
+        pids = client.run(os.getpid)
+        victim = pids[sorted(pids)[rng.randrange(len(pids))]]
+        dgd.train(client, P, d, 300, mode=mode)        # warm: times the training itself
+        t = time.monotonic()
+        dgd.train(client, P, d, 300, mode=mode)
+        whole = time.monotonic() - t
+        delay = rng.uniform(0.15, 0.6) * whole
+        threading.Timer(delay, os.kill, (victim, signal.SIGKILL)).start()
+        out = dgd.train(client, P, d, 300, mode=mode)
+        print(f"CASE delay={delay:.2f} whole={whole:.2f} restarts={out['restarts']} "
+              f"same={out['booster'].save_raw() == ref}", flush=True)
+''')
+
+
+@pytest.mark.parametrize("mode", ["collective", "task", "graph"])
+def test_a_worker_killed_at_a_random_round_gives_the_same_model(mode):
+    seed = int.from_bytes(os.urandom(2), "little")
+    r = subprocess.run([sys.executable, "-c", KILLS, mode, str(seed)],
+                       capture_output=True, text=True, timeout=300)
+    where = f"seed {seed}\n{r.stdout}\n{r.stderr[-3000:]}"
+    assert r.returncode == 0, where
+    rows = _cases(r.stdout)
+    assert len(rows) == 1 and rows[0]["same"] == "True", where
+    assert int(rows[0]["restarts"]) >= 1, where      # the kill landed inside the training
