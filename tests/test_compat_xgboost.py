@@ -65,3 +65,38 @@ def test_save_raw_json_round_trip_and_ubjson_refused():
     assert bst.save_raw() == raw            # no argument: the JSON bytes too
     with pytest.raises(NotImplementedError, match="UBJSON"):
         bst.save_raw("ubj")
+
+
+def test_keyword_arguments_by_position_warn_as_xgboost_does():
+    """xgb.train(params, dtrain, num_round, watchlist) raised TypeError (issue 45): XGBoost
+    takes its keyword arguments by position too, with a FutureWarning; the same here, and
+    the same model and history as by keyword."""
+    import warnings
+
+    import dgbdt.compat.xgboost as dxgb
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = (X[:, 0] > 0).astype(float)
+    libs = [dxgb]
+    try:
+        import xgboost
+        libs.append(xgboost)
+    except ImportError:
+        pass
+    for xgb in libs:
+        dtrain, dvalid = xgb.DMatrix(X, y), xgb.DMatrix(X[:50], y[:50])
+        by_position, by_keyword = {}, {}
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            b1 = xgb.train({"objective": "binary:logistic"}, dtrain, 4, [(dvalid, "valid")],
+                           evals_result=by_position, verbose_eval=False)
+            d = xgb.DMatrix(X, y, np.ones(200))          # weight by position
+        assert [(w.category, str(w.message)) for w in seen] == [
+            (FutureWarning, "Pass `evals` as keyword args."),
+            (FutureWarning, "Pass `weight` as keyword args.")], xgb.__name__
+        b2 = xgb.train({"objective": "binary:logistic"}, dtrain, 4,
+                       evals=[(dvalid, "valid")], evals_result=by_keyword, verbose_eval=False)
+        assert by_position == by_keyword and bytes(b1.save_raw()) == bytes(b2.save_raw())
+        assert list(d.get_weight()) == [1.0] * 200
+    with pytest.raises(TypeError, match="multiple values for argument 'evals'"):
+        dxgb.train({}, dxgb.DMatrix(X, y), 2, [], evals=[])

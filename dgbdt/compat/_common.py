@@ -1,7 +1,41 @@
 """What the XGBoost-compatible modules share (dgbdt.compat.xgboost and its dask twin)."""
 from __future__ import annotations
 
+import functools
+import inspect
+import warnings
+
 from ..model.booster import Booster as _Booster, load_model as _load_model
+
+
+def positional_warned(fn):
+    """XGBoost's rule for arguments after ``*``: still taken by position, in the signature's
+    order, with a FutureWarning that says to pass them by keyword (``xgb.train(params, dtrain,
+    10, [(dvalid, "valid")])`` is the most common line of XGBoost code)."""
+    sig = inspect.signature(fn)
+    positional = [n for n, p in sig.parameters.items()
+                  if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    keyword = [n for n, p in sig.parameters.items() if p.kind == inspect.Parameter.KEYWORD_ONLY]
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        extra = len(args) - len(positional)
+        if extra > 0:
+            if extra > len(keyword):
+                raise TypeError(f"{fn.__name__}() takes at most "
+                                f"{len(positional) + len(keyword)} positional arguments; "
+                                f"got {len(args)}")
+            names = keyword[:extra]
+            warnings.warn(f"Pass `{', '.join(names)}` as keyword args.", FutureWarning,
+                          stacklevel=2)
+            for name, value in zip(names, args[len(positional):]):
+                if name in kwargs:
+                    raise TypeError(f"{fn.__name__}() got multiple values for argument "
+                                    f"{name!r}")
+                kwargs[name] = value
+            args = args[:len(positional)]
+        return fn(*args, **kwargs)
+    return call
 
 
 class Booster(_Booster):

@@ -27,7 +27,8 @@ from ..data.batches import BatchDataset
 from ..data.dataset import Dataset
 from ..cv import cv as _cv
 from ..train import train as _train
-from ._common import Booster, _compat, _unsupported, refuse_unsupported, xgb_params
+from ._common import (Booster, _compat, _unsupported, positional_warned, refuse_unsupported,
+                      xgb_params)
 
 __version__ = "3.2.0+dgbdt"
 
@@ -81,6 +82,7 @@ class DMatrix:
     """XGBoost's DMatrix: data with labels, weights and base margins (a dgbdt Dataset); a
     DataIter as data gives a BatchDataset (see DataIter)."""
 
+    @positional_warned
     def __init__(self, data, label=None, *, weight=None, base_margin=None, missing=None,
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
@@ -208,10 +210,12 @@ def _dataset(d):
     return d.dataset if isinstance(d, DMatrix) else d
 
 
-def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, feval=None,
-          maximize=None, early_stopping_rounds=None, evals_result=None,
-          verbose_eval=True, xgb_model=None, callbacks=None, custom_metric=None):
-    """xgboost.train on dgbdt (see the module docstring for what is refused)."""
+@positional_warned
+def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, maximize=None,
+          early_stopping_rounds=None, evals_result=None, verbose_eval=True, xgb_model=None,
+          callbacks=None, custom_metric=None, feval=None):
+    """xgboost.train on dgbdt (see the module docstring for what is refused); XGBoost's
+    keyword arguments by position too, with XGBoost's FutureWarning."""
     if feval is not None:
         _unsupported("feval= (deprecated in XGBoost)", "pass the function as custom_metric=")
     params = xgb_params(params, dtrain)
