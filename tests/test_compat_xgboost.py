@@ -100,3 +100,36 @@ def test_keyword_arguments_by_position_warn_as_xgboost_does():
         assert list(d.get_weight()) == [1.0] * 200
     with pytest.raises(TypeError, match="multiple values for argument 'evals'"):
         dxgb.train({}, dxgb.DMatrix(X, y), 2, [], evals=[])
+
+
+def test_booster_eval_fscore_and_dump_model_as_xgboost(tmp_path):
+    """Booster.eval / eval_set / get_fscore / dump_model / set_param("eval_metric") were
+    missing (issue 45): the same line format, keys and file layout as real xgboost's, on
+    features whose cuts both libraries agree on (the models are then the same)."""
+    import re
+    import dgbdt.compat.xgboost as dxgb
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 20, (400, 4)).astype(float)
+    y = (X[:, 0] + X[:, 1] > 19).astype(float)
+    p = {"objective": "binary:logistic", "eval_metric": ["logloss", "auc"], "max_depth": 3}
+    out = {}
+    for xgb in (dxgb, xgboost):
+        d = xgb.DMatrix(X, y)
+        b = xgb.train(p, d, 5)
+        b.set_param("eval_metric", "error")
+        path = tmp_path / f"{xgb.__name__}.txt"
+        b.dump_model(str(path))
+        out[xgb.__name__] = (b.eval(d), b.eval_set([(d, "train")], 3), b.get_fscore(),
+                             path.read_text(),
+                             b.eval_set([(d, "t")], feval=lambda m, dm: ("m0", float(m[0]))))
+    mine, theirs = out["dgbdt.compat.xgboost"], out["xgboost"]
+    assert re.fullmatch(r"\[0\]\teval-logloss:0\.\d{17}\teval-auc:\d\.\d{17}\teval-error:"
+                        r"0\.\d{17}", mine[0]), mine[0]
+    num = re.compile(r"\d\.(?:\d{17}|\d{6}$)")
+    for a, b in zip(mine[:2] + mine[4:], theirs[:2] + theirs[4:]):
+        assert num.sub("#", a) == num.sub("#", b)                   # the same line layout
+        assert np.allclose([float(v) for v in num.findall(a)],
+                           [float(v) for v in num.findall(b)], rtol=1e-5, atol=1e-6)
+    assert mine[2] == theirs[2]
+    assert mine[3].count("booster[") == theirs[3].count("booster[") == 5

@@ -70,6 +70,70 @@ class Booster(_Booster):
         return bytearray(super().save_raw("xgboost").encode())
 
 
+    def set_param(self, key, value=None) -> None:
+        """XGBoost's set_param: the learning rate between rounds (dgbdt's), and
+        ``eval_metric`` for ``eval`` / ``eval_set`` (XGBoost appends each one set)."""
+        items = list(key.items()) if isinstance(key, dict) else \
+            list(key) if isinstance(key, list) else [(key, value)]
+        rest = []
+        for k, v in items:
+            if k == "eval_metric":
+                have = self.__dict__.setdefault("_eval_metric", [])
+                for m in ([v] if isinstance(v, str) else list(v)):
+                    if m not in have:
+                        have.append(m)
+            else:
+                rest.append((k, v))
+        for k, v in rest:
+            super().set_param(k, v)
+
+    def eval_set(self, evals, iteration: int = 0, feval=None, output_margin: bool = True) -> str:
+        """XGBoost's evaluation line of the model on each (DMatrix, name): ``[iteration]\t
+        name-metric:value...``, the metrics set by eval_metric (training's, or set_param),
+        else the objective's default; ``feval(predt, dmatrix)``: a custom metric's (name,
+        value) pairs too, on margins (``output_margin``, XGBoost's default) or predictions.
+        Values printed as XGBoost prints them (17 decimals; a custom metric's, 6)."""
+        from ..engine.evaluation import DatasetEval
+        from ..metrics.registry import get_metric
+        names = self.__dict__.get("_eval_metric") or [self.objective.default_metric]
+        metrics = [get_metric(m) for m in names]
+        parts = [f"[{int(iteration)}]"]
+        for d, name in evals:
+            data = getattr(d, "dataset", d)
+            for m, v in zip(metrics, DatasetEval(data, self).scores(self, [], self.objective,
+                                                                     metrics)):
+                parts.append(f"{name}-{m.name}:{v:.17f}")
+            if feval is not None:
+                out = feval(self.predict(data, output_margin=output_margin), d)
+                for metric_name, v in (out if isinstance(out, list) else [out]):
+                    parts.append(f"{name}-{metric_name}:{float(v):f}")
+        return "\t".join(parts)
+
+    def eval(self, data, name: str = "eval", iteration: int = 0) -> str:
+        """XGBoost's: ``eval_set([(data, name)], iteration)``."""
+        return self.eval_set([(data, name)], iteration)
+
+    def get_fscore(self, fmap: str = "") -> dict:
+        """XGBoost's: the times each feature splits (get_score("weight"))."""
+        if fmap:
+            raise ValueError("fmap is not read: dgbdt names features from the model's "
+                             "feature_names")
+        return self.get_score("weight")
+
+    def dump_model(self, fout, fmap: str = "", with_stats: bool = False,
+                   dump_format: str = "text") -> None:
+        """XGBoost's: the trees' dump written to a file (a path or a text file object), each
+        text tree under a ``booster[i]:`` line; JSON as one list."""
+        trees = self.get_dump(fmap, with_stats, dump_format)
+        text = ("[\n" + ",\n".join(trees) + "]\n" if dump_format == "json" else
+                "".join(f"booster[{i}]:\n{t}" for i, t in enumerate(trees)))
+        if hasattr(fout, "write"):
+            fout.write(text)
+            return
+        with open(fout, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
 def _compat(booster) -> Booster:
     booster.__class__ = Booster     # the same object, XGBoost's constructor and load_model
     return booster

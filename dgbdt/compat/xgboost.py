@@ -223,12 +223,15 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, ma
     metric = None if custom_metric is None else (
         lambda preds, d: custom_metric(preds, {id(_dataset(e)): e for e, _ in evals or []}
                                        .get(id(d), dtrain)))
-    return _compat(_train(params, _dataset(dtrain), num_boost_round, obj=fn,
-                          custom_metric=metric, maximize=maximize,
-                          evals=[(_dataset(d), n) for d, n in (evals or [])],
-                          early_stopping_rounds=early_stopping_rounds,
-                          evals_result=evals_result, verbose_eval=verbose_eval,
-                          xgb_model=xgb_model, callbacks=callbacks))
+    booster = _compat(_train(params, _dataset(dtrain), num_boost_round, obj=fn,
+                             custom_metric=metric, maximize=maximize,
+                             evals=[(_dataset(d), n) for d, n in (evals or [])],
+                             early_stopping_rounds=early_stopping_rounds,
+                             evals_result=evals_result, verbose_eval=verbose_eval,
+                             xgb_model=xgb_model, callbacks=callbacks))
+    if params.get("eval_metric"):          # what Booster.eval reports, as XGBoost's keeps it
+        booster.set_param("eval_metric", params["eval_metric"])
+    return booster
 
 
 def cv(params, dtrain, num_boost_round: int = 10, **kwargs):
