@@ -24,6 +24,9 @@ from . import progressbar
 class TrainingCallback:
     """The base of training callbacks (XGBoost's ``xgboost.callback.TrainingCallback``)."""
 
+    #: the evaluation log's type, as XGBoost names it (``{eval set: {metric: [values]}}``)
+    EvalsLog = dict
+
     def before_training(self, model):
         return model
 

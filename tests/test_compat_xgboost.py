@@ -133,3 +133,22 @@ def test_booster_eval_fscore_and_dump_model_as_xgboost(tmp_path):
                            [float(v) for v in num.findall(b)], rtol=1e-5, atol=1e-6)
     assert mine[2] == theirs[2]
     assert mine[3].count("booster[") == theirs[3].count("booster[") == 5
+
+
+def test_binary_dmatrix_of_any_name_and_missing_model_file(tmp_path):
+    """XGBoost's DMatrix(path) reads what save_binary wrote whatever the file's name (test_basic
+    saves 'dtest.dmatrix'); a model path that is no file raises xgb.core.XGBoostError."""
+    import dgbdt.compat.xgboost as xgb
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 3))
+    d = xgb.DMatrix(X, label=(X[:, 0] > 0).astype(float))
+    path = tmp_path / "dtest.dmatrix"
+    d.save_binary(str(path))
+    b = xgb.train({"objective": "binary:logistic"}, d, 3)
+    again = xgb.DMatrix(str(path))
+    assert again.num_row() == 100 and list(again.get_label()) == list(d.get_label())
+    assert np.array_equal(b.predict(again), b.predict(d))
+    with pytest.raises(xgb.core.XGBoostError, match="incorrect_path"):
+        xgb.Booster(model_file="incorrect_path")
+    with pytest.raises(ValueError, match="cannot tell the format"):   # not a saved Dataset
+        xgb.DMatrix(str(tmp_path / "nothing.dmatrix"))

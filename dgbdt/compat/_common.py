@@ -8,6 +8,11 @@ import warnings
 from ..model.booster import Booster as _Booster, load_model as _load_model
 
 
+class XGBoostError(ValueError):
+    """XGBoost's error type (``xgb.core.XGBoostError``), where the compat layer raises what
+    XGBoost raises as one."""
+
+
 def positional_warned(fn):
     """XGBoost's rule for arguments after ``*``: still taken by position, in the signature's
     order, with a FutureWarning that says to pass them by keyword (``xgb.train(params, dtrain,
@@ -51,10 +56,13 @@ class Booster(_Booster):
 
     def load_model(self, fname) -> None:
         """Read a model file (dgbdt's or XGBoost's JSON; a path, or the bytes save_raw gave)
-        into this Booster."""
+        into this Booster; a path that is no file raises XGBoostError, as XGBoost's does."""
         if isinstance(fname, bytearray):
             fname = bytes(fname)
-        self.__dict__.update(_load_model(fname).__dict__)
+        try:
+            self.__dict__.update(_load_model(fname).__dict__)
+        except FileNotFoundError as e:
+            raise XGBoostError(f"cannot load the model: {e}") from e
 
     def save_raw(self, raw_format: str = "deprecated"):
         """XGBoost's: the model as a bytearray of XGBoost's JSON document (loadable by XGBoost,

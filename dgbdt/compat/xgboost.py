@@ -19,6 +19,8 @@ returns the CSR matrix, as XGBoost's does.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .. import callback  # noqa: F401  (xgb.callback.EarlyStopping, ...)
@@ -27,8 +29,8 @@ from ..data.batches import BatchDataset
 from ..data.dataset import Dataset
 from ..cv import cv as _cv
 from ..train import train as _train
-from ._common import (Booster, _compat, _unsupported, positional_warned, refuse_unsupported,
-                      xgb_params)
+from ._common import (Booster, XGBoostError, _compat, _unsupported, positional_warned,
+                      refuse_unsupported, xgb_params)
 
 __version__ = "3.2.0+dgbdt"
 
@@ -103,7 +105,7 @@ class DMatrix:
                                  "each batch (input_data(data=..., label=...))")
             self.dataset = BatchDataset(_iter_batches(data, enable_categorical),
                                         feature_names=feature_names)
-        elif isinstance(data, str) and "?" not in data and data.endswith((".buffer", ".dgbdt")):
+        elif _saved_dataset(data):
             self.dataset = Dataset.load_binary(data)      # saved by save_binary
         else:
             self.dataset = Dataset(data, label=label, weight=weight, base_margin=base_margin,
@@ -206,6 +208,18 @@ class ExtMemQuantileDMatrix(QuantileDMatrix):
         super().__init__(data, max_bin=max_bin, ref=ref, **kwargs)
 
 
+def _saved_dataset(data) -> bool:
+    """Whether ``data`` names a file save_binary wrote (an .npz archive: a zip), whatever its
+    name, as XGBoost's DMatrix(path) reads its own binary files."""
+    if not isinstance(data, (str, os.PathLike)) or "?" in str(data):
+        return False
+    try:
+        with open(data, "rb") as f:
+            return f.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
+
+
 def _dataset(d):
     return d.dataset if isinstance(d, DMatrix) else d
 
@@ -252,10 +266,13 @@ def __getattr__(name):
     if name == "dask":
         from . import xgboost_dask
         return xgboost_dask
+    if name in ("core", "training"):          # xgb.core.XGBoostError, xgb.training.train
+        import sys
+        return sys.modules[__name__]
     if name in ("XGBRFClassifier", "XGBRFRegressor"):
         _unsupported(name, "dgbdt has no random forests yet")
     raise AttributeError(f"module 'dgbdt.compat.xgboost' has no attribute {name!r}")
 
 
 __all__ = ["Booster", "DMatrix", "DataIter", "ExtMemQuantileDMatrix", "QuantileDMatrix",
-           "callback", "cv", "load_model", "train"]
+           "XGBoostError", "callback", "cv", "load_model", "train"]
