@@ -152,3 +152,15 @@ def test_binary_dmatrix_of_any_name_and_missing_model_file(tmp_path):
         xgb.Booster(model_file="incorrect_path")
     with pytest.raises(ValueError, match="cannot tell the format"):   # not a saved Dataset
         xgb.DMatrix(str(tmp_path / "nothing.dmatrix"))
+
+
+def test_num_class_without_objective_is_softmax_as_in_xgboost():
+    import dgbdt.compat.xgboost as dxgb
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 10, (300, 3)).astype(float)
+    y = (X[:, 0] > 4).astype(float)
+    preds = [xgb.train({"num_class": 2, "max_depth": 2}, xgb.DMatrix(X, y), 3).predict(
+        xgb.DMatrix(X)) for xgb in (dxgb, xgboost)]
+    assert preds[0].shape == preds[1].shape == (300,)
+    assert np.array_equal(preds[0], preds[1]) and set(np.unique(preds[0])) <= {0.0, 1.0}

@@ -154,13 +154,18 @@ def _unsupported(what: str, instead: str):
 
 def xgb_params(params, dtrain=None) -> dict:
     """XGBoost's parameters as dgbdt's: verbosity dropped, tree_method hist (gpu_hist: device
-    cuda), a QuantileDMatrix's max_bin as the parameter."""
+    cuda), a QuantileDMatrix's max_bin as the parameter, num_class > 1 without an objective
+    multi:softmax (XGBoost's learner, ConfigureObjective)."""
     params = dict(params or {})
     max_bin = getattr(dtrain, "max_bin", None)
     if max_bin is not None:
         params.setdefault("max_bin", max_bin)
     for key in ("verbosity", "silent"):
         params.pop(key, None)
+    num_class = params.get("num_class")
+    if "objective" not in params and num_class is not None and int(num_class) > 1:
+        params["objective"] = "multi:softmax"     # XGBoost's learner does the same
+
     method = params.pop("tree_method", None)
     if method == "gpu_hist":                 # XGBoost < 2's spelling of device="cuda"
         params.setdefault("device", "cuda")
