@@ -126,25 +126,36 @@ class LearningRateScheduler(TrainingCallback):
 
 
 class EvaluationMonitor(TrainingCallback):
-    """Print the round's scores every ``period`` rounds (and the last), XGBoost's format."""
+    """Print the round's scores every ``period`` rounds (and the last), XGBoost's format.
+    XGBoost's other arguments are taken: ``rank`` (the printing worker: one process prints
+    here), ``show_stdv`` (cv's deviations: dgbdt.cv reports them in its frame), ``logger``
+    (a function given each line instead of printing it)."""
 
-    def __init__(self, period: int = 1):
+    def __init__(self, period: int = 1, rank: int = 0, show_stdv: bool = False, logger=None):
         self.period = max(int(period), 1)
+        self.rank, self.show_stdv, self._logger = rank, show_stdv, logger
         self._last = None
 
     def after_iteration(self, model, epoch, evals_log) -> bool:
         scores = [(d, m, v[-1]) for d, ms in evals_log.items() for m, v in ms.items()]
         if scores and epoch % self.period == 0:
-            emit(format_eval_line(epoch, scores))
+            line = format_eval_line(epoch, scores)
+            if self._logger is not None:
+                self._logger(line + "\n")          # XGBoost's loggers get the newline
+            else:
+                emit(line)
         self._last = (epoch, scores)
         return False
 
 
 class TrainingCheckPoint(TrainingCallback):
-    """Save the model every ``interval`` rounds to ``directory/{name}_{epoch}.json`` (JSON, never
-    pickle), as XGBoost's callback: models to keep or to continue with ``xgb_model=``. To resume
-    a killed training to the same model, history and early stopping, pass train's
+    """Save the model to ``directory/{name}_{epoch}.json`` (JSON, never pickle) at XGBoost's
+    rounds: epoch ``interval``, then every ``interval`` epochs (models to keep or to continue
+    with ``xgb_model=``; file names as XGBoost's, ``default_format`` the extension). To resume a
+    killed training to the same model, history and early stopping, pass train's
     ``checkpoint_dir=`` instead (dgbdt.engine.checkpoint)."""
+
+    default_format = "json"
 
     def __init__(self, directory: str | os.PathLike, name: str = "model", as_pickle=False,
                  interval: int = 100):
@@ -152,11 +163,15 @@ class TrainingCheckPoint(TrainingCallback):
             raise ValueError("as_pickle=True: dgbdt does not pickle models; checkpoints are "
                              "JSON model files (dgbdt.load_model reads them)")
         self.directory, self.name, self.interval = os.fspath(directory), name, max(interval, 1)
+        self._since = 0          # epochs since the last save (XGBoost's counter)
 
     def after_iteration(self, model, epoch, evals_log) -> bool:
-        if (epoch + 1) % self.interval == 0:
+        if self._since == self.interval:
             os.makedirs(self.directory, exist_ok=True)
-            model.save_model(os.path.join(self.directory, f"{self.name}_{epoch}.json"))
+            model.save_model(os.path.join(self.directory,
+                                          f"{self.name}_{epoch}.{self.default_format}"))
+            self._since = 0
+        self._since += 1
         return False
 
 

@@ -123,9 +123,11 @@ def test_checkpoints_and_monitor(tmp_path, capsys):
                     verbose_eval=False,
                     callbacks=[TrainingCheckPoint(tmp_path, interval=2), EvaluationMonitor(3)])
     saved = sorted(p.name for p in tmp_path.iterdir())
-    assert saved == ["model_1.json", "model_3.json", "model_5.json"]
-    assert dgbdt.load_model(tmp_path / "model_5.json").save_raw() == b.save_raw()
-    assert dgbdt.load_model(tmp_path / "model_1.json").num_boosted_rounds() == 2
+    # XGBoost's rounds and names: epoch `interval`, then every `interval` epochs
+    assert saved == ["model_2.json", "model_4.json"]
+    assert TrainingCheckPoint.default_format == "json"
+    assert dgbdt.load_model(tmp_path / "model_4.json").save_raw() == b[:5].save_raw()
+    assert dgbdt.load_model(tmp_path / "model_2.json").num_boosted_rounds() == 3
     lines = capsys.readouterr().out.strip().splitlines()
     assert [ln.split("\t")[0] for ln in lines] == ["[0]", "[3]"]
     with pytest.raises(ValueError, match="does not pickle"):

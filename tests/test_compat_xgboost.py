@@ -164,3 +164,30 @@ def test_num_class_without_objective_is_softmax_as_in_xgboost():
         xgb.DMatrix(X)) for xgb in (dxgb, xgboost)]
     assert preds[0].shape == preds[1].shape == (300,)
     assert np.array_equal(preds[0], preds[1]) and set(np.unique(preds[0])) <= {0.0, 1.0}
+
+
+def test_checkpoint_rounds_and_monitor_arguments_as_xgboost(tmp_path):
+    """TrainingCheckPoint saves at XGBoost's rounds under XGBoost's names (its demo builds the
+    paths from default_format); EvaluationMonitor takes rank, show_stdv and logger."""
+    import dgbdt.compat.xgboost as dxgb
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = (X[:, 0] > 0).astype(float)
+    saved, lines = {}, {}
+    for xgb in (dxgb, xgboost):
+        folder = tmp_path / xgb.__name__
+        folder.mkdir()                      # XGBoost's does not make it
+        got = []
+        d = xgb.DMatrix(X, y)
+        xgb.train({"objective": "binary:logistic"}, d, 7, evals=[(d, "train")],
+                  verbose_eval=False, callbacks=[
+                      xgb.callback.TrainingCheckPoint(folder, interval=2),
+                      xgb.callback.EvaluationMonitor(period=3, rank=0, show_stdv=True,
+                                                     logger=got.append)])
+        ext = xgb.callback.TrainingCheckPoint.default_format
+        saved[xgb.__name__] = sorted(p.name[:-len(ext) - 1] for p in folder.iterdir())
+        lines[xgb.__name__] = [ln.split("\t")[0] for ln in got]
+    assert saved["dgbdt.compat.xgboost"] == saved["xgboost"] == ["model_2", "model_4",
+                                                                  "model_6"]
+    assert lines["dgbdt.compat.xgboost"][:3] == lines["xgboost"][:3] == ["[0]", "[3]", "[6]"]

@@ -275,10 +275,12 @@ def test_bad_partition_values_name_the_partition(client1):
     X, y, w = make()
     y = y.copy()
     y[2500] = np.nan
-    with pytest.raises(ValueError, match=r"partition 2: label contains NaN .*row 500"):
+    with pytest.raises(ValueError, match=r"label contains NaN .*row 2500 of the dataset "
+                                         r"\(row 500 of partition 2\)"):
         dgd.DaskDataset(client1, as_dask_array(X, 3), as_dask_array(y, 3))
     w = -w
-    with pytest.raises(ValueError, match="partition 0: weight must be >= 0"):
+    with pytest.raises(ValueError, match=r"weight must be >= 0; row 0 of the dataset \(row 0 of "
+                                         r"partition 0\)"):
         dgd.DaskDataset(client1, as_dask_array(X, 3), as_dask_array(np.nan_to_num(y), 3),
                         as_dask_array(w, 3))
 
