@@ -47,7 +47,7 @@ _RENAMED = {"learning_rate": "eta", "reg_lambda": "lambda", "reg_alpha": "alpha"
 #: estimator arguments that go to the Dataset, not the training parameters
 _DATA_ARGS = ("enable_categorical", "feature_types", "missing")
 _NOT_PARAMS = {"n_estimators", "early_stopping_rounds", "importance_type", "kwargs",
-               "checkpoint_dir", "checkpoint_interval"}
+               "checkpoint_dir", "checkpoint_interval", "callbacks"}
 
 
 class _GBDTModel(_Base):
@@ -61,7 +61,7 @@ class _GBDTModel(_Base):
                  early_stopping_rounds: int | None = None, tree_method: str | None = None,
                  device: str | None = None, verbosity: int | None = None,
                  importance_type: str = "gain", checkpoint_dir=None,
-                 checkpoint_interval: int = 10, **kwargs):
+                 checkpoint_interval: int = 10, callbacks=None, **kwargs):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -83,6 +83,7 @@ class _GBDTModel(_Base):
         self.importance_type = importance_type
         self.checkpoint_dir = checkpoint_dir
         self.checkpoint_interval = checkpoint_interval
+        self.callbacks = callbacks
         self.kwargs = kwargs
 
     # -- scikit-learn protocol ---------------------------------------------------------------
@@ -165,10 +166,17 @@ class _GBDTModel(_Base):
                               xgb_model=_booster_of(xgb_model), obj=obj,
                               custom_metric=metric, maximize=maximize,
                               checkpoint_dir=self.checkpoint_dir,
-                              checkpoint_interval=self.checkpoint_interval)
+                              checkpoint_interval=self.checkpoint_interval,
+                              callbacks=self._fit_callbacks())
         self._set_fit_features(dtrain.num_col, None if isinstance(X, np.ndarray)
                                else dtrain.feature_names)
         return self
+
+    def _fit_callbacks(self):
+        """The callbacks= for one fit: copies, as XGBoost's estimators make them, so a
+        callback's state (EarlyStopping's best score) does not leak into the next fit."""
+        import copy
+        return [copy.deepcopy(cb) for cb in self.callbacks] if self.callbacks else None
 
     def _set_fit_features(self, n_features: int, feature_names) -> None:
         """n_features_in_, and feature_names_in_ when fitted on a DataFrame."""
@@ -235,17 +243,22 @@ class _GBDTModel(_Base):
         self.n_features_in_ = self._Booster.n_features
 
 
-class GBDTRegressor(_RegressorMixin, _GBDTModel):
-    """Gradient-boosted trees for regression (default objective reg:squarederror)."""
+class _Model(_GBDTModel):
+    """XGBoost's XGBModel: the estimators' base, itself an estimator of any objective
+    (reg:squarederror by default) whose predict gives the objective's predictions."""
 
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int = False,
-            base_margin_eval_set=None, xgb_model=None) -> "GBDTRegressor":
+            base_margin_eval_set=None, xgb_model=None):
         return self._fit(X, y, _regression_params(self), sample_weight, base_margin, eval_set,
                          sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model)
 
     def predict(self, X, output_margin: bool = False, iteration_range=None) -> np.ndarray:
         return self._margin_or_prediction(X, output_margin, iteration_range)
+
+
+class GBDTRegressor(_RegressorMixin, _Model):
+    """Gradient-boosted trees for regression (default objective reg:squarederror)."""
 
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R^2 of the predictions."""

@@ -191,3 +191,45 @@ def test_checkpoint_rounds_and_monitor_arguments_as_xgboost(tmp_path):
     assert saved["dgbdt.compat.xgboost"] == saved["xgboost"] == ["model_2", "model_4",
                                                                   "model_6"]
     assert lines["dgbdt.compat.xgboost"][:3] == lines["xgboost"][:3] == ["[0]", "[3]", "[6]"]
+
+
+def test_params_as_xgboost_reads_them():
+    """String values ("2" is 2) and a list of (name, value) pairs with several eval_metric
+    entries (XGBoost's demo evals_result.py) give what real xgboost gives."""
+    import dgbdt.compat.xgboost as dxgb
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 10, (300, 3)).astype(float)
+    y = (X[:, 0] > 4).astype(float)
+    params = [("max_depth", "2"), ("eta", "0.5"), ("objective", "binary:logistic"),
+              ("eval_metric", "logloss"), ("eval_metric", "error")]
+    logs = []
+    for xgb in (dxgb, xgboost):
+        d = xgb.DMatrix(X, y)
+        log: dict = {}
+        xgb.train(params, d, 3, evals=[(d, "train")], evals_result=log, verbose_eval=False)
+        logs.append(log)
+    assert list(logs[0]["train"]) == list(logs[1]["train"]) == ["logloss", "error"]
+    np.testing.assert_allclose(logs[0]["train"]["logloss"], logs[1]["train"]["logloss"],
+                               rtol=1e-5)
+
+
+def test_xgbmodel_fits_and_estimators_take_callbacks():
+    """XGBModel().fit (XGBoost's base estimator; every estimator an instance of it) and
+    callbacks= on the estimators (copied for each fit, as XGBoost does) were refused."""
+    import dgbdt.compat.xgboost as xgb
+    from sklearn.base import clone
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    m = xgb.XGBModel(n_estimators=5).fit(X, X[:, 0])
+    assert m.predict(X).shape == (300,)
+    assert isinstance(xgb.XGBClassifier(), xgb.XGBModel) and \
+        issubclass(xgb.XGBRanker, xgb.XGBModel)
+    stop = xgb.callback.EarlyStopping(rounds=3, save_best=True)
+    clf = xgb.XGBClassifier(n_estimators=500, eval_metric="logloss", callbacks=[stop])
+    clf.fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])])
+    first = clf.get_booster().num_boosted_rounds()
+    assert first < 500 and clone(clf).callbacks is not None
+    clf.fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])])   # a fresh copy: same stop
+    assert clf.get_booster().num_boosted_rounds() == first

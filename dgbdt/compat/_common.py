@@ -155,8 +155,20 @@ def _unsupported(what: str, instead: str):
 def xgb_params(params, dtrain=None) -> dict:
     """XGBoost's parameters as dgbdt's: verbosity dropped, tree_method hist (gpu_hist: device
     cuda), a QuantileDMatrix's max_bin as the parameter, num_class > 1 without an objective
-    multi:softmax (XGBoost's learner, ConfigureObjective)."""
+    multi:softmax (XGBoost's learner, ConfigureObjective); a list of (name, value) pairs
+    with every eval_metric kept, in order (XGBoost's way to ask for several)."""
+    if isinstance(params, (list, tuple)):
+        pairs, params = params, {}
+        for k, v in pairs:
+            if k == "eval_metric" and "eval_metric" in params:
+                have = params[k] if isinstance(params[k], list) else [params[k]]
+                params[k] = have + (list(v) if isinstance(v, (list, tuple)) else [v])
+            else:
+                params[k] = v
     params = dict(params or {})
+    for k, v in params.items():           # XGBoost passes every value as a string: "2" is 2
+        if isinstance(v, str) and k != "eval_metric":
+            params[k] = _number(v)
     max_bin = getattr(dtrain, "max_bin", None)
     if max_bin is not None:
         params.setdefault("max_bin", max_bin)
@@ -173,6 +185,19 @@ def xgb_params(params, dtrain=None) -> dict:
         _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
                      "(tree_method='hist')")
     return params
+
+
+def _number(text: str):
+    """A parameter's string as XGBoost reads it: an int or a float when it is one, else the
+    string (objective names, metric names, constraints)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def refuse_unsupported(*, group=None, qid=None, label_lower_bound=None,

@@ -257,11 +257,32 @@ def load_model(fname) -> Booster:
     return _compat(_load_model(fname))
 
 
+_XGB_MODEL = []
+
+
+def _xgb_model(sklearn):
+    """XGBoost's XGBModel: an estimator that fits and predicts any objective (dgbdt.sklearn.
+    _Model), of which every dgbdt estimator is an instance, as XGBoost's estimators are of
+    XGBModel (isinstance and issubclass answer for any of dgbdt's estimators)."""
+    if not _XGB_MODEL:
+        class AnyEstimator(type(sklearn._Model)):
+            def __instancecheck__(cls, obj):
+                return isinstance(obj, sklearn._GBDTModel)
+
+            def __subclasscheck__(cls, sub):
+                return issubclass(sub, sklearn._GBDTModel)
+
+        class XGBModel(sklearn._Model, metaclass=AnyEstimator):
+            __doc__ = _xgb_model.__doc__
+        _XGB_MODEL.append(XGBModel)
+    return _XGB_MODEL[0]
+
+
 def __getattr__(name):
     if name in ("XGBClassifier", "XGBRegressor", "XGBRanker", "XGBModel"):
         from .. import sklearn
         if name == "XGBModel":
-            return sklearn._GBDTModel
+            return _xgb_model(sklearn)
         return getattr(sklearn, "GBDT" + name[3:])
     if name == "dask":
         from . import xgboost_dask

@@ -140,7 +140,8 @@ class _DaskGBDTModel(_GBDTModel):
                           early_stopping_rounds=self.early_stopping_rounds,
                           verbose_eval=verbose, xgb_model=_booster_of(xgb_model), obj=obj,
                           checkpoint_dir=self.checkpoint_dir,
-                          checkpoint_interval=self.checkpoint_interval, custom_metric=metric)
+                          checkpoint_interval=self.checkpoint_interval, custom_metric=metric,
+                          callbacks=self._fit_callbacks())
         self._Booster = out["booster"]
         self.evals_result_ = out["history"]
         self._set_fit_features(dtrain.num_col,
