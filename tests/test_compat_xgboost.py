@@ -233,3 +233,24 @@ def test_xgbmodel_fits_and_estimators_take_callbacks():
     assert first < 500 and clone(clf).callbacks is not None
     clf.fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])])   # a fresh copy: same stop
     assert clf.get_booster().num_boosted_rounds() == first
+
+
+def test_dump_with_a_feature_map_as_xgboost(tmp_path):
+    """dump_model / get_dump read XGBoost's feature map (the basic walkthrough demo passes
+    one): on quantitative features the dump is real xgboost's, text for text."""
+    import dgbdt.compat.xgboost as dxgb
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 20, (400, 3)).astype(float)
+    y = (X[:, 0] + X[:, 2] > 19).astype(float)
+    fmap = tmp_path / "featmap.txt"
+    fmap.write_text("0\tage\tq\n1\theight\tq\n2\tweight\tq\n")
+    dumps = [xgb.train({"objective": "binary:logistic", "max_depth": 3}, xgb.DMatrix(X, y),
+                       3).get_dump(str(fmap)) for xgb in (dxgb, xgboost)]
+    import re
+    leaf = re.compile(r"leaf=(-?[0-9.e+-]+)")
+    assert "age<" in dumps[0][0]
+    assert [leaf.sub("leaf", t) for t in dumps[0]] == [leaf.sub("leaf", t) for t in dumps[1]]
+    # leaf values to float32's last digits (dgbdt sums gradients in fixed point)
+    np.testing.assert_allclose([float(v) for t in dumps[0] for v in leaf.findall(t)],
+                               [float(v) for t in dumps[1] for v in leaf.findall(t)], rtol=1e-6)

@@ -98,3 +98,18 @@ def test_dask_arrays_of_sparse_chunks(client2):
         assert out["booster"].save_raw() == ref.save_raw()
     pred = dgd.predict(client2, out["booster"], dX).compute()
     np.testing.assert_array_equal(np.asarray(pred), ref.predict(dense))
+
+
+def test_libsvm_ids_as_xgboost_reads_them(tmp_path):
+    """A libsvm file whose ids start at 1 (XGBoost's agaricus demo data) has XGBoost's columns:
+    feature i is id i, feature 0 empty (scikit-learn's reader guessed 1-based and shifted
+    every feature down by one: 126 columns where XGBoost has 127, and a feature map's names
+    one off)."""
+    xgb = pytest.importorskip("xgboost")
+    path = tmp_path / "one_based.svm"
+    path.write_text("1 1:0.5 3:1\n0 2:0.25\n1 3:2 5:1\n0 1:0.75 4:3\n")
+    mine = dgbdt.Dataset(f"{path}?format=libsvm")
+    theirs = xgb.DMatrix(f"{path}?format=libsvm")
+    assert mine.num_col == theirs.num_col() == 6
+    np.testing.assert_array_equal(np.nan_to_num(mine.rows()),
+                                  theirs.get_data().toarray())

@@ -75,8 +75,8 @@ def test_dumps_are_xgboosts(names):
     pd.testing.assert_frame_equal(ours.drop(columns=["Category"]),
                                   theirs.drop(columns=["Category"]), check_dtype=False,
                                   rtol=1e-6)
-    with pytest.raises(ValueError, match="fmap is not read"):
-        b.get_dump(fmap="featmap.txt")
+    with pytest.raises(FileNotFoundError):       # a feature map is read now: this one is absent
+        b.get_dump(fmap="no-such-featmap.txt")
 
 
 def test_strict_shape_and_inplace_predict():

@@ -122,11 +122,15 @@ class Booster(_Booster):
         return self.eval_set([(data, name)], iteration)
 
     def get_fscore(self, fmap: str = "") -> dict:
-        """XGBoost's: the times each feature splits (get_score("weight"))."""
-        if fmap:
-            raise ValueError("fmap is not read: dgbdt names features from the model's "
-                             "feature_names")
-        return self.get_score("weight")
+        """XGBoost's: the times each feature splits (get_score("weight")), keys named by
+        ``fmap`` (XGBoost's feature map file) when given."""
+        scores = self.get_score("weight")
+        if not fmap:
+            return scores
+        from ..model.booster import read_feature_map
+        names = read_feature_map(fmap, self._names())
+        by_old = dict(zip(self._names(), names))
+        return {by_old.get(k, k): v for k, v in scores.items()}
 
     def dump_model(self, fout, fmap: str = "", with_stats: bool = False,
                    dump_format: str = "text") -> None:

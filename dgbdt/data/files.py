@@ -2,7 +2,8 @@
 ``"train.csv?format=csv&label_column=0"``, or a parquet path (a ``label_column=`` name).
 
 libsvm (svmlight) files are read with scikit-learn's reader (sparse: absent entries become
-missing values); CSV with numpy (no header; the label column by position); parquet with pandas
+missing values), their indices as XGBoost reads them: feature ids as written (a file whose
+ids start at 1 has an empty feature 0, as in XGBoost, whose feature maps count from 0); CSV with numpy (no header; the label column by position); parquet with pandas
 (columns by name). Returns (X, y, feature names or None).
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ def read_uri(uri: str, label_column=None):
         except ImportError:
             raise ImportError("reading libsvm files needs scikit-learn (pip install "
                               "scikit-learn)") from None
-        X, y = load_svmlight_file(path)
+        X, y = load_svmlight_file(path, zero_based=True)
         return X, y, None
     label = opts.get("label_column", label_column)
     if fmt == "csv":

@@ -299,15 +299,15 @@ class Booster:
 
     def get_dump(self, fmap: str = "", with_stats: bool = False,
                  dump_format: str = "text") -> list[str]:
-        """One string per tree in XGBoost's dump format ("text" or "json"; dgbdt.tree.dump)."""
+        """One string per tree in XGBoost's dump format ("text" or "json"; dgbdt.tree.dump).
+        ``fmap``: XGBoost's feature map file (``<id>\t<name>\t<type>`` a line) naming the
+        features (every split prints as a comparison, indicator features too)."""
         from ..tree import dump
-        if fmap:
-            raise ValueError("fmap is not read: dgbdt names features from the model's "
-                             "feature_names (pass the names when training)")
         if dump_format not in ("text", "json"):
             raise ValueError(f"dump_format must be 'text' or 'json'; got {dump_format!r}")
+        names = read_feature_map(fmap, self._names()) if fmap else self._names()
         fn = dump.text if dump_format == "text" else dump.as_json
-        return [fn(t, self._names(), with_stats) for t in self.trees]
+        return [fn(t, names, with_stats) for t in self.trees]
 
     def trees_to_dataframe(self):
         """A pandas DataFrame with a row per node of every tree (XGBoost's columns)."""
@@ -477,6 +477,25 @@ def _concatenated(trees: list[Tree], classes: list[int]) -> tuple:
         _concat_cache.insert(0, (tuple(trees), key, made))
         del _concat_cache[_CONCAT_KEEP:]
     return made
+
+
+def read_feature_map(path, names: list[str]) -> list[str]:
+    """``names`` with those an XGBoost feature map file gives (``<id>\t<name>\t<type>``
+    lines; ids outside the model are an error)."""
+    out = list(names)
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 2 or not parts[0].strip().isdigit():
+                raise ValueError(f"{path}: line {n} is not '<id>\\t<name>\\t<type>'")
+            i = int(parts[0])
+            if i >= len(out):
+                raise ValueError(f"{path}: line {n} names feature {i}; the model has "
+                                 f"{len(out)} features")
+            out[i] = parts[1]
+    return out
 
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:
