@@ -254,3 +254,18 @@ def test_dump_with_a_feature_map_as_xgboost(tmp_path):
     # leaf values to float32's last digits (dgbdt sums gradients in fixed point)
     np.testing.assert_allclose([float(v) for t in dumps[0] for v in leaf.findall(t)],
                                [float(v) for t in dumps[1] for v in leaf.findall(t)], rtol=1e-6)
+
+
+def test_a_gpu_device_without_a_gpu_falls_back_with_a_warning_as_xgboost():
+    import dgbdt.compat.xgboost as xgb
+    from dgbdt.backends.device import cuda_available
+    if cuda_available():
+        pytest.skip("a GPU is visible: nothing to fall back from")
+    X = np.random.default_rng(0).standard_normal((100, 3))
+    d = xgb.DMatrix(X, (X[:, 0] > 0).astype(float))
+    with pytest.warns(UserWarning, match="no usable CUDA GPU .* training on the CPU"):
+        b = xgb.train({"objective": "binary:logistic", "device": "cuda"}, d, 2)
+    assert b.num_boosted_rounds() == 2
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):    # dgbdt's own API refuses
+        import dgbdt
+        dgbdt.train({"device": "cuda"}, dgbdt.Dataset(X, X[:, 0]), 2)

@@ -158,7 +158,7 @@ def _unsupported(what: str, instead: str):
 
 def xgb_params(params, dtrain=None) -> dict:
     """XGBoost's parameters as dgbdt's: verbosity dropped, tree_method hist (gpu_hist: device
-    cuda), a QuantileDMatrix's max_bin as the parameter, num_class > 1 without an objective
+    cuda; a GPU device without a usable GPU: the CPU, with a warning, as XGBoost does), a QuantileDMatrix's max_bin as the parameter, num_class > 1 without an objective
     multi:softmax (XGBoost's learner, ConfigureObjective); a list of (name, value) pairs
     with every eval_metric kept, in order (XGBoost's way to ask for several)."""
     if isinstance(params, (list, tuple)):
@@ -188,6 +188,14 @@ def xgb_params(params, dtrain=None) -> dict:
     elif method not in (None, "hist", "auto"):
         _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
                      "(tree_method='hist')")
+    device = str(params.get("device", ""))
+    if device.startswith(("cuda", "gpu")):
+        from ..backends.device import cuda_available
+        if not cuda_available():          # XGBoost trains on the CPU then, with a warning
+            warnings.warn(f"device={device!r} was asked for but no usable CUDA GPU is "
+                          "visible: training on the CPU (dgbdt itself refuses; "
+                          "dgbdt.compat.xgboost follows XGBoost)", UserWarning, stacklevel=3)
+            params["device"] = "cpu"
     return params
 
 
