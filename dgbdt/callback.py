@@ -44,7 +44,8 @@ class EarlyStopping(TrainingCallback):
     """Stop when a metric has not improved for ``rounds`` rounds (XGBoost's callback).
 
     ``metric_name`` / ``data_name``: the metric and eval set watched (default: the last of
-    each); ``maximize``: default from the metric (auc, aucpr: higher is better);
+    each); ``maximize``: default from the metric (auc, aucpr: higher is better; a custom
+    metric's name by XGBoost's rule: higher when it starts with auc, pre, map or ndcg);
     ``min_delta``: an improvement must exceed it; ``save_best``: the trained model is cut to
     its best round (``model[: best_iteration + 1]``). Sets ``best_iteration``/``best_score``.
     A training resumed from a checkpoint rebuilds its state from the history (``resume``).
@@ -76,7 +77,10 @@ class EarlyStopping(TrainingCallback):
         maximize = self.maximize
         if maximize is None:
             from .metrics.registry import get_metric
-            maximize = get_metric(metric).higher_is_better
+            try:
+                maximize = get_metric(metric).higher_is_better
+            except ValueError:     # a custom metric's name: XGBoost's rule, by its prefix
+                maximize = metric.startswith(("auc", "aucpr", "pre", "map", "ndcg"))
         return evals_log[data][metric], maximize
 
     def after_iteration(self, model, epoch, evals_log) -> bool:
@@ -138,14 +142,27 @@ class EvaluationMonitor(TrainingCallback):
 
     def after_iteration(self, model, epoch, evals_log) -> bool:
         scores = [(d, m, v[-1]) for d, ms in evals_log.items() for m, v in ms.items()]
-        if scores and epoch % self.period == 0:
-            line = format_eval_line(epoch, scores)
-            if self._logger is not None:
-                self._logger(line + "\n")          # XGBoost's loggers get the newline
-            else:
-                emit(line)
-        self._last = (epoch, scores)
+        self._last = None
+        if not scores:
+            return False
+        line = format_eval_line(epoch, scores)
+        if epoch % self.period == 0:
+            self._print(line)
+        else:
+            self._last = line          # printed at the end if no later round is
         return False
+
+    def after_training(self, model):
+        if self._last is not None:     # the last round, when the period skipped it
+            self._print(self._last)
+            self._last = None
+        return model
+
+    def _print(self, line: str) -> None:
+        if self._logger is not None:
+            self._logger(line + "\n")          # XGBoost's loggers get the newline
+        else:
+            emit(line)
 
 
 class TrainingCheckPoint(TrainingCallback):

@@ -269,3 +269,28 @@ def test_a_gpu_device_without_a_gpu_falls_back_with_a_warning_as_xgboost():
     with pytest.raises(RuntimeError, match="needs a CUDA GPU"):    # dgbdt's own API refuses
         import dgbdt
         dgbdt.train({"device": "cuda"}, dgbdt.Dataset(X, X[:, 0]), 2)
+
+
+def test_early_stopping_on_a_custom_metric_and_the_monitor_s_last_line_as_xgboost():
+    """EarlyStopping(metric_name=<a custom metric's name>) refused the name as an unknown
+    metric; XGBoost decides maximize by the name's prefix. EvaluationMonitor prints the last
+    round when its period skipped it, as XGBoost's does."""
+    import dgbdt.compat.xgboost as dxgb
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 10, (400, 3)).astype(float)
+    y = (X[:, 0] + rng.integers(0, 3, 400) > 5).astype(float)
+
+    def custom_err(predt, d):
+        return "CustomErr", float(np.mean((predt > 0.5) != d.get_label()))
+    out = {}
+    for xgb in (dxgb, xgboost):
+        dtrain, dvalid = xgb.DMatrix(X[:300], y[:300]), xgb.DMatrix(X[300:], y[300:])
+        got = []
+        b = xgb.train({"objective": "binary:logistic", "max_depth": 2,
+                       "disable_default_eval_metric": 1}, dtrain, 50, evals=[(dvalid, "valid")], custom_metric=custom_err,
+                      verbose_eval=False, callbacks=[
+                          xgb.callback.EarlyStopping(rounds=3, metric_name="CustomErr"),
+                          xgb.callback.EvaluationMonitor(period=4, logger=got.append)])
+        out[xgb.__name__] = (b.best_iteration, [ln.split("\t")[0] for ln in got])
+    assert out["dgbdt.compat.xgboost"] == out["xgboost"]
