@@ -288,7 +288,8 @@ def test_early_stopping_on_a_custom_metric_and_the_monitor_s_last_line_as_xgboos
         dtrain, dvalid = xgb.DMatrix(X[:300], y[:300]), xgb.DMatrix(X[300:], y[300:])
         got = []
         b = xgb.train({"objective": "binary:logistic", "max_depth": 2,
-                       "disable_default_eval_metric": 1}, dtrain, 50, evals=[(dvalid, "valid")], custom_metric=custom_err,
+                       "disable_default_eval_metric": 1}, dtrain, 50,
+                      evals=[(dvalid, "valid")], custom_metric=custom_err,
                       verbose_eval=False, callbacks=[
                           xgb.callback.EarlyStopping(rounds=3, metric_name="CustomErr"),
                           xgb.callback.EvaluationMonitor(period=4, logger=got.append)])

@@ -157,8 +157,9 @@ def _unsupported(what: str, instead: str):
 
 
 def xgb_params(params, dtrain=None) -> dict:
-    """XGBoost's parameters as dgbdt's: verbosity dropped, tree_method hist (gpu_hist: device
-    cuda; a GPU device without a usable GPU: the CPU, with a warning, as XGBoost does), a QuantileDMatrix's max_bin as the parameter, num_class > 1 without an objective
+    """XGBoost's parameters as dgbdt's: verbosity dropped; tree_method hist (gpu_hist: device
+    cuda); a GPU device without a usable GPU: the CPU, with a warning, as XGBoost does; a
+    QuantileDMatrix's max_bin as the parameter; num_class > 1 without an objective:
     multi:softmax (XGBoost's learner, ConfigureObjective); a list of (name, value) pairs
     with every eval_metric kept, in order (XGBoost's way to ask for several)."""
     if isinstance(params, (list, tuple)):

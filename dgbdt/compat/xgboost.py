@@ -3,12 +3,15 @@ written for XGBoost's core and scikit-learn APIs runs on dgbdt, or stops with an
 what dgbdt does not do and the nearest way that works (never a silent difference).
 
 Mapped: DMatrix / QuantileDMatrix (a dgbdt Dataset; ``ref=`` is accepted: dgbdt bins every set
-with the training set's cuts anyway), train (params, evals, early stopping, evals_result,
-verbose_eval, xgb_model, callbacks), Booster and load_model (dgbdt's Booster: predict,
-save_model, slicing, dumps, attributes; XGBoost JSON models load), XGBClassifier /
-XGBRegressor / XGBRanker (dgbdt's estimators), ranking data (``qid`` / ``group``), DataIter with DMatrix / QuantileDMatrix /
-ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``dask`` (DaskDMatrix,
-DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor / DaskXGBRanker).
+with the training set's cuts anyway; a save_binary file of any name), train (params as XGBoost
+reads them: strings, (name, value) pairs; evals, early stopping, evals_result, verbose_eval,
+xgb_model, callbacks; keyword arguments by position with XGBoost's FutureWarning), Booster and
+load_model (dgbdt's Booster: predict, save_model, slicing, dumps with feature maps, eval /
+eval_set, get_fscore, attributes; XGBoost JSON models load), XGBModel / XGBClassifier /
+XGBRegressor / XGBRanker (dgbdt's estimators), ranking data (``qid`` / ``group``), DataIter
+with DMatrix / QuantileDMatrix / ExtMemQuantileDMatrix (dgbdt.BatchDataset), ``callback``
+(dgbdt.callback), ``core.XGBoostError``, ``dask`` (DaskDMatrix, DaskQuantileDMatrix, train,
+predict, DaskXGBClassifier / DaskXGBRegressor / DaskXGBRanker).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
 error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, query
 weights on Dask (DaskDMatrix weight= with qid), label bounds
