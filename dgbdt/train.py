@@ -11,6 +11,7 @@ from .data.dataset import Dataset
 from .engine.checkpoint import DEFAULT_INTERVAL, check_interval
 from .engine.in_process import train_in_process
 from .engine.setup import DatasetKind, prepare
+from .kernels.interrupts import keyboard_interrupts
 from .model.booster import Booster
 from .progressbar import open_bar, showing
 
@@ -86,7 +87,7 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
     bar = open_bar(progress_bar, p["verbosity"], int(num_boost_round))
     previous_threads = _set_threads(p["nthread"])
     try:
-        with device_scope(backend), showing(bar):
+        with keyboard_interrupts(), device_scope(backend), showing(bar):
             return train_in_process(p, dtrain, int(num_boost_round), s.evals,
                                     early_stopping_rounds, evals_result, verbose_eval,
                                     s.objective, s.num_class, K, s.metrics, backend, s.prior,

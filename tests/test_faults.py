@@ -275,3 +275,63 @@ def test_a_worker_killed_at_a_random_round_gives_the_same_model(mode):
     rows = _cases(r.stdout)
     assert len(rows) == 1 and rows[0]["same"] == "True", where
     assert int(rows[0]["restarts"]) >= 1, where      # the kill landed inside the training
+
+
+IN_PROCESS = textwrap.dedent('''
+    import signal, time
+    import numpy as np
+    import dgbdt
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40_000, 10)).astype(np.float32)
+    d = dgbdt.Dataset(X, (X[:, 0] > 0).astype(np.float32))
+    dgbdt.train({"max_depth": 8}, d, 2)                 # compiles
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.5, 1.0)
+    t = time.monotonic()
+    try:
+        dgbdt.train({"max_depth": 8}, d, 1_000_000)
+    except KeyboardInterrupt:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    print(f"CASE back={time.monotonic() - t - 1.5:.2f}")
+''')
+
+
+def test_an_in_process_training_stops_within_a_round_on_ctrl_c():
+    r = subprocess.run([sys.executable, "-c", IN_PROCESS], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = _cases(r.stdout)
+    # a round of 40k rows at depth 8 takes well under a second here
+    assert len(rows) == 1 and float(rows[0]["back"]) < 2, r.stdout
+
+
+def test_a_kernel_s_interrupt_is_a_keyboard_interrupt():
+    """A Ctrl-C landing as a numba dispatcher returns surfaced as SystemError ('returned a
+    result with an exception set', one run in six above); the caller gets the interrupt."""
+    from dgbdt.kernels.interrupts import keyboard_interrupts
+
+    def dispatcher_return():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise SystemError("CPUDispatcher(<f>) returned a result with an exception set") \
+                from e
+    with pytest.raises(KeyboardInterrupt):
+        with keyboard_interrupts():
+            dispatcher_return()
+
+    def through_two_frames():
+        try:
+            dispatcher_return()
+        except SystemError as e:
+            raise SystemError("<function _numba_unpickle> returned a result with an "
+                              "exception set") from e
+    with pytest.raises(KeyboardInterrupt):
+        with keyboard_interrupts():
+            through_two_frames()
+    with pytest.raises(SystemError, match="other"):          # other SystemErrors unchanged
+        with keyboard_interrupts():
+            raise SystemError("other")
