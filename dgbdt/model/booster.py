@@ -39,6 +39,7 @@ import threading
 
 import numpy as np
 
+from ..kernels.interrupts import keyboard_interrupts
 from ..data.checks import check_feature_names
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
@@ -178,7 +179,7 @@ class Booster:
         data = getattr(data, "__dgbdt_dataset__", data)
         shape = getattr(data, "shape", None)
         n = data.num_row if isinstance(data, Dataset) else shape[0] if shape else "the"
-        with gpu_memory_errors({}, f"predicting {n} rows", PREDICT_FIX):
+        with keyboard_interrupts(), gpu_memory_errors({}, f"predicting {n} rows", PREDICT_FIX):
             X, bm = self._matrix(data)
             if pred_contribs or pred_interactions:
                 out = self._contributions(X, bm, self._trees_in(iteration_range),
