@@ -328,6 +328,10 @@ class DaskSeam:
         on a loss (see ``wait``)."""
         self.release()
 
+    def trees_now(self, trees: list) -> list:
+        """The round's trees for callbacks: fetched under watch (``result``)."""
+        return self.result(list(trees))
+
     def result(self, futures):
         """The futures' results (a list for a list), waited for under watch. A result can be
         lost with its worker between the wait and the fetch (its task pinned there cannot run

@@ -137,8 +137,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             booster.trees.append(tree)
             booster.tree_class.append(k)
         if callbacks:        # Dask graph mode: the round's trees are futures until fetched
-            booster.trees[-K:] = [t.result() if hasattr(t, "result") else t
-                                  for t in booster.trees[-K:]]
+            # (under watch: a plain result() on a lost worker's tree waited for ever)
+            booster.trees[-K:] = seam.trees_now(booster.trees[-K:])
         if not sources:
             stopped = bool(callbacks) and any(cb.after_iteration(booster, epoch, history)
                                               for cb in callbacks)

@@ -94,6 +94,10 @@ class TrainingSeam(Protocol):
         """Watch what the seam queued without waiting (collectives) before the host waits for
         the device: a dead peer then stops the training with an error instead of a hang."""
 
+    def trees_now(self, trees: list) -> list:
+        """The trees themselves, for callbacks (which see every round's model): device-grown
+        PendingTrees waited for; a Dask seam's futures fetched under watch of their workers."""
+
 
 class LocalSeam:
     """The seam over shards in this process (one per page of an in-process Dataset).
@@ -351,6 +355,9 @@ class LocalSeam:
         be = self.shards[0].be
         if be.caps.device_memory:
             be.xp.cuda.get_current_stream().synchronize()
+
+    def trees_now(self, trees: list) -> list:
+        return [t.result() if isinstance(t, device_grower.PendingTree) else t for t in trees]
 
     def stage_times(self) -> dict[str, float]:
         """Seconds the shards spent per stage (summed over shards)."""
