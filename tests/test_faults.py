@@ -35,6 +35,12 @@ COMMON = textwrap.dedent('''
     from distributed import Client, LocalCluster
     from dgbdt import dask as dgd
 
+    def cluster(mode):
+        """Worker processes of one thread (one worker for the one-task mode): a task still
+        running holds the only thread the next training's tasks can use."""
+        return LocalCluster(n_workers=1 if mode == "task" else 2, threads_per_worker=1,
+                            processes=True, dashboard_address=None)
+
     def data(client):
         rng = np.random.default_rng(0)
         X = rng.standard_normal((40_000, 10)).astype(np.float32)
@@ -66,8 +72,7 @@ INTERRUPTS = COMMON + textwrap.dedent('''
     mode, seed, tmp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     rng = random.Random(seed)
     P = {"max_depth": 4}
-    with LocalCluster(n_workers=1 if mode == "task" else 2, threads_per_worker=1,
-                      processes=True, dashboard_address=None) as c, Client(c) as client:
+    with cluster(mode) as c, Client(c) as client:
         d = data(client)
         ref = dgd.train(client, P, d, 5, mode=mode)["booster"].save_raw()   # compiles too
         signal.signal(signal.SIGALRM, interrupt)
@@ -143,8 +148,7 @@ CLIENT_DIES = COMMON + textwrap.dedent('''
     dgd.train(client, {"max_depth": 8}, d, 1_000_000, mode=sys.argv[2], checkpoint_dir=sys.argv[4])
     """
     helpers = open(sys.argv[3]).read()
-    with LocalCluster(n_workers=1 if mode == "task" else 2, threads_per_worker=1,
-                      processes=True, dashboard_address=None) as c, Client(c) as client:
+    with cluster(mode) as c, Client(c) as client:
         folder = os.path.join(tmp, "ckpt")
         p = subprocess.Popen([sys.executable, "-c", child, c.scheduler_address, mode, helpers,
                               folder], stdout=subprocess.PIPE, text=True)
@@ -264,8 +268,7 @@ KILLS = COMMON + textwrap.dedent('''
     mode, seed = sys.argv[1], int(sys.argv[2])
     rng = random.Random(seed)
     P = {"max_depth": 4, "subsample": 0.8}
-    with LocalCluster(n_workers=1 if mode == "task" else 2, threads_per_worker=1,
-                      processes=True, dashboard_address=None) as c, Client(c) as client:
+    with cluster(mode) as c, Client(c) as client:
         d = data(client)
         ref = dgd.train(client, P, d, 60, mode=mode)["booster"].save_raw()
         pids = client.run(os.getpid)

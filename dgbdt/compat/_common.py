@@ -127,7 +127,7 @@ class Booster(_Booster):
         scores = self.get_score("weight")
         if not fmap:
             return scores
-        from ..model.booster import read_feature_map
+        from ..tree.dump import read_feature_map
         names = read_feature_map(fmap, self._names())
         by_old = dict(zip(self._names(), names))
         return {by_old.get(k, k): v for k, v in scores.items()}

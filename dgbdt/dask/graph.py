@@ -319,15 +319,6 @@ class DaskSeam:
         while len(self.in_flight) > self.AHEAD:
             self.wait(self.in_flight.popleft())
 
-    def cancel(self) -> None:
-        """Drop the training's tasks (an interrupt, an error in the loop): tasks nobody wants
-        are released, so queued ones never run and a running block of rounds ends at its next
-        round (dgbdt.dask.stop). Not client.cancel: distributed's cancel walks a unit's
-        dependents and fails (an assertion in the scheduler) on the round tasks whose futures
-        were already dropped; and cancelling would reach the datasets' partitions' readers
-        on a loss (see ``wait``)."""
-        self.release()
-
     def trees_now(self, trees: list) -> list:
         """The round's trees for callbacks: fetched under watch (``result``)."""
         return self.result(list(trees))

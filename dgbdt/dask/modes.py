@@ -147,7 +147,10 @@ def graph(a: Attempt) -> dict:
         seam.release()
         raise GraphModeError(str(e), e.worker, lost) from None
     except BaseException:
-        seam.cancel()     # an interrupt: the rounds queued ahead must not keep the workers
+        # an interrupt: dropping the futures releases the queued rounds (they never run) and
+        # a running block ends at its next round (dgbdt.dask.stop); not client.cancel, whose
+        # walk over a unit's dependents asserts on round tasks nobody holds any more
+        seam.release()
         raise
     booster.timings["quantize"] = quantize_seconds
     return {"booster": booster, "history": history}

@@ -306,7 +306,7 @@ class Booster:
         from ..tree import dump
         if dump_format not in ("text", "json"):
             raise ValueError(f"dump_format must be 'text' or 'json'; got {dump_format!r}")
-        names = read_feature_map(fmap, self._names()) if fmap else self._names()
+        names = dump.read_feature_map(fmap, self._names()) if fmap else self._names()
         fn = dump.text if dump_format == "text" else dump.as_json
         return [fn(t, names, with_stats) for t in self.trees]
 
@@ -478,25 +478,6 @@ def _concatenated(trees: list[Tree], classes: list[int]) -> tuple:
         _concat_cache.insert(0, (tuple(trees), key, made))
         del _concat_cache[_CONCAT_KEEP:]
     return made
-
-
-def read_feature_map(path, names: list[str]) -> list[str]:
-    """``names`` with those an XGBoost feature map file gives (``<id>\t<name>\t<type>``
-    lines; ids outside the model are an error)."""
-    out = list(names)
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) < 2 or not parts[0].strip().isdigit():
-                raise ValueError(f"{path}: line {n} is not '<id>\\t<name>\\t<type>'")
-            i = int(parts[0])
-            if i >= len(out):
-                raise ValueError(f"{path}: line {n} names feature {i}; the model has "
-                                 f"{len(out)} features")
-            out[i] = parts[1]
-    return out
 
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:

@@ -112,3 +112,22 @@ def dataframe(trees: list[Tree], names: list[str]):
                 "Category": np.nan if cats is None else [str(c) for c in cats]})
     return pd.DataFrame(rows, columns=["Tree", "Node", "ID", "Feature", "Split", "Yes", "No",
                                        "Missing", "Gain", "Cover", "Category"])
+
+
+def read_feature_map(path, names: list[str]) -> list[str]:
+    """``names`` with those an XGBoost feature map file gives (``<id>\t<name>\t<type>``
+    lines; ids outside the model are an error)."""
+    out = list(names)
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 2 or not parts[0].strip().isdigit():
+                raise ValueError(f"{path}: line {n} is not '<id>\\t<name>\\t<type>'")
+            i = int(parts[0])
+            if i >= len(out):
+                raise ValueError(f"{path}: line {n} names feature {i}; the model has "
+                                 f"{len(out)} features")
+            out[i] = parts[1]
+    return out
