@@ -9,7 +9,8 @@ fit. "busy": as many spinning Python processes as the machine has cores run besi
 a Dask worker sees when the other workers of its machine train). "default": the interpreter
 starts numba's OpenMP pool before importing dgbdt, so the runtime reads the environment
 without dgbdt's GOMP_SPINCOUNT (libgomp's own 300,000-round spin); "dgbdt": a plain import.
-The last line gives the medians over trials and the ratios default / dgbdt.
+"xgboost": XGBoost's hist fit of the same data and rounds, in the same run (its own
+OpenMP settings). The last line gives the medians over trials and dgbdt's time over each.
 """
 from __future__ import annotations
 
@@ -23,6 +24,20 @@ import time
 
 CHILD = r'''
 import sys, time
+if sys.argv[1] == "xgboost":            # XGBoost's own fit of the same data, same rounds
+    import xgboost as xgb
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    p = {"objective": "binary:logistic", "tree_method": "hist"}
+    xgb.train(p, xgb.DMatrix(X, y), 5)
+    ts = []
+    for _ in range(int(sys.argv[2])):
+        t = time.perf_counter()
+        xgb.train(p, xgb.DMatrix(X, y), 100)
+        ts.append(time.perf_counter() - t)
+    ts.sort()
+    print(ts[len(ts) // 2], ts[-1], "xgboost")
+    sys.exit(0)
 if sys.argv[1] == "default":          # OpenMP starts before dgbdt sets its spin count
     import numba, numpy as np
     @numba.njit(parallel=True)
@@ -57,6 +72,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--settings", default="default,dgbdt,xgboost",
+                    type=lambda s: s.split(","))
     a = ap.parse_args()
     medians: dict = {}
     for load in ("idle", "busy"):
@@ -67,7 +84,7 @@ def main() -> None:
             time.sleep(1.0)
         try:
             for _ in range(a.trials):
-                for setting in ("default", "dgbdt"):        # alternated: drift hits both
+                for setting in a.settings:                  # alternated: drift hits both
                     med, worst, policy = _trial(setting, a.repeat)
                     medians.setdefault((load, setting), []).append(med)
                     print(json.dumps({"bench": "cpu_threads", "load": load, "setting": setting,
@@ -80,8 +97,10 @@ def main() -> None:
     summary = {f"{load}_{s}_s": round(statistics.median(v), 4)
                for (load, s), v in medians.items()}
     for load in ("idle", "busy"):
-        summary[f"{load}_default_over_dgbdt"] = round(
-            summary[f"{load}_default_s"] / summary[f"{load}_dgbdt_s"], 2)
+        for other in ("default", "xgboost"):
+            if f"{load}_{other}_s" in summary and f"{load}_dgbdt_s" in summary:
+                summary[f"dgbdt_over_{other}_{load}"] = round(
+                    summary[f"{load}_dgbdt_s"] / summary[f"{load}_{other}_s"], 3)
     print(json.dumps({"bench": "cpu_threads", "summary": summary}))
 
 
