@@ -22,7 +22,8 @@ from .tree.model import ModelFormatError
 def __getattr__(name):
     # the estimators load scikit-learn (slow to import): only when one is used, not at import
     # (docs/benchmarks-archive.md#figures-behind-code-choices)
-    if name in ("GBDTClassifier", "GBDTRegressor", "GBDTRanker"):
+    if name in ("GBDTClassifier", "GBDTRegressor", "GBDTRanker", "GBDTRFClassifier",
+                "GBDTRFRegressor"):
         from . import sklearn
         return getattr(sklearn, name)
     if name in ("plot_importance", "plot_metric", "plot_tree"):   # matplotlib on first use
@@ -36,6 +37,7 @@ logging.getLogger("dgbdt").addHandler(logging.NullHandler())
 
 __version__ = "0.8.0.dev0"
 
-__all__ = ["BatchDataset", "Booster", "Dataset", "GBDTClassifier", "GBDTRanker", "GBDTRegressor", "ModelFormatError",
+__all__ = ["BatchDataset", "Booster", "Dataset", "GBDTClassifier", "GBDTRanker", "GBDTRegressor",
+           "GBDTRFClassifier", "GBDTRFRegressor", "ModelFormatError",
            "ParameterError", "cv", "load_model", "plot_importance", "plot_metric", "plot_tree",
            "train", "__version__"]

@@ -119,6 +119,10 @@ class _GBDTModel(_Base):
         out.update({k: v for k, v in self.kwargs.items() if k not in _DATA_ARGS})
         return out
 
+    def _rounds(self) -> int:
+        """Boosting rounds of a fit: n_estimators (a forest's estimators: one round)."""
+        return self.n_estimators
+
     def _data_args(self) -> dict:
         """The Dataset's arguments among the estimator's (XGBoost's enable_categorical and
         feature_types: categorical features, dgbdt.data.categorical; missing: the value that
@@ -160,7 +164,7 @@ class _GBDTModel(_Base):
                  for (ex, ey, w, m, name), q in zip(pairs, eval_queries)]
         self.evals_result_: dict = {}
         obj, metric, maximize = _callables(self.objective, self.eval_metric)
-        self._Booster = train(params, dtrain, self.n_estimators, evals=evals,
+        self._Booster = train(params, dtrain, self._rounds(), evals=evals,
                               early_stopping_rounds=self.early_stopping_rounds,
                               evals_result=self.evals_result_, verbose_eval=verbose,
                               xgb_model=_booster_of(xgb_model), obj=obj,
@@ -336,6 +340,37 @@ class GBDTClassifier(_ClassifierBase):
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy (weighted by sample_weight)."""
         return _accuracy(y, self.predict(X), sample_weight)
+
+
+class _Forest:
+    """XGBoost's random forest estimators (XGBRFClassifier / XGBRFRegressor): one round of
+    ``n_estimators`` parallel trees (num_parallel_tree), each on its own sample of the rows
+    (``subsample``, default 0.8) and of each node's features (``colsample_bynode``, 0.8), with
+    learning_rate 1 and reg_lambda 1e-5 by default: the forest's prediction is the mean of
+    its trees' (each takes 1/n_estimators of the step)."""
+
+    def __init__(self, *, learning_rate: float | None = 1.0, subsample: float = 0.8,
+                 colsample_bynode: float = 0.8, reg_lambda: float | None = 1e-5, **kwargs):
+        super().__init__(learning_rate=learning_rate, reg_lambda=reg_lambda,
+                         subsample=subsample, colsample_bynode=colsample_bynode, **kwargs)
+
+    def _rounds(self) -> int:
+        # XGBoost's words: a forest is one round, nothing to stop early or call back on
+        if self.early_stopping_rounds is not None or self.callbacks:
+            raise NotImplementedError("`early_stopping_rounds` and `callbacks` are not "
+                                      "implemented for random forest.")
+        return 1
+
+    def _train_params(self) -> dict:
+        return dict(super()._train_params(), num_parallel_tree=self.n_estimators)
+
+
+class GBDTRFRegressor(_Forest, GBDTRegressor):
+    """A random forest regressor (XGBoost's XGBRFRegressor; see _Forest)."""
+
+
+class GBDTRFClassifier(_Forest, GBDTClassifier):
+    """A random forest classifier (XGBoost's XGBRFClassifier; see _Forest)."""
 
 
 class GBDTRanker(_GBDTModel):

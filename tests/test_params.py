@@ -57,6 +57,7 @@ EXPECTED_DEFAULTS = {
     "nthread": None,
     "grow_policy": "depthwise",
     "max_leaves": 0,
+    "num_parallel_tree": 1,
     "linear_tree": False,
     "max_linear_features": 5,
     "linear_lambda": 1.0,

@@ -96,9 +96,12 @@ def test_what_dgbdt_cannot_read_is_refused_clearly(tmp_path):
     linear = xgb.train({"booster": "gblinear"}, dm, 2)
     with pytest.raises(ModelFormatError, match="booster 'gblinear'; dgbdt reads gradient-boos"):
         dgbdt.load_model(linear.save_raw("json"))
-    forest = xgb.train({"num_parallel_tree": 3, "subsample": 0.8, "max_depth": 2}, dm, 2)
-    with pytest.raises(ModelFormatError, match="num_parallel_tree > 1"):
-        dgbdt.load_model(forest.save_raw("json"))
+    forest = json.loads(xgb.train({"num_parallel_tree": 3, "subsample": 0.8, "max_depth": 2},
+                                  dm, 2).save_raw("json"))
+    assert dgbdt.load_model(forest).num_parallel_tree == 3      # a forest reads (test_forest)
+    forest["learner"]["gradient_booster"]["model"]["iteration_indptr"] = [0, 2, 6]
+    with pytest.raises(ModelFormatError, match="iteration_indptr is not 3 trees a round"):
+        dgbdt.load_model(forest)
     quantile = xgb.train({"objective": "survival:aft", "max_depth": 2},
                          xgb.DMatrix(X, label_lower_bound=np.abs(y) + 1,
                                      label_upper_bound=np.abs(y) + 2), 2)

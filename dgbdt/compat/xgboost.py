@@ -294,7 +294,8 @@ def __getattr__(name):
         import sys
         return sys.modules[__name__]
     if name in ("XGBRFClassifier", "XGBRFRegressor"):
-        _unsupported(name, "dgbdt has no random forests yet")
+        from .. import sklearn
+        return getattr(sklearn, "GBDTRF" + name[5:])
     raise AttributeError(f"module 'dgbdt.compat.xgboost' has no attribute {name!r}")
 
 

@@ -72,6 +72,9 @@ inplace_predict = predict
 
 
 def __getattr__(name):
+    if name in ("DaskXGBRFClassifier", "DaskXGBRFRegressor"):
+        from ..dask import sklearn
+        return getattr(sklearn, "DaskGBDTRF" + name[9:])
     if name in ("DaskXGBClassifier", "DaskXGBRegressor", "DaskXGBRanker"):
         from ..dask import sklearn
         return getattr(sklearn, "DaskGBDT" + name[7:])

@@ -20,12 +20,13 @@ from .train import train
 def __getattr__(name):
     # the estimators load scikit-learn (slow to import): only when one is used, not at import
     # (docs/benchmarks-archive.md#figures-behind-code-choices)
-    if name in ("DaskGBDTClassifier", "DaskGBDTRegressor", "DaskGBDTRanker"):
+    if name in ("DaskGBDTClassifier", "DaskGBDTRegressor", "DaskGBDTRanker",
+                "DaskGBDTRFClassifier", "DaskGBDTRFRegressor"):
         from . import sklearn
         return getattr(sklearn, name)
     raise AttributeError(f"module 'dgbdt.dask' has no attribute {name!r}")
 
 __all__ = ["Booster", "CollectiveError", "DaskDataset", "DaskGBDTClassifier", "DaskGBDTRanker",
-           "DaskGBDTRegressor",
+           "DaskGBDTRegressor", "DaskGBDTRFClassifier", "DaskGBDTRFRegressor",
            "GraphModeError", "RecoveryError", "WorkerLostError", "WorkerMemoryError", "predict",
            "train"]

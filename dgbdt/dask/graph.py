@@ -236,6 +236,12 @@ def _scored(objective):
     return getattr(objective, "base", objective)
 
 
+def _grads(objective, spec, epoch: int, j: int) -> tuple:
+    """What a unit computes a set of trees' gradients from (dgbdt.dask.graph_gradients):
+    (objective spec, sampling, round, (parallel tree j, P), its sampling draw)."""
+    return (_spec(objective), spec.sampling, epoch, (j, spec.parallel), spec.draw(epoch, j))
+
+
 def _spec(objective):
     """What the units need to rebuild the objective: the Objective (small; it carries its
     parameters), with a custom objective's function (dgbdt.objectives.custom)."""
@@ -349,29 +355,46 @@ class DaskSeam:
         if len(self.units) == 1:
             return self._whole_round(objective, K, spec, epoch)
         r, W, nt = self.n_rounds, range(len(self.units)), self.nthread
+        P = spec.parallel
+        if P > 1 and (gathers_rows(objective) or (spec.sampling is not None
+                                                  and spec.sampling.by_gradient)):
+            raise NotImplementedError(
+                "num_parallel_tree > 1 in graph mode on several workers takes uniform row "
+                "sampling and objectives whose gradients are per row. Fix: mode=\"collective\" "
+                "(the same model), or sampling_method=\"uniform\"")
         if self.grads is None:       # the first round; later ones come with the last finish
             self.grads = self._gathered(objective, spec, epoch, r, [
-                self.on_unit(i, first_gradients, (_spec(objective), spec.sampling, epoch),
-                             nt, self.last[i], key=f"dgbdt-grad-r{r}-w{i}") for i in W], K)
+                self.on_unit(i, first_gradients, _grads(objective, spec, epoch, 0), nt,
+                             self.last[i], key=f"dgbdt-grad-r{r}-w{i}") for i in W], K)
         grads = self.grads
-        trees, after = [], list(self.last)   # the unit's last task (a finish, or its eval)
-        for k in range(K):
-            t = self.n_trees
-            parts = [self.on_unit(i, _level, nt, (spec, k, self.n_rows, epoch), after[i],
-                                  *grads, key=f"dgbdt-hist-t{t}-L0-w{i}") for i in W]
-            # one hop a request; a tree that ends sooner (lossguide: no split left to gain)
-            # passes the rest through as no-ops (_level on a done growth)
-            for level in range(1, spec.max_requests()):
-                parts = [self.on_unit(i, _level, nt, None, None, *parts,
-                                      key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
-            parts = self._leaf_hops(parts, spec, leaf_alpha_of(objective, k), t)
-            last = k == K - 1
-            following = (_spec(objective), spec.sampling, epoch + 1) if last else None
-            after = [self.on_unit(i, _finish, nt, i == 0, following,
-                                  *parts, key=f"dgbdt-finish-t{t}-w{i}") for i in W]
-            trees.append(self.client.submit(_tree_of, after[0], pure=False,
-                                            key=f"dgbdt-tree-t{t}-{self.token}"))
-            self.n_trees += 1
+        tspec = spec.forest_trees()
+        sets, after = [], list(self.last)    # the unit's last task (a finish, or its eval)
+        for j in range(P):
+            trees = []
+            for k in range(K):
+                t = self.n_trees
+                parts = [self.on_unit(i, _level, nt, (tspec, k, self.n_rows, spec.draw(epoch, j)),
+                                      after[i], *grads, key=f"dgbdt-hist-t{t}-L0-w{i}")
+                         for i in W]
+                # one hop a request; a tree that ends sooner (lossguide: no split left to gain)
+                # passes the rest through as no-ops (_level on a done growth)
+                for level in range(1, spec.max_requests()):
+                    parts = [self.on_unit(i, _level, nt, None, None, *parts,
+                                          key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
+                parts = self._leaf_hops(parts, spec, leaf_alpha_of(objective, k), t)
+                # after a set's last tree: the next set's gradients (a forest), or the next
+                # round's
+                following = None if k < K - 1 else _grads(objective, spec, epoch, j + 1) \
+                    if j < P - 1 else _grads(objective, spec, epoch + 1, 0)
+                after = [self.on_unit(i, _finish, nt, i == 0, following,
+                                      *parts, key=f"dgbdt-finish-t{t}-w{i}") for i in W]
+                trees.append(self.client.submit(_tree_of, after[0], pure=False,
+                                                key=f"dgbdt-tree-t{t}-{self.token}"))
+                self.n_trees += 1
+            sets.append(trees)
+            if j < P - 1:
+                grads = after
+        trees = [sets[j][k] for k in range(K) for j in range(P)]
         self.last = after
         self.grads = self._gathered(objective, spec, epoch + 1, r + 1, after, K)
         self.n_rounds += 1
@@ -404,7 +427,7 @@ class DaskSeam:
         those."""
         W = range(len(self.units))
         if gathers_rows(objective):
-            grads = (_spec(objective), spec.sampling, epoch)
+            grads = _grads(objective, spec, epoch, 0)
             results = [self.on_unit(i, gathered, grads, self.nthread, *results,
                                     key=f"dgbdt-gather-r{r}-w{i}") for i in W]
         s = spec.sampling
@@ -431,12 +454,12 @@ class DaskSeam:
             r = self.n_rounds
             fut = self.on_unit(0, _round, self.nthread, grow, self.last[0],
                                key=f"dgbdt-round-r{r}-w0")
-            trees = self._items(fut, K)
+            trees = self._items(fut, K * spec.parallel)
             self.n_rounds += 1
             self._bounded()
             return trees
         self.queued.append(grow)
-        trees = [Queued() for _ in range(K)]
+        trees = [Queued() for _ in range(K * spec.parallel)]
         self.queued_trees.extend(trees)
         if len(self.queued) >= self.BLOCK:
             self._flush()

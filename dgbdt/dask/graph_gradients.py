@@ -21,16 +21,18 @@ def gathers_rows(objective) -> bool:
 
 
 def round_gradients(unit: WorkerUnit, grads):
-    """The round's gradients on the unit: ``grads`` = (objective spec, sampling, epoch);
-    rows outside the round's sample get zero gradients. Returns the maxima; for an objective
-    that needs every row, this unit's rows instead (``gathered`` computes the gradients)."""
-    objective_spec, sampling, epoch = grads
+    """The gradients of a set of trees on the unit: ``grads`` = (objective spec, sampling,
+    round, (parallel tree j, P), sampling draw) (dgbdt.dask.graph._grads); rows outside the
+    draw's sample get zero gradients. A forest's later trees (j > 0) take the round's
+    gradients again (LocalSeam.forest_gradients). Returns the maxima; for an objective that
+    needs every row, this unit's rows instead (``gathered`` computes the gradients)."""
+    objective_spec, sampling, epoch, forest, draw = grads
     unit.seam.epoch = epoch     # the round, for objectives that draw from it (rank pairs)
     objective = unit_objective(unit, objective_spec)
     if gathers_rows(objective):
         return objective.seam_rows(unit.seam)
-    out = unit.seam.compute_gradients(objective)
-    _sample(unit, sampling, epoch)
+    out = unit.seam.forest_gradients(objective, forest if forest[1] > 1 else None)
+    _sample(unit, sampling, draw)
     return out
 
 
@@ -61,12 +63,12 @@ def first_gradients(unit: WorkerUnit, grads, nthread, *after):
 def gathered(unit: WorkerUnit, grads, nthread, *inputs):
     """The round's gradients from every unit's rows (the second item of each input, a
     finish's or ``first_gradients``' result); returns (None, maxima) as the root tasks read."""
-    objective_spec, sampling, epoch = grads
+    objective_spec, sampling, epoch, _, draw = grads
     with on(unit, nthread):
         t = time.perf_counter()
         objective = unit_objective(unit, objective_spec)
         rows = np.concatenate([i[1] for i in inputs], axis=0)
         out = objective.gathered_gradients(unit.seam, rows)
-        _sample(unit, sampling, epoch)
+        _sample(unit, sampling, draw)
         unit.timers["gradients"] += time.perf_counter() - t
         return None, out

@@ -131,7 +131,7 @@ def graph(a: Attempt) -> dict:
                 else GraphDatasetEval(seam, d, a.base, a.fan_in), name) for d, name in a.evals]
     history: dict = {}
     prior_rounds = booster.num_boosted_rounds() - (progress.rounds if progress.started else 0)
-    n_prior = prior_rounds * booster.n_outputs
+    n_prior = prior_rounds * booster.trees_per_round
     try:
         booster = boost(p, seam, a.cuts.result(), booster, a.objective, a.metrics, a.rounds,
                         sources, a.early_stopping_rounds, history, a.verbose_eval, a.callbacks,

@@ -31,7 +31,7 @@ from ..data.labels import (distinct, encode, encode_block, encode_partition, hos
                            label_values, labels_from_prediction, labels_partition, part_distinct,
                            proba_columns, series_like)
 from ..metrics.registry import is_metric_custom
-from ..sklearn import (_accuracy, _booster_of, _callables, _ClassifierBase, _GBDTModel,
+from ..sklearn import (_accuracy, _booster_of, _callables, _ClassifierBase, _Forest, _GBDTModel,
                        _r2_score, _rank_queries, _ranking_params, _RegressorMixin,
                        _regression_params)
 from .blocks import is_dask_array, is_dask_frame, is_dask_series
@@ -136,7 +136,7 @@ class _DaskGBDTModel(_GBDTModel):
                 "prediction in one place): use dgbdt's metrics (e.g. eval_metric='auc') or a "
                 "dgbdt.metrics.registry.Metric instance (a row loss or a mergeable summary, exact "
                 "across workers)")
-        out = _dask_train(client, params, dtrain, self.n_estimators, evals=evals,
+        out = _dask_train(client, params, dtrain, self._rounds(), evals=evals,
                           early_stopping_rounds=self.early_stopping_rounds,
                           verbose_eval=verbose, xgb_model=_booster_of(xgb_model), obj=obj,
                           checkpoint_dir=self.checkpoint_dir,
@@ -252,6 +252,16 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
         """Mean accuracy (weighted by sample_weight), computed."""
         y, pred, w = self._compute(y, self.predict(X), sample_weight)
         return _accuracy(y, pred, w)
+
+
+class DaskGBDTRFRegressor(_Forest, DaskGBDTRegressor):
+    """A random forest regressor on Dask collections (xgboost.dask.DaskXGBRFRegressor;
+    dgbdt.sklearn._Forest)."""
+
+
+class DaskGBDTRFClassifier(_Forest, DaskGBDTClassifier):
+    """A random forest classifier on Dask collections (xgboost.dask.DaskXGBRFClassifier;
+    dgbdt.sklearn._Forest)."""
 
 
 class DaskGBDTRanker(_DaskGBDTModel):

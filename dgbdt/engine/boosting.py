@@ -57,6 +57,13 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
                            "raw rows")
     timers = dict.fromkeys(STAGES, 0.0)
     K = booster.n_outputs
+    P = p.get("num_parallel_tree", 1)
+    if booster.trees and booster.num_parallel_tree != P:
+        raise ValueError(f"num_parallel_tree={P}, but the model continued has "
+                         f"{booster.num_parallel_tree} trees a round for each output: a "
+                         "training continues with the model's num_parallel_tree")
+    booster.num_parallel_tree = P
+    T = K * P       # trees a round: each output's P parallel trees, output by output
     progress = progress if progress is not None else Progress()
     resumed = progress.started
     start = progress.rounds if resumed else 0
@@ -69,7 +76,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p),
-                      p["grow_policy"], p["max_leaves"], linear)
+                      p["grow_policy"], p["max_leaves"], linear, P)
     # callbacks carried by the progress (a survivor's, dgbdt.dask) go on as they stand; the
     # caller's are new (a fresh training, or a checkpoint's resume: dgbdt.engine.checkpoint)
     carried = resumed and progress.callbacks is not None
@@ -133,12 +140,12 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         eta = booster.__dict__.pop("_next_eta", None)     # set_param("learning_rate")
         if eta is not None and eta != spec.p.eta:
             spec = dataclasses.replace(spec, p=dataclasses.replace(spec.p, eta=eta))
-        for k, tree in enumerate(seam.grow_round(objective, K, spec, timers, epoch)):
+        for i, tree in enumerate(seam.grow_round(objective, K, spec, timers, epoch)):
             booster.trees.append(tree)
-            booster.tree_class.append(k)
+            booster.tree_class.append(i // P)
         if callbacks:        # Dask graph mode: the round's trees are futures until fetched
             # (under watch: a plain result() on a lost worker's tree waited for ever)
-            booster.trees[-K:] = seam.trees_now(booster.trees[-K:])
+            booster.trees[-T:] = seam.trees_now(booster.trees[-T:])
         if not sources:
             stopped = bool(callbacks) and any(cb.after_iteration(booster, epoch, history)
                                               for cb in callbacks)
@@ -154,7 +161,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             seam.drain()
             timers["device_wait"] += time.perf_counter() - t
         t = time.perf_counter()
-        new = list(range(len(booster.trees) - K, len(booster.trees)))
+        new = list(range(len(booster.trees) - T, len(booster.trees)))
         # deferred, a source scored from the training's own margins takes them now: the next
         # round's trees will have moved them by the time it is scored
         now = [(getattr(s, "snapshot", lambda s=s: s)(), n) for s, n in sources] if defer \
@@ -181,13 +188,13 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     if sources:
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
     if pending:                              # ran ahead past the stop: not part of the model
-        del booster.trees[-K * len(pending):], booster.tree_class[-K * len(pending):]
+        del booster.trees[-T * len(pending):], booster.tree_class[-T * len(pending):]
     if defer:
         seam.lazy_trees = False
         _resolve(booster, range(len(booster.trees)))
     if blocks:
         seam.block_rounds = False
-    progress.record(len(booster.trees) // K - prior_rounds, booster, history, callbacks,
+    progress.record(len(booster.trees) // T - prior_rounds, booster, history, callbacks,
                     spec.p.eta, finished=True)
     if stopper is not None:    # counted from the model's first round (continued training)
         booster.best_iteration = prior_rounds + stopper.best_iteration

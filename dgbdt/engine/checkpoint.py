@@ -256,7 +256,7 @@ def _fields(d: dict) -> dict:
     if not isinstance(d["fingerprint"], dict):
         raise ValueError("field 'fingerprint' must be an object")
     booster = Booster.from_dict(d["model"])
-    if len(booster.trees) != (prior_rounds + rounds) * booster.n_outputs:
+    if len(booster.trees) != (prior_rounds + rounds) * booster.trees_per_round:
         raise ValueError(f"its model has {booster.num_boosted_rounds()} rounds, not the "
                          f"{prior_rounds} + {rounds} it says")
     return {"rounds": rounds, "prior_rounds": prior_rounds, "finished": d["finished"],
@@ -327,8 +327,7 @@ class Checkpointer:
         if self._checked != self._here():     # another process (a worker): check once
             self._compatible(f", found by {socket.gethostname()}: is checkpoint_dir a "
                              f"directory shared by the client and the workers?")
-        K = progress.booster.n_outputs
-        keep = (self.prior_rounds + rounds) * K
+        keep = (self.prior_rounds + rounds) * progress.booster.trees_per_round
         trees = None
         if self.fetch is not None:
             have = len(self._trees)

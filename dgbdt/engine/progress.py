@@ -56,7 +56,7 @@ class Progress:
         booster holds futures). A copy with fewer trees than ``rounds`` needs is cut to the
         rounds those trees complete."""
         b = self.booster.snapshot()
-        K = b.n_outputs
+        K = b.trees_per_round
         if trees is not None:
             b.trees = list(trees)
         rounds = min(self.rounds, len(b.trees) // K - prior_rounds)

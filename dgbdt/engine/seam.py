@@ -194,21 +194,54 @@ class LocalSeam:
         """Gradients (those of rows outside round ``epoch``'s sample zeroed), one fixed-point
         scale per class from the global maxima and the row count (dgbdt.kernels.fixedpoint), then the
         class trees in turn: on these shards, or, for a sampled round over streamed pages, on
-        one in-core shard of the sampled rows (dgbdt.engine.sampled_rounds)."""
-        t = time.perf_counter()
+        one in-core shard of the sampled rows (dgbdt.engine.sampled_rounds).
+
+        A forest (``spec.parallel`` = P > 1 trees a class) grows P sets of class trees from
+        the round's gradients, each set with its own sample (spec.draw) and eta / P; the
+        trees come back class by class (class 0's P trees first), XGBoost's order."""
         self.epoch = epoch      # the round, for objectives that draw from it (rank pairs)
         self._refreshes_leaves = leaf_alpha_of(objective, 0) is not None
+        P = spec.parallel
+        if P == 1:
+            return self._grow_set(objective, K, spec, timers, epoch, None)
+        spec = spec.forest_trees()
+        sets = [self._grow_set(objective, K, spec, timers, spec.draw(epoch, j), (j, P))
+                for j in range(P)]
+        self._forest = None
+        return [sets[j][k] for k in range(K) for j in range(P)]
+
+    def forest_gradients(self, objective, forest):
+        """The round's gradients for parallel tree j of P (``forest`` = (j, P), or None for
+        a single tree): computed for j = 0 (and kept when P > 1), put back for the others
+        (each then draws its own sample from them); returns the global maxima."""
+        if forest is None:
+            return self.compute_gradients(objective)
+        j, P = forest
+        if j == 0:
+            maxima = self.compute_gradients(objective)
+            self._forest = ([(s.g.copy(), s.h.copy()) for s in self.shards], maxima)
+            return maxima
+        kept, maxima = self._forest
+        for s, (g, h) in zip(self.shards, kept):
+            s.g[...] = g
+            s.h[...] = h
+        return maxima
+
+    def _grow_set(self, objective, K, spec, timers, draw, forest):
+        """One set of K class trees (see grow_round) from sampling draw ``draw``."""
+        t = time.perf_counter()
         streamed_sample, picked, record = compact.applies(self, spec, objective), None, None
+        streamed_sample = streamed_sample and forest is None
         holders = self.shards
         if streamed_sample:     # the fold, the gradients and the sample's candidates: one pass
             holders = [self._row_block()]       # the rows' arrays as one: a step, a launch
             max_g, max_h, picked = compact.fold_and_pick(self, objective, spec.sampling,
-                                                         epoch, self._guess)
+                                                         draw, self._guess)
             record = []
         else:
-            max_g, max_h = self.compute_gradients(objective)      # folds pending compact trees
+            max_g, max_h = self.forest_gradients(objective, forest)   # folds pending compact trees
         if spec.sampling is not None:
-            max_g, max_h = sample_rows(spec.sampling, holders, epoch, self.n_rows,
+            max_g, max_h = sample_rows(spec.sampling, holders, draw, self.n_rows,
                                        max_g, max_h, self.reduce_host, record)
             self._guess = record or None
         timers["gradients"] += time.perf_counter() - t
@@ -220,9 +253,9 @@ class LocalSeam:
         for k in range(K):
             sg, sh = scale_for(max_g[k], self.n_rows), scale_for(max_h[k], self.n_rows)
             if graphs is not None:
-                trees.append(graphs.grow(spec, k, sg, sh, epoch, timers, self.lazy_trees))
+                trees.append(graphs.grow(spec, k, sg, sh, draw, timers, self.lazy_trees))
             else:
-                trees.append(grow_tree(seam, seam.start_tree(spec, k, sg, sh, epoch), timers,
+                trees.append(grow_tree(seam, seam.start_tree(spec, k, sg, sh, draw), timers,
                                        leaf_alpha_of(objective, k),
                                        self.lazy_trees))
         if seam is not self:

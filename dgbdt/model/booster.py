@@ -21,6 +21,8 @@ older dgbdt), and a file of version 1 or 2 may not hold linear leaves. Version 4
 ``objective_params``, the objective's parameters that the model needs to predict: only
 reg:quantileerror's list of several quantiles (one output each) so far; only such models are
 written as version 4 (an older dgbdt refuses them rather than read one output).
+Version 5 added ``num_parallel_tree`` (learner; boosted random forests: P trees a round for
+each output, tree i of class (i // P) % K); only such models are written as version 5.
 
 A categorical model predicts from category codes (arrays, with the model's feature types) or
 pandas category columns, whose values are re-coded to the training's codes by value (the
@@ -29,7 +31,7 @@ model's ``categories``; a value the training did not have is an error, as in XGB
 with trees in XGBoost's array layout (dgbdt.tree.model). Loading validates every field and the
 tree structure, so a truncated or edited file fails with a ModelFormatError naming the problem.
 The margin of row x for output k is base_margin[k] + sum of the leaf values of the trees of class
-k (round r holds trees r*K .. r*K+K-1).
+k (round r holds trees r*K*P .. (r+1)*K*P-1, P = num_parallel_tree).
 """
 from __future__ import annotations
 
@@ -55,7 +57,8 @@ FORMAT = "dgbdt-model"
 VERSION = 2
 LINEAR_VERSION = 3  # the version of models with linear leaves (others are written as VERSION)
 QUANTILES_VERSION = 4  # models whose objective has parameters (objective_params)
-READS = (1, 2, 3, 4)   # model format versions load_model reads
+FOREST_VERSION = 5     # models with several trees a round for each output (num_parallel_tree)
+READS = (1, 2, 3, 4, 5)   # model format versions load_model reads
 
 
 PREDICT_FIX = ("predict in row batches (the model's prediction is per row), or pass the rows in "
@@ -78,6 +81,9 @@ class Booster:
         self.feature_names = list(feature_names) if feature_names is not None else None
         self.trees: list[Tree] = []
         self.tree_class: list[int] = []
+        # trees a round for each output (a boosted random forest when > 1): round r holds
+        # trees r*K*P .. (r+1)*K*P - 1, output k's P trees together
+        self.num_parallel_tree = 1
         self.best_iteration: int | None = None
         self.best_score: float | None = None
         self.timings: dict[str, float] = {}   # seconds per training stage (not saved)
@@ -90,7 +96,11 @@ class Booster:
 
     # -- structure ---------------------------------------------------------------------------
     def num_boosted_rounds(self) -> int:
-        return len(self.trees) // self.n_outputs
+        return len(self.trees) // self.trees_per_round
+
+    @property
+    def trees_per_round(self) -> int:
+        return self.n_outputs * self.num_parallel_tree
 
     def num_features(self) -> int:
         return self.n_features
@@ -102,7 +112,8 @@ class Booster:
         if not 0 <= begin <= end <= rounds:
             raise ValueError(f"iteration_range {iteration_range} is outside [0, {rounds}] "
                              "boosted rounds")
-        return list(range(begin * self.n_outputs, end * self.n_outputs))
+        T = self.trees_per_round
+        return list(range(begin * T, end * T))
 
     # -- prediction --------------------------------------------------------------------------
     def _matrix(self, data) -> tuple[np.ndarray, np.ndarray | None]:
@@ -260,9 +271,9 @@ class Booster:
                             f"{type(key).__name__}")
         picked = range(rounds)[key]
         b = self.snapshot()
-        K = self.n_outputs
-        b.trees = [self.trees[r * K + k] for r in picked for k in range(K)]
-        b.tree_class = [self.tree_class[r * K + k] for r in picked for k in range(K)]
+        T = self.trees_per_round
+        b.trees = [self.trees[r * T + k] for r in picked for k in range(T)]
+        b.tree_class = [self.tree_class[r * T + k] for r in picked for k in range(T)]
         b.best_iteration = b.best_score = None
         return b
 
@@ -321,6 +332,7 @@ class Booster:
         b = Booster(self.objective.name, self.num_class, self.base_margin, self.n_features,
                     self.feature_names, self.objective_params)
         b.trees, b.tree_class = list(self.trees), list(self.tree_class)
+        b.num_parallel_tree = self.num_parallel_tree
         b.best_iteration, b.best_score = self.best_iteration, self.best_score
         b._attributes, b.feature_types = dict(self._attributes), self.feature_types
         b.categories = self.categories
@@ -341,7 +353,8 @@ class Booster:
     # -- serialization -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         linear = any(t.linear for t in self.trees)
-        version = QUANTILES_VERSION if self.objective_params else \
+        version = FOREST_VERSION if self.num_parallel_tree > 1 else \
+            QUANTILES_VERSION if self.objective_params else \
             LINEAR_VERSION if linear else VERSION
         return {
             "format": FORMAT, "version": version,
@@ -353,7 +366,9 @@ class Booster:
                 **({"feature_types": list(self.feature_types), "categories": self.categories}
                    if self.feature_types is not None else {}),
                 **({"objective_params": dict(self.objective_params)}
-                   if self.objective_params else {})},
+                   if self.objective_params else {}),
+                **({"num_parallel_tree": self.num_parallel_tree}
+                   if self.num_parallel_tree > 1 else {})},
             "trees": [t.to_dict() for t in self.trees],
             "tree_class": list(self.tree_class),
         }
@@ -578,12 +593,17 @@ def _from_dict(d) -> Booster:
     if len(tree_class) != len(trees):
         raise ModelFormatError(f"model: {len(trees)} trees but {len(tree_class)} tree_class "
                                "entries")
-    if len(trees) % b.n_outputs:
+    P = ln.get("num_parallel_tree", 1) if version >= FOREST_VERSION else 1
+    if not isinstance(P, int) or isinstance(P, bool) or P < 1:
+        raise ModelFormatError("learner: num_parallel_tree must be an integer >= 1")
+    b.num_parallel_tree = P
+    if len(trees) % b.trees_per_round:
         raise ModelFormatError(f"model: {len(trees)} trees is not a multiple of the "
-                               f"{b.n_outputs} outputs")
+                               f"{b.n_outputs} outputs x {P} parallel trees")
     for i, (t, k) in enumerate(zip(trees, tree_class)):
-        if k != i % b.n_outputs:
-            raise ModelFormatError(f"model: tree {i} has class {k!r}, expected {i % b.n_outputs}")
+        want = (i // P) % b.n_outputs
+        if k != want:
+            raise ModelFormatError(f"model: tree {i} has class {k!r}, expected {want}")
         b.trees.append(Tree.from_dict(t, n_features, f"tree {i}"))
         if b.trees[-1].linear and version < LINEAR_VERSION:
             raise ModelFormatError(f"tree {i}: linear_leaves need model format version "

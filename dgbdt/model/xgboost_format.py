@@ -111,6 +111,7 @@ def to_xgboost(booster) -> dict:
                          "dgbdt's format (the default of save_model).")
     obj = booster.objective
     K = booster.n_outputs
+    P = booster.num_parallel_tree
     num_class = booster.num_class if obj.name.startswith("multi:") else 0
     base = obj.margin_to_base_score(booster.base_margin)
     objective = _objective_config(obj, num_class)
@@ -154,9 +155,9 @@ def to_xgboost(booster) -> dict:
             "gradient_booster": {
                 "model": {
                     "cats": _encoder(booster),
-                    "gbtree_model_param": {"num_parallel_tree": "1",
+                    "gbtree_model_param": {"num_parallel_tree": str(P),
                                            "num_trees": str(len(trees))},
-                    "iteration_indptr": [r * K for r in range(rounds + 1)],
+                    "iteration_indptr": [r * K * P for r in range(rounds + 1)],
                     "tree_info": [int(k) for k in booster.tree_class],
                     "trees": trees,
                 },
@@ -292,9 +293,12 @@ def from_xgboost(d: dict, booster_class):
     num_class = int(mp.get("num_class", "0") or 0)
     oparams = _quantile_params(ln, obj, int(mp.get("num_target", "1") or 1))
     param = _param(model, "gbtree_model_param", "model")
-    if int(param.get("num_parallel_tree", "1")) != 1:
-        raise ModelFormatError("XGBoost model: num_parallel_tree > 1 (a boosted random forest); "
-                               "dgbdt reads one tree per output per round")
+    P = param.get("num_parallel_tree", "1")
+    if isinstance(P, bool) or not isinstance(P, (str, int)) or not str(P).isdigit() \
+            or int(P) < 1:
+        raise ModelFormatError("XGBoost model: gbtree_model_param.num_parallel_tree must be "
+                               f"a positive integer; got {P!r}")
+    P = int(P)
     n_features = _param(mp, "num_feature", "learner_model_param")
     if isinstance(n_features, bool) or not isinstance(n_features, (str, int)):
         raise ModelFormatError("XGBoost model: learner_model_param.num_feature must be an "
@@ -324,13 +328,19 @@ def from_xgboost(d: dict, booster_class):
         booster.categories = _decoded_categories(model, n_features)
     trees = _param(model, "trees", "model")
     info = _param(model, "tree_info", "model")
-    if len(info) != len(trees) or len(trees) % K:
+    if len(info) != len(trees) or len(trees) % (K * P):
         raise ModelFormatError(f"XGBoost model: {len(trees)} trees and {len(info)} tree_info "
-                               f"entries for {K} outputs")
+                               f"entries for {K} outputs x {P} parallel trees")
+    indptr = model.get("iteration_indptr")
+    if indptr is not None and list(indptr) != list(range(0, len(trees) + 1, K * P)):
+        raise ModelFormatError(f"XGBoost model: iteration_indptr is not {K * P} trees a round "
+                               "(dgbdt reads models whose every round has num_parallel_tree "
+                               "trees for each output)")
+    booster.num_parallel_tree = P
     for i, (t, k) in enumerate(zip(trees, info)):
-        if int(k) != i % K:
+        if int(k) != (i // P) % K:
             raise ModelFormatError(f"XGBoost model: tree {i} is of class {k}, expected "
-                                   f"{i % K} (one tree per class per round)")
+                                   f"{(i // P) % K} ({P} trees per class per round)")
         booster.trees.append(_tree(t, n_features, f"XGBoost tree {i}"))
         booster.tree_class.append(int(k))
     attrs = ln.get("attributes") or {}

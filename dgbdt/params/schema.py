@@ -104,6 +104,12 @@ _SPECS = [
     ParamSpec("max_leaves", 0,
               'Maximum leaves of a tree grown with grow_policy="lossguide" (0: no limit).',
               kind="int", low=0),
+    ParamSpec("num_parallel_tree", 1,
+              "Trees grown a round for each output, from the same gradients, each with its own "
+              "row and column sample and 1/num_parallel_tree of the learning rate: a boosted "
+              "random forest (XGBoost's; one round with subsample < 1 and colsample_bynode < 1 "
+              "is a random forest, as XGBRFClassifier trains).",
+              kind="int", low=1),
     ParamSpec("max_bin", 256,
               "Maximum number of histogram bins per feature.",
               kind="int", low=2, high=65535),

@@ -2,6 +2,7 @@
 (dgbdt.tree.grower) or leaf-wise (dgbdt.tree.lossguide)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,21 @@ class GrowthSpec:
     policy: str = "depthwise"   # grow_policy: "depthwise" or "lossguide"
     max_leaves: int = 0         # lossguide's leaf limit (0: none)
     linear: object = None       # dgbdt.kernels.linear_math.LinearSpec: piecewise-linear trees
+    parallel: int = 1           # num_parallel_tree: trees a round for each output (a forest)
+
+    def draw(self, epoch: int, j: int) -> int:
+        """The sampling draw of round ``epoch``'s parallel tree j: the round itself for a
+        single tree (the bytes of every model without a forest are unchanged), else one draw
+        a tree, distinct over the training (epoch * parallel + j)."""
+        return epoch if self.parallel == 1 else epoch * self.parallel + j
+
+    def forest_trees(self) -> "GrowthSpec":
+        """The spec each parallel tree grows with: eta / parallel (XGBoost's forest learning
+        rate: the P trees of a round together take one eta step)."""
+        if self.parallel == 1:
+            return self
+        return dataclasses.replace(self, p=dataclasses.replace(self.p, eta=self.p.eta /
+                                                               self.parallel))
 
     def columns(self, k: int, epoch: int):
         """The column sample of round ``epoch``'s tree of class k (None: every feature)."""
