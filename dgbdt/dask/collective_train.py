@@ -36,6 +36,7 @@ from ..callback import log_to_client
 from ..data.page_store import gpu_memory_errors
 from ..metrics.registry import get_metric
 from ..objectives.registry import get_objective
+from ..engine import approx
 from ..engine.exchange import run
 from ..engine.seam import LocalSeam
 from ..tree.linear_growth import level_payload, merged_level
@@ -75,6 +76,13 @@ class CollectiveSeam(LocalSeam):
 
     def reduce_host(self, a, op):
         return self.comm.allreduce_host(a, op)
+
+    def merge_summaries(self, local, max_keys: int):
+        """Every rank's sketch summary merged (exact: dgbdt.data.sketch), from an all-gather
+        of their bytes (tree_method="approx", dgbdt.engine.approx)."""
+        mine = approx.summaries_bytes(local)
+        counts = self.comm.rank_counts(mine.shape[0])
+        return approx.merged_bytes(self.comm.allgather_rows(mine, counts), counts, max_keys)
 
     def _compact_seam(self, shards):
         """The compact shards' seam (dgbdt.engine.sampled_rounds): their levels all-reduced as these."""

@@ -356,6 +356,11 @@ class DaskSeam:
             return self._whole_round(objective, K, spec, epoch)
         r, W, nt = self.n_rounds, range(len(self.units)), self.nthread
         P = spec.parallel
+        if spec.approx_bins:
+            raise NotImplementedError(
+                'tree_method="approx" in graph mode on several workers is not built (a sketch '
+                'exchange a tree). Fix: mode="collective" (the same model), or '
+                'tree_method="hist"')
         if P > 1 and (gathers_rows(objective) or (spec.sampling is not None
                                                   and spec.sampling.by_gradient)):
             raise NotImplementedError(

@@ -254,14 +254,16 @@ def auto_mode(client, workers, p: dict) -> str:
     """What mode="auto" picks (see dgbdt.dask.train): one worker trains in one task; several
     meet in a collective (NCCL between GPUs, TCP between CPUs); GPUs without NCCL use the
     graph, except for what the graph does slowly (leaf-wise trees: a task hop a split;
-    sampling by gradient: 3 hops a class a round), which meets in the TCP collective."""
+    sampling by gradient: 3 hops a class a round) or does not do (the approximate method's
+    sketch a tree), which meets in the TCP collective."""
     if len(set(workers)) == 1:
         return "task"
     if p["device"] != "cuda":
         return "collective"
     if _nccl_everywhere(client, workers):
         return "nccl"
-    return "collective" if p["grow_policy"] == "lossguide" or _by_gradient(p) else "graph"
+    return "collective" if p["grow_policy"] == "lossguide" or _by_gradient(p) \
+        or p["tree_method"] == "approx" else "graph"
 
 
 def _nccl_everywhere(client, workers) -> bool:

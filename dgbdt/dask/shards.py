@@ -26,6 +26,7 @@ import numpy as np
 from ..backends.device import array_module, device_scope, get_backend
 from ..model.booster import MarginStart, initial_margins
 from ..data.page_store import BudgetWarning, PageStore, budget_bytes, move_page, plan_pages
+from ..engine.approx import needs_raw_rows
 from ..engine.shard import Shard
 from .data import Part
 from .pages import page_of, raw_rows, stream_slots
@@ -161,4 +162,4 @@ def local_shards(units, cuts, max_nodes: int, base, p):
     if units and isinstance(units[0], Shard):
         return list(units), 2
     return shards_of(concat_parts(units), cuts, max_nodes, base, p["device"],
-                     p["device_memory_budget"], bool(p.get("linear_tree")))
+                     p["device_memory_budget"], needs_raw_rows(p))

@@ -30,6 +30,7 @@ from ..engine.checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, 
 from ..data.queries import weight_norm, weight_norm_stats
 from ..objectives.registry import get_objective
 from ..objectives.base import model_params
+from ..engine.approx import check_approx, needs_raw_rows
 from ..engine.progress import Progress
 from ..engine.setup import DatasetKind, prepare
 from ..tree.spec import max_nodes as tree_max_nodes
@@ -206,6 +207,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     num_class = s.num_class
     if p["linear_tree"]:
         check_linear(p, dtrain, mode)
+    check_approx(p, False)
     if getattr(dtrain, "categories", None) is not None:
         for d, name in evals:       # category codes as the training's, by value
             d.with_categories(dtrain.categories, name)
@@ -313,7 +315,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         margins = (dtrain.map_parts(start_margins, base) if needs_rows(base)
                    else [None] * len(dtrain.part_rows))
         pages = dtrain.pages(cuts, p["device"], p["device_memory_budget"], len(base),
-                             max_nodes, raw=p["linear_tree"])
+                             max_nodes, raw=needs_raw_rows(p))
         units = list(zip(pages, margins))
         # every input in memory before a training task starts: a collective rank holds its
         # worker's thread while it waits for the others, so a margin still to be computed on
@@ -323,7 +325,7 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
         # streamed: every partition is read once more and packed into its page (a shard) on
         # the worker that read it; the raw rows are released, and every mode trains on these
         units = pages = dtrain.map_parts(make_shard, cuts, max_nodes, base, p["device"],
-                                         p["device_memory_budget"], p["linear_tree"])
+                                         p["device_memory_budget"], needs_raw_rows(p))
         workers = workers_of(client, pages)
     # linear trees: the regressors' normalization, from every holder's raw rows' min / max
     linear = linear_spec(client, p, pages, cuts, fan_in) if p["linear_tree"] else None

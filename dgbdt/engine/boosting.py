@@ -76,7 +76,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p),
-                      p["grow_policy"], p["max_leaves"], linear, P)
+                      p["grow_policy"], p["max_leaves"], linear, P,
+                      p["max_bin"] if p["tree_method"] == "approx" else 0)
     # callbacks carried by the progress (a survivor's, dgbdt.dask) go on as they stand; the
     # caller's are new (a fresh training, or a checkpoint's resume: dgbdt.engine.checkpoint)
     carried = resumed and progress.callbacks is not None

@@ -15,7 +15,8 @@ from ..tree.spec import max_nodes as tree_max_nodes
 from .boosting import boost
 from .checkpoint import Checkpointer, fingerprint
 from .evaluation import DatasetEval, SeamEval
-from .linear_setup import linear_setup
+from .approx import check_approx
+from .linear_setup import hold_raw_rows, linear_setup
 from .progress import Progress
 from .seam import LocalSeam
 from .shard import Shard
@@ -63,6 +64,9 @@ def train_in_process(p, dtrain, rounds, evals, early_stopping_rounds, evals_resu
         start = MarginStart(booster.base_margin, prior)
         shards, store = _shards(p, dtrain, cuts, max_bin, booster, start, K, backend)
         linear = linear_setup(p, dtrain, cuts, shards)
+        check_approx(p, any(s.page.streamed for s in shards))
+        if p["tree_method"] == "approx":      # every tree sketches the raw rows again
+            hold_raw_rows(dtrain, shards)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
     sources = [(SeamEval(seam, d.label, d.weight, d, d.qid) if d is dtrain

@@ -30,20 +30,30 @@ def linear_setup(p, dtrain, cuts, shards):
                 s.raw = be.xp.asarray(X[a:a + n])
         return LinearSpec.from_data(X, p["max_linear_features"], p["linear_lambda"],
                                     getattr(cuts, "categorical", None))
+    X = hold_raw_rows(dtrain, shards)
+    if be.caps.device_memory:
+        lo, hi = column_range(X, be.xp)
+        return LinearSpec.from_range(lo, hi, p["max_linear_features"], p["linear_lambda"],
+                                     getattr(cuts, "categorical", None))
+    return LinearSpec.from_data(X, p["max_linear_features"], p["linear_lambda"],
+                                getattr(cuts, "categorical", None))
+
+
+def hold_raw_rows(dtrain, shards):
+    """Each in-core shard's raw rows (Shard.raw): views of the Dataset's float32 matrix (no
+    copy on the host), on the GPU of one device matrix (the Dataset's own for cupy input, host
+    rows uploaded once; sparse rows dense). Returns that matrix."""
+    be = shards[0].be
+    X = dtrain.rows() if dtrain.sparse else dtrain.data
     if be.caps.device_memory:
         xp = be.xp
         X = xp.ascontiguousarray(xp.asarray(X), dtype=xp.float32)
-        lo, hi = column_range(X, xp)
     else:
         X = np.ascontiguousarray(to_host(X), dtype=np.float32)
     for s in shards:
         (a, n), = s.id_pieces
         s.raw = X[a:a + n]
-    if be.caps.device_memory:
-        return LinearSpec.from_range(lo, hi, p["max_linear_features"], p["linear_lambda"],
-                                     getattr(cuts, "categorical", None))
-    return LinearSpec.from_data(X, p["max_linear_features"], p["linear_lambda"],
-                                getattr(cuts, "categorical", None))
+    return X
 
 
 def column_range(X, xp):

@@ -20,6 +20,7 @@ from ..kernels.fixedpoint import scale_for
 from .gradient_sampling import sample_rows
 from .row_block import RowBlock
 from .exchange import run
+from . import approx
 from .shard import Shard, merged_maxima
 from . import sampled_rounds as compact
 from ..tree import device_grower, linear_device, tree_graph
@@ -248,10 +249,13 @@ class LocalSeam:
         if streamed_sample:
             seam, graphs = self._compact_round(timers, picked), None
         else:
-            seam, graphs = self, (None if self._refreshes_leaves else self._tree_graphs())
-        trees = []
+            seam, graphs = self, (None if self._refreshes_leaves or spec.approx_bins
+                                  else self._tree_graphs())
+        trees, base = [], spec
         for k in range(K):
             sg, sh = scale_for(max_g[k], self.n_rows), scale_for(max_h[k], self.n_rows)
+            if base.approx_bins:     # every tree's own cuts (dgbdt.engine.approx)
+                spec = approx.resketch(self, base, k, max_h[k], base.approx_bins)
             if graphs is not None:
                 trees.append(graphs.grow(spec, k, sg, sh, draw, timers, self.lazy_trees))
             else:
@@ -317,6 +321,11 @@ class LocalSeam:
                   and tree_graph.enabled())
             self._graphs = tree_graph.TreeGraphs(self) if ok else False
         return self._graphs or None
+
+    def merge_summaries(self, local, max_keys: int):
+        """The sketch summaries of every holder of rows merged (tree_method="approx"):
+        in-process the shards' merged summary is every row's."""
+        return local
 
     def reduce_host(self, a: np.ndarray, op: str) -> np.ndarray:
         """A small host array merged over the seam's holders of rows: in-process they are all

@@ -82,6 +82,15 @@ class Shard:
     def n_rows(self) -> int:
         return self.page.n_rows
 
+    def requantized(self, page: Page, n_bins, hist_ptrs) -> None:
+        """The rows' new page, quantized with other cuts (tree_method="approx",
+        dgbdt.engine.approx), and those cuts' layout."""
+        be = self.be
+        self.page = page
+        self.n_bins = be.asarray(n_bins, dtype=np.int64)
+        self.hist_ptrs = be.asarray(hist_ptrs, dtype=np.int64)
+        self.level_hist = None
+
     def compute_gradients(self, objective, wait: bool = True):
         """Float gradients of every class; returns (max |g|, max h) per class for the scale
         (``wait=False``: a GPU returns them as a device array: merged_maxima)."""

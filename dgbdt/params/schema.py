@@ -224,12 +224,18 @@ _SPECS = [
               "Do not report the objective's default metric.",
               kind="bool"),
     ParamSpec("tree_method", "hist",
-              "Tree construction algorithm; dgbdt grows trees from histograms only.",
-              kind="choice", choices=("hist", "auto"), value_map={"auto": "hist"},
-              allowed="'hist' ('auto' is accepted and means 'hist')",
+              "Tree construction algorithm: 'hist' bins every feature once from a sketch of "
+              "the training rows; 'approx' sketches the rows again for every tree, each row "
+              "weighted by its hessian (XGBoost's approximate method; slower: a sketch and a "
+              "quantization a tree).",
+              kind="choice", choices=("hist", "approx", "auto"), value_map={"auto": "hist"},
+              allowed="'hist', 'approx' (a new sketch of the rows weighted by their hessians "
+                      "for every tree, as XGBoost's; 'auto' is accepted and means 'hist')",
               rejected={
-                  "approx": 'dgbdt implements histogram growth only. Fix: use tree_method="hist".',
-                  "exact": 'dgbdt implements histogram growth only. Fix: use tree_method="hist".',
+                  "exact": 'dgbdt does not enumerate every split value (XGBoost\'s exact method); '
+                           'its histogram methods find the same splits where a feature has at '
+                           'most max_bin values. Fix: use tree_method="hist", or "approx", '
+                           'with a larger max_bin for finer splits.',
                   "gpu_hist": '"gpu_hist" was deprecated in XGBoost 2 and removed in XGBoost 3 (GPU '
                               'training is chosen with device="cuda"). Fix: use device="cuda" '
                               'with tree_method="hist".',

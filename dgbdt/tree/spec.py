@@ -26,6 +26,7 @@ class GrowthSpec:
     max_leaves: int = 0         # lossguide's leaf limit (0: none)
     linear: object = None       # dgbdt.kernels.linear_math.LinearSpec: piecewise-linear trees
     parallel: int = 1           # num_parallel_tree: trees a round for each output (a forest)
+    approx_bins: int = 0        # tree_method="approx": max_bin of each tree's sketch (0: hist)
 
     def draw(self, epoch: int, j: int) -> int:
         """The sampling draw of round ``epoch``'s parallel tree j: the round itself for a

@@ -1,0 +1,94 @@
+"""``tree_method="approx"``: XGBoost's approximate method, a new sketch for every tree.
+
+Before each tree of output k the rows' raw feature values are sketched again with each row
+weighted by its hessian h_ik (after the round's row sample: a row outside it weighs 0 and is
+left out, as in XGBoost), so a feature's cuts split the hessian mass, not the row count, into
+``max_bin`` parts: bins are finer where the loss is curved. Every holder of rows summarizes its
+own (dgbdt.data.sketch: the weights in fixed point at one scale from the global max hessian,
+so the merge is exact), the summaries are merged over the seam (in-process: here; collective
+ranks: an all-gather of their bytes), and every shard's page is quantized again with the new
+cuts before the tree grows on it. The model is thus the same for any partitioning and mode,
+as for ``hist``.
+
+The shards keep their raw rows for it (``Shard.raw``, as linear trees do); pages are rebuilt
+in device memory, so streamed pages (``device_memory_budget`` below the pages) are refused.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+
+from ..backends.device import to_host
+from ..data.quantize import cuts_from_summaries, quantize
+from ..data.sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
+from ..data.sketch_device import summarize_weighted_device
+from ..kernels.pages import pack
+
+
+def needs_raw_rows(p: dict) -> bool:
+    """Whether a training's shards keep their raw rows: linear leaves regress on them, the
+    approximate method sketches them again for every tree."""
+    return bool(p.get("linear_tree")) or p.get("tree_method") == "approx"
+
+
+def spec_params(spec) -> dict:
+    """The parameters check_approx reads, from a growth spec."""
+    return {"tree_method": "approx" if spec.approx_bins else "hist",
+            "linear_tree": spec.linear is not None}
+
+
+def check_approx(p: dict, streamed: bool) -> None:
+    """Refuse what the approximate method does not do (yet), naming the way that works."""
+    if p.get("tree_method") != "approx":
+        return
+    if p.get("linear_tree"):
+        raise NotImplementedError('tree_method="approx" with linear_tree is not built: linear '
+                                  'trees split on the training\'s cuts. Fix: tree_method="hist"')
+    if streamed:
+        raise NotImplementedError(
+            'tree_method="approx" re-quantizes every page for every tree, in device memory: '
+            "pages streamed from host memory (device_memory_budget below the pages' size) "
+            'are not. Fix: tree_method="hist" (streams), or a larger device_memory_budget')
+
+
+def resketch(seam, spec, k: int, max_h: float, max_bin: int):
+    """The spec of output k's next tree: cuts from the shards' raw rows weighted by their
+    hessians of output k (``max_h``: the global max, which sets the fixed-point scale), every
+    shard's page quantized with them, ``seam.hist_ptrs`` set to their layout."""
+    shards = seam.shards
+    be = shards[0].be
+    check_approx(spec_params(spec), any(s.page.streamed for s in shards))
+    max_keys = default_max_keys(max_bin)
+    scale = weight_scale(max_h, seam.n_rows)
+    local: Summaries | None = None
+    for s in shards:
+        h = s.h[:, k]
+        part = (summarize_weighted_device(s.raw, h, scale, max_keys) if be.caps.device_memory
+                else summarize_weighted(s.raw, h, scale, max_keys))
+        local = part if local is None else local.merge(part, max_keys)
+    merged = seam.merge_summaries(local, max_keys)
+    cuts = cuts_from_summaries(merged, max_bin, getattr(spec.cuts, "categorical", None))
+    hist_ptrs = cuts.hist_ptrs()
+    for s in shards:
+        page = (be.quantize_pack(s.raw, cuts) if be.caps.device_memory
+                else pack(quantize(s.raw, cuts)))
+        s.requantized(page, cuts.n_bins(), hist_ptrs)
+    seam.hist_ptrs = np.ascontiguousarray(hist_ptrs, dtype=np.int64)
+    return dataclasses.replace(spec, cuts=cuts, hist_ptrs=hist_ptrs)
+
+
+def summaries_bytes(s: Summaries) -> np.ndarray:
+    """A summary as uint8 bytes (its JSON form), to all-gather between ranks."""
+    return np.frombuffer(json.dumps(s.to_dict()).encode(), dtype=np.uint8)
+
+
+def merged_bytes(gathered, counts, max_keys: int) -> Summaries:
+    """Every rank's summary bytes (concatenated in rank order, ``counts`` each) merged."""
+    data, out, at = to_host(gathered).tobytes(), None, 0
+    for n in (int(c) for c in counts):
+        s = Summaries.from_dict(json.loads(data[at:at + n].decode()))
+        at += n
+        out = s if out is None else out.merge(s, max_keys)
+    return out
