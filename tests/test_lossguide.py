@@ -60,7 +60,8 @@ def test_lossguide_is_not_depthwise_and_learns():
                        r"and a leaf limit"),
     ({"grow_policy": "lossguide", "max_depth": 0}, r"and a leaf limit \(got grow_policy="
                                                    r"'lossguide', max_leaves=0\)"),
-    ({"max_leaves": 8}, r"max_leaves=8 with grow_policy='depthwise'"),
+    ({"max_leaves": 8, "linear_tree": True},
+     r"max_leaves=8 with grow_policy='depthwise' and linear_tree"),
     ({"grow_policy": "leafwise"}, r"grow_policy"),
     ({"grow_policy": "lossguide", "max_leaves": -1}, r"max_leaves"),
 ])
@@ -117,3 +118,30 @@ def test_graph_mode_grows_them_a_hop_a_split(client2):
     dd = dgd.DaskDataset(client2, da.from_array(X, chunks=(500, 6)), da.from_array(y, chunks=500))
     out = dgd.train(client2, p, dd, 4, mode="graph", verbose_eval=False)
     assert out["booster"].save_raw() == ref.save_raw()
+
+
+@pytest.mark.parametrize("max_leaves", [1, 2, 5, 9, 20])
+def test_depthwise_trees_capped_by_max_leaves_as_xgboost(max_leaves):
+    """XGBoost caps depth-wise trees too: a level's nodes split in id order while the tree
+    has fewer than max_leaves leaves."""
+    xgb = pytest.importorskip("xgboost")
+    X, y = _data(3000)
+    X = np.round(X, 1)      # every value a cut in both libraries: the same trees
+    p = {"max_depth": 4, "max_leaves": max_leaves}
+    ours = dgbdt.train(p, dgbdt.Dataset(X, label=y), 3, verbose_eval=False)
+    theirs = xgb.train(dict(p, tree_method="hist"), xgb.DMatrix(X, label=y), 3)
+    assert [t.n_nodes for t in ours.trees] == \
+        [len(d.strip().split("\n")) for d in theirs.get_dump()]
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(xgb.DMatrix(X)), atol=1e-5)
+    assert all(np.sum(t.left < 0) <= max_leaves for t in ours.trees)
+
+
+@pytest.mark.parametrize("mode", ["collective", "graph"])
+def test_depthwise_max_leaves_on_dask(client2, mode):
+    X, y = _data()
+    p = {"max_depth": 5, "max_leaves": 7, "subsample": 0.8}
+    ref = dgbdt.train(p, dgbdt.Dataset(X, label=y), 4, verbose_eval=False).save_raw()
+    d = dgd.DaskDataset(client2, da.from_array(X, chunks=(700, X.shape[1])),
+                        da.from_array(y, chunks=700))
+    got = dgd.train(client2, p, d, 4, mode=mode, verbose_eval=False)["booster"]
+    assert got.save_raw() == ref

@@ -60,13 +60,13 @@ def device_growable_linear(spec) -> bool:
 
 def device_growable(spec) -> bool:
     """Whether dgbdt.tree.device_grower grows the trees of ``spec``: depth-wise, numerical
-    splits, no monotone or interaction constraints, constant leaves. The others (lossguide,
-    categorical sets, constraints, linear leaves) grow on the host (dgbdt.tree.grower,
-    dgbdt.tree.lossguide, dgbdt.tree.linear_growth), whose requests GPU shards run as CPU ones
-    do."""
+    splits, no monotone or interaction constraints, constant leaves, no leaf limit. The others
+    (lossguide, categorical sets, constraints, linear leaves, max_leaves) grow on the host
+    (dgbdt.tree.grower, dgbdt.tree.lossguide, dgbdt.tree.linear_growth), whose requests GPU
+    shards run as CPU ones do."""
     return (spec.policy == "depthwise" and getattr(spec.cuts, "categorical", None) is None
             and spec.p.monotone is None and spec.p.interactions is None
-            and getattr(spec, "linear", None) is None)
+            and getattr(spec, "linear", None) is None and not spec.max_leaves)
 
 
 class TrainingSeam(Protocol):

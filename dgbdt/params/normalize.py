@@ -386,7 +386,8 @@ def _check_linear_rules(out: dict[str, object]) -> None:
 
 
 def _check_growth_rules(out: dict[str, object]) -> None:
-    """max_depth=0 and max_leaves belong to loss-guided growth."""
+    """max_depth=0 belongs to loss-guided growth; max_leaves caps both policies (a depth-wise
+    tree's levels split in node order until the cap), not depth-wise linear trees."""
     lossguide = out["grow_policy"] == "lossguide"
     if out["max_depth"] == 0 and not (lossguide and out["max_leaves"]):
         raise ParameterError(
@@ -394,12 +395,11 @@ def _check_growth_rules(out: dict[str, object]) -> None:
             f"leaf limit (got grow_policy={out['grow_policy']!r}, max_leaves="
             f"{out['max_leaves']}). Fix: a positive depth, e.g. max_depth=6 (the default), "
             "or grow_policy=\"lossguide\" with max_leaves > 0.")
-    if out["max_leaves"] and not lossguide:
+    if out["max_leaves"] and not lossguide and out.get("linear_tree"):
         raise ParameterError(
-            f"max_leaves={out['max_leaves']} with grow_policy={out['grow_policy']!r}: dgbdt "
-            "limits the leaves of loss-guided trees only (XGBoost also caps depth-wise "
-            "trees with it; not built here). Fix: grow_policy=\"lossguide\", or drop "
-            "max_leaves.")
+            f"max_leaves={out['max_leaves']} with grow_policy={out['grow_policy']!r} and "
+            "linear_tree: depth-wise linear trees have no leaf limit (not built). Fix: "
+            "grow_policy=\"lossguide\", or drop max_leaves.")
 
 
 def _check_objective_rules(out: dict[str, object], given: dict[str, tuple[str, object]]) -> None:

@@ -82,8 +82,11 @@ class Growth:
     FIRST_CAPACITY = 64
 
     def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, p: SplitParams,
-                 scale_g: float, scale_h: float, columns=None):
+                 scale_g: float, scale_h: float, columns=None, max_leaves: int = 0):
         self.k, self.cuts, self.hist_ptrs = k, cuts, hist_ptrs
+        # XGBoost caps depth-wise trees with max_leaves too: a level's nodes split in id
+        # order while the tree has fewer leaves (its driver's depth-wise queue)
+        self.max_leaves, self.n_leaves = max_leaves, 1
         self.columns = columns
         self.max_depth, self.p = max_depth, p
         self.scale_g, self.scale_h = scale_g, scale_h
@@ -157,6 +160,9 @@ class Growth:
         if order is not None and not np.array_equal(order, np.arange(len(order))):
             cand = cand.take(order)         # in level order
         ok = np.flatnonzero(cand.splittable(self.p))
+        if self.max_leaves:             # the level's first nodes (ids ascending) that fit
+            ok = ok[:max(0, self.max_leaves - self.n_leaves)]
+            self.n_leaves += ok.size
         if self.depth == self.max_depth or ok.size == 0:
             self.pending, self.done = None, True
             self.eval_seconds += time.perf_counter() - t

@@ -71,7 +71,7 @@ class GrowthSpec:
                                    self.max_leaves, self.p, scale_g, scale_h,
                                    self.columns(k, epoch))
         return Growth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g, scale_h,
-                      self.columns(k, epoch))
+                      self.columns(k, epoch), self.max_leaves)
 
 
 def max_nodes(p: dict, n_rows: int) -> int:
