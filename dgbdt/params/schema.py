@@ -102,7 +102,9 @@ _SPECS = [
               'grow_policy="lossguide" and max_leaves > 0 only.',
               kind="int", low=0),
     ParamSpec("max_leaves", 0,
-              'Maximum leaves of a tree grown with grow_policy="lossguide" (0: no limit).',
+              "Maximum leaves of a tree (0: no limit): loss-guided trees split their best "
+              "leaves until the cap; depth-wise ones split a level's nodes in order until it "
+              "(XGBoost's rule).",
               kind="int", low=0),
     ParamSpec("num_parallel_tree", 1,
               "Trees grown a round for each output, from the same gradients, each with its own "
