@@ -38,8 +38,11 @@ def record(workers: int, depth: int, objective=None, weighted: bool = False) -> 
     units = {f"w{i}": _Future(f"unit-w{i}") for i in range(workers)}
     seam = DaskSeam(rec, units, n_rows=1000, fan_in=8, nthread=1, weighted=weighted)
     seam.token = "x"
-    seam.grow_round(objective or SimpleNamespace(name="binary:logistic"), 1,
-                    spec=SimpleNamespace(sampling=None, max_requests=lambda: depth), timers={})
+    spec = SimpleNamespace(sampling=None, max_requests=lambda: depth, parallel=1,
+                           approx_bins=0, draw=lambda epoch, j: epoch)
+    spec.forest_trees = lambda: spec
+    seam.grow_round(objective or SimpleNamespace(name="binary:logistic"), 1, spec=spec,
+                    timers={})
     return rec.tasks
 
 

@@ -96,3 +96,20 @@ def test_estimators_take_a_metric(client2):
     dest.fit(Xd, yd, eval_set=[(Xd, yd)])
     assert dest.evals_result() == est.evals_result()
     assert isinstance(MAE(), Metric)
+
+
+def test_disable_default_eval_metric_leaves_the_function_alone():
+    """XGBoost's rule: with disable_default_eval_metric and no eval_metric, a custom metric
+    function is the only score (and the one early stopping watches)."""
+    X = np.random.default_rng(0).random((300, 3))
+    y = (X[:, 0] > 0.5).astype(float)
+    d = dgbdt.Dataset(X, label=y)
+
+    def err(p, d):
+        return "mine", float(np.mean((p > 0.5) != d.get_label()))
+    for disable, want in [(True, ["mine"]), (False, ["logloss", "mine"])]:
+        res = {}
+        b = dgbdt.train({"objective": "binary:logistic", "disable_default_eval_metric": disable},
+                        d, 6, evals=[(d, "t")], evals_result=res, custom_metric=err,
+                        early_stopping_rounds=2, verbose_eval=False)
+        assert list(res["t"]) == want and b.best_iteration is not None

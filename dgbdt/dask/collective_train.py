@@ -181,8 +181,7 @@ class _EvalScores:
 
     def scores(self, booster, new_trees, objective, metrics):
         if self.X is not None and self.X.shape[0]:
-            self.add(self.X, [booster.trees[i] for i in new_trees],
-                     [booster.tree_class[i] for i in new_trees], self.margin)
+            self.add(self.X, *booster.round_trees(new_trees), self.margin)
         return collective_scores(self.comm, self.rows, self.margin, objective, metrics)
 
 
@@ -338,6 +337,12 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
     n_ranks = len(ranks)
     flag = _Flag(f"{token}-abort")
     let_go = LetGo()
+    if let_go.in_task:
+        # out of the worker's thread pool: a rank waits for the others for a whole training,
+        # and two trainings sharing one-thread workers would each wait for a thread the
+        # other's rank holds (the worker starts another pool thread meanwhile)
+        from distributed import secede
+        secede()
 
     def stop_reason():     # cheap question first: the client's, then the other ranks'
         return let_go.reason() or flag.reason()

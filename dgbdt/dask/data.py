@@ -290,9 +290,9 @@ class DaskDataset:
                              "label_upper_bound), not both: a DaskDataset's partitions hold "
                              "one kind of label")
         from dask import delayed
-        from distributed import default_client
+        from distributed import get_client
 
-        self.client = client if client is not None else default_client()
+        self.client = client if client is not None else get_client()
         frame = is_dask_frame(data)
         meta = getattr(data, "_meta", None)
         self.on_device = is_device_array(meta) or is_cudf(meta)

@@ -263,7 +263,7 @@ def auto_mode(client, workers, p: dict) -> str:
     if _nccl_everywhere(client, workers):
         return "nccl"
     return "collective" if p["grow_policy"] == "lossguide" or _by_gradient(p) \
-        or p["tree_method"] == "approx" else "graph"
+        or p["tree_method"] == "approx" or p["booster"] == "dart" else "graph"
 
 
 def _nccl_everywhere(client, workers) -> bool:

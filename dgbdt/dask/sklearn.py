@@ -24,6 +24,8 @@ indices back to ``classes_``, so string labels work.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..data.input import is_nan_missing
@@ -38,6 +40,7 @@ from .blocks import is_dask_array, is_dask_frame, is_dask_series
 from .data import DaskDataset
 from .predict import predict as _dask_predict
 from .train import train as _dask_train
+from .worker import client_in_reach
 
 
 def _label_column(y):
@@ -77,6 +80,20 @@ def _as_array(out):
     return out.to_dask_array() if is_dask_frame(out) else out
 
 
+def _reaching(method):
+    """An estimator method run with client_in_reach's client (inside a task: its worker's,
+    the task's thread seceded while the training's tasks run), which ``client`` gives."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        with client_in_reach(self._client) as c:
+            self._active = c
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self._active = None
+    return call
+
+
 class _DaskGBDTModel(_GBDTModel):
     """The Dask side of the estimators: the client, fitting and predicting on collections."""
 
@@ -85,11 +102,15 @@ class _DaskGBDTModel(_GBDTModel):
     @property
     def client(self):
         """The distributed Client used by fit (and predict with base_margin); when unset,
-        distributed's default client at the time of the call."""
+        distributed's client at the time of the call: the default one, or inside a task its
+        worker's (a fit may run in a task, as XGBoost's may)."""
         if self._client is not None:
             return self._client
-        from distributed import default_client
-        return default_client()
+        active = self.__dict__.get("_active")       # a fit's (_reaching)
+        if active is not None:
+            return active
+        from distributed import get_client
+        return get_client()
 
     @client.setter
     def client(self, value) -> None:
@@ -103,6 +124,7 @@ class _DaskGBDTModel(_GBDTModel):
     def __getstate__(self):
         state = dict(super().__getstate__())
         state.pop("_client", None)        # a Client does not pickle
+        state.pop("_active", None)
         return state
 
     def _fit(self, X, y, params, sample_weight, base_margin, eval_set,
@@ -152,7 +174,7 @@ class _DaskGBDTModel(_GBDTModel):
         """dgbdt.dask.predict's lazy output (with best_iteration unless iteration_range)."""
         booster = self.get_booster()
         data = X
-        if base_margin is not None or not is_nan_missing(self.kwargs.get("missing")):
+        if base_margin is not None or not is_nan_missing(self._data_args().get("missing")):
             # rows and margins travel together as a DaskDataset (which also marks missing),
             # not persisted: the lazy prediction holds its parts' graphs, not futures that
             # go when the dataset does
@@ -179,6 +201,7 @@ class _DaskGBDTModel(_GBDTModel):
 class DaskGBDTRegressor(_RegressorMixin, _DaskGBDTModel):
     """Gradient-boosted trees for regression on Dask collections (reg:squarederror default)."""
 
+    @_reaching
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int = False,
             base_margin_eval_set=None, xgb_model=None) -> "DaskGBDTRegressor":
@@ -201,6 +224,7 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
     """Gradient-boosted trees for classification on Dask collections (binary:logistic or
     multi:softprob); labels may be any sortable values (numbers, strings)."""
 
+    @_reaching
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int = False,
             base_margin_eval_set=None, xgb_model=None) -> "DaskGBDTClassifier":
@@ -270,6 +294,7 @@ class DaskGBDTRanker(_DaskGBDTModel):
     query within one partition and sorted there (DaskDataset checks it); ``eval_set`` with
     ``eval_qid``. ``predict`` gives the ranking scores, lazily."""
 
+    @_reaching
     def fit(self, X, y, *, group=None, qid=None, sample_weight=None, base_margin=None,
             eval_set=None, eval_group=None, eval_qid=None, verbose: bool | int = False,
             xgb_model=None, sample_weight_eval_set=None,

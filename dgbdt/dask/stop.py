@@ -30,6 +30,11 @@ class LetGo:
         self._worker = get_worker()
         self._key = getattr(thread_state, "key", None)
 
+    @property
+    def in_task(self) -> bool:
+        """Whether it was made in a worker's task (not a test's thread)."""
+        return self._key is not None
+
     def reason(self) -> str | None:
         if self._key is None:      # not a worker task (a test's thread): nothing to ask
             return None

@@ -30,7 +30,7 @@ from ..engine.checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, 
 from ..data.queries import weight_norm, weight_norm_stats
 from ..objectives.registry import get_objective
 from ..objectives.base import model_params
-from ..engine.approx import check_approx, needs_raw_rows
+from ..engine.approx import check_raw_rows, needs_raw_rows
 from ..engine.progress import Progress
 from ..engine.setup import DatasetKind, prepare
 from ..tree.spec import max_nodes as tree_max_nodes
@@ -42,6 +42,7 @@ from .memory import check_worker_memory
 from .recovery import RecoveryError, WorkerLostError, later, wait_for_partitions
 from .modes import STRATEGIES, Attempt, auto_mode
 from .shards import make_shard, needs_rows, start_margins
+from .worker import reaching_client
 
 _INF = float("inf")
 logger = logging.getLogger("dgbdt.dask")
@@ -125,6 +126,7 @@ def label_quantile(client, dtrain, objective) -> np.ndarray:
 MODES = ("auto", "task", "graph", "nccl", "collective")
 
 
+@reaching_client
 def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int = 10,
           evals=None, early_stopping_rounds: int | None = None, callbacks=None,
           verbose_eval: bool | int = True, fan_in: int = 8, mode: str = "auto",
@@ -185,9 +187,6 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     ``progress_bar``: as dgbdt.train's, drawn here on the client in every mode (the workers'
     rounds come with the evaluation log lines), over restarts too.
     """
-    from distributed import default_client
-
-    client = client if client is not None else default_client()
     callbacks = check_callbacks(callbacks)
     if checkpoint_dir is not None:
         check_interval(checkpoint_interval)
@@ -207,7 +206,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     num_class = s.num_class
     if p["linear_tree"]:
         check_linear(p, dtrain, mode)
-    check_approx(p, False)
+    check_raw_rows(p, False)
+    if p["booster"] == "dart" and mode == "graph":
+        raise NotImplementedError('booster="dart" in graph mode is not built (a task hop for '
+                                  'every drop). Fix: mode="collective" or "task" (the same '
+                                  'model), or mode="auto"')
     if getattr(dtrain, "categories", None) is not None:
         for d, name in evals:       # category codes as the training's, by value
             d.with_categories(dtrain.categories, name)

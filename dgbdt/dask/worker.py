@@ -102,3 +102,34 @@ def training_task(nthread, whole_training: bool = True):
         numba.set_num_threads(previous)
         if whole_training:      # CuPy's pool, where dgbdt used it in place of RMM's default
             release_pooled()
+
+
+@contextlib.contextmanager
+def client_in_reach(client=None):
+    """The client a call given ``client`` uses: that one; else, called inside a task (a fit
+    submitted to the cluster, as XGBoost's tests do), its worker's, with the task's thread
+    seceded from the worker's pool meanwhile (distributed.worker_client): the call waits for
+    the training's own tasks, which on a one-thread worker need that thread; else the default
+    client."""
+    if client is not None:
+        yield client
+        return
+    import distributed
+    try:
+        distributed.get_worker()
+    except ValueError:
+        yield distributed.get_client()
+        return
+    with distributed.worker_client() as c:
+        yield c
+
+
+def reaching_client(fn):
+    """``fn(client, ...)`` run with client_in_reach(client)'s client."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(client=None, *args, **kwargs):
+        with client_in_reach(client) as c:
+            return fn(c, *args, **kwargs)
+    return call

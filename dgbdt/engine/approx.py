@@ -29,18 +29,23 @@ from ..kernels.pages import pack
 
 def needs_raw_rows(p: dict) -> bool:
     """Whether a training's shards keep their raw rows: linear leaves regress on them, the
-    approximate method sketches them again for every tree."""
-    return bool(p.get("linear_tree")) or p.get("tree_method") == "approx"
+    approximate method sketches them again for every tree, dart's dropped trees are taken
+    out of their margins and put back at new weights by traversal (dgbdt.engine.dart)."""
+    return bool(p.get("linear_tree")) or p.get("tree_method") == "approx" or \
+        p.get("booster") == "dart"
 
 
 def spec_params(spec) -> dict:
-    """The parameters check_approx reads, from a growth spec."""
+    """The parameters check_raw_rows reads, from a growth spec."""
     return {"tree_method": "approx" if spec.approx_bins else "hist",
             "linear_tree": spec.linear is not None}
 
 
-def check_approx(p: dict, streamed: bool) -> None:
-    """Refuse what the approximate method does not do (yet), naming the way that works."""
+def check_raw_rows(p: dict, streamed: bool) -> None:
+    """Refuse what the approximate method and dart do not do (yet), naming the way that
+    works."""
+    if p.get("booster") == "dart":
+        check_dart(p, streamed)
     if p.get("tree_method") != "approx":
         return
     if p.get("linear_tree"):
@@ -53,13 +58,27 @@ def check_approx(p: dict, streamed: bool) -> None:
             'are not. Fix: tree_method="hist" (streams), or a larger device_memory_budget')
 
 
+def check_dart(p: dict, streamed: bool) -> None:
+    """Refuse what dart does not do (yet), naming the way that works."""
+    if p.get("linear_tree"):
+        raise NotImplementedError('booster="dart" with linear_tree is not built (dropped '
+                                  'trees are re-weighed by their constant leaves). Fix: '
+                                  'booster="gbtree"')
+    if streamed:
+        raise NotImplementedError(
+            'booster="dart" traverses the training rows for every dropped tree, from their '
+            "raw values in device memory: pages streamed from host memory (device_memory_"
+            "budget below the pages' size) are not. Fix: booster=\"gbtree\", or a larger "
+            "device_memory_budget")
+
+
 def resketch(seam, spec, k: int, max_h: float, max_bin: int):
     """The spec of output k's next tree: cuts from the shards' raw rows weighted by their
     hessians of output k (``max_h``: the global max, which sets the fixed-point scale), every
     shard's page quantized with them, ``seam.hist_ptrs`` set to their layout."""
     shards = seam.shards
     be = shards[0].be
-    check_approx(spec_params(spec), any(s.page.streamed for s in shards))
+    check_raw_rows(spec_params(spec), any(s.page.streamed for s in shards))
     max_keys = default_max_keys(max_bin)
     scale = weight_scale(max_h, seam.n_rows)
     local: Summaries | None = None

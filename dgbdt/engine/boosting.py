@@ -18,6 +18,7 @@ from ..model.booster import Booster
 from ..tree.device_grower import PendingTree
 from ..tree.spec import GrowthSpec
 from ..tree.split import SplitParams
+from .dart import Dropout, dart_round
 from .progress import Progress, replay, resume_callbacks
 from .sampling import Sampling
 
@@ -64,13 +65,16 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
                          "training continues with the model's num_parallel_tree")
     booster.num_parallel_tree = P
     T = K * P       # trees a round: each output's P parallel trees, output by output
+    dropout = Dropout.from_params(p)
+    if dropout is not None and booster.tree_weights is None:   # a gbtree model goes on as dart
+        booster.tree_weights = [1.0] * len(booster.trees)
     progress = progress if progress is not None else Progress()
     resumed = progress.started
     start = progress.rounds if resumed else 0
     prior_rounds = booster.num_boosted_rounds() - start
     hist_ptrs = cuts.hist_ptrs()
     sp = SplitParams.from_params(p)
-    stopper = (RoundStopper(early_stopping_rounds, metrics[-1],
+    stopper = (RoundStopper(early_stopping_rounds, metrics[-1] if metrics else None,
                             bool(maximize) if custom_metric is not None else None)
                if early_stopping_rounds else None)
     history: dict = evals_result if evals_result is not None else {}
@@ -98,7 +102,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     # a GPU seam defers round r's scores until round r + 1's trees are enqueued: the
     # evaluation's host work then overlaps that tree's device time (the seam's trees come
     # back as PendingTrees meanwhile); with callbacks every round is scored before the next
-    defer = bool(sources) and not callbacks and bool(getattr(seam, "defers_scores", False))
+    defer = bool(sources) and not callbacks and bool(getattr(seam, "defers_scores", False)) \
+        and dropout is None     # a dart round reads its new trees (dgbdt.engine.dart)
     ahead = (bool(getattr(seam, "runs_ahead", False)) or defer) and not callbacks
     pending: list = []       # rounds whose scores are submitted, not yet recorded
     # running ahead, the wait for a round's scores overlaps the next round's work: it is
@@ -141,9 +146,18 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         eta = booster.__dict__.pop("_next_eta", None)     # set_param("learning_rate")
         if eta is not None and eta != spec.p.eta:
             spec = dataclasses.replace(spec, p=dataclasses.replace(spec.p, eta=eta))
-        for i, tree in enumerate(seam.grow_round(objective, K, spec, timers, epoch)):
-            booster.trees.append(tree)
-            booster.tree_class.append(i // P)
+        def grow():
+            for i, tree in enumerate(seam.grow_round(objective, K, spec, timers, epoch)):
+                booster.trees.append(tree)
+                booster.tree_class.append(i // P)
+
+        change = None
+        if dropout is not None:
+            change = dart_round(dropout, booster, seam, epoch, grow, spec.p.eta)
+        else:
+            grow()
+            if booster.tree_weights is not None:     # a dart model goes on as gbtree
+                booster.tree_weights.extend([1.0] * T)
         if callbacks:        # Dask graph mode: the round's trees are futures until fetched
             # (under watch: a plain result() on a lost worker's tree waited for ever)
             booster.trees[-T:] = seam.trees_now(booster.trees[-T:])
@@ -162,7 +176,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             seam.drain()
             timers["device_wait"] += time.perf_counter() - t
         t = time.perf_counter()
-        new = list(range(len(booster.trees) - T, len(booster.trees)))
+        new = list(range(len(booster.trees) - T, len(booster.trees))) if change is None \
+            else change
         # deferred, a source scored from the training's own margins takes them now: the next
         # round's trees will have moved them by the time it is scored
         now = [(getattr(s, "snapshot", lambda s=s: s)(), n) for s, n in sources] if defer \
@@ -190,6 +205,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
     if pending:                              # ran ahead past the stop: not part of the model
         del booster.trees[-T * len(pending):], booster.tree_class[-T * len(pending):]
+        if booster.tree_weights is not None:     # (dart does not run ahead: gbtree's 1s)
+            del booster.tree_weights[-T * len(pending):]
     if defer:
         seam.lazy_trees = False
         _resolve(booster, range(len(booster.trees)))
@@ -230,7 +247,7 @@ class _Deferred:
 
 def _round_scores(sources, booster, new, objective, metrics, custom_metric) -> list:
     """(name, scores handle, custom pairs) of every source for the trees ``new``."""
-    _resolve(booster, new)
+    _resolve(booster, [c[0] if isinstance(c, tuple) else c for c in new])
     return [(name, _submit_scores(source, booster, new, objective, metrics),
              _custom_scores(source, custom_metric, objective)) for source, name in sources]
 

@@ -94,7 +94,8 @@ class DatasetEval:
         self.rows = EvalRows.whole(d.label, d.weight, d.qid)
 
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:
-        booster.predict_margin_trees(self.X, new_trees, self.margin)
+        from ..model.booster import add_tree_margins
+        add_tree_margins(self.X, *booster.round_trees(new_trees), self.margin)
         return values(metrics, self.rows.summaries(objective, metrics, self.margin))
 
     def custom_margins(self):

@@ -15,7 +15,7 @@ from ..tree.spec import max_nodes as tree_max_nodes
 from .boosting import boost
 from .checkpoint import Checkpointer, fingerprint
 from .evaluation import DatasetEval, SeamEval
-from .approx import check_approx
+from .approx import check_raw_rows, needs_raw_rows
 from .linear_setup import hold_raw_rows, linear_setup
 from .progress import Progress
 from .seam import LocalSeam
@@ -64,8 +64,8 @@ def train_in_process(p, dtrain, rounds, evals, early_stopping_rounds, evals_resu
         start = MarginStart(booster.base_margin, prior)
         shards, store = _shards(p, dtrain, cuts, max_bin, booster, start, K, backend)
         linear = linear_setup(p, dtrain, cuts, shards)
-        check_approx(p, any(s.page.streamed for s in shards))
-        if p["tree_method"] == "approx":      # every tree sketches the raw rows again
+        check_raw_rows(p, any(s.page.streamed for s in shards))
+        if needs_raw_rows(p) and not p["linear_tree"]:   # approx, dart: dgbdt.engine.approx
             hold_raw_rows(dtrain, shards)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)

@@ -322,6 +322,16 @@ class LocalSeam:
             self._graphs = tree_graph.TreeGraphs(self) if ok else False
         return self._graphs or None
 
+    def add_trees(self, trees, classes, scales) -> None:
+        """Every shard's margins += scale times each tree's leaf values, by traversal of its
+        raw rows (booster="dart": its drops and weights, dgbdt.engine.dart)."""
+        from ..model.booster import add_tree_margins, scaled_tree
+        kept = [(scaled_tree(t, s), k) for t, k, s in zip(trees, classes, scales) if s != 0]
+        if not kept:
+            return
+        for s in self.shards:
+            add_tree_margins(s.raw, [t for t, _ in kept], [k for _, k in kept], s.margin)
+
     def merge_summaries(self, local, max_keys: int):
         """The sketch summaries of every holder of rows merged (tree_method="approx"):
         in-process the shards' merged summary is every row's."""

@@ -161,7 +161,10 @@ def prepare(params, dtrain, evals, kind: DatasetKind, *, num_boost_round,
             "Metric (e.g. define name and _row_loss(xp, y, p)), or train in-process")
     elif maximize is not None and custom_metric is None and kind.on_workers:
         raise ValueError("maximize goes with custom_metric (the built-in metrics know it)")
-    metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
+    names = p["eval_metric"] or [objective.default_metric]
+    if p["disable_default_eval_metric"] and not p["eval_metric"] and custom_metric is not None:
+        names = []          # the user's function alone (XGBoost's rule)
+    metrics = [get_metric(m, p) for m in names]
     if obj is not None:
         if not callable(obj):
             raise TypeError(f"obj must be a callable (preds, dtrain) -> (grad, hess); got "

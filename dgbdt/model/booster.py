@@ -21,6 +21,8 @@ older dgbdt), and a file of version 1 or 2 may not hold linear leaves. Version 4
 ``objective_params``, the objective's parameters that the model needs to predict: only
 reg:quantileerror's list of several quantiles (one output each) so far; only such models are
 written as version 4 (an older dgbdt refuses them rather than read one output).
+Version 6 added dart models (learner ``booster``: "dart" and ``tree_weights``, one a tree:
+a tree adds its leaf values times its weight); only those are written as version 6.
 Version 5 added ``num_parallel_tree`` (learner; boosted random forests: P trees a round for
 each output, tree i of class (i // P) % K); only such models are written as version 5.
 
@@ -35,6 +37,7 @@ k (round r holds trees r*K*P .. (r+1)*K*P-1, P = num_parallel_tree).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -58,7 +61,8 @@ VERSION = 2
 LINEAR_VERSION = 3  # the version of models with linear leaves (others are written as VERSION)
 QUANTILES_VERSION = 4  # models whose objective has parameters (objective_params)
 FOREST_VERSION = 5     # models with several trees a round for each output (num_parallel_tree)
-READS = (1, 2, 3, 4, 5)   # model format versions load_model reads
+DART_VERSION = 6       # booster="dart" models: a weight a tree
+READS = (1, 2, 3, 4, 5, 6)   # model format versions load_model reads
 
 
 PREDICT_FIX = ("predict in row batches (the model's prediction is per row), or pass the rows in "
@@ -84,6 +88,8 @@ class Booster:
         # trees a round for each output (a boosted random forest when > 1): round r holds
         # trees r*K*P .. (r+1)*K*P - 1, output k's P trees together
         self.num_parallel_tree = 1
+        # booster="dart": every tree's weight (dgbdt.engine.dart); None for gbtree (all 1)
+        self.tree_weights: list[float] | None = None
         self.best_iteration: int | None = None
         self.best_score: float | None = None
         self.timings: dict[str, float] = {}   # seconds per training stage (not saved)
@@ -164,9 +170,34 @@ class Booster:
 
     def predict_margin_trees(self, X: np.ndarray, trees: list[int], out: np.ndarray,
                              leaves: np.ndarray | None = None) -> None:
-        """out[r, k] += leaf values of the listed trees (leaf ids into ``leaves``)."""
-        add_tree_margins(X, [self.trees[i] for i in trees], [self.tree_class[i] for i in trees],
-                         out, leaves)
+        """out[r, k] += leaf values of the listed trees, at their weights (a dart model; leaf
+        ids into ``leaves``)."""
+        add_tree_margins(X, [self.tree_at(i) for i in trees],
+                         [self.tree_class[i] for i in trees], out, leaves)
+
+    @property
+    def booster_type(self) -> str:
+        """XGBoost's ``booster``: "dart" when the trees have weights, else "gbtree"."""
+        return "gbtree" if self.tree_weights is None else "dart"
+
+    def tree_at(self, i: int) -> Tree:
+        """Tree i as it adds to the margin: its leaves times its weight (a dart model)."""
+        if self.tree_weights is None or self.tree_weights[i] == 1.0:
+            return self.trees[i]
+        key = (id(self.trees[i]), self.tree_weights[i])
+        made = self.__dict__.setdefault("_scaled", {})   # one copy a weight: predict_raw's
+        if key not in made:                              # concatenation cache matches them
+            made[key] = (self.trees[i], scaled_tree(self.trees[i], self.tree_weights[i]))
+        return made[key][1]
+
+    def round_trees(self, change) -> tuple[list[Tree], list[int]]:
+        """The trees (and their classes) whose leaf values sum to a round's margin change:
+        ``change`` is the round's new tree indices, or for a dart round (tree index, weight
+        change) pairs (dgbdt.engine.dart.dart_round)."""
+        if change and isinstance(change[0], tuple):
+            return ([scaled_tree(self.trees[i], s) for i, s in change],
+                    [self.tree_class[i] for i, _ in change])
+        return [self.tree_at(i) for i in change], [self.tree_class[i] for i in change]
 
     def predict(self, data, output_margin: bool = False, pred_leaf: bool = False,
                 iteration_range: tuple[int, int] | None = None,
@@ -274,6 +305,8 @@ class Booster:
         T = self.trees_per_round
         b.trees = [self.trees[r * T + k] for r in picked for k in range(T)]
         b.tree_class = [self.tree_class[r * T + k] for r in picked for k in range(T)]
+        if self.tree_weights is not None:
+            b.tree_weights = [self.tree_weights[r * T + k] for r in picked for k in range(T)]
         b.best_iteration = b.best_score = None
         return b
 
@@ -333,6 +366,7 @@ class Booster:
                     self.feature_names, self.objective_params)
         b.trees, b.tree_class = list(self.trees), list(self.tree_class)
         b.num_parallel_tree = self.num_parallel_tree
+        b.tree_weights = None if self.tree_weights is None else list(self.tree_weights)
         b.best_iteration, b.best_score = self.best_iteration, self.best_score
         b._attributes, b.feature_types = dict(self._attributes), self.feature_types
         b.categories = self.categories
@@ -353,7 +387,8 @@ class Booster:
     # -- serialization -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         linear = any(t.linear for t in self.trees)
-        version = FOREST_VERSION if self.num_parallel_tree > 1 else \
+        version = DART_VERSION if self.tree_weights is not None else \
+            FOREST_VERSION if self.num_parallel_tree > 1 else \
             QUANTILES_VERSION if self.objective_params else \
             LINEAR_VERSION if linear else VERSION
         return {
@@ -368,7 +403,9 @@ class Booster:
                 **({"objective_params": dict(self.objective_params)}
                    if self.objective_params else {}),
                 **({"num_parallel_tree": self.num_parallel_tree}
-                   if self.num_parallel_tree > 1 else {})},
+                   if self.num_parallel_tree > 1 else {}),
+                **({"booster": "dart", "tree_weights": [float(w) for w in self.tree_weights]}
+                   if self.tree_weights is not None else {})},
             "trees": [t.to_dict() for t in self.trees],
             "tree_class": list(self.tree_class),
         }
@@ -403,6 +440,14 @@ class Booster:
     def __repr__(self) -> str:
         return (f"Booster(objective={self.objective.name!r}, rounds={self.num_boosted_rounds()}, "
                 f"features={self.n_features})")
+
+
+def scaled_tree(tree: Tree, s: float) -> Tree:
+    """A copy of ``tree`` whose leaf values are s times its own (a dart tree's weight, or a
+    weight's change); its split nodes are the same."""
+    leaf = tree.left < 0
+    return dataclasses.replace(tree, threshold=np.where(leaf, tree.threshold * s,
+                                                        tree.threshold))
 
 
 def initial_margins(intercept, n: int, base_margin, xp):
@@ -609,6 +654,17 @@ def _from_dict(d) -> Booster:
             raise ModelFormatError(f"tree {i}: linear_leaves need model format version "
                                    f"{LINEAR_VERSION}; the file says {version}")
     b.tree_class = [int(k) for k in tree_class]
+    if version >= DART_VERSION and ln.get("booster", "gbtree") != "gbtree":
+        if ln["booster"] != "dart":
+            raise ModelFormatError(f"learner: booster must be 'gbtree' or 'dart'; got "
+                                   f"{ln['booster']!r}")
+        w = ln.get("tree_weights")
+        if not (isinstance(w, list) and len(w) == len(trees) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+                for v in w)):
+            raise ModelFormatError(f"learner: a dart model's tree_weights must be "
+                                   f"{len(trees)} finite numbers (one a tree)")
+        b.tree_weights = [float(v) for v in w]
     bi = ln.get("best_iteration")
     if bi is not None and (not isinstance(bi, int) or not 0 <= bi < max(1, len(trees))):
         raise ModelFormatError("learner: best_iteration out of range")

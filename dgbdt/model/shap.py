@@ -33,7 +33,7 @@ def contributions(booster, X, bm, trees, interactions: bool, concatenated):
     xp = array_module(X)
     n, F, K = X.shape[0], booster.n_features, booster.n_outputs
     bias = to_host(booster.initial_margin(n, None if bm is None else to_host(bm)))
-    sel = [booster.trees[i] for i in trees]
+    sel = [booster.tree_at(i) for i in trees]       # a dart model's trees at their weights
     if sel and xp is not np:
         # on the GPU: the path form of TreeSHAP (dgbdt.kernels.gpu_shap), categorical splits
         # included, where a block's values fit in shared memory (up to ~900 features)

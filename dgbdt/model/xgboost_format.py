@@ -21,10 +21,10 @@ differs is around the trees:
   float categories, which XGBoost refuses in frames; bool or mixed ones) it writes none and
   XGBoost reads the columns' codes: pass it codes.
 
-Import reads gradient-boosted tree models (``gbtree``) of numerical splits with one tree per
-output per round and an objective dgbdt has, categorical splits included (with the string or
-number categories of XGBoost's encoder, when it has them); anything else (``gblinear``,
-``dart``, random forests, multi-target trees, another objective) is refused by a
+Import reads gradient-boosted tree models (``gbtree``, ``dart`` with its trees' weights) with
+num_parallel_tree trees per output per round and an objective dgbdt has, categorical splits
+included (with the string or number categories of XGBoost's encoder, when it has them);
+anything else (``gblinear``, multi-target trees, another objective) is refused by a
 ``ModelFormatError`` that says what the model has and what dgbdt reads.
 """
 from __future__ import annotations
@@ -146,23 +146,26 @@ def to_xgboost(booster) -> dict:
         attributes["best_iteration"] = str(booster.best_iteration)
     if booster.best_score is not None:
         attributes["best_score"] = repr(float(booster.best_score))
+    gbtree = {
+        "model": {
+            "cats": _encoder(booster),
+            "gbtree_model_param": {"num_parallel_tree": str(P), "num_trees": str(len(trees))},
+            "iteration_indptr": [r * K * P for r in range(rounds + 1)],
+            "tree_info": [int(k) for k in booster.tree_class],
+            "trees": trees,
+        },
+        "name": "gbtree",
+    }
+    if booster.tree_weights is not None:     # dart: the gbtree model and the trees' weights
+        gbtree = {"gbtree": gbtree, "name": "dart",
+                  "weight_drop": [float(w) for w in booster.tree_weights]}
     return {
         "learner": {
             "attributes": attributes,
             "feature_names": list(booster.feature_names or []),
             "feature_types": (list(booster.feature_types) if booster.feature_types else
                               ["float"] * booster.n_features if booster.feature_names else []),
-            "gradient_booster": {
-                "model": {
-                    "cats": _encoder(booster),
-                    "gbtree_model_param": {"num_parallel_tree": str(P),
-                                           "num_trees": str(len(trees))},
-                    "iteration_indptr": [r * K * P for r in range(rounds + 1)],
-                    "tree_info": [int(k) for k in booster.tree_class],
-                    "trees": trees,
-                },
-                "name": "gbtree",
-            },
+            "gradient_booster": gbtree,
             "learner_model_param": {
                 "base_score": "[" + ",".join(_num(v) for v in base) + "]",
                 "boost_from_average": "1", "num_class": str(num_class),
@@ -281,9 +284,13 @@ def from_xgboost(d: dict, booster_class):
     ln = _param(d, "learner", "the document")
     gb = _param(ln, "gradient_booster", "learner")
     name = gb.get("name") if isinstance(gb, dict) else None
-    if name != "gbtree":
+    if name not in ("gbtree", "dart"):
         raise ModelFormatError(f"XGBoost model: booster {name!r}; dgbdt reads gradient-boosted "
-                               "trees ('gbtree'), not gblinear or dart")
+                               "trees ('gbtree' and 'dart'), not gblinear")
+    weights = None
+    if name == "dart":      # the trees' model under "gbtree", their weights beside it
+        weights = _param(gb, "weight_drop", "gradient_booster")
+        gb = _param(gb, "gbtree", "gradient_booster")
     model = _param(gb, "model", "gradient_booster")
     mp = _param(ln, "learner_model_param", "learner")
     obj = _param(_param(ln, "objective", "learner"), "name", "objective")
@@ -343,6 +350,13 @@ def from_xgboost(d: dict, booster_class):
                                    f"{(i // P) % K} ({P} trees per class per round)")
         booster.trees.append(_tree(t, n_features, f"XGBoost tree {i}"))
         booster.tree_class.append(int(k))
+    if weights is not None:
+        if not (isinstance(weights, list) and len(weights) == len(trees) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+                for v in weights)):
+            raise ModelFormatError(f"XGBoost model: a dart model's weight_drop must be "
+                                   f"{len(trees)} finite numbers (one a tree)")
+        booster.tree_weights = [float(v) for v in weights]
     attrs = ln.get("attributes") or {}
     booster.set_attr(**{str(k): str(v) for k, v in attrs.items()
                         if k not in ("best_iteration", "best_score")})

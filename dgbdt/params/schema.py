@@ -242,6 +242,36 @@ _SPECS = [
                               'training is chosen with device="cuda"). Fix: use device="cuda" '
                               'with tree_method="hist".',
               }),
+    ParamSpec("booster", "gbtree",
+              "The model: boosted trees ('gbtree'), or trees with dropouts ('dart', XGBoost's "
+              "DART: each round drops some trees before the gradients and weighs the new and "
+              "dropped trees after; see rate_drop).",
+              kind="choice", choices=("gbtree", "dart"),
+              rejected={
+                  "gblinear": "dgbdt has no linear booster (XGBoost's gblinear: a "
+                              "generalized linear model by coordinate descent). Fix: "
+                              "scikit-learn's linear models (LogisticRegression, Ridge, "
+                              "SGDRegressor), or booster=\"gbtree\" with linear_tree=True "
+                              "for trees whose leaves are linear.",
+              }),
+    ParamSpec("rate_drop", 0.0,
+              "booster='dart': the probability that each tree is dropped in a round.",
+              low=0.0, high=1.0),
+    ParamSpec("skip_drop", 0.0,
+              "booster='dart': the probability that a round drops no tree (a gbtree round).",
+              low=0.0, high=1.0),
+    ParamSpec("one_drop", False,
+              "booster='dart': drop at least one tree a round (unless the round skips).",
+              kind="bool"),
+    ParamSpec("sample_type", "uniform",
+              "booster='dart': 'uniform' drops every tree with probability rate_drop; "
+              "'weighted' in proportion to its weight.",
+              kind="choice", choices=("uniform", "weighted")),
+    ParamSpec("normalize_type", "tree",
+              "booster='dart': the new trees' weight after a drop of k trees: 1 / (k + lr) "
+              "('tree', the dropped trees times k / (k + lr)) or 1 / (1 + lr) ('forest', the "
+              "dropped trees times the same), lr = learning_rate / the round's new trees.",
+              kind="choice", choices=("tree", "forest")),
     ParamSpec("grow_policy", "depthwise",
               "Order in which nodes are expanded: level by level, or the leaf with the "
               "largest loss change first (lossguide).",

@@ -1,0 +1,50 @@
+"""Trainings that share a cluster: a fit submitted as a task (its worker's client, the thread
+seceded while the training's tasks run) and two collective trainings at once (each rank
+secedes from its worker's pool), each bounded in time and with the in-process bytes. On
+one-thread workers both used to wait for ever."""
+import concurrent.futures
+
+import numpy as np
+import pytest
+
+import dgbdt
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+from dgbdt import dask as dgd  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+PARAMS = {"objective": "binary:logistic", "max_depth": 3}
+
+
+def data(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 5))
+    return X, (X[:, 0] + rng.standard_normal(n) * 0.3 > 0).astype(np.float64)
+
+
+def test_fits_submitted_as_tasks(client2):
+    X, y = data()
+    ests = [dgd.DaskGBDTClassifier(n_estimators=i + 2, max_depth=3) for i in range(2)]
+    futs = [client2.submit(est.fit, dd.from_array(X, chunksize=400),
+                           dd.from_array(y, chunksize=400), pure=False) for est in ests]
+    fitted = [f.result(timeout=120) for f in futs]
+    for i, est in enumerate(fitted):
+        ref = dgbdt.train(PARAMS, dgbdt.Dataset(X, label=y), i + 2)
+        assert est.get_booster().num_boosted_rounds() == i + 2
+        np.testing.assert_allclose(est.get_booster().predict(X), ref.predict(X), rtol=1e-6)
+
+
+def test_two_collective_trainings_at_once(client2):
+    X, y = data()
+    ref = dgbdt.train(PARAMS, dgbdt.Dataset(X, label=y), 4).save_raw()
+
+    def one():
+        d = dgd.DaskDataset(client2, da.from_array(X, chunks=(500, 5)),
+                            da.from_array(y, chunks=500))
+        return dgd.train(client2, PARAMS, d, 4, mode="collective",
+                         verbose_eval=False)["booster"].save_raw()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(one) for _ in range(2)]
+        assert [r.result(timeout=120) for r in runs] == [ref, ref]
