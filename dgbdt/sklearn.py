@@ -15,13 +15,17 @@ import inspect
 import numpy as np
 
 from .kernels.arrays import to_host
-from .model.booster import Booster, load_model
+from .model.booster import Booster
 from .data.dataset import Dataset
 from .data.input import is_nan_missing
 from .data.labels import (distinct, encode, host_values, label_values,
                           labels_from_prediction, proba_columns)
 from .metrics.registry import is_metric_custom
 from .train import train
+from .estimator_extras import (XGBMethods as _XGBMethods, check_fit_input as _check_fit_input,
+                               load_with_type, metric_names as _metric_names,
+                               positional_warned, save_with_type, seed_of,
+                               series_as_frame as _series_as_frame)
 
 try:  # scikit-learn's base classes when it is installed (for clone, cross_val_score, tags)
     from sklearn.base import BaseEstimator as _Base
@@ -45,46 +49,40 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
 _RENAMED = {"learning_rate": "eta", "reg_lambda": "lambda", "reg_alpha": "alpha",
             "random_state": "seed", "n_jobs": "nthread"}
 #: estimator arguments that go to the Dataset, not the training parameters
-_DATA_ARGS = ("enable_categorical", "feature_types", "missing")
 _NOT_PARAMS = {"n_estimators", "early_stopping_rounds", "importance_type", "kwargs",
+               "enable_categorical", "feature_types", "missing",
                "checkpoint_dir", "checkpoint_interval", "callbacks"}
 
 
-class _GBDTModel(_Base):
-    def __init__(self, n_estimators: int = 100, max_depth: int | None = None,
-                 learning_rate: float | None = None, objective: str | None = None,
-                 max_bin: int | None = None, reg_lambda: float | None = None,
-                 reg_alpha: float | None = None, gamma: float | None = None,
-                 min_child_weight: float | None = None, max_delta_step: float | None = None,
-                 base_score: float | None = None, random_state: int | None = None,
-                 n_jobs: int | None = None, eval_metric=None,
-                 early_stopping_rounds: int | None = None, tree_method: str | None = None,
-                 device: str | None = None, verbosity: int | None = None,
-                 importance_type: str = "gain", checkpoint_dir=None,
-                 checkpoint_interval: int = 10, callbacks=None, **kwargs):
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.learning_rate = learning_rate
-        self.objective = objective
-        self.max_bin = max_bin
-        self.reg_lambda = reg_lambda
-        self.reg_alpha = reg_alpha
-        self.gamma = gamma
-        self.min_child_weight = min_child_weight
-        self.max_delta_step = max_delta_step
-        self.base_score = base_score
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.tree_method = tree_method
-        self.device = device
-        self.verbosity = verbosity
-        self.importance_type = importance_type
-        self.checkpoint_dir = checkpoint_dir
-        self.checkpoint_interval = checkpoint_interval
-        self.callbacks = callbacks
-        self.kwargs = kwargs
+class _GBDTModel(_XGBMethods, _Base):
+    @positional_warned
+    def __init__(self, *, n_estimators: int | None = 100, max_depth: int | None = None,
+                 max_leaves: int | None = None, max_bin: int | None = None,
+                 grow_policy: str | None = None, learning_rate: float | None = None,
+                 verbosity: int | None = None, objective=None, booster: str | None = None,
+                 tree_method: str | None = None, n_jobs: int | None = None,
+                 gamma: float | None = None, min_child_weight: float | None = None,
+                 max_delta_step: float | None = None, subsample: float | None = None,
+                 sampling_method: str | None = None, colsample_bytree: float | None = None,
+                 colsample_bylevel: float | None = None, colsample_bynode: float | None = None,
+                 reg_alpha: float | None = None, reg_lambda: float | None = None,
+                 scale_pos_weight: float | None = None, base_score=None, random_state=None,
+                 missing: float = np.nan, num_parallel_tree: int | None = None,
+                 monotone_constraints=None, interaction_constraints=None,
+                 importance_type: str = "gain", device: str | None = None,
+                 validate_parameters: bool | None = None, enable_categorical: bool = False,
+                 feature_types=None, feature_weights=None, max_cat_to_onehot: int | None = None,
+                 max_cat_threshold: int | None = None, multi_strategy: str | None = None,
+                 eval_metric=None, early_stopping_rounds: int | None = None, callbacks=None,
+                 checkpoint_dir=None, checkpoint_interval: int = 10, **kwargs):
+        # XGBModel's arguments, in its order (passing any of them by position is deprecated,
+        # with a FutureWarning, as in XGBoost); dgbdt's checkpoint arguments last
+        args = dict(locals())
+        for name, value in args.items():
+            if name not in ("self", "kwargs", "__class__"):
+                setattr(self, name, value)
+        if kwargs:       # as XGBoost: only when given (scikit-learn's check_no_attributes_set_in_init)
+            self.kwargs = kwargs
 
     # -- scikit-learn protocol ---------------------------------------------------------------
     @classmethod
@@ -95,7 +93,7 @@ class _GBDTModel(_Base):
 
     def get_params(self, deep: bool = True) -> dict:
         params = {n: getattr(self, n) for n in self._arg_names()}
-        params.update(self.kwargs)
+        params.update(self.__dict__.get("kwargs", {}))
         return params
 
     def set_params(self, **params) -> "_GBDTModel":
@@ -103,9 +101,14 @@ class _GBDTModel(_Base):
         for k, v in params.items():
             if k in names:
                 setattr(self, k, v)
-            else:
-                self.kwargs[k] = v   # validated at fit, like xgboost's extra parameters
+            else:   # validated at fit, like xgboost's extra parameters
+                self.__dict__.setdefault("kwargs", {})[k] = v
+        self._params_changed()
         return self
+
+    def _params_changed(self) -> None:
+        """After set_params: nothing here (the compat estimators record them on the fitted
+        Booster's configuration, as XGBoost does)."""
 
     def _train_params(self) -> dict:
         out = {}
@@ -113,21 +116,30 @@ class _GBDTModel(_Base):
             if n in _NOT_PARAMS:
                 continue
             v = getattr(self, n)
+            if n == "eval_metric" and isinstance(v, (list, tuple)):
+                v = _metric_names(v)         # the callables among them: custom_metric=
             # callables and Metric instances: obj= / custom_metric=
             if v is not None and not callable(v) and not is_metric_custom(v):
                 out[_RENAMED.get(n, n)] = v
-        out.update({k: v for k, v in self.kwargs.items() if k not in _DATA_ARGS})
+        out.update(self.__dict__.get("kwargs", {}))
+        if "seed" in out:                    # XGBoost takes numpy's random states too
+            out["seed"] = seed_of(out["seed"])
         return out
 
     def _rounds(self) -> int:
-        """Boosting rounds of a fit: n_estimators (a forest's estimators: one round)."""
-        return self.n_estimators
+        """Boosting rounds of a fit: get_num_boosting_rounds (a forest: one round)."""
+        return self.get_num_boosting_rounds()
 
     def _data_args(self) -> dict:
         """The Dataset's arguments among the estimator's (XGBoost's enable_categorical and
         feature_types: categorical features, dgbdt.data.categorical; missing: the value that
         marks a missing entry besides NaN)."""
-        return {k: self.kwargs[k] for k in _DATA_ARGS if k in self.kwargs}
+        out = {"missing": self.missing} if not is_nan_missing(self.missing) else {}
+        if self.enable_categorical:
+            out["enable_categorical"] = True
+        if self.feature_types is not None:
+            out["feature_types"] = self.feature_types
+        return out
 
     # -- fitting -----------------------------------------------------------------------------
     def _eval_pairs(self, eval_set, sample_weight_eval_set, base_margin_eval_set=None):
@@ -154,12 +166,22 @@ class _GBDTModel(_Base):
         of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after.
         ``queries``: the Dataset's qid= / group= arguments (a dict; the ranker's), and
         ``eval_queries`` one such dict per eval_set pair."""
+        _check_fit_input(self, X, y)
+        own = [pair[0] is X for pair in (eval_set or [])]
+        X = _series_as_frame(X)
+        if eval_set is not None:      # a Series in an eval pair: one column too
+            eval_set = [(X if mine else _series_as_frame(pair[0]), *pair[1:])
+                        for pair, mine in zip(eval_set, own)]
         data = self._data_args()
         dtrain = Dataset(X, label=self._encode(y), weight=sample_weight, base_margin=base_margin,
                          **data, **(queries or {}))
         pairs = self._eval_pairs(eval_set, sample_weight_eval_set, base_margin_eval_set)
         eval_queries = eval_queries or [{}] * len(pairs)
-        evals = [(Dataset(ex, label=self._encode(ey), weight=w, base_margin=m, **data, **q),
+        # the training rows themselves as an eval set (the same objects): scored on dtrain,
+        # not copied into a second Dataset (XGBoost reuses its DMatrix the same way)
+        evals = [(dtrain if (ex is X and ey is y and w is sample_weight and m is base_margin
+                             and not q) else
+                  Dataset(ex, label=self._encode(ey), weight=w, base_margin=m, **data, **q),
                   name)
                  for (ex, ey, w, m, name), q in zip(pairs, eval_queries)]
         self.evals_result_: dict = {}
@@ -172,6 +194,7 @@ class _GBDTModel(_Base):
                               checkpoint_dir=self.checkpoint_dir,
                               checkpoint_interval=self.checkpoint_interval,
                               callbacks=self._fit_callbacks())
+        self._Booster.config_params = params     # what save_config reports
         self._set_fit_features(dtrain.num_col, None if isinstance(X, np.ndarray)
                                else dtrain.feature_names)
         return self
@@ -217,12 +240,17 @@ class _GBDTModel(_Base):
         b = self.get_booster()
         return None if b.best_iteration is None else (0, b.best_iteration + 1)
 
-    def _margin_or_prediction(self, X, output_margin, iteration_range):
+    def _margin_or_prediction(self, X, output_margin, iteration_range, base_margin=None,
+                              validate_features: bool = True):
         booster = self.get_booster()     # categorical models read frames themselves
-        missing = self.kwargs.get("missing")
-        if not is_nan_missing(missing):   # the fit's missing value marks the rows too
-            X = Dataset(X, missing=missing, **{k: v for k, v in self._data_args().items()
-                                               if k != "missing"})
+        X = _series_as_frame(X)
+        if validate_features:
+            self._check_features(X)
+        if base_margin is not None:       # a DataFrame / list of margins: an array
+            base_margin = np.asarray(base_margin, dtype=np.float64)
+        if not is_nan_missing(self.missing) or base_margin is not None:
+            # the fit's missing value marks the rows too; base_margin rides with them
+            X = Dataset(X, base_margin=base_margin, **self._data_args())
         elif booster.feature_types is None:
             X = Dataset(X)
         return booster.predict(X,
@@ -239,11 +267,19 @@ class _GBDTModel(_Base):
         total = v.sum()
         return v / total if total > 0 else v
 
+    def _check_features(self, X) -> None:
+        """Before predicting: nothing more than the Booster checks (the compat estimators
+        check feature names as XGBoost does)."""
+
     def save_model(self, path) -> None:
-        self.get_booster().save_model(path)
+        """The Booster's model file, with the estimator's type as XGBoost records it (the
+        ``scikit_learn`` attribute), which load_model checks."""
+        save_with_type(self, path)
 
     def load_model(self, path) -> None:
-        self._Booster = load_model(path)
+        """Load a saved model; one saved by an estimator of another type (a classifier's into
+        a regressor) raises TypeError, as in XGBoost."""
+        self._Booster = load_with_type(self, path)
         self.n_features_in_ = self._Booster.n_features
 
 
@@ -251,14 +287,22 @@ class _Model(_GBDTModel):
     """XGBoost's XGBModel: the estimators' base, itself an estimator of any objective
     (reg:squarederror by default) whose predict gives the objective's predictions."""
 
-    def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
-            sample_weight_eval_set=None, verbose: bool | int = False,
+    @positional_warned
+    def fit(self, X, y, *, sample_weight=None, base_margin=None, eval_set=None,
+            sample_weight_eval_set=None, verbose: bool | int | None = None,
             base_margin_eval_set=None, xgb_model=None):
+        """Train on (X, y); arguments after y by keyword (by position: a FutureWarning, as in
+        XGBoost). ``verbose`` None: the class's default (_VERBOSE)."""
         return self._fit(X, y, _regression_params(self), sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model)
+                         sample_weight_eval_set, self._verbose(verbose), base_margin_eval_set,
+                         xgb_model)
 
-    def predict(self, X, output_margin: bool = False, iteration_range=None) -> np.ndarray:
-        return self._margin_or_prediction(X, output_margin, iteration_range)
+    def predict(self, X, output_margin: bool = False, iteration_range=None, *,
+                base_margin=None, validate_features: bool = True) -> np.ndarray:
+        """The objective's predictions (margins with output_margin); ``base_margin``: each
+        row's starting margin, as given to fit."""
+        return self._margin_or_prediction(X, output_margin, iteration_range, base_margin,
+                                          validate_features)
 
 
 class GBDTRegressor(_RegressorMixin, _Model):
@@ -314,27 +358,37 @@ class _ClassifierBase(_ClassifierMixin, _GBDTModel):
 class GBDTClassifier(_ClassifierBase):
     """Gradient-boosted trees for classification (binary:logistic or multi:softprob)."""
 
-    def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
-            sample_weight_eval_set=None, verbose: bool | int = False,
+    @positional_warned
+    def fit(self, X, y, *, sample_weight=None, base_margin=None, eval_set=None,
+            sample_weight_eval_set=None, verbose: bool | int | None = None,
             base_margin_eval_set=None, xgb_model=None) -> "GBDTClassifier":
+        """Train on (X, y); arguments after y by keyword (by position: a FutureWarning, as in
+        XGBoost). ``verbose`` None: the class's default (_VERBOSE)."""
+        _check_fit_input(self, X, y)
         y = label_values(y)
         params = self._set_classes(distinct(y))
         return self._fit(X, y, params, sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model)
+                         sample_weight_eval_set, self._verbose(verbose), base_margin_eval_set,
+                         xgb_model)
 
     def _encode(self, y):
         return encode(label_values(y), self.classes_)
 
-    def predict_proba(self, X, iteration_range=None) -> np.ndarray:
+    def predict_proba(self, X, iteration_range=None, *, base_margin=None,
+                      validate_features: bool = True) -> np.ndarray:
         """Class probabilities [n, n_classes] (binary: [1 - p, p])."""
-        p = self._margin_or_prediction(X, False, iteration_range)
+        p = self._margin_or_prediction(X, False, iteration_range, base_margin,
+                                       validate_features)
         self._check_proba()
         return proba_columns(p)
 
-    def predict(self, X, output_margin: bool = False, iteration_range=None) -> np.ndarray:
+    def predict(self, X, output_margin: bool = False, iteration_range=None, *,
+                base_margin=None, validate_features: bool = True) -> np.ndarray:
+        """Class labels (margins with output_margin); ``base_margin`` as given to fit."""
+        p = self._margin_or_prediction(X, output_margin, iteration_range, base_margin,
+                                       validate_features)
         if output_margin:
-            return self._margin_or_prediction(X, True, iteration_range)
-        p = self._margin_or_prediction(X, False, iteration_range)
+            return p
         return labels_from_prediction(p, self.classes_, self._is_softmax())
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -349,6 +403,7 @@ class _Forest:
     learning_rate 1 and reg_lambda 1e-5 by default: the forest's prediction is the mean of
     its trees' (each takes 1/n_estimators of the step)."""
 
+    @positional_warned
     def __init__(self, *, learning_rate: float | None = 1.0, subsample: float = 0.8,
                  colsample_bynode: float = 0.8, reg_lambda: float | None = 1e-5, **kwargs):
         super().__init__(learning_rate=learning_rate, reg_lambda=reg_lambda,
@@ -361,8 +416,18 @@ class _Forest:
                                       "implemented for random forest.")
         return 1
 
+    def get_num_boosting_rounds(self) -> int:
+        """One round (the forest's trees grow in it)."""
+        return 1
+
+    def get_xgb_params(self) -> dict:
+        return dict(super().get_xgb_params(), num_parallel_tree=self._forest_size())
+
+    def _forest_size(self) -> int:
+        return super().get_num_boosting_rounds()
+
     def _train_params(self) -> dict:
-        return dict(super()._train_params(), num_parallel_tree=self.n_estimators)
+        return dict(super()._train_params(), num_parallel_tree=self._forest_size())
 
 
 class GBDTRFRegressor(_Forest, GBDTRegressor):
@@ -379,17 +444,23 @@ class GBDTRanker(_GBDTModel):
     ``eval_set`` with ``eval_qid`` (or ``eval_group``), one per pair. ``predict`` gives the
     ranking scores (margins)."""
 
+    _TYPE = "ranker"
+
+    @positional_warned
     def fit(self, X, y, *, group=None, qid=None, sample_weight=None, base_margin=None,
-            eval_set=None, eval_group=None, eval_qid=None, verbose: bool | int = False,
+            eval_set=None, eval_group=None, eval_qid=None, verbose: bool | int | None = None,
             xgb_model=None, sample_weight_eval_set=None,
             base_margin_eval_set=None) -> "GBDTRanker":
         queries, eval_queries = _rank_queries(group, qid, eval_set, eval_group, eval_qid)
         return self._fit(X, y, _ranking_params(self), sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model,
-                         queries, eval_queries)
+                         sample_weight_eval_set, self._verbose(verbose), base_margin_eval_set,
+                         xgb_model, queries, eval_queries)
 
-    def predict(self, X, output_margin: bool = False, iteration_range=None) -> np.ndarray:
-        return self._margin_or_prediction(X, output_margin, iteration_range)
+    def predict(self, X, output_margin: bool = False, iteration_range=None, *,
+                base_margin=None, validate_features: bool = True) -> np.ndarray:
+        """The ranking scores (margins); ``base_margin`` as given to fit."""
+        return self._margin_or_prediction(X, output_margin, iteration_range, base_margin,
+                                          validate_features)
 
 
 # -- pieces shared with dgbdt.dask.sklearn ---------------------------------------------------
@@ -466,12 +537,19 @@ def _callables(objective, eval_metric):
     obj = metric = maximize = None
     if callable(objective):
         obj = (lambda preds, d: objective(to_host(d.get_label()), preds))
+    if isinstance(eval_metric, (list, tuple)):      # names and (at most) one callable
+        _metric_names(eval_metric)
+        eval_metric = next((m for m in eval_metric if callable(m)), None)
     if is_metric_custom(eval_metric):
         metric = eval_metric
     elif callable(eval_metric):
         name = getattr(eval_metric, "__name__", "custom")
-        metric = (lambda preds, d: (name, float(eval_metric(to_host(d.get_label()),
-                                                            to_host(preds)))))
+
+        def metric(preds, d):
+            # XGBoost's: the rows' weights as sample_weight= when the data has them
+            w = d.get_weight()
+            extra = {} if w is None or len(w) == 0 else {"sample_weight": to_host(w)}
+            return name, float(eval_metric(to_host(d.get_label()), to_host(preds), **extra))
         maximize = name.lower().startswith(_MAXIMIZED) or \
             name.lower().endswith(("accuracy", "auc", "score"))
     return obj, metric, maximize

@@ -7,6 +7,8 @@ import runpy
 import numpy as np
 import pytest
 
+import dgbdt
+
 SCRIPTS = sorted((pathlib.Path(__file__).parent / "compat_scripts").glob("*.py"))
 
 
@@ -42,9 +44,9 @@ def test_refusals_name_the_feature():
     assert d.qid[-1] == 1 and d.weight[-1] == 2.0       # one weight per query, as XGBoost
     with pytest.raises(NotImplementedError, match="tree_method='exact'"):
         xgb.train({"tree_method": "exact"}, d, 2)
-    assert xgb.XGBRanker.__name__ == "GBDTRanker"
-    with pytest.raises(NotImplementedError, match="XGBRFClassifier"):
-        xgb.XGBRFClassifier
+    # XGBoost's estimators: dgbdt's, with XGBoost's warnings (dgbdt.compat.xgboost_sklearn)
+    assert issubclass(xgb.XGBRanker, dgbdt.GBDTRanker)
+    assert issubclass(xgb.XGBRFClassifier, dgbdt.GBDTRFClassifier)
     sp = pytest.importorskip("scipy.sparse")
     assert xgb.DMatrix(sp.csr_matrix(X), label=y).num_row() == 50
 

@@ -1,46 +1,15 @@
 """What the XGBoost-compatible modules share (dgbdt.compat.xgboost and its dask twin)."""
 from __future__ import annotations
 
-import functools
-import inspect
 import warnings
 
+from ..estimator_extras import positional_warned  # noqa: F401  (the compat modules' import)
 from ..model.booster import Booster as _Booster, load_model as _load_model
 
 
 class XGBoostError(ValueError):
     """XGBoost's error type (``xgb.core.XGBoostError``), where the compat layer raises what
     XGBoost raises as one."""
-
-
-def positional_warned(fn):
-    """XGBoost's rule for arguments after ``*``: still taken by position, in the signature's
-    order, with a FutureWarning that says to pass them by keyword (``xgb.train(params, dtrain,
-    10, [(dvalid, "valid")])`` is the most common line of XGBoost code)."""
-    sig = inspect.signature(fn)
-    positional = [n for n, p in sig.parameters.items()
-                  if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
-    keyword = [n for n, p in sig.parameters.items() if p.kind == inspect.Parameter.KEYWORD_ONLY]
-
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        extra = len(args) - len(positional)
-        if extra > 0:
-            if extra > len(keyword):
-                raise TypeError(f"{fn.__name__}() takes at most "
-                                f"{len(positional) + len(keyword)} positional arguments; "
-                                f"got {len(args)}")
-            names = keyword[:extra]
-            warnings.warn(f"Pass `{', '.join(names)}` as keyword args.", FutureWarning,
-                          stacklevel=2)
-            for name, value in zip(names, args[len(positional):]):
-                if name in kwargs:
-                    raise TypeError(f"{fn.__name__}() got multiple values for argument "
-                                    f"{name!r}")
-                kwargs[name] = value
-            args = args[:len(positional)]
-        return fn(*args, **kwargs)
-    return call
 
 
 class Booster(_Booster):
@@ -121,6 +90,23 @@ class Booster(_Booster):
         """XGBoost's: ``eval_set([(data, name)], iteration)``."""
         return self.eval_set([(data, name)], iteration)
 
+    def save_config(self) -> str:
+        """XGBoost's: the training configuration as a JSON string (booster_config.save_config)."""
+        from .booster_config import save_config
+        return save_config(self)
+
+    def load_config(self, config: str) -> None:
+        """XGBoost's: set the configuration's parameters (booster_config.load_config)."""
+        from .booster_config import load_config
+        load_config(self, config)
+
+    def get_split_value_histogram(self, feature: str, fmap="", bins=None,
+                                  as_pandas: bool = True):
+        """XGBoost's: a histogram of the feature's split thresholds
+        (booster_config.split_value_histogram)."""
+        from .booster_config import split_value_histogram
+        return split_value_histogram(self, feature, fmap, bins, as_pandas)
+
     def get_fscore(self, fmap: str = "") -> dict:
         """XGBoost's: the times each feature splits (get_score("weight")), keys named by
         ``fmap`` (XGBoost's feature map file) when given."""
@@ -157,8 +143,8 @@ def _unsupported(what: str, instead: str):
 
 
 def xgb_params(params, dtrain=None) -> dict:
-    """XGBoost's parameters as dgbdt's: verbosity dropped; tree_method hist (gpu_hist: device
-    cuda); a GPU device without a usable GPU: the CPU, with a warning, as XGBoost does; a
+    """XGBoost's parameters as dgbdt's: verbosity dropped; tree_method hist or approx
+    (gpu_hist: device cuda); a GPU device without a usable GPU: the CPU, with a warning, as XGBoost does; a
     QuantileDMatrix's max_bin as the parameter; num_class > 1 without an objective:
     multi:softmax (XGBoost's learner, ConfigureObjective); a list of (name, value) pairs
     with every eval_metric kept, in order (XGBoost's way to ask for several)."""
@@ -186,9 +172,11 @@ def xgb_params(params, dtrain=None) -> dict:
     method = params.pop("tree_method", None)
     if method == "gpu_hist":                 # XGBoost < 2's spelling of device="cuda"
         params.setdefault("device", "cuda")
+    elif method == "approx":
+        params["tree_method"] = "approx"
     elif method not in (None, "hist", "auto"):
         _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
-                     "(tree_method='hist')")
+                     "(tree_method='hist' or 'approx')")
     device = str(params.get("device", ""))
     if device.startswith(("cuda", "gpu")):
         from ..backends.device import cuda_available

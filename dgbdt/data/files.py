@@ -3,8 +3,9 @@
 
 libsvm (svmlight) files are read with scikit-learn's reader (sparse: absent entries become
 missing values), their indices as XGBoost reads them: feature ids as written (a file whose
-ids start at 1 has an empty feature 0, as in XGBoost, whose feature maps count from 0); CSV with numpy (no header; the label column by position); parquet with pandas
-(columns by name). Returns (X, y, feature names or None).
+ids start at 1 has an empty feature 0, as in XGBoost, whose feature maps count from 0; with
+``&indexing_mode=1`` they count from 1, as XGBoost reads them then); CSV with numpy (no
+header; the label column by position); parquet with pandas (columns by name). Returns (X, y, feature names or None).
 """
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def read_uri(uri: str, label_column=None):
         except ImportError:
             raise ImportError("reading libsvm files needs scikit-learn (pip install "
                               "scikit-learn)") from None
-        X, y = load_svmlight_file(path, zero_based=True)
+        # XGBoost's ``indexing_mode``: > 0 reads the ids as one-based (id 1 is feature 0)
+        one_based = int(opts.get("indexing_mode", 0)) > 0
+        X, y = load_svmlight_file(path, zero_based=not one_based)
         return X, y, None
     label = opts.get("label_column", label_column)
     if fmt == "csv":

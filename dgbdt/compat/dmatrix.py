@@ -1,0 +1,603 @@
+"""XGBoost's DMatrix family over dgbdt's Dataset (re-exported by dgbdt.compat.xgboost).
+
+A DMatrix keeps its features as a dgbdt Dataset (or, for data with no rows or no features,
+only their shape) and its meta info as XGBoost's MetaInfo keeps it: labels, weights, base
+margins, label bounds, query group pointers and feature weights, set and read with XGBoost's
+``set_info`` / ``set_float_info`` / ``set_uint_info`` / ``get_*_info`` and checked when set as
+XGBoost checks them. The Dataset that trains, evaluates and predicts (``dataset``) is built
+from both when asked for, where what XGBoost checks at training is checked (group sizes against
+the rows, weights' count). Input is read as XGBoost's ``dispatch_data_backend`` reads it:
+2-D shapes only, numbers only, object arrays as float32, other scipy.sparse kinds and unknown
+objects converted to CSR with XGBoost's warning (a TypeError when that fails).
+"""
+from __future__ import annotations
+
+import copy
+import os
+import warnings
+
+import numpy as np
+
+from ..data.batches import BatchDataset
+from ..data.dataset import Dataset
+from ._common import XGBoostError, _unsupported, positional_warned, refuse_unsupported
+
+#: XGBoost's meta info fields (MetaInfo): float fields, then the unsigned one
+FLOAT_FIELDS = ("label", "weight", "base_margin", "label_lower_bound", "label_upper_bound",
+                "feature_weights")
+FEATURE_TYPES = ("int", "float", "i", "q", "c")
+
+
+class DataIter:
+    """XGBoost's DataIter: subclass it with ``next(input_data)``, which calls
+    ``input_data(data=X, label=y, weight=..., base_margin=...)`` with the next batch and
+    returns True (False when there is none left), and ``reset()``. ``DMatrix(it)``,
+    ``QuantileDMatrix(it)`` and ``ExtMemQuantileDMatrix(it)`` read it as a dgbdt BatchDataset:
+    the batches are read three times (labels, sketch, pages) and only bit-packed pages are
+    kept, one batch in memory at a time (host batches; such a matrix trains, and is evaluated
+    as the training set, but is not predicted on)."""
+
+    def __init__(self, cache_prefix=None, release_data: bool = True, **kwargs):
+        self.cache_prefix = cache_prefix
+
+    def next(self, input_data) -> bool:
+        raise NotImplementedError("a DataIter subclass defines next(input_data)")
+
+    def reset(self) -> None:
+        raise NotImplementedError("a DataIter subclass defines reset()")
+
+
+def _iter_batches(it: DataIter, enable_categorical: bool = False):
+    """The BatchDataset batches function of a DataIter: reset, then next until it says no
+    (``enable_categorical``: the DMatrix's, for batches with pandas category columns)."""
+    def batches():
+        it.reset()
+        got: list = []
+
+        def input_data(data, label=None, weight=None, base_margin=None, feature_names=None,
+                       feature_types=None, group=None, qid=None, label_lower_bound=None,
+                       label_upper_bound=None, feature_weights=None, **kwargs):
+            refuse_unsupported(group=group, qid=qid, label_lower_bound=label_lower_bound,
+                               label_upper_bound=label_upper_bound,
+                               feature_weights=feature_weights, feature_types=feature_types)
+            got.append(Dataset(data, label=label, weight=weight, base_margin=base_margin,
+                               feature_names=feature_names, feature_types=feature_types,
+                               enable_categorical=enable_categorical))
+
+        while True:
+            more = it.next(input_data)
+            yield from got
+            got.clear()
+            if not more:
+                return
+    return batches
+
+
+def _warn_unused_missing(data, missing) -> None:
+    """XGBoost's warning for a ``missing`` value the input kind does not use (files)."""
+    if missing is not None and not np.isnan(missing):
+        warnings.warn("`missing` is not used for current input data type:" + str(type(data)),
+                      UserWarning, stacklevel=3)
+
+
+def _check_data_shape(data) -> None:
+    if hasattr(data, "shape") and len(data.shape) != 2:
+        raise ValueError("Please reshape the input data into 2-dimensional matrix.")
+
+
+def _numbers(arr: np.ndarray) -> np.ndarray:
+    """A numpy matrix as XGBoost reads it: object arrays as float32 (None is missing),
+    strings and other non-numbers refused (XGBoost's array interface refuses them)."""
+    if arr.dtype.hasobject:
+        return np.asarray(arr.astype(np.float32))
+    if arr.dtype.kind not in "biuf":
+        raise XGBoostError(f"data of dtype {arr.dtype} is not supported: a DMatrix holds "
+                           "numbers (convert the columns to numbers first)")
+    return arr
+
+
+def _is_frame_like(data) -> bool:
+    """pandas / cuDF frames and series, and GPU arrays: read by dgbdt's Dataset itself."""
+    from ..data.device_input import is_cudf
+    return (is_cudf(data) or hasattr(data, "__cuda_array_interface__")
+            or (hasattr(data, "columns") and hasattr(data, "iloc"))
+            or (hasattr(data, "to_frame") and hasattr(data, "iloc")))
+
+
+def _features(data, missing):
+    """``data`` as dgbdt's Dataset reads it, by XGBoost's rules for what a DMatrix takes."""
+    if isinstance(data, (str, os.PathLike)):
+        _warn_unused_missing(data, missing)        # XGBoost's file readers ignore it
+        return data, np.nan
+    missing = np.nan if missing is None else missing
+    if not (hasattr(data, "to_frame") and hasattr(data, "iloc")):    # not a pandas Series
+        _check_data_shape(data)
+    from ..data.sparse import is_sparse
+    if is_sparse(data):
+        kind = type(data).__name__
+        if type(data).__module__.startswith("scipy") and not kind.startswith(
+                ("csr_", "csc_", "coo_")):
+            # XGBoost reads CSR, CSC and COO; other kinds (dok, lil, ...) it converts
+            warnings.warn(f"Unknown data type: {type(data)}, trying to convert it to "
+                          "csr_matrix", UserWarning, stacklevel=3)
+            data = data.tocsr()
+        return data, missing
+    if hasattr(data, "to_frame") and hasattr(data, "iloc"):     # a pandas Series: a column
+        return data.to_frame(), missing
+    if _is_frame_like(data):
+        return data, missing
+    if isinstance(data, (list, tuple)) or hasattr(data, "__array_interface__") \
+            or hasattr(data, "__array__"):
+        arr = np.asarray(data)
+        _check_data_shape(arr)
+        return _numbers(arr), missing
+    warnings.warn(f"Unknown data type: {type(data)}, trying to convert it to csr_matrix",
+                  UserWarning, stacklevel=3)
+    try:
+        import scipy.sparse
+        return scipy.sparse.csr_matrix(data), missing
+    except Exception:           # as XGBoost: any failure to convert is "not supported"
+        raise TypeError("Not supported type for data." + str(type(data))) from None
+
+
+def _host(values) -> np.ndarray:
+    """A meta field's values (numpy, list, pandas, cupy, cuDF) as a host numpy array."""
+    if hasattr(values, "to_cupy"):                 # cuDF
+        values = values.to_cupy()
+    if hasattr(values, "__cuda_array_interface__"):
+        return values.get()
+    if hasattr(values, "to_numpy") and hasattr(values, "dtype"):
+        import pandas as pd
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            raise TypeError("meta info must hold numbers; got dtype category")
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    if hasattr(values, "to_numpy"):                # a DataFrame
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(values)
+
+
+def _check_names(names, n_features: int, what: str = "feature names") -> list:
+    """XGBoost's _validate_feature_info: a sequence of strings, one per feature."""
+    if not isinstance(names, (str, list, tuple, np.ndarray)) and not hasattr(names, "__iter__"):
+        raise TypeError(f"Expecting a sequence of strings for {what}, got: {type(names)}")
+    names = list(names)
+    if len(names) != n_features and n_features != 0:
+        raise ValueError(f"{what} must have the same length as the number of data columns, "
+                         f"expected {n_features}, got {len(names)}")
+    return names
+
+
+def _check_feature_names(names, n_features: int) -> list:
+    names = _check_names(names, n_features)
+    if len(names) != len(set(names)):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"feature_names must be unique. Duplicates found: {dup}")
+    # XGBoost's rule: these symbols would break its text dumps and feature maps
+    if not all(isinstance(f, str) and not any(s in f for s in "[]<") for f in names):
+        raise ValueError("feature_names must be string, and may not contain [, ] or <")
+    return names
+
+
+def _check_feature_types(types, n_features: int) -> list:
+    types = _check_names(types, n_features, "feature types")
+    if any(t not in FEATURE_TYPES for t in types):
+        raise XGBoostError("All feature_types must be one of {int, float, i, q, c}.")
+    return types
+
+
+class DMatrix:
+    """XGBoost's DMatrix: features (a dgbdt Dataset) with XGBoost's meta info (see the module
+    docstring); a DataIter as data gives a BatchDataset (see DataIter)."""
+
+    @positional_warned
+    def __init__(self, data, label=None, *, weight=None, base_margin=None, missing=None,
+                 silent=False, feature_names=None, feature_types=None, nthread=None,
+                 group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
+                 feature_weights=None, enable_categorical=False, **kwargs):
+        if group is not None and qid is not None:
+            raise ValueError("Either one of `group` or `qid` should be None.")
+        self._kw = kwargs
+        self.missing = np.nan if missing is None else missing
+        self._info: dict = {}
+        self._ds = self._batches = None
+        if isinstance(data, DataIter):
+            self._init_iter(data, label, weight, base_margin, missing, feature_names,
+                            feature_types, enable_categorical, group, qid,
+                            label_lower_bound, label_upper_bound, feature_weights)
+            return
+        if _saved_dataset(data):
+            _warn_unused_missing(data, missing)
+            self._set_base(Dataset.load_binary(data))      # saved by save_binary
+            self._info_from(self._base)
+        else:
+            data, missing = _features(data, missing)
+            shape = getattr(data, "shape", None)
+            if shape is not None and len(shape) == 2 and 0 in tuple(shape):
+                self._set_base(None, tuple(int(s) for s in shape))  # XGBoost takes empty data
+            else:
+                if feature_names is not None and shape is not None:
+                    feature_names = _check_feature_names(feature_names, int(shape[1]))
+                self._set_base(Dataset(data, missing=missing, feature_names=feature_names,
+                                       feature_types=feature_types,
+                                       enable_categorical=enable_categorical))
+                if self._base.label is not None:          # a file's labels
+                    self._info["label"] = self._base.label
+        if feature_names is not None:
+            self.feature_names = feature_names
+        elif self._names is not None:
+            self._names = _check_feature_names(self._names, self.num_col())
+        if feature_types is not None:
+            self.feature_types = feature_types
+        self.set_info(label=label, weight=weight, base_margin=base_margin, group=group,
+                      qid=qid, label_lower_bound=label_lower_bound,
+                      label_upper_bound=label_upper_bound, feature_weights=feature_weights)
+
+    def _init_iter(self, it, label, weight, base_margin, missing, feature_names,
+                   feature_types, enable_categorical, group, qid, lower, upper, fw):
+        refuse_unsupported(group=group, qid=qid, feature_weights=fw,
+                           enable_categorical=enable_categorical, feature_types=feature_types)
+        if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
+            _unsupported(f"missing={missing!r} with a DataIter",
+                         "mark the batches' missing values NaN, or pass arrays")
+        if lower is not None or upper is not None:
+            refuse_unsupported(label_lower_bound=lower)
+        if label is not None or weight is not None or base_margin is not None:
+            raise ValueError("with a DataIter, labels, weights and base margins come with "
+                             "each batch (input_data(data=..., label=...))")
+        self._batches = BatchDataset(_iter_batches(it, enable_categorical),
+                                     feature_names=feature_names)
+        self._base, self._shape, self._types = None, None, feature_types
+
+    def _set_base(self, base, shape=None):
+        self._base = base
+        self._shape = shape if base is None else (base.num_row, base.num_col)
+        self._names = None if base is None else base.feature_names
+        self._types = None if base is None else base.feature_types
+
+    def _info_from(self, d: Dataset) -> None:
+        """Meta info of a loaded Dataset (save_binary's file)."""
+        for name in ("label", "weight", "base_margin"):
+            if getattr(d, name) is not None:
+                self._set_field(name, getattr(d, name))
+        if d.qid is not None:
+            from ..data.queries import group_pointers
+            self._set_field("group_ptr", group_pointers(d.qid)[0])
+
+    # the Dataset dgbdt trains on, evaluates and predicts
+    @property
+    def dataset(self):
+        """The features with the meta info as a dgbdt Dataset (built when first asked for
+        after a change; what XGBoost checks at training is checked here)."""
+        if self._batches is not None:
+            return self._batches
+        if self._ds is None:
+            self._ds = self._build()
+        return self._ds
+
+    @property
+    def __dgbdt_dataset__(self):
+        return self.dataset
+
+    def _build(self) -> Dataset:
+        if self._base is None:
+            raise ValueError(f"data is empty (shape {self._shape}); need at least one row "
+                             "and one feature")
+        info, n, base = self._info, self.num_row(), self._base
+        label = info.get("label")
+        if label is not None and label.ndim == 2:
+            _unsupported(f"a label of shape {label.shape} (multi-target)", "train one "
+                         "target per model (dgbdt fits one target)")
+        group = None
+        if "group_ptr" in info:
+            ptr = info["group_ptr"]
+            if ptr.size and int(ptr[-1]) != n:
+                raise XGBoostError(f"Invalid query group structure: the groups hold "
+                                   f"{int(ptr[-1])} rows; the data has {n} rows")
+            group = np.diff(ptr.astype(np.int64))
+        weight = info.get("weight")
+        if weight is not None and weight.size not in (n, 0 if group is None else group.size):
+            raise XGBoostError(f"Size of weights must equal to number of rows (or of query "
+                               f"groups): {weight.size} weights, {n} rows")
+        d = Dataset(base.data, label=label, weight=weight, base_margin=info.get("base_margin"),
+                    feature_names=self._names, feature_types=self._types, group=group,
+                    label_lower_bound=info.get("label_lower_bound"),
+                    label_upper_bound=info.get("label_upper_bound"),
+                    enable_categorical=base.enable_categorical, max_bin=base.max_bin,
+                    page_rows=base.page_rows)
+        d.categories = base.categories
+        if weight is None and self._types == base.feature_types:
+            # cuts and pages depend on the rows, their weights and the types only: a label
+            # or margin set between trainings keeps them
+            d._cuts, d._pages = base._cuts, base._pages
+        return d
+
+    def _changed(self) -> None:
+        self._ds = None
+
+    # shape and features
+    def num_row(self) -> int:
+        if self._batches is not None:
+            return self._batches.num_row
+        return self._shape[0]
+
+    def num_col(self) -> int:
+        if self._batches is not None:
+            return self._batches.num_col
+        return self._shape[1]
+
+    def num_nonmissing(self) -> int:
+        """The number of present (non-missing) values."""
+        return int(self.get_data().nnz)
+
+    def get_data(self):
+        """The features as a scipy CSR matrix of the present values (missing ones left out),
+        as XGBoost's get_data."""
+        import scipy.sparse
+        from ..data.sparse import is_sparse
+        if self._base is None:
+            if self._batches is not None:
+                _unsupported("get_data() of a DataIter's DMatrix", "read the batches")
+            return scipy.sparse.csr_matrix(self._shape, dtype=np.float32)
+        X = self._base.data
+        X = X.get() if hasattr(X, "get") else X
+        if is_sparse(X):
+            keep = ~np.isnan(X.data)
+            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            counts = np.bincount(rows[keep], minlength=X.shape[0])
+            indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
+            return scipy.sparse.csr_matrix(
+                (X.data[keep], X.indices[keep].astype(np.uint32), indptr), shape=X.shape)
+        present = ~np.isnan(X)
+        indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))]).astype(np.uint64)
+        return scipy.sparse.csr_matrix(
+            (X[present], np.nonzero(present)[1].astype(np.uint32), indptr), shape=X.shape)
+
+    @property
+    def feature_names(self):
+        if self._batches is not None:
+            return self._batches.feature_names
+        return None if not self._names else list(self._names)
+
+    @feature_names.setter
+    def feature_names(self, names) -> None:
+        self._names = None if names is None else _check_feature_names(names, self.num_col())
+        self._changed()
+
+    @property
+    def feature_types(self):
+        return None if not self._types else list(self._types)
+
+    @feature_types.setter
+    def feature_types(self, types) -> None:
+        self._types = None if types is None else _check_feature_types(types, self.num_col())
+        self._changed()
+
+    # meta info
+    @positional_warned
+    def set_info(self, *, label=None, weight=None, base_margin=None, group=None, qid=None,
+                 label_lower_bound=None, label_upper_bound=None, feature_names=None,
+                 feature_types=None, feature_weights=None) -> None:
+        """Set meta info (XGBoost's DMatrix.set_info): the fields given, the others kept."""
+        for field, v in (("label", label), ("weight", weight), ("base_margin", base_margin),
+                         ("group", group), ("qid", qid),
+                         ("label_lower_bound", label_lower_bound),
+                         ("label_upper_bound", label_upper_bound),
+                         ("feature_weights", feature_weights)):
+            if v is not None:
+                self._set_field(field, v)
+        if feature_names is not None:
+            self.feature_names = feature_names
+        if feature_types is not None:
+            self.feature_types = feature_types
+
+    def _set_field(self, field: str, values) -> None:
+        """One meta field, checked as XGBoost's MetaInfo::SetInfo checks it."""
+        if self._batches is not None:
+            _unsupported(f"setting {field} on a DataIter's DMatrix",
+                         "pass it with each batch (input_data(...))")
+        a = _host(values)
+        n = self.num_row()
+        if field in ("group", "qid", "group_ptr"):
+            self._info["group_ptr"] = _group_ptr(field, a, n)
+        elif field == "feature_weights":
+            w = a.astype(np.float64).reshape(-1)
+            if w.size == 0:                       # XGBoost: empty resets them
+                self._info.pop("feature_weights", None)
+            else:
+                if w.size != self.num_col():
+                    raise ValueError(f"feature_weights has {w.size} values; the data has "
+                                     f"{self.num_col()} features")
+                if not np.all(np.isfinite(w)) or np.any(w < 0):
+                    raise XGBoostError("Feature weight must be greater than 0.")
+                self._info["feature_weights"] = w
+        elif field in ("label", "base_margin"):
+            if a.ndim > 2:
+                raise ValueError(f"Invalid shape: {a.shape} for {field}")
+            v = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
+            if (n == 0 and v.size) or (n and v.size % n):
+                raise XGBoostError(f"Invalid size for `{field}`: {v.size} values for "
+                                   f"{n} rows (a multiple of the rows is needed)")
+            if field == "label" and not np.all(np.isfinite(v)):
+                raise XGBoostError("Label contains NaN, infinity or a value too large.")
+            # the values in C order, one row per sample (XGBoost's [n, k] layout)
+            self._info[field] = v if n == 0 or v.size == n else v.reshape(n, -1)
+        elif field == "weight":
+            w = a.astype(np.float64).reshape(-1)
+            if not np.all(np.isfinite(w)) or np.any(w < 0):
+                raise XGBoostError("Weights must be positive values.")
+            self._info["weight"] = w
+        elif field in ("label_lower_bound", "label_upper_bound"):
+            self._info[field] = a.astype(np.float64).reshape(-1)
+        else:
+            raise XGBoostError(f"Unknown key: {field}")
+        self._changed()
+
+    def set_float_info(self, field: str, data) -> None:
+        """Set a field (label, weight, base_margin, label_lower_bound, label_upper_bound,
+        feature_weights; group or qid too, as XGBoost's setters take any field)."""
+        self._set_field(field, data)
+
+    set_float_info_npy2d = set_uint_info = set_float_info
+
+    def _get_info(self, field: str):
+        if self._batches is not None:
+            v = getattr(self._batches, field, None)
+            return np.zeros(0, np.float32) if v is None else np.asarray(v, np.float32)
+        if field == "qid":
+            raise XGBoostError("Retrieving `qid` is not supported; use `group_ptr` instead.")
+        if field == "group_ptr":
+            return self._info.get("group_ptr", np.zeros(0, np.uint32)).copy()
+        if field not in FLOAT_FIELDS:
+            raise XGBoostError(f"Unknown key: {field}")
+        v = self._info.get(field)
+        return np.zeros(0, np.float32) if v is None else v.astype(np.float32)
+
+    def get_float_info(self, field: str):
+        """A field's values (float32; an empty array when it is not set)."""
+        return self._get_info(field)
+
+    def get_uint_info(self, field: str):
+        """``group_ptr``: the query groups' row offsets (uint32; empty without groups)."""
+        return self._get_info(field)
+
+    def set_label(self, label) -> None:
+        self._set_field("label", label)
+
+    def set_weight(self, weight) -> None:
+        self._set_field("weight", weight)
+
+    def set_base_margin(self, margin) -> None:
+        self._set_field("base_margin", margin)
+
+    def set_group(self, group) -> None:
+        self._set_field("group", group)
+
+    def get_label(self):
+        return self._get_info("label")
+
+    def get_weight(self):
+        return self._get_info("weight")
+
+    def get_base_margin(self):
+        return self._get_info("base_margin")
+
+    def get_group(self):
+        return np.diff(self._get_info("group_ptr"))
+
+    def save_binary(self, fname, silent: bool = True) -> None:
+        """Save the rows, meta info and quantization built so far (dgbdt's format;
+        DMatrix("x.buffer") reads it). The rows are saved as the smaller of a dense matrix
+        and a CSR matrix of the present values, chosen from the values alone: the same rows
+        give the same file however they were given (dense with a missing value, CSR)."""
+        d = copy.copy(self.dataset)
+        csr = self.get_data()
+        n, f = csr.shape
+        as_csr = csr.nnz * 8 + (n + 1) * 4 < n * f * 4
+        if as_csr != d.sparse:
+            if as_csr:
+                d.data = csr.astype(np.float32)
+                d.data.indices = d.data.indices.astype(np.int32)
+                d.data.indptr = d.data.indptr.astype(np.int32)
+            else:
+                from ..data.sparse import densify
+                d.data = densify(csr)
+            d._pages = {}                 # pages follow the storage; cuts do not
+        d.save_binary(fname)
+
+    def slice(self, rindex, allow_groups: bool = False) -> "DMatrix":
+        """A DMatrix of the rows ``rindex`` (positions, repeats allowed, as XGBoost reads
+        them: as int32) with their meta info; feature weights, names and types kept. A
+        DMatrix with query groups is sliced only with ``allow_groups`` (the groups are then
+        dropped, as XGBoost drops them)."""
+        if self._base is None:
+            _unsupported("slicing an empty DMatrix or a DataIter's", "slice the arrays")
+        if "group_ptr" in self._info and not allow_groups:
+            raise XGBoostError("slice does not support group structure")
+        rows = np.asarray(rindex, dtype=np.int32).reshape(-1)
+        n = self.num_row()
+        if rows.size and (rows.min() < 0 or rows.max() >= n):
+            raise IndexError(f"slice: row indices must be in [0, {n}); got "
+                             f"{int(rows.min())}..{int(rows.max())}")
+        out = DMatrix.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out._ds = None
+        base = self._base
+        part = Dataset(base.data[rows], feature_names=base.feature_names,
+                       feature_types=base.feature_types, missing=np.nan,
+                       enable_categorical=base.enable_categorical)
+        part.categories = base.categories
+        out._base, out._shape = part, (int(rows.size), self.num_col())
+        out._info = {}
+        for k, v in self._info.items():
+            if k in ("label", "base_margin", "label_lower_bound", "label_upper_bound") or (
+                    k == "weight" and v.size == n):
+                out._info[k] = v[rows]
+            elif k == "feature_weights":
+                out._info[k] = v
+        return out
+
+
+def _group_ptr(field: str, a: np.ndarray, n: int) -> np.ndarray:
+    """XGBoost's group_ptr (uint32 row offsets) from group sizes or sorted query ids."""
+    a = a.reshape(-1)
+    if a.size and (not np.issubdtype(a.dtype, np.number) or np.any(a != np.floor(a))
+                   or np.any(a < 0)):
+        raise ValueError(f"{field} must hold integers >= 0")
+    a = a.astype(np.int64)
+    if field == "group":
+        return np.concatenate([[0], np.cumsum(a)]).astype(np.uint32)
+    if field == "group_ptr":
+        return a.astype(np.uint32)
+    if a.size != n or np.any(a[1:] < a[:-1]):
+        raise XGBoostError("`qid` must be sorted in non-decreasing order along with data, "
+                           f"one per row ({a.size} ids for {n} rows)")
+    starts = np.flatnonzero(np.concatenate([[True], a[1:] != a[:-1]])) if a.size else []
+    return np.append(starts, a.size).astype(np.uint32)
+
+
+def check_feature_weights(params: dict, dtrain) -> None:
+    """Refuse feature weights where XGBoost would use them: weighted column sampling
+    (colsample_* < 1), which dgbdt does not do. Without column sampling they change nothing
+    in XGBoost either, and training goes on."""
+    info = getattr(dtrain, "_info", None) or {}
+    if "feature_weights" not in info:
+        return
+    sampled = [k for k in ("colsample_bytree", "colsample_bylevel", "colsample_bynode")
+               if float(params.get(k, 1.0)) < 1.0]
+    if sampled:
+        _unsupported(f"feature_weights with {sampled[0]} < 1 (weighted feature sampling)",
+                     "leave the feature weights out (colsample_* samples features "
+                     "uniformly)")
+
+
+class QuantileDMatrix(DMatrix):
+    """XGBoost's QuantileDMatrix: the same as DMatrix here (dgbdt quantizes every training set
+    itself; ``ref=`` and ``max_bin=`` are accepted: evaluation sets are binned with the training
+    set's cuts, and max_bin is a training parameter)."""
+
+    def __init__(self, data, label=None, *, ref=None, max_bin=None, **kwargs):
+        super().__init__(data, label=label, **kwargs)
+        self.max_bin = max_bin
+
+
+class ExtMemQuantileDMatrix(QuantileDMatrix):
+    """XGBoost's external-memory QuantileDMatrix: a DataIter's batches as bit-packed pages
+    (dgbdt.BatchDataset; the pages stay in memory, or spill within device_memory_budget)."""
+
+    def __init__(self, data, *, max_bin=None, ref=None, **kwargs):
+        if not isinstance(data, DataIter):
+            raise TypeError("ExtMemQuantileDMatrix reads a DataIter; use QuantileDMatrix for "
+                            "arrays and frames")
+        super().__init__(data, max_bin=max_bin, ref=ref, **kwargs)
+
+
+def _saved_dataset(data) -> bool:
+    """Whether ``data`` names a file save_binary wrote (an .npz archive: a zip), whatever its
+    name, as XGBoost's DMatrix(path) reads its own binary files."""
+    if not isinstance(data, (str, os.PathLike)) or "?" in str(data):
+        return False
+    try:
+        with open(data, "rb") as f:
+            return f.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False

@@ -1,0 +1,176 @@
+"""What dgbdt's estimators (dgbdt.sklearn) share with XGBoost's scikit-learn interface: its
+methods (get_xgb_params, intercept_, apply, ...), the helpers of their fit (input checks,
+eval_metric lists, random states, the estimator type saved with a model), and XGBoost's rule
+for keyword arguments passed by position."""
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import warnings
+
+import numpy as np
+
+DEFAULT_N_ESTIMATORS = 100     # XGBoost's rounds when n_estimators is None
+# estimator arguments that are not training parameters (XGBoost's _wrapper_params, and
+# dgbdt's checkpoint arguments)
+_WRAPPER = {"importance_type", "kwargs", "missing", "n_estimators", "enable_categorical",
+            "early_stopping_rounds", "callbacks", "feature_types", "feature_weights",
+            "checkpoint_dir", "checkpoint_interval"}
+
+
+def seed_of(random_state):
+    """A random state as XGBoost's seed: numpy's RandomState / Generator draw an int (as
+    XGBoost's get_params does), anything else as given."""
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int32).max))
+    return random_state
+
+
+def metric_names(metrics) -> list[str] | None:
+    """The names in a list of eval_metric entries (metric names and at most one callable, as
+    XGBoost allows; the callable is the custom metric); None when there are none."""
+    names, custom = [], 0
+    for m in metrics:
+        if isinstance(m, str):
+            names.append(m)
+        elif callable(m):
+            custom += 1
+        else:
+            raise TypeError(f"Invalid type for the `eval_metric`: {type(m).__name__} "
+                            f"({m!r}); a metric name (str) or a callable")
+    if custom > 1:
+        raise NotImplementedError("Using multiple custom metrics is not yet supported.")
+    return names or None
+
+
+def series_as_frame(X):
+    """A pandas Series as a one-column DataFrame (XGBoost reads a Series as one feature);
+    anything else as given."""
+    if type(X).__name__ == "Series" and hasattr(X, "to_frame"):
+        return X.to_frame()
+    return X
+
+
+def check_fit_input(est, X, y) -> None:
+    """fit's X and y present, refused with XGBoost's words otherwise."""
+    if X is None:
+        raise TypeError("Invalid data type for X: NoneType; fit needs the training rows")
+    if y is None:
+        if est._get_type() == "classifier":
+            raise ValueError("Invalid classes inferred from unique values of `y`: y is None; "
+                             "fit needs the class labels")
+        raise ValueError("fit needs the labels: y is None")
+
+
+def save_with_type(est, path) -> None:
+    """Save the estimator's Booster with its type in the ``scikit_learn`` attribute."""
+    booster = est.get_booster()
+    booster.set_attr(scikit_learn=json.dumps({"_estimator_type": est._get_type()}))
+    try:
+        booster.save_model(path)
+    finally:
+        booster.set_attr(scikit_learn=None)
+
+
+def load_with_type(est, path):
+    """The Booster of a model file; TypeError when saved by an estimator of another type."""
+    from .model.booster import load_model
+    booster = load_model(path)
+    meta = booster.attr("scikit_learn")
+    if meta is not None:
+        saved = json.loads(meta).get("_estimator_type")
+        if saved is not None and saved != est._get_type():
+            raise TypeError(f"Loading an estimator with different type. Expecting: "
+                            f"{est._get_type()}, got: {saved}")
+        booster.set_attr(scikit_learn=None)
+    return booster
+
+
+class XGBMethods:
+    """XGBoost's XGBModel methods on dgbdt's estimators."""
+
+    _VERBOSE = False        # fit's verbose when not given (XGBoost's estimators: True)
+    _TYPE = None            # the estimator type when scikit-learn's tags do not say it
+
+    def _verbose(self, verbose):
+        return self._VERBOSE if verbose is None else verbose
+
+    def get_num_boosting_rounds(self) -> int:
+        """The boosting rounds of a fit: n_estimators (100 when None)."""
+        return DEFAULT_N_ESTIMATORS if self.n_estimators is None else self.n_estimators
+
+    def get_xgb_params(self) -> dict:
+        """The training parameters among get_params (not the estimator's own arguments nor
+        callables), a numpy random state as its int seed."""
+        out = {k: v for k, v in self.get_params().items()
+               if k not in _WRAPPER and not callable(v)}
+        if "random_state" in out:
+            out["random_state"] = seed_of(out["random_state"])
+        return out
+
+    def _get_type(self) -> str:
+        """"classifier", "regressor" or "ranker" (XGBoost's _get_type)."""
+        if self._TYPE is not None:
+            return self._TYPE
+        return self.__sklearn_tags__().estimator_type
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        """The intercept (XGBoost's base_score: in the objective's prediction space), one per
+        output, float32."""
+        b = self.get_booster()
+        return np.asarray(b.objective.margin_to_base_score(b.base_margin), dtype=np.float32)
+
+    @property
+    def coef_(self):
+        """Coefficients exist for linear boosters only; a tree model raises AttributeError."""
+        raise AttributeError("Coefficients are not defined for Booster type gbtree")
+
+    def apply(self, X, iteration_range=None) -> np.ndarray:
+        """The leaf index of each row in every tree ([n_rows, n_trees]), as XGBoost's
+        apply; the iterations up to best_iteration unless iteration_range is given."""
+        from .data.dataset import Dataset
+        booster = self.get_booster()
+        # a categorical model reads a frame itself (its categories' codes); else a Dataset,
+        # which refuses category columns unless enable_categorical
+        data = X if booster.feature_types is not None and self.enable_categorical else \
+            Dataset(X, **self._data_args())
+        return booster.predict(data, pred_leaf=True,
+                               iteration_range=self._iteration_range(iteration_range))
+
+
+def positional_warned(fn=None, *, positional_wins: bool = False):
+    """XGBoost's rule for arguments after ``*``: still taken by position, in the signature's
+    order, with a FutureWarning that says to pass them by keyword (``xgb.train(params, dtrain,
+    10, [(dvalid, "valid")])`` is the most common line of XGBoost code). An argument given
+    both ways: TypeError, or with ``positional_wins`` the positional value (XGBoost's
+    estimators' constructors do that)."""
+    if fn is None:
+        return functools.partial(positional_warned, positional_wins=positional_wins)
+    sig = inspect.signature(fn)
+    positional = [n for n, p in sig.parameters.items()
+                  if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    keyword = [n for n, p in sig.parameters.items() if p.kind == inspect.Parameter.KEYWORD_ONLY]
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        extra = len(args) - len(positional)
+        if extra > 0:
+            if extra > len(keyword):
+                raise TypeError(f"{fn.__name__}() takes at most "
+                                f"{len(positional) + len(keyword)} positional arguments; "
+                                f"got {len(args)}")
+            names = keyword[:extra]
+            warnings.warn(f"Pass `{', '.join(names)}` as keyword args.", FutureWarning,
+                          stacklevel=2)
+            for name, value in zip(names, args[len(positional):]):
+                if name in kwargs and not positional_wins:
+                    raise TypeError(f"{fn.__name__}() got multiple values for argument "
+                                    f"{name!r}")
+                kwargs[name] = value
+            args = args[:len(positional)]
+        return fn(*args, **kwargs)
+    return call
