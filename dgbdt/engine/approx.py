@@ -99,15 +99,22 @@ def resketch(seam, spec, k: int, max_h: float, max_bin: int):
 
 
 def summaries_bytes(s: Summaries) -> np.ndarray:
-    """A summary as uint8 bytes (its JSON form), to all-gather between ranks."""
-    return np.frombuffer(json.dumps(s.to_dict()).encode(), dtype=np.uint8)
+    """A summary as int64 words to all-gather between ranks (NCCL moves 4- and 8-byte
+    types): its JSON's length in bytes, then the bytes, zero-padded to whole words."""
+    data = json.dumps(s.to_dict()).encode()
+    padded = data + b"\0" * (-len(data) % 8)
+    return np.concatenate([np.array([len(data)], np.int64),
+                           np.frombuffer(padded, dtype=np.int64)])
 
 
 def merged_bytes(gathered, counts, max_keys: int) -> Summaries:
-    """Every rank's summary bytes (concatenated in rank order, ``counts`` each) merged."""
-    data, out, at = to_host(gathered).tobytes(), None, 0
+    """Every rank's summary words (summaries_bytes; concatenated in rank order, ``counts``
+    words each) merged."""
+    words, out, at = np.ascontiguousarray(to_host(gathered), dtype=np.int64), None, 0
     for n in (int(c) for c in counts):
-        s = Summaries.from_dict(json.loads(data[at:at + n].decode()))
+        size = int(words[at])
+        data = words[at + 1:at + n].tobytes()[:size]
+        s = Summaries.from_dict(json.loads(data.decode()))
         at += n
         out = s if out is None else out.merge(s, max_keys)
     return out

@@ -1,4 +1,4 @@
-"""Random forests (num_parallel_tree) and tree_method="approx" on the GPU: the CPU backend's
+"""Random forests (num_parallel_tree), tree_method="approx" and booster="dart" on the GPU: the CPU backend's
 bytes in-process (device growth, tree graphs, compact rows, pages streamed or not), and on a
 one-GPU LocalCUDACluster; with two GPUs, the nccl ranks give the same model."""
 import json
@@ -48,29 +48,50 @@ def test_gpu_gives_the_cpu_bytes(params, page_rows):
     assert _json(host_rows) == _json(cpu)
 
 
-def test_approx_refuses_streamed_pages():
-    X, y = _data(20000)
-    params = dict(CASES[1], device="cuda", device_memory_budget=200_000)
-    with pytest.raises(NotImplementedError, match="streamed"):
-        dgbdt.train(params, dgbdt.Dataset(X, label=y, page_rows=2000), 2)
+@pytest.fixture
+def small_pages(monkeypatch):
+    from dgbdt.data import page_store
+    monkeypatch.setattr(page_store, "MIN_PAGE_BYTES", 1 << 14)
 
 
-def test_forest_streams_pages():
+def test_approx_and_dart_refuse_streamed_pages(small_pages):
     X, y = _data(20000)
-    cpu = dgbdt.train(CASES[0], dgbdt.Dataset(X, label=y, page_rows=2000), 3)
-    gpu = dgbdt.train(dict(CASES[0], device="cuda", device_memory_budget=200_000),
-                      dgbdt.Dataset(X, label=y, page_rows=2000), 3)
+    for params in (CASES[1], {"booster": "dart", "rate_drop": 0.2}):
+        with pytest.raises(NotImplementedError, match="streamed"):
+            dgbdt.train(dict(params, device="cuda", device_memory_budget=1),
+                        dgbdt.Dataset(X, label=y), 2)
+
+
+def test_forest_streams_pages(small_pages):
+    X, y = _data(20000)
+    cpu = dgbdt.train(CASES[0], dgbdt.Dataset(X, label=y), 3)
+    gpu = dgbdt.train(dict(CASES[0], device="cuda", device_memory_budget=1),
+                      dgbdt.Dataset(X, label=y), 3)
+    assert gpu.memory["pages_host"] >= 1
     assert _json(gpu) == _json(cpu)
 
 
-@pytest.mark.parametrize("params", CASES[:2], ids=["forest", "approx"])
+def test_dart_gives_the_cpu_bytes():
+    X, y = _data()
+    params = {"objective": "binary:logistic", "booster": "dart", "rate_drop": 0.3,
+              "subsample": 0.8, "max_depth": 5}
+    d = dgbdt.Dataset(X[:1000], label=y[:1000])
+    cpu = dgbdt.train(params, dgbdt.Dataset(X, label=y), 6, evals=[(d, "v")],
+                      verbose_eval=False)
+    gpu = dgbdt.train(dict(params, device="cuda"),
+                      dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y)), 6)
+    assert _json(gpu) == _json(cpu)
+
+
+@pytest.mark.parametrize("params", CASES[:2] + [{"booster": "dart", "rate_drop": 0.3}],
+                         ids=["forest", "approx", "dart"])
 def test_dask_cuda_one_worker(cuda_client, params):
     da = pytest.importorskip("dask.array")
     X, y = _data()
     cpu = dgbdt.train(params, dgbdt.Dataset(X, label=y), 4)
     d = dgd.DaskDataset(cuda_client, da.from_array(cp.asarray(X), chunks=(1500, 8)),
                         da.from_array(cp.asarray(y), chunks=1500))
-    for mode in ("task", "graph"):
+    for mode in ("task",) if params.get("booster") == "dart" else ("task", "graph"):
         got = dgd.train(cuda_client, dict(params, device="cuda"), d, 4, mode=mode,
                         verbose_eval=False)["booster"]
         assert _json(got) == _json(cpu), mode
@@ -86,7 +107,8 @@ def test_nccl_two_gpus():
     with dask_cuda.LocalCUDACluster(n_workers=2, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         client.wait_for_workers(2)
-        for params in CASES:
+        for params in CASES + [{"objective": "binary:logistic", "booster": "dart",
+                                "rate_drop": 0.3, "max_depth": 4}]:
             yy = y if not params["objective"].startswith("multi") else \
                 np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5]).astype(np.float64)
             cpu = dgbdt.train(params, dgbdt.Dataset(X, label=yy), 3)
