@@ -78,10 +78,8 @@ def test_categorical_features():
     assert acc(b) > 0.95 and abs(acc(b) - acc(hist)) < 0.02
 
 
-def test_exact_and_linear_trees_are_refused_with_a_way_out():
+def test_linear_trees_are_refused_with_a_way_out():
     X, y = data(500)
-    with pytest.raises(dgbdt.ParameterError, match='tree_method="hist", or "approx"'):
-        dgbdt.train({"tree_method": "exact"}, dgbdt.Dataset(X, label=y), 1)
     with pytest.raises(NotImplementedError, match='approx" with linear_tree'):
         dgbdt.train(dict(BINARY, linear_tree=True), dgbdt.Dataset(X, label=y), 1)
 
@@ -103,3 +101,26 @@ def test_dask_modes_give_the_in_process_bytes(client1, client2):
         assert got["booster"].save_raw() == ref, mode
     with pytest.raises(NotImplementedError, match='Fix: mode="collective"'):
         dgd.train(client2, params, dask_data(client2), 2, mode="graph")
+    exact = {"objective": "binary:logistic", "tree_method": "exact", "max_depth": 4}
+    ref = dgbdt.train(exact, dgbdt.Dataset(X, label=y), 3).save_raw()
+    for client, mode in [(client1, "task"), (client2, "collective"), (client2, "graph")]:
+        got = dgd.train(client, exact, dask_data(client), 3, mode=mode, verbose_eval=False)
+        assert got["booster"].save_raw() == ref, mode
+
+
+def test_exact_is_xgboosts_exact_on_the_training_rows():
+    """tree_method="exact": a bin a distinct value, so every split between two consecutive
+    values is evaluated, as XGBoost's exact greedy method does; its predictions on the
+    training rows are XGBoost's (thresholds differ: XGBoost takes the midpoint)."""
+    xgb = pytest.importorskip("xgboost")
+    X, y = data(2000)
+    for extra in ({"max_depth": 3}, {"max_depth": 5, "lambda": 2.0, "gamma": 0.1}):
+        p = {"objective": "binary:logistic", "tree_method": "exact", **extra}
+        ours = dgbdt.train(p, dgbdt.Dataset(X, label=y), 5)
+        theirs = xgb.train(p, xgb.DMatrix(X, label=y), 5)
+        np.testing.assert_allclose(ours.predict(dgbdt.Dataset(X), output_margin=True),
+                                   theirs.predict(xgb.DMatrix(X), output_margin=True),
+                                   atol=1e-5)
+    wide = np.arange(70000, dtype=np.float32)[:, None]
+    with pytest.raises(NotImplementedError, match="65535 or more distinct values"):
+        dgbdt.train({"tree_method": "exact"}, dgbdt.Dataset(wide, label=wide[:, 0]), 1)

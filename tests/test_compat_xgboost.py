@@ -42,8 +42,8 @@ def test_refusals_name_the_feature():
         xgb.DMatrix(xgb.DataIter(), missing=-1.0)
     d = xgb.DMatrix(X, label=y, group=[20, 30], weight=[1.0, 2.0]).__dgbdt_dataset__
     assert d.qid[-1] == 1 and d.weight[-1] == 2.0       # one weight per query, as XGBoost
-    with pytest.raises(NotImplementedError, match="tree_method='exact'"):
-        xgb.train({"tree_method": "exact"}, d, 2)
+    with pytest.raises(NotImplementedError, match="tree_method='gpu_exact'"):
+        xgb.train({"tree_method": "gpu_exact"}, d, 2)
     # XGBoost's estimators: dgbdt's, with XGBoost's warnings (dgbdt.compat.xgboost_sklearn)
     assert issubclass(xgb.XGBRanker, dgbdt.GBDTRanker)
     assert issubclass(xgb.XGBRFClassifier, dgbdt.GBDTRFClassifier)

@@ -74,7 +74,7 @@ def test_unknown_kwargs_pass_through_and_validate_at_fit(reg_data):
     with pytest.raises(ParameterError):
         est.fit(X, y)
     with pytest.raises(ParameterError, match="tree_method"):
-        GBDTRegressor(n_estimators=2, tree_method="exact").fit(X, y)
+        GBDTRegressor(n_estimators=2, tree_method="exakt").fit(X, y)
 
 
 def test_clone(reg_data):

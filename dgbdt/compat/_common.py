@@ -143,7 +143,7 @@ def _unsupported(what: str, instead: str):
 
 
 def xgb_params(params, dtrain=None) -> dict:
-    """XGBoost's parameters as dgbdt's: verbosity dropped; tree_method hist or approx
+    """XGBoost's parameters as dgbdt's: verbosity dropped; tree_method hist, approx or exact
     (gpu_hist: device cuda); a GPU device without a usable GPU: the CPU, with a warning, as XGBoost does; a
     QuantileDMatrix's max_bin as the parameter; num_class > 1 without an objective:
     multi:softmax (XGBoost's learner, ConfigureObjective); a list of (name, value) pairs
@@ -172,11 +172,11 @@ def xgb_params(params, dtrain=None) -> dict:
     method = params.pop("tree_method", None)
     if method == "gpu_hist":                 # XGBoost < 2's spelling of device="cuda"
         params.setdefault("device", "cuda")
-    elif method == "approx":
-        params["tree_method"] = "approx"
+    elif method in ("approx", "exact"):
+        params["tree_method"] = method
     elif method not in (None, "hist", "auto"):
-        _unsupported(f"tree_method={method!r}", "dgbdt grows histogram trees "
-                     "(tree_method='hist' or 'approx')")
+        _unsupported(f"tree_method={method!r}", "dgbdt grows trees with tree_method 'hist', "
+                     "'approx' or 'exact'")
     device = str(params.get("device", ""))
     if device.startswith(("cuda", "gpu")):
         from ..backends.device import cuda_available

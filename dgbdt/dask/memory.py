@@ -19,6 +19,8 @@ memory (dgbdt.data.page_store plans those within ``device_memory_budget``).
 """
 from __future__ import annotations
 
+from ..engine.setup import training_max_bin
+
 __all__ = ["WorkerMemoryError", "check_worker_memory"]
 
 ROW_STATE = 16        # bytes a row beyond its outputs': row id and node position (int64)
@@ -46,7 +48,7 @@ def check_worker_memory(client, dtrain, p, n_outputs: int, workers: list[str]) -
     rows: dict[str, int] = {}
     for w, n in zip(workers, dtrain.part_rows):
         rows[w] = rows.get(w, 0) + int(n)
-    bits = (int(dtrain.resolve_max_bin(p["max_bin"])) + 1).bit_length()
+    bits = (int(training_max_bin(p, dtrain)) + 1).bit_length()
     for w, n in rows.items():
         limit = int((info.get(w) or {}).get("memory_limit") or 0)
         if not limit:

@@ -32,7 +32,7 @@ from ..objectives.registry import get_objective
 from ..objectives.base import model_params
 from ..engine.approx import check_raw_rows, needs_raw_rows
 from ..engine.progress import Progress
-from ..engine.setup import DatasetKind, prepare
+from ..engine.setup import DatasetKind, check_exact, prepare, training_max_bin
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..backends.device import to_host
 from ..callback import check_callbacks
@@ -229,7 +229,9 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
 
     def before(i, _):      # a bad label's row, counted in the dataset (dgbdt.dask.data.located)
         return int(first_rows[i])
-    cuts = dtrain.cuts(dtrain.resolve_max_bin(p["max_bin"]), fan_in)
+    cuts = dtrain.cuts(training_max_bin(p, dtrain), fan_in)
+    if p["tree_method"] == "exact":     # (a wait for the sketch only then)
+        check_exact(p, cuts.result())
     if prior is not None:
         booster = prior.snapshot()
         booster.best_iteration = booster.best_score = None

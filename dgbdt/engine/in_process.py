@@ -18,6 +18,7 @@ from .evaluation import DatasetEval, SeamEval
 from .approx import check_raw_rows, needs_raw_rows
 from .linear_setup import hold_raw_rows, linear_setup
 from .progress import Progress
+from .setup import check_exact, training_max_bin
 from .seam import LocalSeam
 from .shard import Shard
 
@@ -34,9 +35,10 @@ def train_in_process(p, dtrain, rounds, evals, early_stopping_rounds, evals_resu
            objective, num_class, K, metrics, backend, prior=None, callbacks=None,
            custom_metric=None, maximize=None, checkpoint=None) -> Booster:
     t = time.perf_counter()
-    max_bin = dtrain.resolve_max_bin(p["max_bin"])
+    max_bin = training_max_bin(p, dtrain)
     with gpu_memory_errors(p, "quantizing the training rows"):
         cuts = dtrain.cuts(max_bin, backend)
+        check_exact(p, cuts)
         if prior is None:
             base = _base_margin(p, objective, dtrain.label, dtrain.weight, num_class)
             booster = Booster(objective.name, num_class, base, dtrain.num_col,

@@ -186,3 +186,29 @@ def _device(device: str | None, dtrain, kind: DatasetKind) -> str:
         return "cpu" if (device or ("cuda" if dtrain.on_device else "cpu")) == "cpu" \
             else "cuda"
     return resolve_device(device, dtrain.device_hint())
+
+
+#: tree_method="exact": the cuts are every distinct value of a feature, up to the bins a page
+#: symbol holds (the max_bin limit)
+EXACT_MAX_BIN = 65535
+
+
+def training_max_bin(p: dict, dtrain) -> int:
+    """The max_bin a training's cuts are made with: the parameter (or the dataset's own), or
+    for tree_method="exact" room for every distinct value (XGBoost's exact greedy method
+    evaluates the split between every two consecutive values: a bin a value does the same)."""
+    if p["tree_method"] == "exact":
+        return EXACT_MAX_BIN
+    return dtrain.resolve_max_bin(p["max_bin"])
+
+
+def check_exact(p: dict, cuts) -> None:
+    """tree_method="exact" needs a bin for each distinct value: refuse a feature with more."""
+    if p["tree_method"] != "exact":
+        return
+    full = np.flatnonzero(np.asarray(cuts.n_bins()) >= EXACT_MAX_BIN)
+    if full.size:
+        raise NotImplementedError(
+            f'tree_method="exact": feature {int(full[0])} has {EXACT_MAX_BIN} or more distinct '
+            f"values, more bins than a page holds, so its splits would not be exact. Fix: "
+            f'tree_method="hist" or "approx" (max_bin up to {EXACT_MAX_BIN})')

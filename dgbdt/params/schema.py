@@ -229,15 +229,17 @@ _SPECS = [
               "Tree construction algorithm: 'hist' bins every feature once from a sketch of "
               "the training rows; 'approx' sketches the rows again for every tree, each row "
               "weighted by its hessian (XGBoost's approximate method; slower: a sketch and a "
-              "quantization a tree).",
-              kind="choice", choices=("hist", "approx", "auto"), value_map={"auto": "hist"},
+              "quantization a tree); 'exact' evaluates the split between every two "
+              "consecutive distinct values of a feature (XGBoost's exact greedy method: a "
+              "bin a distinct value, up to 65535 a feature; a split's threshold is the "
+              "smallest value going right where XGBoost takes the midpoint, the same on the "
+              "training rows).",
+              kind="choice", choices=("hist", "approx", "exact", "auto"),
+              value_map={"auto": "hist"},
               allowed="'hist', 'approx' (a new sketch of the rows weighted by their hessians "
-                      "for every tree, as XGBoost's; 'auto' is accepted and means 'hist')",
+                      "for every tree, as XGBoost's), 'exact' (every split value); 'auto' "
+                      "is accepted and means 'hist'",
               rejected={
-                  "exact": 'dgbdt does not enumerate every split value (XGBoost\'s exact method); '
-                           'its histogram methods find the same splits where a feature has at '
-                           'most max_bin values. Fix: use tree_method="hist", or "approx", '
-                           'with a larger max_bin for finer splits.',
                   "gpu_hist": '"gpu_hist" was deprecated in XGBoost 2 and removed in XGBoost 3 (GPU '
                               'training is chosen with device="cuda"). Fix: use device="cuda" '
                               'with tree_method="hist".',
