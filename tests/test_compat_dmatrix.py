@@ -236,3 +236,30 @@ def test_save_binary_same_rows_same_file(tmp_path):
     np.testing.assert_array_equal(again.get_label(), d.get_label())
     np.testing.assert_array_equal(again.get_base_margin(), d.get_base_margin())
     np.testing.assert_array_equal(again.get_group(), [10, 20])
+
+
+def test_get_quantile_cut_has_xgboosts_layout():
+    pd = pytest.importorskip("pandas")
+    xgb_real = _real()
+    rng = np.random.default_rng(0)
+    X = rng.random((1024, 4)).astype(np.float32)
+    y = rng.random(1024)
+    for lib in (xgb_real, dx):
+        q = lib.QuantileDMatrix(X, y, max_bin=16)
+        indptr, data = q.get_quantile_cut()
+        assert indptr.dtype == np.uint64 and data.dtype == np.float32
+        assert indptr.tolist() == [0, 17, 34, 51, 68]          # min, then 16 upper bounds
+        for f in range(4):
+            seg = data[int(indptr[f]):int(indptr[f + 1])]
+            assert np.all(np.diff(seg) > 0) and seg[-1] > X[:, f].max()
+        m = lib.DMatrix(X, y)
+        lib.train({"max_bin": 16}, m, 1)
+        assert m.get_quantile_cut()[0].tolist() == indptr.tolist()
+    frame = pd.DataFrame({"c": pd.Categorical([0, 1, 2, 1, 0]), "x": [1.0, 2, 3, 4, 5]})
+    ours = dx.QuantileDMatrix(frame, np.arange(5.0), enable_categorical=True).get_quantile_cut()
+    theirs = xgb_real.QuantileDMatrix(frame, np.arange(5.0),
+                                      enable_categorical=True).get_quantile_cut()
+    assert ours[0].tolist() == theirs[0].tolist()
+    np.testing.assert_allclose(ours[1], theirs[1])
+    with pytest.raises(ValueError, match="no cuts yet"):
+        dx.DMatrix(X, y).get_quantile_cut()

@@ -54,9 +54,12 @@ def _iter_batches(it: DataIter, enable_categorical: bool = False):
         it.reset()
         got: list = []
 
-        def input_data(data, label=None, weight=None, base_margin=None, feature_names=None,
-                       feature_types=None, group=None, qid=None, label_lower_bound=None,
-                       label_upper_bound=None, feature_weights=None, **kwargs):
+        def input_data(*args, data=None, label=None, weight=None, base_margin=None,
+                       feature_names=None, feature_types=None, group=None, qid=None,
+                       label_lower_bound=None, label_upper_bound=None, feature_weights=None,
+                       **kwargs):
+            if args:        # XGBoost's input_data takes keywords only, with these words
+                raise TypeError("Keyword argument is required.")
             refuse_unsupported(group=group, qid=qid, label_lower_bound=label_lower_bound,
                                label_upper_bound=label_upper_bound,
                                feature_weights=feature_weights, feature_types=feature_types)
@@ -324,6 +327,18 @@ class DMatrix:
         if self._batches is not None:
             return self._batches.num_col
         return self._shape[1]
+
+    def get_quantile_cut(self):
+        """XGBoost's (indptr, values) of the cuts this matrix was quantized with: a
+        QuantileDMatrix's own (its max_bin), a DMatrix's last training's (dgbdt.compat.cuts)."""
+        from .cuts import quantile_cut
+        d = self.__dgbdt_dataset__
+        if getattr(self, "max_bin", None) is not None or isinstance(self, QuantileDMatrix):
+            return quantile_cut(d.cuts(self.max_bin or 256))
+        if not d._cuts:
+            raise ValueError("this DMatrix has no cuts yet: train on it first (or make a "
+                             "QuantileDMatrix, which quantizes when it is made)")
+        return quantile_cut(list(d._cuts.values())[-1])
 
     def num_nonmissing(self) -> int:
         """The number of present (non-missing) values."""
