@@ -48,3 +48,36 @@ def test_two_collective_trainings_at_once(client2):
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         runs = [pool.submit(one) for _ in range(2)]
         assert [r.result(timeout=120) for r in runs] == [ref, ref]
+
+
+def test_async_clients_are_refused_clearly():
+    import asyncio
+    from distributed import Client, LocalCluster
+
+    async def main():
+        async with LocalCluster(n_workers=1, threads_per_worker=1, asynchronous=True,
+                                processes=False, dashboard_address=":0") as cluster:
+            async with Client(cluster, asynchronous=True) as client:
+                X = da.random.random((100, 3), chunks=50)
+                with pytest.raises(NotImplementedError, match="synchronous"):
+                    dgd.DaskDataset(client, X, X[:, 0])
+                with pytest.raises(NotImplementedError, match="synchronous"):
+                    dgd.DaskGBDTRegressor(n_estimators=2, client=client).fit(X, X[:, 0])
+    asyncio.run(main())
+
+
+def test_compat_predict_takes_a_scattered_booster(client2):
+    import dgbdt.compat.xgboost as xgb
+    X, y = data()
+    Xd = da.from_array(X, chunks=(500, 5))
+    booster = xgb.dask.train(client2, PARAMS, xgb.dask.DaskDMatrix(client2, Xd,
+                                                                   da.from_array(y, chunks=500)),
+                             num_boost_round=2)["booster"]
+    assert "learner" in __import__("json").loads(booster.save_config())
+    scattered = client2.scatter(booster, broadcast=True)
+    np.testing.assert_allclose(xgb.dask.predict(client2, scattered, Xd).compute(),
+                               booster.predict(xgb.DMatrix(X)), rtol=1e-6)
+    est = xgb.dask.DaskXGBRegressor(n_estimators=2)
+    est.client = client2
+    assert "learner" in __import__("json").loads(
+        est.fit(Xd, da.from_array(y, chunks=500)).get_booster().save_config())

@@ -163,7 +163,8 @@ def xgb_params(params, dtrain=None) -> dict:
     max_bin = getattr(dtrain, "max_bin", None)
     if max_bin is not None:
         params.setdefault("max_bin", max_bin)
-    for key in ("verbosity", "silent"):
+    # logging, and XGBoost's own memory and validation knobs: nothing to change in dgbdt's model
+    for key in ("verbosity", "silent", "max_cached_hist_node", "validate_parameters"):
         params.pop(key, None)
     num_class = params.get("num_class")
     if "objective" not in params and num_class is not None and int(num_class) > 1:

@@ -58,7 +58,11 @@ def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=
 def predict(client, model, data, output_margin: bool = False, pred_leaf: bool = False,
             pred_contribs: bool = False, iteration_range=None, pred_interactions: bool = False,
             **kwargs):
-    """xgboost.dask.predict: lazy predictions (model: a Booster or train's dict)."""
+    """xgboost.dask.predict: lazy predictions (model: a Booster, train's dict, or a Future
+    of either, e.g. ``client.scatter(booster)``: fetched once here)."""
+    from distributed import Future
+    if isinstance(model, Future):
+        model = model.result()
     booster = model["booster"] if isinstance(model, dict) else model
     if not isinstance(booster, Booster):
         raise TypeError(f"model must be a Booster or the dict train returns; got "
@@ -71,11 +75,26 @@ def predict(client, model, data, output_margin: bool = False, pred_leaf: bool = 
 inplace_predict = predict
 
 
+_ESTIMATORS: dict = {}
+
+
+def _estimator(name: str):
+    """xgboost.dask's estimator ``name``: dgbdt's Dask estimator whose get_booster gives
+    XGBoost's Booster (save_config, ...), as xgb.XGBRegressor's does."""
+    if name not in _ESTIMATORS:
+        from ..dask import sklearn
+        base = getattr(sklearn, name.replace("XGB", "GBDT", 1))
+
+        def get_booster(self):
+            return _compat(base.get_booster(self))
+        _ESTIMATORS[name] = type(name, (base,), {
+            "get_booster": get_booster, "__module__": __name__,
+            "__doc__": f"xgboost.dask.{name}: dgbdt.dask.{base.__name__} (XGBoost's Booster)"})
+    return _ESTIMATORS[name]
+
+
 def __getattr__(name):
-    if name in ("DaskXGBRFClassifier", "DaskXGBRFRegressor"):
-        from ..dask import sklearn
-        return getattr(sklearn, "DaskGBDTRF" + name[9:])
-    if name in ("DaskXGBClassifier", "DaskXGBRegressor", "DaskXGBRanker"):
-        from ..dask import sklearn
-        return getattr(sklearn, "DaskGBDT" + name[7:])
+    if name in ("DaskXGBRFClassifier", "DaskXGBRFRegressor", "DaskXGBClassifier",
+                "DaskXGBRegressor", "DaskXGBRanker"):
+        return _estimator(name)
     raise AttributeError(f"module 'dgbdt.compat.xgboost.dask' has no attribute {name!r}")

@@ -37,6 +37,7 @@ from .categories import (categorical_block, frame_categories, merge_categories,
                          part_categories, recode_part)
 from .pages import PagePlan, make_paged
 from .reduce import tree_reduce
+from .worker import check_synchronous
 
 _ROW = re.compile(r"\brow (\d+)")
 
@@ -293,6 +294,7 @@ class DaskDataset:
         from distributed import get_client
 
         self.client = client if client is not None else get_client()
+        check_synchronous(self.client)
         frame = is_dask_frame(data)
         meta = getattr(data, "_meta", None)
         self.on_device = is_device_array(meta) or is_cudf(meta)

@@ -112,6 +112,7 @@ def client_in_reach(client=None):
     the training's own tasks, which on a one-thread worker need that thread; else the default
     client."""
     if client is not None:
+        check_synchronous(client)
         yield client
         return
     import distributed
@@ -122,6 +123,17 @@ def client_in_reach(client=None):
         return
     with distributed.worker_client() as c:
         yield c
+
+
+def check_synchronous(client) -> None:
+    """Refuse an asynchronous client (``Client(asynchronous=True)``): dgbdt's Dask calls wait
+    for their results; awaitable versions of them are not built."""
+    if getattr(client, "asynchronous", False):
+        raise NotImplementedError(
+            "dgbdt.dask takes a synchronous distributed.Client: Client(asynchronous=True) "
+            "(awaitable train, predict and fit) is not supported. Fix: make a Client(address) "
+            "for dgbdt's calls (it may share the scheduler), or call them in a thread "
+            "(asyncio.to_thread) with such a client")
 
 
 def reaching_client(fn):

@@ -197,14 +197,14 @@ def training_max_bin(p: dict, dtrain) -> int:
     """The max_bin a training's cuts are made with: the parameter (or the dataset's own), or
     for tree_method="exact" room for every distinct value (XGBoost's exact greedy method
     evaluates the split between every two consecutive values: a bin a value does the same)."""
-    if p["tree_method"] == "exact":
+    if p.get("tree_method") == "exact":
         return EXACT_MAX_BIN
     return dtrain.resolve_max_bin(p["max_bin"])
 
 
 def check_exact(p: dict, cuts) -> None:
     """tree_method="exact" needs a bin for each distinct value: refuse a feature with more."""
-    if p["tree_method"] != "exact":
+    if p.get("tree_method") != "exact":
         return
     full = np.flatnonzero(np.asarray(cuts.n_bins()) >= EXACT_MAX_BIN)
     if full.size:
