@@ -141,8 +141,8 @@ def test_unknown_parameter(data):
 
 @pytest.mark.parametrize("params,match", [
     ({"max_depth": -1}, "max_depth"),
-    ({"eta": 0.0}, "eta must be > 0"),
-    ({"learning_rate": -0.5}, "eta must be > 0"),
+    ({"eta": -0.1}, "eta must be >= 0"),
+    ({"learning_rate": -0.5}, "eta must be >= 0"),
     ({"objective": "binary:logistc"}, "binary:logistic"),
 ])
 def test_invalid_parameter_values(data, params, match):

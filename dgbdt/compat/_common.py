@@ -164,7 +164,8 @@ def xgb_params(params, dtrain=None) -> dict:
     if max_bin is not None:
         params.setdefault("max_bin", max_bin)
     # logging, and XGBoost's own memory and validation knobs: nothing to change in dgbdt's model
-    for key in ("verbosity", "silent", "max_cached_hist_node", "validate_parameters"):
+    for key in ("verbosity", "silent", "max_cached_hist_node", "validate_parameters",
+                "debug_synchronize"):
         params.pop(key, None)
     num_class = params.get("num_class")
     if "objective" not in params and num_class is not None and int(num_class) > 1:

@@ -95,8 +95,9 @@ _SPECS = [
               "Learning task and loss to minimize.",
               kind="choice", choices=OBJECTIVES),
     ParamSpec("eta", 0.3,
-              "Shrinkage applied to each new tree's leaf values.",
-              aliases=("learning_rate",), low=0.0, low_open=True),
+              "Shrinkage applied to each new tree's leaf values (0: the trees add nothing, "
+              "as XGBoost allows, e.g. a learning-rate schedule's pause).",
+              aliases=("learning_rate",), low=0.0),
     ParamSpec("max_depth", 6,
               "Maximum depth of a tree (the root is depth 0); 0: no limit, with "
               'grow_policy="lossguide" and max_leaves > 0 only.',
