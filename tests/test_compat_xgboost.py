@@ -297,3 +297,26 @@ def test_early_stopping_on_a_custom_metric_and_the_monitor_s_last_line_as_xgboos
                           xgb.callback.EvaluationMonitor(period=4, logger=got.append)])
         out[xgb.__name__] = (b.best_iteration, [ln.split("\t")[0] for ln in got])
     assert out["dgbdt.compat.xgboost"] == out["xgboost"]
+
+
+def test_xgboosts_checks_of_names_refs_and_signatures():
+    """A model trained with feature names refuses a DMatrix without them; a QuantileDMatrix
+    whose ref= has other features is refused; xgboost.dask.train takes XGBoost's arguments
+    only (evals_result is a TypeError there, as in XGBoost)."""
+    import inspect
+
+    import dgbdt.compat.xgboost as xgb
+    real = pytest.importorskip("xgboost")
+    X = np.random.default_rng(0).random((30, 3))
+    y = (X[:, 0] > 0.5).astype(float)
+    for lib in (xgb, real):
+        named = lib.train({}, lib.DMatrix(X, y, feature_names=["a", "b", "c"]), 2)
+        with pytest.raises(ValueError, match="feature_names mismatch|did not contain feature"):
+            named.predict(lib.DMatrix(X, y))
+        lib.train({}, lib.DMatrix(X, y), 2).predict(lib.DMatrix(X, y))
+        with pytest.raises(ValueError, match=r"features\."):
+            lib.QuantileDMatrix(X[:, :2], y, ref=lib.QuantileDMatrix(X, y))
+    real_dask = pytest.importorskip("xgboost.dask")
+    ours = inspect.signature(xgb.dask.train).parameters
+    theirs = inspect.signature(real_dask.train).parameters
+    assert set(ours) - {"feval"} == set(theirs)

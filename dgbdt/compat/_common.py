@@ -23,6 +23,18 @@ class Booster(_Booster):
         if model_file is not None:
             self.load_model(model_file)
 
+    def predict(self, data, *args, validate_features: bool = True, **kwargs):
+        """dgbdt's predict, with XGBoost's check of a DMatrix's feature names: a model
+        trained with names refuses a DMatrix without them (dgbdt compares names where both
+        have them)."""
+        from .dmatrix import DMatrix
+        if validate_features and isinstance(data, DMatrix) and self.feature_names \
+                and data.feature_names is None:
+            raise ValueError("data did not contain feature names, but the following fields "
+                             f"are expected: {', '.join(self.feature_names)} (XGBoost's "
+                             "words; predict(..., validate_features=False) skips the check)")
+        return super().predict(data, *args, **kwargs)
+
     def load_model(self, fname) -> None:
         """Read a model file (dgbdt's or XGBoost's JSON; a path, or the bytes save_raw gave)
         into this Booster; a path that is no file raises XGBoostError, as XGBoost's does."""

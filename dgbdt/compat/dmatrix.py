@@ -593,6 +593,9 @@ class QuantileDMatrix(DMatrix):
     def __init__(self, data, label=None, *, ref=None, max_bin=None, **kwargs):
         super().__init__(data, label=label, **kwargs)
         self.max_bin = max_bin
+        if ref is not None and ref.num_col() != self.num_col():    # XGBoost's check
+            raise ValueError(f"this data has {self.num_col()} features but ref= (the "
+                             f"training set) has {ref.num_col()} features.")
 
 
 class ExtMemQuantileDMatrix(QuantileDMatrix):

@@ -42,17 +42,23 @@ def _ds(d):
 
 
 def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None,
-          feval=None, early_stopping_rounds=None, xgb_model=None, verbose_eval=True,
-          callbacks=None, custom_metric=None, **kwargs):
-    """xgboost.dask.train: returns {"booster": Booster, "history": {...}}."""
+          early_stopping_rounds=None, xgb_model=None, verbose_eval=True, callbacks=None,
+          custom_metric=None, coll_cfg=None, feval=None):
+    """xgboost.dask.train (its signature: an argument it does not take, such as
+    evals_result, is a TypeError): returns {"booster": Booster, "history": {...}}."""
     if feval is not None or custom_metric is not None:
         _unsupported("custom metrics on Dask", "use dgbdt's metrics (eval_metric)")
+    if coll_cfg is not None:
+        _unsupported("coll_cfg (XGBoost's communicator settings)", "dgbdt.dask.train's "
+                     "mode= and collective_timeout= set dgbdt's collectives")
     params = xgb_params(params, dtrain)
     out = _train(client, params, _ds(dtrain), num_boost_round,
                  evals=[(_ds(d), n) for d, n in (evals or [])],
                  early_stopping_rounds=early_stopping_rounds, verbose_eval=verbose_eval,
                  xgb_model=xgb_model, callbacks=callbacks, obj=obj)
-    return {"booster": _compat(out["booster"]), "history": out["history"]}
+    booster = _compat(out["booster"])
+    booster.config_params = dict(params)     # what save_config reports (booster_config)
+    return {"booster": booster, "history": out["history"]}
 
 
 def predict(client, model, data, output_margin: bool = False, pred_leaf: bool = False,
