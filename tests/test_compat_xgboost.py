@@ -320,3 +320,22 @@ def test_xgboosts_checks_of_names_refs_and_signatures():
     ours = inspect.signature(xgb.dask.train).parameters
     theirs = inspect.signature(real_dask.train).parameters
     assert set(ours) - {"feval"} == set(theirs)
+
+
+def test_learning_rate_schedule_may_pause_and_set_param_device():
+    """XGBoost's LearningRateScheduler may set 0 (a round that adds nothing); set_param
+    ("device") before predicting is taken (dgbdt predicts where the rows are)."""
+    import dgbdt.compat.xgboost as xgb
+    X = np.random.default_rng(1).random((200, 3))
+    y = X[:, 0] * 2
+    d = xgb.DMatrix(X, y)
+    sched = xgb.callback.LearningRateScheduler(lambda r: 0.0 if r == 1 else 0.3)
+    paused = xgb.train({"max_depth": 2}, d, 3, callbacks=[sched])
+    two = xgb.train({"max_depth": 2}, d, 3, callbacks=[
+        xgb.callback.LearningRateScheduler(lambda r: 0.3)])
+    assert not np.allclose(paused.predict(d), two.predict(d))
+    # XGBoost's scheduler sets lr(r) after round r: round 2 is the one that adds nothing
+    np.testing.assert_allclose(paused.predict(d, output_margin=True),
+                               paused[:2].predict(d, output_margin=True))
+    paused.set_param({"device": "cpu"})
+    assert paused.predict(d).shape == (200,)

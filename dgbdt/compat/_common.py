@@ -60,13 +60,18 @@ class Booster(_Booster):
 
 
     def set_param(self, key, value=None) -> None:
-        """XGBoost's set_param: the learning rate between rounds (dgbdt's), and
-        ``eval_metric`` for ``eval`` / ``eval_set`` (XGBoost appends each one set)."""
+        """XGBoost's set_param: the learning rate between rounds (dgbdt's), ``eval_metric``
+        for ``eval`` / ``eval_set`` (XGBoost appends each one set), and the prediction
+        settings ``device`` / ``nthread`` (recorded: dgbdt predicts where the rows are)."""
         items = list(key.items()) if isinstance(key, dict) else \
             list(key) if isinstance(key, list) else [(key, value)]
         rest = []
         for k, v in items:
-            if k == "eval_metric":
+            if k in ("device", "nthread", "n_jobs"):
+                # prediction settings: dgbdt predicts where the rows are, with the process's
+                # threads; recorded for save_config
+                self.config_params = dict(getattr(self, "config_params", None) or {}, **{k: v})
+            elif k == "eval_metric":
                 have = self.__dict__.setdefault("_eval_metric", [])
                 for m in ([v] if isinstance(v, str) else list(v)):
                     if m not in have:

@@ -244,8 +244,8 @@ def _fields(d: dict) -> dict:
     if not isinstance(d["finished"], bool):
         raise ValueError("field 'finished' must be true or false")
     eta = d["next_eta"]
-    if not (isinstance(eta, (int, float)) and not isinstance(eta, bool) and eta > 0):
-        raise ValueError("field 'next_eta' must be a number > 0")
+    if not (isinstance(eta, (int, float)) and not isinstance(eta, bool) and eta >= 0):
+        raise ValueError("field 'next_eta' must be a number >= 0")
     history = d["history"]
     if not isinstance(history, dict) or not all(
             isinstance(ms, dict) and all(isinstance(v, list) and len(v) == rounds

@@ -318,8 +318,8 @@ class Booster:
             if k not in ("learning_rate", "eta"):
                 raise ValueError(f"set_param({k!r}): only the learning rate (eta) can change "
                                  "between rounds; other parameters are fixed for a training")
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not v > 0:
-                raise ValueError(f"learning_rate must be a number > 0; got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not v >= 0:
+                raise ValueError(f"learning_rate must be a number >= 0; got {v!r}")
             self._next_eta = float(v)
 
     def attr(self, key: str) -> str | None:
