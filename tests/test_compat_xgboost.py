@@ -339,3 +339,24 @@ def test_learning_rate_schedule_may_pause_and_set_param_device():
                                paused[:2].predict(d, output_margin=True))
     paused.set_param({"device": "cpu"})
     assert paused.predict(d).shape == (200,)
+
+
+def test_booster_params_with_a_model_file_and_xgboosts_value_errors(tmp_path):
+    """Booster(params=..., model_file=...) keeps the settings (eval_metric, for eval);
+    a missing feature map, and feature names of the wrong length, are ValueErrors."""
+    import dgbdt.compat.xgboost as xgb
+    X = np.random.default_rng(2).random((100, 2))
+    y = (X[:, 0] > 0.5).astype(float)
+    d = xgb.DMatrix(X, y, feature_names=["F0", "F1"])
+    bst = xgb.train({"objective": "binary:logistic"}, d, 2)
+    path = str(tmp_path / "m.json")
+    bst.save_model(path)
+    loaded = xgb.Booster(params={"eval_metric": "error"}, model_file=path)
+    assert "error" in loaded.eval(d) and "logloss" not in loaded.eval(d)
+    with pytest.raises(NotImplementedError, match="without model_file"):
+        xgb.Booster(params={"eta": 0.1})
+    with pytest.raises(ValueError):
+        bst.get_dump(fmap=str(tmp_path / "none.fmap"))
+    bst.feature_names = ["F0"]
+    with pytest.raises(ValueError, match="1 names but the model has 2"):
+        bst.get_fscore()

@@ -17,11 +17,18 @@ class Booster(_Booster):
     or ``Booster(model_file=path)``."""
 
     def __init__(self, params=None, cache=None, model_file=None):
-        if params:
-            _unsupported("Booster(params=...)", "train with xgb.train(params, dtrain)")
+        if params and model_file is None:
+            _unsupported("Booster(params=...) without model_file (a Booster to update())",
+                         "train with xgb.train(params, dtrain)")
         self.trees, self.tree_class = [], []
         if model_file is not None:
             self.load_model(model_file)
+        if params:      # a loaded model's settings: what eval and save_config report
+            params = dict(params.items() if isinstance(params, dict) else params)
+            metric = params.pop("eval_metric", None)
+            self.config_params = dict(getattr(self, "config_params", None) or {}, **params)
+            if metric is not None:
+                self.set_param("eval_metric", metric)
 
     def predict(self, data, *args, validate_features: bool = True, **kwargs):
         """dgbdt's predict, with XGBoost's check of a DMatrix's feature names: a model
@@ -127,6 +134,10 @@ class Booster(_Booster):
     def get_fscore(self, fmap: str = "") -> dict:
         """XGBoost's: the times each feature splits (get_score("weight")), keys named by
         ``fmap`` (XGBoost's feature map file) when given."""
+        names = self.feature_names
+        if names is not None and len(names) != self.n_features:     # XGBoost's check
+            raise ValueError(f"feature_names has {len(names)} names but the model has "
+                             f"{self.n_features} features")
         scores = self.get_score("weight")
         if not fmap:
             return scores
@@ -134,6 +145,14 @@ class Booster(_Booster):
         names = read_feature_map(fmap, self._names())
         by_old = dict(zip(self._names(), names))
         return {by_old.get(k, k): v for k, v in scores.items()}
+
+    def get_dump(self, fmap: str = "", with_stats: bool = False, dump_format: str = "text"):
+        """dgbdt's get_dump; a feature map file that is not there raises XGBoostError (a
+        ValueError), as XGBoost's does."""
+        try:
+            return super().get_dump(fmap, with_stats, dump_format)
+        except FileNotFoundError as e:
+            raise XGBoostError(f"cannot read the feature map: {e}") from e
 
     def dump_model(self, fout, fmap: str = "", with_stats: bool = False,
                    dump_format: str = "text") -> None:
