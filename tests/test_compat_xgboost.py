@@ -360,3 +360,20 @@ def test_booster_params_with_a_model_file_and_xgboosts_value_errors(tmp_path):
     bst.feature_names = ["F0"]
     with pytest.raises(ValueError, match="1 names but the model has 2"):
         bst.get_fscore()
+
+
+def test_slicing_follows_xgboosts_rules():
+    import dgbdt.compat.xgboost as xgb
+    real = pytest.importorskip("xgboost")
+    X = np.random.default_rng(3).random((200, 3))
+    y = X[:, 0] * 2
+    for lib in (xgb, real):
+        b = lib.train({"max_depth": 2}, lib.DMatrix(X, y), 8)
+        assert len(b[3:7].get_dump()) == 4 and len(b[3:7:2].get_dump()) == 2
+        assert len(b[...].get_dump()) == 8 and len(b[5:].get_dump()) == 3
+        assert len(list(b)) == 8
+        for bad, err in [(slice(-1, 0), ValueError), (slice(1, 1), ValueError),
+                         (slice(3, 0), ValueError), (slice(0, 2, 0), ValueError),
+                         ((1, 2), ValueError), ("x", TypeError), (slice(0, 9), IndexError)]:
+            with pytest.raises(err):
+                b[bad]

@@ -42,6 +42,37 @@ class Booster(_Booster):
                              "words; predict(..., validate_features=False) skips the check)")
         return super().predict(data, *args, **kwargs)
 
+    def __getitem__(self, val) -> "Booster":
+        """XGBoost's slicing rules over dgbdt's: an int is one round, ``...`` all of them; a
+        start below 0, a step below 1, a stop before the start, an empty slice and a stop
+        past the rounds are errors (dgbdt's own Booster slices as Python's range does)."""
+        import numpy as np
+        if isinstance(val, (int, np.integer)) and not isinstance(val, bool):
+            val = slice(int(val), int(val) + 1)
+        if val is Ellipsis:
+            val = slice(0, 0)
+        if isinstance(val, tuple):
+            raise ValueError("Only supports slicing through 1 dimension.")
+        if not isinstance(val, slice):
+            raise TypeError(f"a Booster is sliced by an int, a slice or ...; got "
+                            f"{type(val).__name__}")
+        start = 0 if val.start in (None, Ellipsis) else int(val.start)
+        stop = 0 if val.stop in (None, Ellipsis) else int(val.stop)
+        if val.stop not in (None, Ellipsis) and stop < start:
+            raise ValueError("Invalid slice", val)
+        step = 1 if val.step is None else int(val.step)
+        if start < 0:
+            raise ValueError(f"Invalid slice: its start must be >= 0; got {start}")
+        if step < 1:
+            raise ValueError(f"Invalid slice: its step must be >= 1; got {step}")
+        rounds = self.num_boosted_rounds()
+        end = rounds if stop == 0 else stop       # XGBoost's 0: to the last round
+        if end > rounds:
+            raise IndexError("Layer index out of range")
+        if end <= start:
+            raise ValueError("Empty slice is not allowed.")
+        return _compat(super().__getitem__(slice(start, end, step)))
+
     def load_model(self, fname) -> None:
         """Read a model file (dgbdt's or XGBoost's JSON; a path, or the bytes save_raw gave)
         into this Booster; a path that is no file raises XGBoostError, as XGBoost's does."""
