@@ -5,7 +5,8 @@ Each fold trains on the other folds' rows and is scored on its own ("test") and 
 rows ("train") every round; the result holds, per round, the mean and standard deviation
 (numpy's, ddof=0) over the folds of every metric. With ``early_stopping_rounds`` training stops
 when the mean of the last metric on the test folds has not improved for that many rounds, and
-the result ends at the best round (as XGBoost's).
+the result then ends at the best round; a training that ran all its rounds keeps them all (as
+XGBoost's).
 
 The folds train in lockstep chunks of rounds: each chunk continues every fold's model
 (continued training gives the same trees as one longer run, byte for byte), so early stopping
@@ -113,7 +114,7 @@ def cv(params: dict | None, dtrain: Dataset, num_boost_round: int = 10, nfold: i
                 if r % every == 0:
                     print(_line(table, r, show_stdv), flush=True)
     table = _table(logs)
-    if best is not None:
+    if stop:      # as XGBoost's cv: a training that ran all its rounds keeps them all
         table = {k: v[:best + 1] for k, v in table.items()}
     if as_pandas:
         try:

@@ -64,3 +64,24 @@ def test_stratified_and_given_folds(capsys):
     assert capsys.readouterr().out.startswith("[0]\ttrain-mlogloss:")
     with pytest.raises(ValueError, match="nfold must be an integer"):
         dgbdt.cv({}, dgbdt.Dataset(X, y), 2, nfold=1)
+
+
+def test_early_stopping_that_does_not_stop_keeps_every_round():
+    """XGBoost's cv truncates to the best round only when early stopping ended the training:
+    10 rounds with early_stopping_rounds=10 keep all 10 (in both libraries); a stop keeps
+    the rounds up to the best."""
+    xgb = pytest.importorskip("xgboost")
+    from sklearn.datasets import load_digits
+    X, y = load_digits(n_class=2, return_X_y=True)
+    params = {"max_depth": 2, "eta": 1, "objective": "binary:logistic", "eval_metric": "error"}
+    ours = dgbdt.cv(params, dgbdt.Dataset(X, label=y), 10, nfold=10, early_stopping_rounds=10,
+                    as_pandas=False)
+    theirs = xgb.cv(params, xgb.DMatrix(X, label=y), 10, nfold=10, early_stopping_rounds=10,
+                    as_pandas=False)
+    assert len(ours["test-error-mean"]) == len(theirs["test-error-mean"]) == 10
+    full = dgbdt.cv(params, dgbdt.Dataset(X, label=y), 30, nfold=10, as_pandas=False)
+    mean = full["test-error-mean"]
+    stopped = dgbdt.cv(params, dgbdt.Dataset(X, label=y), 30, nfold=10,
+                       early_stopping_rounds=2, as_pandas=False)["test-error-mean"]
+    assert len(stopped) < 30 and stopped == mean[:len(stopped)]
+    assert stopped[-1] == min(mean[:len(stopped) + 2])
