@@ -377,3 +377,26 @@ def test_slicing_follows_xgboosts_rules():
                          ((1, 2), ValueError), ("x", TypeError), (slice(0, 9), IndexError)]:
             with pytest.raises(err):
                 b[bad]
+
+
+def test_a_matrix_without_rows_trains_and_predicts_as_in_xgboost():
+    """XGBoost warns and trains one-leaf trees of value 0 on no rows (a metric of no rows is
+    0), and predicts nothing for no rows; compat does the same (dgbdt's train refuses)."""
+    import dgbdt.compat.xgboost as xgb
+    real = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(4)
+    Xv, yv = rng.random((20, 5)), rng.random(20)
+    out = {}
+    for lib in (xgb, real):
+        empty = lib.DMatrix(np.zeros((0, 5)), label=np.zeros(0))
+        res = {}
+        with pytest.warns(UserWarning, match="Empty dataset"):
+            b = lib.train({"max_depth": 2}, empty, 3, evals=[(empty, "train"),
+                                                            (lib.DMatrix(Xv, yv), "v")],
+                          evals_result=res, verbose_eval=False)
+        assert res["train"]["rmse"] == [0.0, 0.0, 0.0]
+        assert [d.strip() for d in b.get_dump()] == ["0:leaf=0"] * 3
+        assert b.predict(empty).shape == (0,)
+        out[lib.__name__] = (res["v"]["rmse"], b.predict(lib.DMatrix(Xv)))
+    np.testing.assert_allclose(*[o[0] for o in out.values()], rtol=1e-6)
+    np.testing.assert_allclose(*[o[1] for o in out.values()], atol=1e-7)

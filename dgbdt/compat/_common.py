@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ..estimator_extras import positional_warned  # noqa: F401  (the compat modules' import)
 from ..model.booster import Booster as _Booster, load_model as _load_model
 
@@ -35,6 +37,8 @@ class Booster(_Booster):
         trained with names refuses a DMatrix without them (dgbdt compares names where both
         have them)."""
         from .dmatrix import DMatrix
+        if isinstance(data, DMatrix) and data.num_row() == 0:     # XGBoost: nothing to say
+            return np.zeros((0,) if self.n_outputs == 1 else (0, self.n_outputs), np.float32)
         if validate_features and isinstance(data, DMatrix) and self.feature_names \
                 and data.feature_names is None:
             raise ValueError("data did not contain feature names, but the following fields "

@@ -49,6 +49,14 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, ma
         _unsupported("feval= (deprecated in XGBoost)", "pass the function as custom_metric=")
     params = xgb_params(params, dtrain)
     check_feature_weights(params, dtrain)
+    if isinstance(dtrain, DMatrix) and dtrain.num_row() == 0:     # XGBoost trains on it
+        from .empty import train_empty
+        booster = _compat(train_empty(
+            params, dtrain.num_col(), dtrain.feature_names, num_boost_round,
+            [(None if d.num_row() == 0 else _dataset(d), n) for d, n in (evals or [])],
+            evals_result))
+        booster.config_params = dict(params)
+        return booster
     fn = None if obj is None else (lambda preds, _d: obj(preds, dtrain))  # the user's DMatrix
     metric = None if custom_metric is None else (
         lambda preds, d: custom_metric(preds, {id(_dataset(e)): e for e, _ in evals or []}
