@@ -117,3 +117,14 @@ def test_nccl_two_gpus():
             got = dgd.train(client, dict(params, device="cuda"), d, 3, mode="nccl",
                             verbose_eval=False)["booster"]
             assert _json(got) == _json(cpu), params
+
+
+def test_exact_gives_the_cpu_bytes():
+    """tree_method="exact": a bin a distinct value (up to 65535 a feature, 16-bit symbols)."""
+    X, y = _data(4000)
+    params = {"objective": "binary:logistic", "tree_method": "exact", "max_depth": 4}
+    cpu = dgbdt.train(params, dgbdt.Dataset(X, label=y), 3)
+    gpu = dgbdt.train(dict(params, device="cuda"),
+                      dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y)), 3)
+    assert _json(gpu) == _json(cpu)
+    assert max(int(n) for n in dgbdt.Dataset(X, label=y).cuts(65535).n_bins()) > 3000
