@@ -51,22 +51,37 @@ def test_refusals_name_the_feature():
     assert xgb.DMatrix(sp.csr_matrix(X), label=y).num_row() == 50
 
 
-def test_save_raw_json_round_trip_and_ubjson_refused():
-    """XGBoost's Booster.save_raw: "json" (and no argument) gives XGBoost's JSON as a
-    bytearray that Booster(model_file=...) reads back; UBJSON asked for by name is refused."""
+def test_save_raw_and_ubj_files_cross_both_ways(tmp_path):
+    """XGBoost's Booster.save_raw: "json" gives XGBoost's JSON, "ubj" (the default) its
+    UBJSON, as bytearrays that Booster(model_file=...) reads back, and so does XGBoost; a
+    ``.ubj`` path is written as UBJSON (XGBoost reads that name so); XGBoost's own .ubj
+    files load (dgbdt.model.ubjson)."""
     import dgbdt.compat.xgboost as xgb
+    real = pytest.importorskip("xgboost")
     rng = np.random.default_rng(1)
     X = rng.standard_normal((300, 4))
     y = (X[:, 0] + X[:, 1] > 0).astype(float)
     bst = xgb.train({"objective": "binary:logistic"}, xgb.DMatrix(X, label=y), 5)
+    want = bst.predict(xgb.DMatrix(X))
     raw = bst.save_raw("json")
     assert isinstance(raw, bytearray) and b'"learner"' in raw
-    back = xgb.Booster(model_file=raw)
-    np.testing.assert_allclose(back.predict(xgb.DMatrix(X)), bst.predict(xgb.DMatrix(X)),
+    ubj = bst.save_raw()
+    assert ubj[:1] == b"{" and b'"learner"' not in ubj
+    for r in (raw, ubj):
+        np.testing.assert_allclose(xgb.Booster(model_file=r).predict(xgb.DMatrix(X)), want,
+                                   rtol=1e-6)
+        np.testing.assert_allclose(real.Booster(model_file=r).predict(real.DMatrix(X)), want,
+                                   rtol=1e-6)
+    path = str(tmp_path / "m.ubj")
+    bst.save_model(path)
+    np.testing.assert_allclose(real.Booster(model_file=path).predict(real.DMatrix(X)), want,
                                rtol=1e-6)
-    assert bst.save_raw() == raw            # no argument: the JSON bytes too
-    with pytest.raises(NotImplementedError, match="UBJSON"):
-        bst.save_raw("ubj")
+    theirs = real.train({"objective": "binary:logistic"}, real.DMatrix(X, label=y), 5)
+    theirs.save_model(path)
+    np.testing.assert_allclose(xgb.Booster(model_file=path).predict(xgb.DMatrix(X)),
+                               theirs.predict(real.DMatrix(X)), rtol=1e-6)
+    with pytest.raises(ValueError, match="Unknown model format"):
+        bst.save_raw("deprecated")
 
 
 def test_keyword_arguments_by_position_warn_as_xgboost_does():

@@ -87,19 +87,30 @@ class Booster(_Booster):
         except FileNotFoundError as e:
             raise XGBoostError(f"cannot load the model: {e}") from e
 
-    def save_raw(self, raw_format: str = "deprecated"):
-        """XGBoost's: the model as a bytearray of XGBoost's JSON document (loadable by XGBoost,
-        which reads JSON or UBJSON bytes alike, and by ``load_model``). Without an argument
-        (XGBoost writes UBJSON there) this JSON too; ``"ubj"`` asked for by name is refused:
-        UBJSON is not written. dgbdt's own names ``"dgbdt"`` / ``"xgboost"`` give dgbdt's
-        string (Booster.save_raw)."""
+    def save_raw(self, raw_format: str = "ubj"):
+        """XGBoost's: the model as a bytearray of XGBoost's document, UBJSON (``"ubj"``, the
+        default, as XGBoost's) or JSON (``"json"``); ``load_model`` and XGBoost read both.
+        dgbdt's own names ``"dgbdt"`` / ``"xgboost"`` give dgbdt's string
+        (Booster.save_raw)."""
         if raw_format in ("dgbdt", "xgboost"):
             return super().save_raw(raw_format)
-        if raw_format not in ("json", "deprecated"):
-            _unsupported(f"save_raw(raw_format={raw_format!r}) (UBJSON)",
-                         "use save_raw('json'), or save_model('model.json')")
-        return bytearray(super().save_raw("xgboost").encode())
+        if raw_format == "json":
+            return bytearray(super().save_raw("xgboost").encode())
+        if raw_format == "ubj":
+            from ..model.ubjson import dumps
+            from ..model.xgboost_format import to_xgboost
+            return bytearray(dumps(to_xgboost(self)))
+        raise ValueError(f"Unknown model format: {raw_format!r}; XGBoost's are 'ubj' and "
+                         "'json'")
 
+    def save_model(self, fname) -> None:
+        """dgbdt's save_model (dgbdt's JSON, which dgbdt and its compat load), except a path
+        ending in ``.ubj``: XGBoost's UBJSON there, the format XGBoost reads by that name."""
+        if str(fname).endswith(".ubj"):
+            with open(fname, "wb") as f:
+                f.write(bytes(self.save_raw("ubj")))
+            return
+        super().save_model(fname)
 
     def set_param(self, key, value=None) -> None:
         """XGBoost's set_param: the learning rate between rounds (dgbdt's), ``eval_metric``

@@ -542,8 +542,9 @@ def _concatenated(trees: list[Tree], classes: list[int]) -> tuple:
 
 def load_model(source: str | os.PathLike | bytes | dict) -> Booster:
     """Load a model: a path, a JSON string/bytes, or a parsed dict, in dgbdt's format
-    (Booster.save_model) or XGBoost's JSON format (a model saved by XGBoost with
-    ``save_model("model.json")``, see dgbdt.model.xgboost_format for what is read)."""
+    (Booster.save_model) or XGBoost's format, JSON or its binary UBJSON (a model saved by
+    XGBoost with ``save_model("model.json")`` or ``"model.ubj"``; dgbdt.model.ubjson; see
+    dgbdt.model.xgboost_format for what is read)."""
     if isinstance(source, dict):
         return _from_document(source)
     if isinstance(source, (bytes, bytearray)):
@@ -553,9 +554,13 @@ def load_model(source: str | os.PathLike | bytes | dict) -> Booster:
     else:
         with open(source, "rb") as f:
             raw, where = f.read(), str(source)
-    if raw[:1] == b"{" and raw[1:2] in (b"L", b"i", b"U", b"l", b"$", b"#"):
-        raise ModelFormatError(f"{where} is XGBoost's binary UBJSON format; save it as JSON "
-                               "in XGBoost (booster.save_model('model.json')) and load that")
+    if raw[:1] == b"{" and raw[1:2] in (b"L", b"i", b"U", b"l", b"I", b"$", b"#", b"}"):
+        from .ubjson import UBJSONError, loads     # XGBoost's binary form (model.ubj)
+        try:
+            d = loads(raw)
+        except (UBJSONError, UnicodeDecodeError, RecursionError) as e:
+            raise ModelFormatError(f"{where} is not a valid UBJSON model ({e})") from None
+        return _from_document(d)
     try:
         d = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
