@@ -87,26 +87,24 @@ class XGBRanker(_XGBBehaviour, _skl.GBDTRanker):
         super().__init__(objective=objective, **kwargs)
 
 
-class XGBRFRegressor(_XGBBehaviour, _skl.GBDTRFRegressor):
+class _XGBForest(_XGBBehaviour):
+    """XGBoost's forest estimators' constructor: its keyword arguments (by position too,
+    with XGBoost's FutureWarning), their defaults those of dgbdt.sklearn._Forest."""
+
+    @positional_warned(positional_wins=True)
+    def __init__(self, *, learning_rate=1.0, subsample=0.8, colsample_bynode=0.8,
+                 reg_lambda=1e-5, **kwargs):
+        kwargs.setdefault("n_estimators", None)
+        super().__init__(learning_rate=learning_rate, subsample=subsample,
+                         colsample_bynode=colsample_bynode, reg_lambda=reg_lambda, **kwargs)
+
+
+class XGBRFRegressor(_XGBForest, _skl.GBDTRFRegressor):
     """XGBoost's XGBRFRegressor (dgbdt's GBDTRFRegressor, module doc)."""
 
-    @positional_warned(positional_wins=True)
-    def __init__(self, *, learning_rate=1.0, subsample=0.8, colsample_bynode=0.8,
-                 reg_lambda=1e-5, **kwargs):
-        kwargs.setdefault("n_estimators", None)
-        super().__init__(learning_rate=learning_rate, subsample=subsample,
-                         colsample_bynode=colsample_bynode, reg_lambda=reg_lambda, **kwargs)
 
-
-class XGBRFClassifier(_XGBBehaviour, _skl.GBDTRFClassifier):
+class XGBRFClassifier(_XGBForest, _skl.GBDTRFClassifier):
     """XGBoost's XGBRFClassifier (dgbdt's GBDTRFClassifier, module doc)."""
-
-    @positional_warned(positional_wins=True)
-    def __init__(self, *, learning_rate=1.0, subsample=0.8, colsample_bynode=0.8,
-                 reg_lambda=1e-5, **kwargs):
-        kwargs.setdefault("n_estimators", None)
-        super().__init__(learning_rate=learning_rate, subsample=subsample,
-                         colsample_bynode=colsample_bynode, reg_lambda=reg_lambda, **kwargs)
 
 
 class _AnyEstimator(type(_skl._Model)):

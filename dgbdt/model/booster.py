@@ -54,7 +54,8 @@ from ..backends.device import array_module, backend_of
 from ..objectives.registry import get_objective
 from ..objectives.registry import OBJECTIVES
 from ..tree.linear_model import add_linear_margins, linear_arrays
-from ..tree.model import MAX_FEATURES, ModelFormatError, Tree, category_arrays
+from ..tree.model import (MAX_FEATURES, ModelFormatError, Tree, category_arrays,
+                          finite_numbers)
 
 FORMAT = "dgbdt-model"
 VERSION = 2
@@ -663,13 +664,8 @@ def _from_dict(d) -> Booster:
         if ln["booster"] != "dart":
             raise ModelFormatError(f"learner: booster must be 'gbtree' or 'dart'; got "
                                    f"{ln['booster']!r}")
-        w = ln.get("tree_weights")
-        if not (isinstance(w, list) and len(w) == len(trees) and all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
-                for v in w)):
-            raise ModelFormatError(f"learner: a dart model's tree_weights must be "
-                                   f"{len(trees)} finite numbers (one a tree)")
-        b.tree_weights = [float(v) for v in w]
+        b.tree_weights = finite_numbers(ln.get("tree_weights"), len(trees), "learner",
+                                        "a dart model's tree_weights (one a tree)").tolist()
     bi = ln.get("best_iteration")
     if bi is not None and (not isinstance(bi, int) or not 0 <= bi < max(1, len(trees))):
         raise ModelFormatError("learner: best_iteration out of range")

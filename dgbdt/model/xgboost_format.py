@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..objectives.registry import OBJECTIVES
-from ..tree.model import MAX_FEATURES, ModelFormatError, Tree
+from ..tree.model import MAX_FEATURES, ModelFormatError, Tree, finite_numbers
 
 #: the XGBoost version written into exported models (the format of XGBoost 3.2)
 XGBOOST_VERSION = [3, 2, 0]
@@ -351,12 +351,8 @@ def from_xgboost(d: dict, booster_class):
         booster.trees.append(_tree(t, n_features, f"XGBoost tree {i}"))
         booster.tree_class.append(int(k))
     if weights is not None:
-        if not (isinstance(weights, list) and len(weights) == len(trees) and all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
-                for v in weights)):
-            raise ModelFormatError(f"XGBoost model: a dart model's weight_drop must be "
-                                   f"{len(trees)} finite numbers (one a tree)")
-        booster.tree_weights = [float(v) for v in weights]
+        booster.tree_weights = finite_numbers(weights, len(trees), "XGBoost model",
+                                              "a dart model's weight_drop (one a tree)").tolist()
     attrs = ln.get("attributes") or {}
     booster.set_attr(**{str(k): str(v) for k, v in attrs.items()
                         if k not in ("best_iteration", "best_score")})

@@ -257,7 +257,9 @@ def linear_leaves_json(linear: dict) -> list:
             for n, m in sorted(linear.items())]
 
 
-def _numbers(v, n, where, what, integer=False) -> np.ndarray:
+def finite_numbers(v, n, where, what, integer=False) -> np.ndarray:
+    """A model file's list of ``n`` finite numbers (``integer``: whole ones) as float64, or
+    a ModelFormatError naming ``where`` and ``what``."""
     if not isinstance(v, list) or len(v) != n or not all(
             isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
         raise ModelFormatError(f"{where}: {what} must be a list of {n} numbers")
@@ -285,13 +287,13 @@ def linear_leaves_from(leaves, tree, n_features: int, where: str) -> dict:
             raise ModelFormatError(f"{at}: node {node!r} is not a leaf of the tree (or repeats)")
         feats = m["features"]
         d = len(feats) if isinstance(feats, list) else -1
-        f = _numbers(feats, d, at, "features", integer=True).astype(np.int32)
+        f = finite_numbers(feats, d, at, "features", integer=True).astype(np.int32)
         if np.any(f < 0) or np.any(f >= n_features) or len(np.unique(f)) != d:
             raise ModelFormatError(f"{at}: features must be distinct indices in "
                                    f"[0, {n_features})")
-        coefs = _numbers(m["coefs"], d + 1, at, "coefs (one more than features)")
-        centers = _numbers(m["centers"], d, at, "centers (one per feature)")
-        scales = _numbers(m["scales"], d, at, "scales (one per feature)")
+        coefs = finite_numbers(m["coefs"], d + 1, at, "coefs (one more than features)")
+        centers = finite_numbers(m["centers"], d, at, "centers (one per feature)")
+        scales = finite_numbers(m["scales"], d, at, "scales (one per feature)")
         if np.any(scales <= 0):
             raise ModelFormatError(f"{at}: scales must be > 0")
         out[int(node)] = {"features": f, "coefs": coefs, "centers": centers, "scales": scales}
