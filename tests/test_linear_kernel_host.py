@@ -416,7 +416,7 @@ def test_prediction_equals_the_numba_kernel_bit_for_bit(lib, K):
     constant tree's leaves mixed in): cpu_linear.predict_linear's values, bit for bit, missing
     values taking the default way and dropping their terms."""
     import dgbdt
-    from dgbdt.model.booster import _concatenated
+    from dgbdt.model.margins import _concatenated
     from dgbdt.backends.cuda import pack_nodes
     rng = np.random.default_rng(8)
     n, F = 900, 4

@@ -5,7 +5,7 @@ concatenation gives."""
 import numpy as np
 
 import dgbdt
-from dgbdt.model import booster as bmod
+from dgbdt.model import margins as bmod
 
 
 def _model(seed, rounds=12):

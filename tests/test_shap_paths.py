@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dgbdt
-from dgbdt.model.booster import _concatenated
+from dgbdt.model.margins import _concatenated
 from dgbdt.model.shap import shap_paths_of
 from dgbdt.kernels import shap_paths
 

@@ -267,7 +267,7 @@ class CpuBackend:
 
     def predict_raw(self, X, cat, ptrs, classes, out, leaves) -> None:
         want = leaves is not None
-        # cat is kept with the trees (dgbdt.model.booster._concatenated) and shared by the threads
+        # cat is kept with the trees (dgbdt.model.margins._concatenated) and shared by the threads
         # that predict blocks at once (a Dask worker's): what is derived from it goes in as
         # one entry, so no thread sees half of it
         derived = cat.get("cpu_walk")
@@ -275,7 +275,7 @@ class CpuBackend:
             derived = cat["cpu_walk"] = (cpu_tree.tree_depths(cat["left"], cat["right"], ptrs),
                                          cat["threshold"].astype(np.float64))
         depth, leaf_value = derived
-        if "is_cat" in cat:      # trees with categorical splits (dgbdt.model.booster._concatenated)
+        if "is_cat" in cat:      # trees with categorical splits (dgbdt.model.margins._concatenated)
             cpu_categorical.predict_raw_cat(
                 X, cat["left"], cat["right"], cat["feature"], cat["threshold"],
                 cat["default_left"], leaf_value, cat["is_cat"], cat["cat_begin"],

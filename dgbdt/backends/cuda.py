@@ -466,7 +466,7 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
 
 def _device_model(cat: dict, ptrs, classes, device: int) -> tuple:
     """The packed nodes, offsets and classes on ``device``, kept in ``cat`` (the caller keeps
-    ``cat`` for a model it predicts with again: dgbdt.model.booster._concatenated)."""
+    ``cat`` for a model it predicts with again: dgbdt.model.margins._concatenated)."""
     import cupy as cp
     held = cat.setdefault("_device", {})
     if device not in held:

@@ -1,5 +1,5 @@
 """XGBoost's Booster.save_config / load_config and get_split_value_histogram for dgbdt's
-Booster (dgbdt.compat._common.Booster calls these).
+Booster (dgbdt.compat.booster.Booster calls these).
 
 save_config gives the training configuration as XGBoost writes it (a JSON string, every value
 a string): the sections XGBoost's tools read (learner.generic_param, learner_train_param,

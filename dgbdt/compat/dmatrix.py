@@ -13,179 +13,18 @@ objects converted to CSR with XGBoost's warning (a TypeError when that fails).
 from __future__ import annotations
 
 import copy
-import os
-import warnings
-
 import numpy as np
 
 from ..data.batches import BatchDataset
 from ..data.dataset import Dataset
 from ._common import XGBoostError, _unsupported, positional_warned, refuse_unsupported
+from .data_iter import DataIter, iter_batches
+from .input import (check_feature_names, check_feature_types, group_ptr, host_array,
+                    read_features, saved_dataset, warn_unused_missing)
 
 #: XGBoost's meta info fields (MetaInfo): float fields, then the unsigned one
 FLOAT_FIELDS = ("label", "weight", "base_margin", "label_lower_bound", "label_upper_bound",
                 "feature_weights")
-FEATURE_TYPES = ("int", "float", "i", "q", "c")
-
-
-class DataIter:
-    """XGBoost's DataIter: subclass it with ``next(input_data)``, which calls
-    ``input_data(data=X, label=y, weight=..., base_margin=...)`` with the next batch and
-    returns True (False when there is none left), and ``reset()``. ``DMatrix(it)``,
-    ``QuantileDMatrix(it)`` and ``ExtMemQuantileDMatrix(it)`` read it as a dgbdt BatchDataset:
-    the batches are read three times (labels, sketch, pages) and only bit-packed pages are
-    kept, one batch in memory at a time (host batches; such a matrix trains, and is evaluated
-    as the training set, but is not predicted on)."""
-
-    def __init__(self, cache_prefix=None, release_data: bool = True, **kwargs):
-        self.cache_prefix = cache_prefix
-
-    def next(self, input_data) -> bool:
-        raise NotImplementedError("a DataIter subclass defines next(input_data)")
-
-    def reset(self) -> None:
-        raise NotImplementedError("a DataIter subclass defines reset()")
-
-
-def _iter_batches(it: DataIter, enable_categorical: bool = False):
-    """The BatchDataset batches function of a DataIter: reset, then next until it says no
-    (``enable_categorical``: the DMatrix's, for batches with pandas category columns)."""
-    def batches():
-        it.reset()
-        got: list = []
-
-        def input_data(*args, data=None, label=None, weight=None, base_margin=None,
-                       feature_names=None, feature_types=None, group=None, qid=None,
-                       label_lower_bound=None, label_upper_bound=None, feature_weights=None,
-                       **kwargs):
-            if args:        # XGBoost's input_data takes keywords only, with these words
-                raise TypeError("Keyword argument is required.")
-            refuse_unsupported(group=group, qid=qid, label_lower_bound=label_lower_bound,
-                               label_upper_bound=label_upper_bound,
-                               feature_weights=feature_weights, feature_types=feature_types)
-            got.append(Dataset(data, label=label, weight=weight, base_margin=base_margin,
-                               feature_names=feature_names, feature_types=feature_types,
-                               enable_categorical=enable_categorical))
-
-        while True:
-            more = it.next(input_data)
-            yield from got
-            got.clear()
-            if not more:
-                return
-    return batches
-
-
-def _warn_unused_missing(data, missing) -> None:
-    """XGBoost's warning for a ``missing`` value the input kind does not use (files)."""
-    if missing is not None and not np.isnan(missing):
-        warnings.warn("`missing` is not used for current input data type:" + str(type(data)),
-                      UserWarning, stacklevel=3)
-
-
-def _check_data_shape(data) -> None:
-    if hasattr(data, "shape") and len(data.shape) != 2:
-        raise ValueError("Please reshape the input data into 2-dimensional matrix.")
-
-
-def _numbers(arr: np.ndarray) -> np.ndarray:
-    """A numpy matrix as XGBoost reads it: object arrays as float32 (None is missing),
-    strings and other non-numbers refused (XGBoost's array interface refuses them)."""
-    if arr.dtype.hasobject:
-        return np.asarray(arr.astype(np.float32))
-    if arr.dtype.kind not in "biuf":
-        raise XGBoostError(f"data of dtype {arr.dtype} is not supported: a DMatrix holds "
-                           "numbers (convert the columns to numbers first)")
-    return arr
-
-
-def _is_frame_like(data) -> bool:
-    """pandas / cuDF frames and series, and GPU arrays: read by dgbdt's Dataset itself."""
-    from ..data.device_input import is_cudf
-    return (is_cudf(data) or hasattr(data, "__cuda_array_interface__")
-            or (hasattr(data, "columns") and hasattr(data, "iloc"))
-            or (hasattr(data, "to_frame") and hasattr(data, "iloc")))
-
-
-def _features(data, missing):
-    """``data`` as dgbdt's Dataset reads it, by XGBoost's rules for what a DMatrix takes."""
-    if isinstance(data, (str, os.PathLike)):
-        _warn_unused_missing(data, missing)        # XGBoost's file readers ignore it
-        return data, np.nan
-    missing = np.nan if missing is None else missing
-    if not (hasattr(data, "to_frame") and hasattr(data, "iloc")):    # not a pandas Series
-        _check_data_shape(data)
-    from ..data.sparse import is_sparse
-    if is_sparse(data):
-        kind = type(data).__name__
-        if type(data).__module__.startswith("scipy") and not kind.startswith(
-                ("csr_", "csc_", "coo_")):
-            # XGBoost reads CSR, CSC and COO; other kinds (dok, lil, ...) it converts
-            warnings.warn(f"Unknown data type: {type(data)}, trying to convert it to "
-                          "csr_matrix", UserWarning, stacklevel=3)
-            data = data.tocsr()
-        return data, missing
-    if hasattr(data, "to_frame") and hasattr(data, "iloc"):     # a pandas Series: a column
-        return data.to_frame(), missing
-    if _is_frame_like(data):
-        return data, missing
-    if isinstance(data, (list, tuple)) or hasattr(data, "__array_interface__") \
-            or hasattr(data, "__array__"):
-        arr = np.asarray(data)
-        _check_data_shape(arr)
-        return _numbers(arr), missing
-    warnings.warn(f"Unknown data type: {type(data)}, trying to convert it to csr_matrix",
-                  UserWarning, stacklevel=3)
-    try:
-        import scipy.sparse
-        return scipy.sparse.csr_matrix(data), missing
-    except Exception:           # as XGBoost: any failure to convert is "not supported"
-        raise TypeError("Not supported type for data." + str(type(data))) from None
-
-
-def _host(values) -> np.ndarray:
-    """A meta field's values (numpy, list, pandas, cupy, cuDF) as a host numpy array."""
-    if hasattr(values, "to_cupy"):                 # cuDF
-        values = values.to_cupy()
-    if hasattr(values, "__cuda_array_interface__"):
-        return values.get()
-    if hasattr(values, "to_numpy") and hasattr(values, "dtype"):
-        import pandas as pd
-        if isinstance(values.dtype, pd.CategoricalDtype):
-            raise TypeError("meta info must hold numbers; got dtype category")
-        return values.to_numpy(dtype=np.float64, na_value=np.nan)
-    if hasattr(values, "to_numpy"):                # a DataFrame
-        return values.to_numpy(dtype=np.float64, na_value=np.nan)
-    return np.asarray(values)
-
-
-def _check_names(names, n_features: int, what: str = "feature names") -> list:
-    """XGBoost's _validate_feature_info: a sequence of strings, one per feature."""
-    if not isinstance(names, (str, list, tuple, np.ndarray)) and not hasattr(names, "__iter__"):
-        raise TypeError(f"Expecting a sequence of strings for {what}, got: {type(names)}")
-    names = list(names)
-    if len(names) != n_features and n_features != 0:
-        raise ValueError(f"{what} must have the same length as the number of data columns, "
-                         f"expected {n_features}, got {len(names)}")
-    return names
-
-
-def _check_feature_names(names, n_features: int) -> list:
-    names = _check_names(names, n_features)
-    if len(names) != len(set(names)):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(f"feature_names must be unique. Duplicates found: {dup}")
-    # XGBoost's rule: these symbols would break its text dumps and feature maps
-    if not all(isinstance(f, str) and not any(s in f for s in "[]<") for f in names):
-        raise ValueError("feature_names must be string, and may not contain [, ] or <")
-    return names
-
-
-def _check_feature_types(types, n_features: int) -> list:
-    types = _check_names(types, n_features, "feature types")
-    if any(t not in FEATURE_TYPES for t in types):
-        raise XGBoostError("All feature_types must be one of {int, float, i, q, c}.")
-    return types
 
 
 class DMatrix:
@@ -208,18 +47,18 @@ class DMatrix:
                             feature_types, enable_categorical, group, qid,
                             label_lower_bound, label_upper_bound, feature_weights)
             return
-        if _saved_dataset(data):
-            _warn_unused_missing(data, missing)
+        if saved_dataset(data):
+            warn_unused_missing(data, missing)
             self._set_base(Dataset.load_binary(data))      # saved by save_binary
             self._info_from(self._base)
         else:
-            data, missing = _features(data, missing)
+            data, missing = read_features(data, missing)
             shape = getattr(data, "shape", None)
             if shape is not None and len(shape) == 2 and 0 in tuple(shape):
                 self._set_base(None, tuple(int(s) for s in shape))  # XGBoost takes empty data
             else:
                 if feature_names is not None and shape is not None:
-                    feature_names = _check_feature_names(feature_names, int(shape[1]))
+                    feature_names = check_feature_names(feature_names, int(shape[1]))
                 self._set_base(Dataset(data, missing=missing, feature_names=feature_names,
                                        feature_types=feature_types,
                                        enable_categorical=enable_categorical))
@@ -228,7 +67,7 @@ class DMatrix:
         if feature_names is not None:
             self.feature_names = feature_names
         elif self._names is not None:
-            self._names = _check_feature_names(self._names, self.num_col())
+            self._names = check_feature_names(self._names, self.num_col())
         if feature_types is not None:
             self.feature_types = feature_types
         self.set_info(label=label, weight=weight, base_margin=base_margin, group=group,
@@ -247,7 +86,7 @@ class DMatrix:
         if label is not None or weight is not None or base_margin is not None:
             raise ValueError("with a DataIter, labels, weights and base margins come with "
                              "each batch (input_data(data=..., label=...))")
-        self._batches = BatchDataset(_iter_batches(it, enable_categorical),
+        self._batches = BatchDataset(iter_batches(it, enable_categorical),
                                      feature_names=feature_names)
         self._base, self._shape, self._types = None, None, feature_types
 
@@ -375,7 +214,7 @@ class DMatrix:
 
     @feature_names.setter
     def feature_names(self, names) -> None:
-        self._names = None if names is None else _check_feature_names(names, self.num_col())
+        self._names = None if names is None else check_feature_names(names, self.num_col())
         self._changed()
 
     @property
@@ -384,7 +223,7 @@ class DMatrix:
 
     @feature_types.setter
     def feature_types(self, types) -> None:
-        self._types = None if types is None else _check_feature_types(types, self.num_col())
+        self._types = None if types is None else check_feature_types(types, self.num_col())
         self._changed()
 
     # meta info
@@ -410,10 +249,10 @@ class DMatrix:
         if self._batches is not None:
             _unsupported(f"setting {field} on a DataIter's DMatrix",
                          "pass it with each batch (input_data(...))")
-        a = _host(values)
+        a = host_array(values)
         n = self.num_row()
         if field in ("group", "qid", "group_ptr"):
-            self._info["group_ptr"] = _group_ptr(field, a, n)
+            self._info["group_ptr"] = group_ptr(field, a, n)
         elif field == "feature_weights":
             w = a.astype(np.float64).reshape(-1)
             if w.size == 0:                       # XGBoost: empty resets them
@@ -552,24 +391,6 @@ class DMatrix:
         return out
 
 
-def _group_ptr(field: str, a: np.ndarray, n: int) -> np.ndarray:
-    """XGBoost's group_ptr (uint32 row offsets) from group sizes or sorted query ids."""
-    a = a.reshape(-1)
-    if a.size and (not np.issubdtype(a.dtype, np.number) or np.any(a != np.floor(a))
-                   or np.any(a < 0)):
-        raise ValueError(f"{field} must hold integers >= 0")
-    a = a.astype(np.int64)
-    if field == "group":
-        return np.concatenate([[0], np.cumsum(a)]).astype(np.uint32)
-    if field == "group_ptr":
-        return a.astype(np.uint32)
-    if a.size != n or np.any(a[1:] < a[:-1]):
-        raise XGBoostError("`qid` must be sorted in non-decreasing order along with data, "
-                           f"one per row ({a.size} ids for {n} rows)")
-    starts = np.flatnonzero(np.concatenate([[True], a[1:] != a[:-1]])) if a.size else []
-    return np.append(starts, a.size).astype(np.uint32)
-
-
 def check_feature_weights(params: dict, dtrain) -> None:
     """Refuse feature weights where XGBoost would use them: weighted column sampling
     (colsample_* < 1), which dgbdt does not do. Without column sampling they change nothing
@@ -609,13 +430,3 @@ class ExtMemQuantileDMatrix(QuantileDMatrix):
         super().__init__(data, max_bin=max_bin, ref=ref, **kwargs)
 
 
-def _saved_dataset(data) -> bool:
-    """Whether ``data`` names a file save_binary wrote (an .npz archive: a zip), whatever its
-    name, as XGBoost's DMatrix(path) reads its own binary files."""
-    if not isinstance(data, (str, os.PathLike)) or "?" in str(data):
-        return False
-    try:
-        with open(data, "rb") as f:
-            return f.read(4) == b"PK\x03\x04"
-    except OSError:
-        return False

@@ -28,7 +28,8 @@ from .. import callback  # noqa: F401  (xgb.callback.EarlyStopping, ...)
 from ..model.booster import load_model as _load_model
 from ..cv import cv as _cv
 from ..train import train as _train
-from ._common import Booster, XGBoostError, _compat, _unsupported, positional_warned, xgb_params
+from ._common import XGBoostError, _unsupported, positional_warned, xgb_params
+from .booster import Booster, _compat
 from .dmatrix import (DataIter, DMatrix, ExtMemQuantileDMatrix, QuantileDMatrix,  # noqa: F401
                       check_feature_weights)
 

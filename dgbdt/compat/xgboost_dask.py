@@ -7,7 +7,8 @@ from ..model.booster import Booster
 from ..dask.data import DaskDataset
 from ..dask.predict import predict as _predict
 from ..dask.train import train as _train
-from ._common import _compat, _unsupported, refuse_unsupported, xgb_params
+from ._common import _unsupported, refuse_unsupported, xgb_params
+from .booster import _compat
 
 
 class DaskDMatrix:

@@ -6,7 +6,7 @@ XGBRFClassifier) over dgbdt's (dgbdt.sklearn), where XGBoost behaves otherwise:
 * n_estimators defaults to None (100 rounds), fit's verbose to True, and the objective
   argument to XGBoost's default for the class (XGBRegressor: reg:squarederror; XGBRanker:
   rank:ndcg); a first positional argument is the objective (deprecated, FutureWarning);
-* get_booster gives XGBoost's Booster (dgbdt.compat._common.Booster: save_config, ...),
+* get_booster gives XGBoost's Booster (dgbdt.compat.booster.Booster: save_config, ...),
   whose configuration records the fit's parameters and those set by set_params afterwards;
 * predicting a DataFrame whose columns differ from the training's raises "feature_names
   mismatch", as XGBoost's Booster does.
@@ -16,7 +16,8 @@ from __future__ import annotations
 import warnings
 
 from .. import sklearn as _skl
-from ._common import _compat, positional_warned
+from ._common import positional_warned
+from .booster import _compat
 
 
 class _XGBBehaviour:

@@ -167,7 +167,7 @@ class _EvalScores:
     """An eval set: this rank's share of its partitions, margins advanced by the new trees."""
 
     def __init__(self, comm, part, base, n_outputs: int):
-        from ..model.booster import add_tree_margins
+        from ..model.margins import add_tree_margins
         self.comm, self.add = comm, add_tree_margins
         xp = comm.xp
         qid = None

@@ -53,7 +53,7 @@ import uuid
 
 import numpy as np
 
-from ..model.booster import add_tree_margins
+from ..model.margins import add_tree_margins
 from ..engine.evaluation import EvalRows, merge, values, weight_scale
 from ..kernels.fixedpoint import scale_for
 from ..metrics.registry import get_metric

@@ -50,7 +50,7 @@ class Attempt:
     client: object
     p: dict
     cuts: object                # a future of the Cuts (dgbdt.dask.data)
-    base: object                # dgbdt.model.booster.MarginStart: where every margin starts
+    base: object                # dgbdt.model.margins.MarginStart: where every margin starts
     booster: object             # the model so far (the prior's trees, or none)
     objective: object
     metrics: list

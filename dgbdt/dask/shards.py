@@ -24,7 +24,7 @@ import numpy as np
 
 
 from ..backends.device import array_module, device_scope, get_backend
-from ..model.booster import MarginStart, initial_margins
+from ..model.margins import MarginStart, initial_margins
 from ..data.page_store import BudgetWarning, PageStore, budget_bytes, move_page, plan_pages
 from ..engine.approx import needs_raw_rows
 from ..engine.shard import Shard
@@ -115,7 +115,7 @@ def concat_parts(parts) -> Part:
 
 def start_margins(part, base):
     """[n, K] float64 starting margins of the part's rows when they need its raw features
-    (``base`` continues a model with trees: dgbdt.model.booster.MarginStart)."""
+    (``base`` continues a model with trees: dgbdt.model.margins.MarginStart)."""
     return start_of(base).of(part.X, part.base_margin)
 
 

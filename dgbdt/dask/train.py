@@ -24,7 +24,9 @@ import time
 
 import numpy as np
 
-from ..model.booster import Booster, MarginStart
+from ..model.booster import Booster
+
+from ..model.margins import MarginStart
 from .. import progressbar
 from ..engine.checkpoint import DEFAULT_INTERVAL, Checkpointer, check_interval, fingerprint
 from ..data.queries import weight_norm, weight_norm_stats

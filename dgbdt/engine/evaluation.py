@@ -81,7 +81,7 @@ class DatasetEval:
     """An in-memory evaluation set: margins advanced by traversing each new tree."""
 
     def __init__(self, d, booster):
-        from ..model.booster import MarginStart
+        from ..model.margins import MarginStart
         self.d = d
         # the model's margins so far (continued training: the prior model's trees first)
         self.X = d.data
@@ -94,7 +94,7 @@ class DatasetEval:
         self.rows = EvalRows.whole(d.label, d.weight, d.qid)
 
     def scores(self, booster, new_trees, objective, metrics) -> list[float]:
-        from ..model.booster import add_tree_margins
+        from ..model.margins import add_tree_margins
         add_tree_margins(self.X, *booster.round_trees(new_trees), self.margin)
         return values(metrics, self.rows.summaries(objective, metrics, self.margin))
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..backends.device import to_host
 from ..data.page_store import gpu_memory_errors, move_page, plan_pages
-from ..model.booster import Booster, MarginStart
+from ..model.booster import Booster
+from ..model.margins import MarginStart
 from ..objectives.base import model_params
 from ..tree.spec import max_nodes as tree_max_nodes
 from .boosting import boost

@@ -6,7 +6,7 @@ stores the round count, the evaluation history and the learning rate the next ro
 A training that stops part-way (dgbdt.dask: a worker left) hands its Progress to the next
 attempt, which resumes at round ``rounds`` as continued training from ``booster``:
 
-* the margins of every row start from the model so far (dgbdt.model.booster.MarginStart), which are
+* the margins of every row start from the model so far (dgbdt.model.margins.MarginStart), which are
   the same float64 values the uninterrupted training had accumulated;
 * round r keeps its index, so row and column sampling draw the same rows and features
   (dgbdt.engine.sampling keys its draws by the round);

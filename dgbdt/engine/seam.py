@@ -325,7 +325,7 @@ class LocalSeam:
     def add_trees(self, trees, classes, scales) -> None:
         """Every shard's margins += scale times each tree's leaf values, by traversal of its
         raw rows (booster="dart": its drops and weights, dgbdt.engine.dart)."""
-        from ..model.booster import add_tree_margins, scaled_tree
+        from ..model.margins import add_tree_margins, scaled_tree
         kept = [(scaled_tree(t, s), k) for t, k, s in zip(trees, classes, scales) if s != 0]
         if not kept:
             return

@@ -55,7 +55,7 @@ def linear_arrays(trees: list, n_nodes: int) -> dict:
 
 
 def add_linear_margins(X, cat, ptrs, cls, out, leaves) -> None:
-    """dgbdt.model.booster.add_tree_margins of trees with linear leaves (``cat``: their concatenated
+    """dgbdt.model.margins.add_tree_margins of trees with linear leaves (``cat``: their concatenated
     node arrays with ``linear_arrays``' entries): kernels.cpu_linear.predict_linear, the leaf
     values as the training computed them. Device rows (cupy) are predicted on their GPU
     (cuda/linear.cu predict_linear, the same walk and arithmetic); for their leaf ids

@@ -39,7 +39,7 @@ def _model(n, F, depth, K, missing, seed, rounds=10, categorical=False):
 
 def _max_len(b):
     """The longest root-to-leaf path's element count (root included): the kernels' MAXL."""
-    from dgbdt.model.booster import _concatenated
+    from dgbdt.model.margins import _concatenated
     from dgbdt.model.shap import shap_paths_of
     return shap_paths_of(_concatenated(b.trees, list(b.tree_class)), b.trees,
                          b.n_outputs)["max_len"]
