@@ -12,8 +12,8 @@ Legs (each timed after a 2-round warm-up on 20k rows, so compilation stays outsi
                 trains fewer rounds: the per-round time is what compares)
   xgboost_dask  xgboost.dask.train with DaskQuantileDMatrix on the same cluster
   one_gpu       dgbdt.train in this process on GPU 0, all training rows (the 1-GPU baseline)
-Data: bench_gpu.py's Higgs-shaped formula, generated on the workers' GPUs as 2 partitions per
-GPU of the largest count (the same rows for every count); the test set (10 % of --rows) in this
+Data: bench_gpu.py's Higgs-shaped formula, generated on the workers' GPUs as --chunks-per-gpu
+(2) partitions per GPU of the largest count (the same rows for every count); the test set (10 % of --rows) in this
 process. Times include quantization / DMatrix construction. For nccl the booster's timings split
 each level into compute and communication: ``communication`` is the time of the NCCL kernels on
 rank 0 (transfer plus waiting for the slowest rank), bytes are what rank 0 contributed.
@@ -47,6 +47,8 @@ def main() -> None:
     ap.add_argument("--max-bin", type=int, default=256)
     ap.add_argument("--eta", type=float, default=0.1)
     ap.add_argument("--gpus", default="2", help="GPU workers; a comma list for a scaling run")
+    ap.add_argument("--chunks-per-gpu", type=int, default=2,
+                    help="partitions per GPU of the largest count (the same rows every count)")
     ap.add_argument("--skip", default="", help=f"comma list of legs to skip: {','.join(LEGS)}")
     ap.add_argument("--out", help="also write the JSON line to this file")
     a = ap.parse_args()
@@ -70,7 +72,8 @@ def main() -> None:
     graph_rounds = a.graph_rounds or a.rounds
     common = {"bench": "multi_gpu", "rows": a.rows, "features": a.features,
               "rounds": a.rounds, "graph_rounds": graph_rounds, "depth": a.depth,
-              "max_bin": a.max_bin,
+              "max_bin": a.max_bin, "chunks_per_gpu": a.chunks_per_gpu,
+              "cuda_graphs": os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0",
               "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
               "python": platform.python_version(), "dgbdt": dgbdt.__version__,
               "xgboost": xgb.__version__ if xgb else None, "skipped": sorted(skip)}
@@ -99,7 +102,7 @@ def main() -> None:
                 f.write(line + "\n")
 
     # the same partitions (each made from its own seed) for every GPU count: the same data
-    sizes = split_rows(a.rows - n_test, 2 * max(counts))
+    sizes = split_rows(a.rows - n_test, a.chunks_per_gpu * max(counts))
     for n_gpus in counts:
         out = common | {"gpus": n_gpus}
         try:

@@ -97,12 +97,16 @@ class Communicator:
     xp = np
     rank: int = 0
     n_ranks: int = 1
+    #: whether its ``wait=False`` all-reduces can be recorded into a CUDA graph with the
+    #: tree's kernels (dgbdt.tree.tree_graph): NCCL's are kernels on the stream; TCP's are not
+    capturable = False
 
     def __init__(self):
         self.seconds = 0.0
         self.comm_seconds = 0.0
         self.n_bytes = 0
         self.calls = 0
+        self.graph_calls = 0      # of ``calls``, those that ran inside trees' CUDA graphs
         # asked before every collective: None, or why the training ends (dgbdt.dask.stop: the
         # client let go); cheap, unlike the abort flag, which waits ask every ABORT_POLL
         self.halt = None
@@ -147,6 +151,12 @@ class Communicator:
     def _enqueue(self, x, op: str) -> None:
         """A collective the host does not wait for (here: one it does; see NcclComm)."""
         self._timed(self._allreduce, x, op)
+
+    def launch_watched(self, launch, calls: int, n_bytes: int) -> None:
+        """Run ``launch()``, which enqueues work holding ``calls`` collectives of ``n_bytes``
+        in all (a tree's replayed CUDA graph), and watch it as an enqueued collective: the
+        next ``settle()`` waits for it, with the abort checks and the timeout."""
+        launch()
 
     def settle(self) -> None:
         """Wait (watched) for the collectives enqueued with wait=False."""
@@ -336,7 +346,9 @@ class NcclComm(Communicator):
 
     def _watch_start(self) -> None:
         import cupy
-        self._pending: list = []      # (began, ended, bytes, enqueued at) of queued all-reduces
+        # queued work to watch: (began, ended, bytes, enqueued at, all-reduces, timed): one
+        # all-reduce (timed by its events), or a tree's graph holding several (not timed)
+        self._pending: list = []
         self._later: list = []        # lists of them handed to settle_later, not yet settled
         self._dog = Watchdog(f"rank {self.rank}", lambda: self._aborted() or self._overdue(),
                              self._comm.abort,
@@ -355,7 +367,7 @@ class NcclComm(Communicator):
     def _overdue(self):
         """Why the oldest queued all-reduce is late (None: none is, or none is queued)."""
         # the rank's thread replaces these lists, never mutates them
-        for _, ended, _, at in [p[0] for p in [self._pending] + self._later if p]:
+        for _, ended, _, at, _, _ in [p[0] for p in [self._pending] + self._later if p]:
             if time.perf_counter() - at > self.timeout and not ended.done:
                 return (f"a queued all-reduce of rank {self.rank} was not answered within "
                         f"{self.timeout:g} s (collective_timeout); a worker may be stuck or gone")
@@ -372,16 +384,41 @@ class NcclComm(Communicator):
         self._began = cupy.cuda.Event()
         self._began.record()
 
+    capturable = True
+
     def _enqueue(self, x, op):
-        """Enqueue the all-reduce with its timing events; settle() waits for it."""
+        """Enqueue the all-reduce with its timing events; settle() waits for it. On a stream
+        that is capturing a tree's CUDA graph it is only recorded (no events: an event
+        recorded in a capture cannot be waited on); the graph's launch is watched instead
+        (launch_watched) and ``captured`` counts what the graph holds."""
         import cupy
-        stream = self.xp.cuda.get_current_stream().ptr
+        stream = self.xp.cuda.get_current_stream()
+        if stream.is_capturing():
+            self._call(self._comm.allReduce, x.data.ptr, x.data.ptr, x.size, self._type(x),
+                       self._ops[op], stream.ptr)
+            self.captured = (self.captured[0] + 1, self.captured[1] + x.nbytes)
+            return
         began, ended = cupy.cuda.Event(), cupy.cuda.Event()
         began.record()
         self._call(self._comm.allReduce, x.data.ptr, x.data.ptr, x.size, self._type(x),
-                   self._ops[op], stream)
+                   self._ops[op], stream.ptr)
         ended.record()
-        self._pending = self._pending + [(began, ended, x.nbytes, time.perf_counter())]
+        self._pending = self._pending + [(began, ended, x.nbytes, time.perf_counter(), 1, True)]
+
+    #: (calls, bytes) of the all-reduces recorded into CUDA graphs so far (see _enqueue)
+    captured = (0, 0)
+
+    def launch_watched(self, launch, calls: int, n_bytes: int) -> None:
+        """The graph's collectives run between its first and last kernel, so the pair of
+        events around the launch bounds them; their time is the whole tree's, so it is not
+        charged to ``comm_seconds``."""
+        import cupy
+        began, ended = cupy.cuda.Event(), cupy.cuda.Event()
+        began.record()
+        self._call(launch)
+        ended.record()
+        self._pending = self._pending + [(began, ended, n_bytes, time.perf_counter(),
+                                          int(calls), False)]
 
     def settle(self):
         if not self._pending:
@@ -405,10 +442,13 @@ class NcclComm(Communicator):
         self._later = [p for p in self._later if p is not pending]
         self.seconds += time.perf_counter() - t
         import cupy
-        for began, ended, nbytes, _ in pending:
-            self.comm_seconds += cupy.cuda.get_elapsed_time(began, ended) / 1e3
+        for began, ended, nbytes, _, calls, timed in pending:
+            if timed:
+                self.comm_seconds += cupy.cuda.get_elapsed_time(began, ended) / 1e3
+            else:
+                self.graph_calls += calls
             self.n_bytes += nbytes
-            self.calls += 1
+            self.calls += calls
 
     def _watch(self, what: str) -> None:
         import cupy

@@ -311,8 +311,23 @@ class LocalSeam:
                     rec.replay(s)
 
     #: whether trees may be replayed as CUDA graphs here (dgbdt.tree.tree_graph); seams whose
-    #: levels do more than run the shards' kernels (collective all-reduces) say no
+    #: levels do more than enqueue kernels (host-side collectives, recorded rounds) say no
     graph_trees = True
+
+    def capture_start(self):
+        """Before a tree's CUDA graph is captured: a mark to measure what the capture records
+        beyond the shards' kernels (see capture_end); in-process nothing."""
+        return None
+
+    def capture_end(self, mark):
+        """What the captured graph holds beyond the shards' kernels, for launch_graph (the
+        collective seam: its all-reduces' count and bytes); in-process nothing."""
+        return None
+
+    def launch_graph(self, graph, held) -> None:
+        """Launch a tree's graph on the current stream (the collective seam watches it as it
+        watches its queued all-reduces: settle() waits for it)."""
+        graph.launch(stream=self.shards[0].be.xp.cuda.get_current_stream())
 
     def _tree_graphs(self):
         """The training's TreeGraphs when its trees may be CUDA graphs: GPU shards, in core."""

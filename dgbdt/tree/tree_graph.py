@@ -13,8 +13,10 @@ in the same order.
 
 What it needs, and where it is not used (the tree grows eagerly, as before):
 
-* One process, in-core shards on one GPU (``LocalSeam``, not the collective seams: their
-  all-reduces are watched from the host), no column sampling (its masks are drawn per tree
+* In-core shards on one GPU: one process (``LocalSeam``), or a rank of the NCCL mode (its
+  all-reduces are kernels on the stream and go into the graph; the graph's launch is watched
+  for aborts and timeouts as a queued all-reduce is; TCP's host reductions cannot be
+  captured), no column sampling (its masks are drawn per tree
   on the host), no ``DGBDT_SYNC_TIMERS`` (it synchronizes inside a tree), and
   ``DGBDT_CUDA_GRAPHS`` not set to ``0``.
 * Memory allocated while capturing comes from a pool of its own (``MemoryPool``) that only
@@ -51,6 +53,7 @@ class _Entry:
     growth: DeviceGrowth     # the captured tree's growth state (its node table and constants)
     keep: list               # device arrays from before the capture that the graph reads
     arrays: tuple            # the shards' array addresses it was captured with (_addresses)
+    held: object = None      # what it holds beyond kernels (the seam's capture_end: NCCL calls)
 
 
 class TreeGraphs:
@@ -121,6 +124,7 @@ class TreeGraphs:
                 [getattr(s, "_cuda_static", None) for s in self.seam.shards],
                 self.seam._tables]
         graph = None
+        mark = self.seam.capture_start()
         try:
             with cp.cuda.using_allocator(self.pool.malloc), stream:
                 stream.begin_capture(mode=relaxed)
@@ -138,7 +142,7 @@ class TreeGraphs:
             return None
         timers["split_evaluation"] += growth.eval_seconds
         timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
-        return _Entry(graph, growth, keep, self._addresses())
+        return _Entry(graph, growth, keep, self._addresses(), self.seam.capture_end(mark))
 
     def _replay(self, entry: _Entry, spec, scale_g: float, scale_h: float, timers: dict,
                 lazy: bool = False):
@@ -149,9 +153,10 @@ class TreeGraphs:
 
     def _run(self, entry: _Entry, timers: dict, lazy: bool = False):
         t = time.perf_counter()
-        entry.graph.launch(stream=self.be.xp.cuda.get_current_stream())
+        self.seam.launch_graph(entry.graph, entry.held)
         if lazy:        # the table copied behind the graph; the next replay may overwrite it
-            return entry.growth.pending_tree()
+            return entry.growth.pending_tree(self.seam.settle_later())
+        self.seam.settle()                  # the watched wait (collective seams)
         tree = entry.growth.tree()          # the host's one wait for the tree
         timers["device_wait"] = timers.get("device_wait", 0.0) + time.perf_counter() - t
         return tree

@@ -88,6 +88,35 @@ def test_nccl_graph_and_in_process_give_one_model(client, objective):
     assert _json(nccl["booster"]) == _json(ref)
 
 
+def test_nccl_trees_replay_as_cuda_graphs_with_the_eager_model(client):
+    """A rank's device-grown trees, all-reduces included, are captured once and replayed as
+    CUDA graphs (dgbdt.tree.tree_graph), with the model of trees grown level by level."""
+    X, z = _data(seed=2)
+    p = {"objective": "reg:squarederror", "max_depth": 6, "max_bin": 64}
+    d = _dataset(client, X, z, 2500)          # several chunks a rank: several shards
+    out = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl", verbose_eval=False)
+    graphs = out["booster"]
+    t = graphs.timings
+    assert t["communication_graph_calls"] > 0      # trees 3.. replayed (1, 2: eager, capture)
+    assert t["communication_graph_calls"] < t["communication_calls"]
+    def graphs_off():       # (os.environ's bound methods would pickle a copy of it)
+        os.environ["DGBDT_CUDA_GRAPHS"] = "0"
+
+    def graphs_on():
+        os.environ.pop("DGBDT_CUDA_GRAPHS", None)
+
+    client.run(graphs_off)
+    try:
+        out_eager = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl",
+                              verbose_eval=False)
+        eager = out_eager["booster"]
+    finally:
+        client.run(graphs_on)
+    assert eager.timings["communication_graph_calls"] == 0
+    assert _json(graphs) == _json(eager)
+    assert out["history"] == out_eager["history"]
+
+
 def test_nccl_with_early_stopping(client):
     X, z = _data(seed=1)
     y = (z > np.median(z)).astype(np.float64)
