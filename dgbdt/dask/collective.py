@@ -468,6 +468,9 @@ class NcclComm(Communicator):
         return self._types[x.dtype]
 
     def _allreduce(self, x, op):
+        if self.xp.cuda.get_current_stream().is_capturing():
+            # its wait could never end: the capture fails, and the tree grows eagerly
+            raise RuntimeError("a waited all-reduce cannot be recorded into a CUDA graph")
         stream = self.xp.cuda.get_current_stream().ptr
         self._start()
         self._call(self._comm.allReduce, x.data.ptr, x.data.ptr, x.size, self._type(x),

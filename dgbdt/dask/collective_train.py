@@ -39,6 +39,7 @@ from ..objectives.registry import get_objective
 from ..engine import approx
 from ..engine.exchange import run
 from ..engine.seam import LocalSeam
+from ..tree import linear_device, tree_graph
 from ..tree.linear_growth import level_payload, merged_level
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..engine.boosting import boost
@@ -66,8 +67,9 @@ class CollectiveSeam(LocalSeam):
         """NCCL's all-reduces are kernels on the stream, so a device-grown tree, all-reduces
         and all, is captured and replayed as one CUDA graph (dgbdt.tree.tree_graph) like an
         in-process one, and its launch is watched (abort, timeout) as one queued all-reduce
-        is; TCP's reductions run on the host, so those trees grow level by level."""
-        return self.comm.capturable
+        is; TCP's reductions run on the host, so those trees grow level by level. Opt-in for
+        now (DGBDT_NCCL_GRAPHS=1, dgbdt.tree.tree_graph.collective_enabled)."""
+        return self.comm.capturable and tree_graph.collective_enabled()
 
     def __init__(self, shards, hist_ptrs, comm, n_rows: int, slots: int = 2):
         super().__init__(shards, hist_ptrs, slots)
@@ -129,6 +131,12 @@ class CollectiveSeam(LocalSeam):
         (fixed-point integers, all-reduced: exact in any order)."""
         local = super().leaf_sums(request)
         return self.comm.allreduce(array_module(local).ascontiguousarray(local).copy(), "sum")
+
+    def captures(self, growth) -> bool:
+        """Linear trees' levels and leaf sums are all-reduced with a host wait (their sums
+        feed the host's checks and solve), which a graph cannot record: they grow level by
+        level; the others' all-reduces are only enqueued (level())."""
+        return not isinstance(growth, linear_device.DeviceLinearGrowth)
 
     def capture_start(self):
         return self.comm.captured
@@ -224,11 +232,14 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
                                 booster.n_outputs), name)
                    for parts, name in eval_sets]
         history: dict = {}
-        with gpu_memory_errors(p, f"training on rank {comm.rank}"):
-            booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                            early_stopping_rounds, history,
-                            verbose_eval if comm.rank == 0 else False, callbacks,
-                            progress=progress, linear=linear)
+        try:
+            with gpu_memory_errors(p, f"training on rank {comm.rank}"):
+                booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                                early_stopping_rounds, history,
+                                verbose_eval if comm.rank == 0 else False, callbacks,
+                                progress=progress, linear=linear)
+        finally:        # before the communicator is kept, closed or aborted
+            seam.release_graphs()
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     booster.timings["collectives"] = comm.seconds

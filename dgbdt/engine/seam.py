@@ -314,6 +314,11 @@ class LocalSeam:
     #: levels do more than enqueue kernels (host-side collectives, recorded rounds) say no
     graph_trees = True
 
+    def captures(self, growth) -> bool:
+        """Whether this seam's levels of ``growth`` only enqueue device work (a CUDA graph
+        records them); in-process they do."""
+        return True
+
     def capture_start(self):
         """Before a tree's CUDA graph is captured: a mark to measure what the capture records
         beyond the shards' kernels (see capture_end); in-process nothing."""
@@ -328,6 +333,12 @@ class LocalSeam:
         """Launch a tree's graph on the current stream (the collective seam watches it as it
         watches its queued all-reduces: settle() waits for it)."""
         graph.launch(stream=self.shards[0].be.xp.cuda.get_current_stream())
+
+    def release_graphs(self) -> None:
+        """The training's tree graphs destroyed (dgbdt.tree.tree_graph.TreeGraphs.release)."""
+        if self._graphs:
+            self._graphs.release()
+        self._graphs = None
 
     def _tree_graphs(self):
         """The training's TreeGraphs when its trees may be CUDA graphs: GPU shards, in core."""

@@ -13,10 +13,10 @@ in the same order.
 
 What it needs, and where it is not used (the tree grows eagerly, as before):
 
-* In-core shards on one GPU: one process (``LocalSeam``), or a rank of the NCCL mode (its
-  all-reduces are kernels on the stream and go into the graph; the graph's launch is watched
-  for aborts and timeouts as a queued all-reduce is; TCP's host reductions cannot be
-  captured), no column sampling (its masks are drawn per tree
+* In-core shards on one GPU: one process (``LocalSeam``), or, with ``DGBDT_NCCL_GRAPHS=1``,
+  a rank of the NCCL mode (its all-reduces are kernels on the stream and go into the graph;
+  the graph's launch is watched for aborts and timeouts as a queued all-reduce is; TCP's host
+  reductions cannot be captured; linear trees' waited all-reduces neither), no column sampling (its masks are drawn per tree
   on the host), no ``DGBDT_SYNC_TIMERS`` (it synchronizes inside a tree), and
   ``DGBDT_CUDA_GRAPHS`` not set to ``0``.
 * Memory allocated while capturing comes from a pool of its own (``MemoryPool``) that only
@@ -47,6 +47,13 @@ def enabled() -> bool:
     return os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0" and not sync_timers()
 
 
+def collective_enabled() -> bool:
+    """DGBDT_NCCL_GRAPHS=1 lets the NCCL mode's ranks replay their trees as graphs too
+    (all-reduces inside). Off by default until the two-GPU failure tests have run with it
+    (docs/benchmarks.md: 1.5x faster at 4 GPUs)."""
+    return os.environ.get("DGBDT_NCCL_GRAPHS", "0") == "1" and enabled()
+
+
 @dataclasses.dataclass
 class _Entry:
     graph: object            # cupy.cuda.Graph
@@ -68,6 +75,15 @@ class TreeGraphs:
         self.failed = False
 
     @staticmethod
+    def release(self) -> None:
+        """Destroy the graphs now (a training's end, before its communicator is kept, closed or
+        aborted): graphs that hold collectives must not outlive what they were captured with,
+        and the seam and its TreeGraphs refer to each other, so the collector would free them
+        at some later time."""
+        self.entries.clear()
+        self.pool = None
+
+    @staticmethod
     def _key(spec, k: int):
         return (k, spec.max_depth, dataclasses.replace(spec.p, eta=0.0), id(spec.cuts))
 
@@ -84,7 +100,8 @@ class TreeGraphs:
             return self._replay(entry, spec, scale_g, scale_h, timers, lazy)
         growth = self.seam.start_tree(spec, k, scale_g, scale_h, epoch)
         usable = (not self.failed and isinstance(growth, DeviceGrowth)
-                  and growth.graphable and growth.columns is None)
+                  and growth.graphable and growth.columns is None
+                  and self.seam.captures(growth))
         if not usable or key not in self.seen:
             self.seen.add(key)
             return grow_tree(self.seam, growth, timers, lazy=lazy)

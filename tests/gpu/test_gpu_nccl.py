@@ -89,29 +89,37 @@ def test_nccl_graph_and_in_process_give_one_model(client, objective):
 
 
 def test_nccl_trees_replay_as_cuda_graphs_with_the_eager_model(client):
-    """A rank's device-grown trees, all-reduces included, are captured once and replayed as
-    CUDA graphs (dgbdt.tree.tree_graph), with the model of trees grown level by level."""
+    """With DGBDT_NCCL_GRAPHS=1 a rank's device-grown trees, all-reduces included, are
+    captured once and replayed as CUDA graphs (dgbdt.tree.tree_graph), with the model of
+    trees grown level by level; a failed fit ends and the next one trains."""
     X, z = _data(seed=2)
     p = {"objective": "reg:squarederror", "max_depth": 6, "max_bin": 64}
     d = _dataset(client, X, z, 2500)          # several chunks a rank: several shards
-    out = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl", verbose_eval=False)
+
+    def nccl_graphs(on):
+        os.environ["DGBDT_NCCL_GRAPHS"] = "1" if on else "0"
+
+    client.run(nccl_graphs, True)
+    try:
+        out = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl",
+                        verbose_eval=False)
+        # a failed fit with graphs, then the next one: nothing kept hangs (the graphs go
+        # before the communicator does)
+        _patch_level_step(client, _ranks(d)[1], "raise")
+        with pytest.raises(RuntimeError, match="injected failure on this rank"):
+            dgd.train(client, p, d, 10, mode="nccl", verbose_eval=False)
+        again = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl",
+                          verbose_eval=False)
+    finally:
+        client.run(nccl_graphs, False)
+    assert _json(again["booster"]) == _json(out["booster"])
     graphs = out["booster"]
     t = graphs.timings
     assert t["communication_graph_calls"] > 0      # trees 3.. replayed (1, 2: eager, capture)
     assert t["communication_graph_calls"] < t["communication_calls"]
-    def graphs_off():       # (os.environ's bound methods would pickle a copy of it)
-        os.environ["DGBDT_CUDA_GRAPHS"] = "0"
-
-    def graphs_on():
-        os.environ.pop("DGBDT_CUDA_GRAPHS", None)
-
-    client.run(graphs_off)
-    try:
-        out_eager = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl",
-                              verbose_eval=False)
-        eager = out_eager["booster"]
-    finally:
-        client.run(graphs_on)
+    out_eager = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl",
+                          verbose_eval=False)       # the default: trees level by level
+    eager = out_eager["booster"]
     assert eager.timings["communication_graph_calls"] == 0
     assert _json(graphs) == _json(eager)
     assert out["history"] == out_eager["history"]
