@@ -47,8 +47,10 @@ class EarlyStopping(TrainingCallback):
     each); ``maximize``: default from the metric (auc, aucpr: higher is better; a custom
     metric's name by XGBoost's rule: higher when it starts with auc, pre, map or ndcg);
     ``min_delta``: an improvement must exceed it; ``save_best``: the trained model is cut to
-    its best round (``model[: best_iteration + 1]``). Sets ``best_iteration``/``best_score``.
-    A training resumed from a checkpoint rebuilds its state from the history (``resume``).
+    its best round (``model[: best_iteration + 1]``). Sets ``best_iteration``/``best_score``;
+    ``stopping_history`` is ``{eval set: {metric: [value per round]}}`` of the watched
+    metric, as XGBoost's. A training resumed from a checkpoint rebuilds its state from the
+    history (``resume``).
     """
 
     def __init__(self, rounds: int, metric_name: str | None = None, data_name: str | None = None,
@@ -61,9 +63,11 @@ class EarlyStopping(TrainingCallback):
         self.maximize, self.save_best, self.min_delta = maximize, save_best, float(min_delta)
         self.best_score: float | None = None
         self.best_iteration: int | None = None
+        self.stopping_history: dict = {}
 
-    def _watched(self, evals_log) -> tuple[list, bool]:
-        """The values of the watched metric, and whether larger is better."""
+    def _watched(self, evals_log) -> tuple[list, bool, str, str]:
+        """The values of the watched metric, whether larger is better, the eval set's and
+        the metric's names."""
         if not evals_log:
             raise ValueError("EarlyStopping needs at least one eval set (evals=...)")
         data = self.data_name or list(evals_log)[-1]
@@ -81,18 +85,29 @@ class EarlyStopping(TrainingCallback):
                 maximize = get_metric(metric).higher_is_better
             except ValueError:     # a custom metric's name: XGBoost's rule, by its prefix
                 maximize = metric.startswith(("auc", "aucpr", "pre", "map", "ndcg"))
-        return evals_log[data][metric], maximize
+        return evals_log[data][metric], maximize, data, metric
+
+    def before_training(self, model):
+        if self.save_best and hasattr(model, "cvfolds"):      # dgbdt.cv's PackedBooster
+            raise ValueError("`save_best` is not applicable to the `cv` function as it "
+                             "doesn't return a model.")
+        return model
 
     def after_iteration(self, model, epoch, evals_log) -> bool:
-        values, maximize = self._watched(evals_log)
-        return self._update(model, epoch, float(values[-1]), maximize)
+        values, maximize, data, metric = self._watched(evals_log)
+        score = values[-1]          # cv's logs hold (mean, std) of the folds: the mean counts
+        self.stopping_history.setdefault(data, {}).setdefault(metric, []).append(
+            score if isinstance(score, tuple) else float(score))
+        return self._update(model, epoch,
+                            float(score[0] if isinstance(score, tuple) else score), maximize)
 
     def resume(self, model, epoch, evals_log) -> None:
         """A training resumed from a checkpoint (dgbdt.engine.checkpoint): replay the rounds before
         ``epoch`` from their recorded scores, as if this callback had watched them."""
         if not evals_log:
             return
-        values, maximize = self._watched(evals_log)
+        values, maximize, data, metric = self._watched(evals_log)
+        self.stopping_history = {data: {metric: [float(v) for v in values]}}
         for i, v in enumerate(values):
             self._update(model, epoch - len(values) + i, float(v), maximize)
 
@@ -132,8 +147,8 @@ class LearningRateScheduler(TrainingCallback):
 class EvaluationMonitor(TrainingCallback):
     """Print the round's scores every ``period`` rounds (and the last), XGBoost's format.
     XGBoost's other arguments are taken: ``rank`` (the printing worker: one process prints
-    here), ``show_stdv`` (cv's deviations: dgbdt.cv reports them in its frame), ``logger``
-    (a function given each line instead of printing it)."""
+    here), ``show_stdv`` (cv's scores, (mean, std) of the folds: ``mean+std``, else the mean
+    alone), ``logger`` (a function given each line instead of printing it)."""
 
     def __init__(self, period: int = 1, rank: int = 0, show_stdv: bool = False, logger=None):
         self.period = max(int(period), 1)
@@ -145,7 +160,7 @@ class EvaluationMonitor(TrainingCallback):
         self._last = None
         if not scores:
             return False
-        line = format_eval_line(epoch, scores)
+        line = format_eval_line(epoch, scores, self.show_stdv)
         if epoch % self.period == 0:
             self._print(line)
         else:
@@ -226,9 +241,14 @@ class RoundStopper:
         return iteration - self.best_iteration >= self.rounds
 
 
-def format_eval_line(iteration: int, scores) -> str:
-    """XGBoost's log format: ``[3]\tvalid-auc:0.91234\tvalid-logloss:0.40112``."""
-    return f"[{iteration}]\t" + "\t".join(f"{name}-{metric}:{value:.5f}"
+def format_eval_line(iteration: int, scores, show_stdv: bool = True) -> str:
+    """XGBoost's log format: ``[3]\tvalid-auc:0.91234\tvalid-logloss:0.40112``; a cv score,
+    (mean, std) of the folds, as ``0.91234+0.01021`` (the mean alone without ``show_stdv``)."""
+    def text(v) -> str:
+        if isinstance(v, tuple):
+            return f"{v[0]:.5f}+{v[1]:.5f}" if show_stdv else f"{v[0]:.5f}"
+        return f"{v:.5f}"
+    return f"[{iteration}]\t" + "\t".join(f"{name}-{metric}:{text(value)}"
                                           for name, metric, value in scores)
 
 

@@ -8,14 +8,22 @@ when the mean of the last metric on the test folds has not improved for that man
 the result then ends at the best round; a training that ran all its rounds keeps them all (as
 XGBoost's).
 
-The folds train in lockstep chunks of rounds: each chunk continues every fold's model
-(continued training gives the same trees as one longer run, byte for byte), so early stopping
-decides on the mean after each chunk without training any fold far past the stop.
+The folds train in lockstep, a round at a time (``run_folds``): every fold's model is one
+dgbdt.train, in a thread of its own, and the folds take turns (one trains while the others
+wait at a callback), so a fold's model is the one it would be trained alone, and no round is
+trained twice or re-predicted. Between rounds the callbacks (XGBoost's protocol) see the folds'
+means: ``evals_log`` is ``{"train"|"test": {metric: [(mean, std) per round]}}`` and ``model``
+is a ``PackedBooster`` of every fold (``model.cvfolds[i].dtrain``, ``.dtest``, ``.bst``;
+``set_param`` reaches every fold's next round); they may stop the cross-validation.
 """
 from __future__ import annotations
 
+import queue
+import threading
+
 import numpy as np
 
+from .callback import EarlyStopping, EvaluationMonitor, TrainingCallback, check_callbacks
 from .kernels.arrays import to_host
 from .data.dataset import Dataset
 
@@ -49,20 +57,22 @@ def cv(params: dict | None, dtrain: Dataset, num_boost_round: int = 10, nfold: i
     folds: a list of (train indices, test indices) pairs, or an sklearn splitter
     (``split(X, y)``), instead of nfold/stratified/shuffle/seed. With query ids (ranking)
     the nfold folds are made of whole queries (as xgboost.cv's group folds). metrics: eval metric(s)
-    (default: params' eval_metric, else the objective's).
+    (default: params' eval_metric, else the objective's). verbose_eval: print the means (with
+    ``show_stdv`` their deviations) every round (True) or every n rounds.
+    obj, custom_metric, maximize: as dgbdt.train's (``obj(preds, fold's training Dataset)``,
+    ``custom_metric(preds, fold's Dataset)``, its scores after the built-in ones, as XGBoost
+    orders them); maximize also steers early stopping. callbacks: TrainingCallback instances
+    run with the folds' means (see the module docstring). fpreproc: ``fpreproc(dtrain, dtest,
+    params) -> (dtrain, dtest, params)`` of each fold, before it trains.
     """
-    from .train import train
-    for name, v in (("obj", obj), ("feval", feval), ("custom_metric", custom_metric),
-                    ("callbacks", callbacks), ("fpreproc", fpreproc), ("maximize", maximize)):
-        if v is not None:
-            raise NotImplementedError(f"cv({name}=...) is not supported yet; use dgbdt's "
-                                      "metrics and early_stopping_rounds")
+    if feval is not None:
+        raise NotImplementedError("cv(feval=...) is not supported (deprecated in XGBoost): "
+                                  "pass the function as custom_metric=")
     if not isinstance(dtrain, Dataset) or (dtrain.label is None
                                            and dtrain.label_lower_bound is None):
         raise TypeError("dtrain must be a dgbdt.Dataset with labels")
     params = dict(params or {})
-    if metrics:
-        params["eval_metric"] = [metrics] if isinstance(metrics, str) else list(metrics)
+    metrics = fold_metrics(params, metrics)
     n = dtrain.num_row
     if folds is None and dtrain.qid is not None:     # ranking: folds of whole queries
         from .data.queries import group_pointers
@@ -89,74 +99,293 @@ def cv(params: dict | None, dtrain: Dataset, num_boost_round: int = 10, nfold: i
                                          to_host(dtrain.label))]
     else:
         pairs = [(np.asarray(a), np.asarray(b)) for a, b in folds]
-    sets = [(dtrain.slice(a), dtrain.slice(b)) for a, b in pairs]
-    chunk = int(early_stopping_rounds) if early_stopping_rounds else int(num_boost_round)
-    chunk = max(chunk, 1)
-    models: list = [None] * len(sets)
-    logs: list[dict] = [{} for _ in sets]
-    done, best, stop = 0, None, False
-    while done < num_boost_round and not stop:
-        step = min(chunk, num_boost_round - done)
-        for i, (tr, te) in enumerate(sets):
-            hist: dict = {}
-            models[i] = train(params, tr, step, evals=[(tr, "train"), (te, "test")],
-                              evals_result=hist, verbose_eval=False, xgb_model=models[i])
-            for name, ms in hist.items():
-                for m, v in ms.items():
-                    logs[i].setdefault(name, {}).setdefault(m, []).extend(v)
-        done += step
-        table = _table(logs)
-        if early_stopping_rounds:
-            best, stop = _early_stop(table, logs, int(early_stopping_rounds), done)
-        if verbose_eval:
-            every = 1 if verbose_eval is True else int(verbose_eval)
-            for r in range(done - step, done):
-                if r % every == 0:
-                    print(_line(table, r, show_stdv), flush=True)
-    table = _table(logs)
-    if stop:      # as XGBoost's cv: a training that ran all its rounds keeps them all
-        table = {k: v[:best + 1] for k, v in table.items()}
-    if as_pandas:
-        try:
-            import pandas as pd
-        except ImportError:
-            return table
-        return pd.DataFrame(table)
-    return table
+    packs = []
+    for a, b in pairs:
+        tr, te, p = dtrain.slice(a), dtrain.slice(b), dict(params)
+        if fpreproc is not None:
+            tr, te, p = fpreproc(tr, te, p)
+        packs.append(CVPack(tr, te, dict(p, eval_metric=metrics) if metrics else dict(p)))
+    results = run_folds(packs, num_boost_round, callbacks=callbacks,
+                        early_stopping_rounds=early_stopping_rounds, maximize=maximize,
+                        verbose_eval=verbose_eval, show_stdv=show_stdv, obj=obj,
+                        custom_metric=custom_metric)
+    return as_frame(results) if as_pandas else results
 
 
-def _table(logs) -> dict:
-    out: dict = {}
-    for name in ("train", "test"):
-        for m in logs[0][name]:
-            values = np.array([log[name][m] for log in logs])      # [folds, rounds]
-            out[f"{name}-{m}-mean"] = values.mean(axis=0).tolist()
-            out[f"{name}-{m}-std"] = values.std(axis=0).tolist()
+def fold_metrics(params: dict, metrics) -> list:
+    """The folds' eval metrics (XGBoost's rule): ``metrics`` (a name or several), else
+    ``params``' eval_metric; taken out of ``params`` (each fold's parameters get them back
+    after fpreproc)."""
+    given = params.pop("eval_metric", None)
+    if isinstance(metrics, str):
+        return [metrics]
+    if metrics:
+        return list(metrics)
+    if given is None:
+        return []
+    return [given] if isinstance(given, str) else list(given)
+
+
+def as_frame(results: dict):
+    """The results as a pandas DataFrame (the dict itself without pandas)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return results
+    return pd.DataFrame.from_dict(results)
+
+
+class CVPack:
+    """One fold (XGBoost's CVPack): its training and test sets ``dtrain`` / ``dtest``, its
+    parameters, ``watchlist`` (the two, named "train" and "test") and, from the start of its
+    training, its model ``bst``; the fold's other names are its model's
+    (``fold.num_boosted_rounds()``)."""
+
+    def __init__(self, dtrain, dtest, params: dict):
+        self.dtrain, self.dtest, self.params = dtrain, dtest, params
+        self.watchlist = [(dtrain, "train"), (dtest, "test")]
+        self.bst = None
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "bst":
+            raise AttributeError(name)
+        return getattr(self.bst, name)
+
+    def adopt(self, booster):
+        """The fold's model as callbacks see it (``bst``), from the Booster training it."""
+        return booster
+
+    def train(self, rounds: int, callbacks, obj=None, custom_metric=None, maximize=None):
+        """The fold's whole training: dgbdt.train on its sets, scored on both every round."""
+        from .train import train
+        tr, te = _dataset(self.dtrain), _dataset(self.dtest)
+        return train(self.params, tr, rounds, evals=[(tr, "train"), (te, "test")],
+                     verbose_eval=False, callbacks=callbacks, obj=obj,
+                     custom_metric=custom_metric, maximize=maximize, progress_bar=False)
+
+
+def _dataset(d):
+    return getattr(d, "__dgbdt_dataset__", d)
+
+
+class PackedBooster:
+    """The model callbacks get during cv (XGBoost's _PackedBooster): ``cvfolds``, the folds
+    (CVPack); ``set_param`` / ``set_attr`` reach every fold's model, ``attr``,
+    ``num_boosted_rounds``, ``best_iteration`` and ``best_score`` read the first fold's."""
+
+    def __init__(self, cvfolds: list):
+        self.cvfolds = cvfolds
+
+    def set_param(self, params, value=None) -> None:
+        for f in self.cvfolds:
+            f.bst.set_param(params, value)
+
+    def set_attr(self, **kwargs) -> None:
+        for f in self.cvfolds:
+            f.bst.set_attr(**kwargs)
+
+    def attr(self, key: str):
+        return self.cvfolds[0].bst.attr(key)
+
+    def num_boosted_rounds(self) -> int:
+        return self.cvfolds[0].bst.num_boosted_rounds()
+
+    @property
+    def best_iteration(self) -> int | None:
+        v = self.attr("best_iteration")
+        return None if v is None else int(v)
+
+    @best_iteration.setter
+    def best_iteration(self, iteration) -> None:
+        self.set_attr(best_iteration=None if iteration is None else str(int(iteration)))
+
+    @property
+    def best_score(self) -> float | None:
+        v = self.attr("best_score")
+        return None if v is None else float(v)
+
+    @best_score.setter
+    def best_score(self, score) -> None:
+        self.set_attr(best_score=None if score is None else str(float(score)))
+
+
+def run_folds(folds: list, num_boost_round: int, callbacks=None, early_stopping_rounds=None,
+              maximize=None, verbose_eval=None, show_stdv: bool = True, obj=None,
+              custom_metric=None) -> dict:
+    """Train the folds (CVPacks) in lockstep and return XGBoost's cv results:
+    ``{"{train,test}-{metric}-{mean,std}": [value per round]}``, the built-in metrics' columns
+    first, then a custom metric's (XGBoost's order). Callbacks run as XGBoost's cv runs them
+    (``verbose_eval``: an EvaluationMonitor after them, ``early_stopping_rounds``: then an
+    EarlyStopping); a callback that stops the training ends the results at the best round
+    (``model.best_iteration``, when one is set)."""
+    callbacks = check_callbacks(callbacks)
+    if verbose_eval:
+        callbacks.append(EvaluationMonitor(period=1 if verbose_eval is True else
+                                           int(verbose_eval), show_stdv=show_stdv))
+    if early_stopping_rounds:
+        callbacks.append(EarlyStopping(int(early_stopping_rounds), maximize=maximize))
+    callbacks = list(dict.fromkeys(callbacks))      # each once, in order (XGBoost's)
+    custom: set = set()
+    if callable(custom_metric):            # a function of the predictions: note its names
+        custom_metric = _noting_names(custom_metric, custom)
+    model = PackedBooster(folds)
+    results: dict = {}
+    history: dict = {}
+    with _Lockstep(folds, int(num_boost_round), obj, custom_metric, maximize) as folds_:
+        for cb in callbacks:
+            cb.before_training(model)
+        for epoch in range(int(num_boost_round)):
+            if any(cb.before_iteration(model, epoch, history) for cb in callbacks):
+                break
+            scores = folds_.round()         # per fold: [(set, metric, value)]
+            for key, mean, std in _aggregate(scores, custom):
+                data, metric = key
+                history.setdefault(data, {}).setdefault(metric, []).append((mean, std))
+                results.setdefault(f"{data}-{metric}-mean", []).append(mean)
+                results.setdefault(f"{data}-{metric}-std", []).append(std)
+            if any(cb.after_iteration(model, epoch, history) for cb in callbacks):
+                best = model.best_iteration
+                if best is not None:
+                    results = {k: v[:best + 1] for k, v in results.items()}
+                break
+    for cb in callbacks:
+        cb.after_training(model)
+    return results
+
+
+def _aggregate(scores: list, custom: set) -> list:
+    """((set, metric), mean, std) over the folds of each score, XGBoost's order: the built-in
+    metrics of every set, then the custom metric's."""
+    keys = [(d, m) for d, m, _ in scores[0]]
+    keys = [k for k in keys if k[1] not in custom] + [k for k in keys if k[1] in custom]
+    values = [{(d, m): v for d, m, v in fold} for fold in scores]
+    out = []
+    for k in keys:
+        a = np.array([fold[k] for fold in values], dtype=np.float64)
+        out.append((k, float(np.mean(a)), float(np.std(a))))
     return out
 
 
-def _early_stop(table, logs, rounds: int, done: int):
-    """(best round, whether to stop) of the test folds' mean of the last metric."""
-    from .metrics.registry import get_metric
-    metric = list(logs[0]["test"])[-1]
-    mean = table[f"test-{metric}-mean"]
-    maximize = get_metric(metric).higher_is_better
-    best = 0
-    for r in range(1, len(mean)):
-        if (mean[r] > mean[best]) if maximize else (mean[r] < mean[best]):
-            best = r
-        if r - best >= rounds:
-            return best, True
-    return best, False
+def _noting_names(fn, names: set):
+    def metric(preds, d):
+        out = fn(preds, d)
+        for pair in (out if isinstance(out, list) else [out]):
+            if isinstance(pair, tuple) and pair:
+                names.add(pair[0])
+        return out
+    return metric
 
 
-def _line(table, r: int, show_stdv: bool) -> str:
-    parts = []
-    for key in table:
-        if key.endswith("-mean"):
-            name = key[:-5]
-            s = f"{name}:{table[key][r]:.5f}"
-            if show_stdv:
-                s += f"+{table[name + '-std'][r]:.5f}"
-            parts.append(s)
-    return f"[{r}]\t" + "\t".join(parts)
+class _Lockstep:
+    """The folds' trainings, each in a thread of its own, taking turns: a fold runs only
+    between the coordinator's command and its answer (``_Turn``), so one trains at a time
+    and the callbacks run while every fold waits. Leaving the block ends every training."""
+
+    def __init__(self, folds, rounds, obj, custom_metric, maximize):
+        self.turns = [_Turn(f, i, rounds, obj, custom_metric, maximize)
+                      for i, f in enumerate(folds)]
+
+    def __enter__(self) -> "_Lockstep":
+        for t in self.turns:
+            t.thread.start()
+        try:
+            for t in self.turns:         # each fold prepared, its model made
+                t.step("start")
+        except BaseException as e:
+            self.__exit__(type(e), e, None)
+            raise
+        return self
+
+    def round(self) -> list:
+        scores = [t.step("round") for t in self.turns]
+        if any(s is None for s in scores):       # a training that ended by itself
+            raise RuntimeError("a fold's training ended before cv's last round")
+        return scores
+
+    def __exit__(self, kind, error, tb) -> None:
+        first = None
+        for t in self.turns:
+            try:
+                t.finish()
+            except BaseException as e:      # noqa: BLE001  (the first one is raised)
+                first = first or e
+        if first is not None and kind is None:
+            raise first
+
+
+class _Turn:
+    """One fold's training in its thread, paused at its callback (``_TurnCallback``) until
+    the coordinator's next command: "round" trains the next round, "end" ends the
+    training."""
+
+    def __init__(self, fold, i, rounds, obj, custom_metric, maximize):
+        self.fold, self.rounds = fold, rounds
+        self.args = (obj, custom_metric, maximize)
+        self.go: queue.SimpleQueue = queue.SimpleQueue()
+        self.back: queue.SimpleQueue = queue.SimpleQueue()
+        self.command = None
+        self.finished = False
+        self.thread = threading.Thread(target=self._run, name=f"dgbdt-cv-fold-{i}",
+                                       daemon=True)
+
+    # the coordinator's side
+    def step(self, command: str):
+        """Send a command; the fold's answer (a round's scores), once it is paused again."""
+        self.go.put(command)
+        return self._answer()
+
+    def _answer(self):
+        kind, value = self.back.get()
+        if kind == "error":
+            self.finished = True
+            raise value
+        if kind == "finished":
+            self.finished = True
+        return value
+
+    def finish(self) -> None:
+        """End the training (at once, if it is paused) and wait for its thread."""
+        if not self.finished:
+            self.go.put("end")
+            while not self.finished:
+                self._answer()
+        self.thread.join()
+
+    # the fold's side
+    def _run(self) -> None:
+        self.command = self.go.get()
+        if self.command == "end":
+            self.back.put(("finished", None))
+            return
+        try:
+            self.fold.train(self.rounds, [_TurnCallback(self)], *self.args)
+        except BaseException as e:       # noqa: BLE001  (raised by the coordinator)
+            self.back.put(("error", e))
+            return
+        self.back.put(("finished", None))
+
+    def pause(self, answer) -> bool:
+        """Answer the coordinator and wait for its next command; whether it ends here."""
+        self.back.put(("ok", answer))
+        self.command = self.go.get()
+        return self.command == "end"
+
+
+class _TurnCallback(TrainingCallback):
+    """The callback of a fold's training: its model becomes the fold's ``bst``; after each
+    round it hands the round's scores to the coordinator and waits."""
+
+    def __init__(self, turn: _Turn):
+        self.turn = turn
+
+    def before_training(self, model):
+        model = self.turn.fold.bst = self.turn.fold.adopt(model)
+        self.turn.pause(None)
+        return model
+
+    def before_iteration(self, model, epoch, evals_log) -> bool:
+        return self.turn.command == "end"
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        return self.turn.pause([(d, m, v[-1]) for d, ms in evals_log.items()
+                                for m, v in ms.items()])

@@ -63,6 +63,12 @@ def check_fit_input(est, X, y) -> None:
             raise ValueError("Invalid classes inferred from unique values of `y`: y is None; "
                              "fit needs the class labels")
         raise ValueError("fit needs the labels: y is None")
+    if isinstance(y, np.ndarray) and y.dtype.kind == "f":
+        bad = ~np.isfinite(y)
+        if bad.any():    # XGBoost's words; scikit-learn's checks look for them too
+            raise ValueError("Input y contains NaN, infinity or a value too large (first at "
+                             f"row {int(np.flatnonzero(bad.ravel())[0]) // max(1, y[:1].size)}"
+                             "): labels must be finite numbers")
 
 
 def save_with_type(est, path) -> None:
@@ -94,6 +100,7 @@ class XGBMethods:
 
     _VERBOSE = False        # fit's verbose when not given (XGBoost's estimators: True)
     _TYPE = None            # the estimator type when scikit-learn's tags do not say it
+    _MORE_TAGS: dict = {}   # the estimator kind's own scikit-learn tags (see _more_tags)
 
     def _verbose(self, verbose):
         return self._VERBOSE if verbose is None else verbose
@@ -110,6 +117,36 @@ class XGBMethods:
         if "random_state" in out:
             out["random_state"] = seed_of(out["random_state"])
         return out
+
+    def _more_tags(self) -> dict:
+        """scikit-learn's tags as a dict (its pre-1.6 interface; XGBoost's values): the
+        estimators read NaN (missing), scipy.sparse and, with enable_categorical, category
+        columns themselves, so scikit-learn's input validation checks do not apply; the
+        regressors fit several targets, the classifiers several labels (_MORE_TAGS; the
+        classifiers' tag is set by their __sklearn_tags__, after scikit-learn's mixin's)."""
+        tags = {"allow_nan": True, "no_validation": True, "sparse": True,
+                "categorical": bool(self.enable_categorical),
+                "string": bool(self.enable_categorical)}
+        tags.update(self._MORE_TAGS)
+        return tags
+
+    def __sklearn_tags__(self):
+        """scikit-learn's (1.6+) Tags of the base classes with _more_tags' values."""
+        base = getattr(super(), "__sklearn_tags__", None)
+        if base is None:
+            import sklearn
+            raise AttributeError("__sklearn_tags__() should not be called when using "
+                                 f"scikit-learn<1.6. Detected version: {sklearn.__version__}")
+        tags, more = base(), self._more_tags()
+        tags.non_deterministic = more.get("non_deterministic", False)
+        tags.no_validation = more["no_validation"]
+        tags.input_tags.allow_nan = more["allow_nan"]
+        tags.input_tags.sparse = more["sparse"]
+        tags.input_tags.categorical = more["categorical"]
+        if "multioutput" in more:
+            tags.target_tags.multi_output = more["multioutput"]
+            tags.target_tags.single_output = not more["multioutput_only"]
+        return tags
 
     def _get_type(self) -> str:
         """"classifier", "regressor" or "ranker" (XGBoost's _get_type)."""
@@ -129,11 +166,21 @@ class XGBMethods:
         """Coefficients exist for linear boosters only; a tree model raises AttributeError."""
         raise AttributeError("Coefficients are not defined for Booster type gbtree")
 
+    def _predict_input(self, X):
+        """The rows to predict as the Booster reads them (a Series: one column)."""
+        return series_as_frame(X)
+
     def apply(self, X, iteration_range=None) -> np.ndarray:
         """The leaf index of each row in every tree ([n_rows, n_trees]), as XGBoost's
         apply; the iterations up to best_iteration unless iteration_range is given."""
         from .data.dataset import Dataset
         booster = self.get_booster()
+        X = self._predict_input(X)
+        if booster.feature_types is not None and "c" in booster.feature_types and \
+                not self.enable_categorical:
+            raise ValueError("this model has categorical features: apply needs "
+                             "`enable_categorical` True to read their columns "
+                             "(set_params(enable_categorical=True))")
         # a categorical model reads a frame itself (its categories' codes); else a Dataset,
         # which refuses category columns unless enable_categorical
         data = X if booster.feature_types is not None and self.enable_categorical else \
@@ -174,3 +221,38 @@ def positional_warned(fn=None, *, positional_wins: bool = False):
             args = args[:len(positional)]
         return fn(*args, **kwargs)
     return call
+
+
+#: scikit-learn's estimator checks that fit without the rows' queries, which a ranker needs
+RANKER_FIT_CHECKS = (
+    "check_all_zero_sample_weights_error", "check_dict_unchanged",
+    "check_dont_overwrite_parameters", "check_estimator_sparse_array",
+    "check_estimator_sparse_matrix", "check_estimator_sparse_tag", "check_estimators_dtypes",
+    "check_estimators_fit_returns_self", "check_estimators_overwrite_params",
+    "check_estimators_pickle", "check_f_contiguous_array_estimator", "check_fit2d_1feature",
+    "check_fit2d_1sample", "check_fit_check_is_fitted", "check_fit_idempotent",
+    "check_fit_score_takes_y", "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance", "check_pipeline_consistency",
+    "check_positive_only_tag_during_fit", "check_readonly_memmap_input",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data", "check_sample_weights_list",
+    "check_sample_weights_not_an_array", "check_sample_weights_not_overwritten",
+    "check_sample_weights_pandas_series", "check_sample_weights_shape")
+
+
+def expected_failed_checks(est) -> dict[str, str]:
+    """scikit-learn's estimator checks that ``est`` fails, each with the reason: the
+    ``expected_failed_checks`` of sklearn.utils.estimator_checks.check_estimator and
+    parametrize_with_checks (scikit-learn 1.6+)."""
+    out = {}
+    if est._get_type() == "ranker":
+        out.update(dict.fromkeys(RANKER_FIT_CHECKS, "scikit-learn's check fits without the "
+                                 "rows' queries; a ranker needs qid= or group= (XGBoost's "
+                                 "XGBRanker fails it the same way)"))
+    subsample = est.get_params().get("subsample")
+    if subsample is not None and subsample < 1:
+        for check in ("check_sample_weight_equivalence_on_dense_data",
+                      "check_sample_weight_equivalence_on_sparse_data"):
+            out.setdefault(check, f"subsample={subsample} draws rows: a row given twice is "
+                           "drawn twice, independently, unlike one row of weight 2")
+    return out

@@ -6,7 +6,9 @@ dgbdt[plot]``), XGBoost's names and arguments; each returns the matplotlib Axes 
   ``train`` fills (``evals_result``) or dgbdt.dask.train's ``out["history"]``;
 * ``plot_tree(booster, tree_idx)``: one tree drawn with matplotlib itself (no graphviz binary):
   splits as boxes with ``feature < threshold``, leaves with their values, edges labeled
-  yes / no (and "missing" on the default side), leaves spread evenly by depth-first order.
+  yes / no (and "missing" on the default side), leaves spread evenly by depth-first order;
+* ``to_graphviz(booster, tree_idx=...)``: one tree as a ``graphviz.Source`` (the graphviz
+  Python package, ``pip install graphviz``) of XGBoost's dot dump (dgbdt.tree.dump.dot).
 """
 from __future__ import annotations
 
@@ -141,3 +143,41 @@ def plot_tree(booster, tree_idx: int = 0, ax=None, fontsize: int = 8, precision:
     ax.set_ylim(-max(depth.values()) - 0.7, 0.7)
     ax.set_axis_off()
     return ax
+
+
+def to_graphviz(booster, *, fmap="", num_trees: int | None = None, rankdir: str | None = None,
+                yes_color: str | None = None, no_color: str | None = None,
+                condition_node_params: dict | None = None,
+                leaf_node_params: dict | None = None, with_stats: bool = False,
+                tree_idx: int = 0, **graph_attrs):
+    """Tree ``tree_idx`` as a ``graphviz.Source`` of its dot dump (XGBoost's arguments):
+    ``rankdir`` and the other keywords become graph attributes, ``yes_color`` /
+    ``no_color`` color the yes / no edges, the node parameter dicts become the split / leaf
+    nodes' graphviz attributes; ``num_trees`` is XGBoost's old name of ``tree_idx``."""
+    try:
+        from graphviz import Source
+    except ImportError:
+        raise ImportError("to_graphviz needs the graphviz package: pip install graphviz") \
+            from None
+    from .tree import dump
+    if num_trees is not None:
+        import warnings
+        warnings.warn("to_graphviz: `num_trees` is deprecated (as in XGBoost), use "
+                      "`tree_idx` instead", FutureWarning, stacklevel=2)
+        if tree_idx not in (0, num_trees):
+            raise ValueError("to_graphviz: both `num_trees` and `tree_idx` are given; pass "
+                             "`tree_idx` only")
+        tree_idx = num_trees
+    b = _booster(booster)
+    if not 0 <= tree_idx < len(b.trees):
+        raise IndexError(f"tree_idx {tree_idx} is outside the model's {len(b.trees)} trees")
+    names = b._names()
+    if fmap:
+        names = dump.read_feature_map(fmap, names)
+    if rankdir is not None:
+        graph_attrs = {"rankdir": rankdir, **graph_attrs}
+    colors = {k: v for k, v in (("yes_color", yes_color), ("no_color", no_color))
+              if v is not None}
+    return Source(dump.dot(b.trees[tree_idx], names, with_stats, graph_attrs, **colors,
+                           condition_node_params=condition_node_params,
+                           leaf_node_params=leaf_node_params))

@@ -18,7 +18,7 @@ from .kernels.arrays import to_host
 from .model.booster import Booster
 from .data.dataset import Dataset
 from .data.input import is_nan_missing
-from .data.labels import (distinct, encode, host_values, label_values,
+from .data.labels import (distinct, encode, host_values, label_values, multilabel_values,
                           labels_from_prediction, proba_columns)
 from .metrics.registry import is_metric_custom
 from .train import train
@@ -51,7 +51,7 @@ _RENAMED = {"learning_rate": "eta", "reg_lambda": "lambda", "reg_alpha": "alpha"
 #: estimator arguments that go to the Dataset, not the training parameters
 _NOT_PARAMS = {"n_estimators", "early_stopping_rounds", "importance_type", "kwargs",
                "enable_categorical", "feature_types", "missing",
-               "checkpoint_dir", "checkpoint_interval", "callbacks"}
+               "checkpoint_dir", "checkpoint_interval", "callbacks", "feature_weights"}
 
 
 class _GBDTModel(_XGBMethods, _Base):
@@ -110,7 +110,14 @@ class _GBDTModel(_XGBMethods, _Base):
         """After set_params: nothing here (the compat estimators record them on the fitted
         Booster's configuration, as XGBoost does)."""
 
+    #: whether feature_weights is taken (the compat's estimators: as xgb.train takes them)
+    _FEATURE_WEIGHTS = False
+
     def _train_params(self) -> dict:
+        if self.feature_weights is not None and not self._FEATURE_WEIGHTS:
+            raise NotImplementedError("feature_weights (weighted feature sampling) is not "
+                                      "implemented in dgbdt: leave it None (colsample_* "
+                                      "samples the features uniformly)")
         out = {}
         for n in self._arg_names():
             if n in _NOT_PARAMS:
@@ -172,20 +179,19 @@ class _GBDTModel(_XGBMethods, _Base):
         if eval_set is not None:      # a Series in an eval pair: one column too
             eval_set = [(X if mine else _series_as_frame(pair[0]), *pair[1:])
                         for pair, mine in zip(eval_set, own)]
-        data = self._data_args()
-        dtrain = Dataset(X, label=self._encode(y), weight=sample_weight, base_margin=base_margin,
-                         **data, **(queries or {}))
+        given = self._dataset(X, self._encode(y), sample_weight, base_margin, queries or {})
+        dtrain = _dataset_of(given)        # the compat's estimators give a QuantileDMatrix
         pairs = self._eval_pairs(eval_set, sample_weight_eval_set, base_margin_eval_set)
         eval_queries = eval_queries or [{}] * len(pairs)
         # the training rows themselves as an eval set (the same objects): scored on dtrain,
         # not copied into a second Dataset (XGBoost reuses its DMatrix the same way)
         evals = [(dtrain if (ex is X and ey is y and w is sample_weight and m is base_margin
                              and not q) else
-                  Dataset(ex, label=self._encode(ey), weight=w, base_margin=m, **data, **q),
+                  _dataset_of(self._dataset(ex, self._encode(ey), w, m, q, ref=given)),
                   name)
                  for (ex, ey, w, m, name), q in zip(pairs, eval_queries)]
         self.evals_result_: dict = {}
-        obj, metric, maximize = _callables(self.objective, self.eval_metric)
+        obj, metric, maximize = self._callables()
         self._Booster = train(params, dtrain, self._rounds(), evals=evals,
                               early_stopping_rounds=self.early_stopping_rounds,
                               evals_result=self.evals_result_, verbose_eval=verbose,
@@ -198,6 +204,15 @@ class _GBDTModel(_XGBMethods, _Base):
         self._set_fit_features(dtrain.num_col, None if isinstance(X, np.ndarray)
                                else dtrain.feature_names)
         return self
+
+    def _dataset(self, X, label, weight, base_margin, queries: dict, ref=None):
+        """The Dataset of fit's rows (``ref``: the training set's, for an eval set)."""
+        return Dataset(X, label=label, weight=weight, base_margin=base_margin,
+                       **self._data_args(), **queries)
+
+    def _callables(self):
+        """train's (obj, custom_metric, maximize) of the objective and eval_metric."""
+        return _callables(self.objective, self.eval_metric)
 
     def _fit_callbacks(self):
         """The callbacks= for one fit: copies, as XGBoost's estimators make them, so a
@@ -243,7 +258,7 @@ class _GBDTModel(_XGBMethods, _Base):
     def _margin_or_prediction(self, X, output_margin, iteration_range, base_margin=None,
                               validate_features: bool = True):
         booster = self.get_booster()     # categorical models read frames themselves
-        X = _series_as_frame(X)
+        X = self._predict_input(X)
         if validate_features:
             self._check_features(X)
         if base_margin is not None:       # a DataFrame / list of margins: an array
@@ -308,6 +323,8 @@ class _Model(_GBDTModel):
 class GBDTRegressor(_RegressorMixin, _Model):
     """Gradient-boosted trees for regression (default objective reg:squarederror)."""
 
+    _MORE_TAGS = {"multioutput": True, "multioutput_only": False}   # scikit-learn's tags
+
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R^2 of the predictions."""
         return _r2_score(y, self.predict(X), sample_weight)
@@ -315,6 +332,13 @@ class GBDTRegressor(_RegressorMixin, _Model):
 
 class _ClassifierBase(_ClassifierMixin, _GBDTModel):
     """What the in-process and the Dask classifiers share: classes_, the objective, loading."""
+
+    _MORE_TAGS = {"multilabel": True}        # scikit-learn's tags
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()    # ClassifierMixin's classifier_tags, then ours
+        tags.classifier_tags.multi_label = self._more_tags()["multilabel"]
+        return tags
 
     def _set_classes(self, classes) -> dict:
         """Set classes_ / n_classes_ from the sorted distinct labels; the training params."""
@@ -331,7 +355,7 @@ class _ClassifierBase(_ClassifierMixin, _GBDTModel):
         self.n_classes_ = len(self.classes_)
         if self.n_classes_ < 2:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); a classifier "
-                             "needs at least two")
+                             "needs at least two, got 1 class")
         params = self._train_params()
         if self.n_classes_ == 2:
             params.setdefault("objective", "binary:logistic")
@@ -365,13 +389,17 @@ class GBDTClassifier(_ClassifierBase):
         """Train on (X, y); arguments after y by keyword (by position: a FutureWarning, as in
         XGBoost). ``verbose`` None: the class's default (_VERBOSE)."""
         _check_fit_input(self, X, y)
-        y = label_values(y)
-        params = self._set_classes(distinct(y))
+        multi = multilabel_values(y)       # a 2-D y of 0/1 columns: multi-label
+        self._multilabel = multi is not None
+        y = multi if self._multilabel else label_values(y)
+        params = self._set_classes(distinct(y.reshape(-1) if self._multilabel else y))
         return self._fit(X, y, params, sample_weight, base_margin, eval_set,
                          sample_weight_eval_set, self._verbose(verbose), base_margin_eval_set,
                          xgb_model)
 
     def _encode(self, y):
+        if getattr(self, "_multilabel", False):     # one binary:logistic target a label
+            return multilabel_values(y)
         return encode(label_values(y), self.classes_)
 
     def predict_proba(self, X, iteration_range=None, *, base_margin=None,
@@ -389,6 +417,8 @@ class GBDTClassifier(_ClassifierBase):
                                        validate_features)
         if output_margin:
             return p
+        if p.ndim == 2 and self.get_booster().num_class is None:    # multi-label: 0/1 each
+            return (p > 0.5).astype(np.int64)
         return labels_from_prediction(p, self.classes_, self._is_softmax())
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -474,9 +504,12 @@ def _ranking_params(est: _GBDTModel) -> dict:
 
 def _rank_queries(group, qid, eval_set, eval_group, eval_qid, allow_group: bool = True):
     """The Dataset query arguments of the training rows and of each eval_set pair."""
-    if (group is None) == (qid is None):
-        raise ValueError("a ranker needs the query of every row: pass qid= (or group=, the "
-                         "query sizes), one of them")
+    if group is not None and qid is not None:
+        raise ValueError("Either `group` or `qid` should be given, not both: qid= (each "
+                         "row's query id) or group= (the query sizes)")
+    if group is None and qid is None:   # XGBoost's words first
+        raise ValueError("Either `group` or `qid` is required for ranking task: a ranker "
+                         "needs the query of every row (qid=, or group= the query sizes)")
     if group is not None and not allow_group:
         raise ValueError("group= is not supported on Dask (a query must lie within one "
                          "partition): pass qid= partitioned like X")
@@ -488,9 +521,12 @@ def _rank_queries(group, qid, eval_set, eval_group, eval_qid, allow_group: bool 
     for i in range(n_eval):
         g = None if eval_group is None else eval_group[i]
         q = None if eval_qid is None else eval_qid[i]
-        if (g is None) == (q is None):
-            raise ValueError(f"eval_set pair {i} needs its queries: eval_qid (or eval_group), "
-                             "one entry per pair")
+        if g is not None and q is not None:
+            raise ValueError(f"eval_set pair {i} has both eval_group and eval_qid; give one")
+        if g is None and q is None:
+            raise ValueError(f"eval_set pair {i} needs its queries (Either `group` or `qid` "
+                             "is required for ranking task): eval_qid (or eval_group), one "
+                             "entry per pair")
         out.append({"qid": q} if g is None else {"group": g})
     return ({"qid": qid} if group is None else {"group": group}), out
 
@@ -514,6 +550,11 @@ def _r2_score(y, pred, sample_weight) -> float:
 def _accuracy(y, pred, sample_weight) -> float:
     hit = (host_values(pred) == host_values(y)).astype(np.float64)
     return float(np.average(hit, weights=host_values(sample_weight)))
+
+
+def _dataset_of(data):
+    """The dgbdt Dataset of a Dataset or of the compat's DMatrix."""
+    return getattr(data, "__dgbdt_dataset__", data)
 
 
 def _booster_of(model):

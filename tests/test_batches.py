@@ -65,17 +65,27 @@ def test_only_pages_are_kept():
     assert b.num_boosted_rounds() == 3
 
 
-def test_what_needs_the_rows_says_so():
+def test_what_needs_the_rows_reads_the_batches_again():
+    """Predicting, evaluating as another set and continuing training read the batches
+    again, and give what the rows held together give."""
     X, y, _ = _rows(800)
+    whole = Dataset(X, label=y)
     bd = BatchDataset(_batches(X, y, size=300))
-    b = dgbdt.train({"max_depth": 3}, bd, 2, verbose_eval=False)
-    with pytest.raises(ValueError, match="keeps its rows as bit-packed pages only"):
-        b.predict(bd)
-    with pytest.raises(ValueError, match="keeps its rows as bit-packed pages only"):
-        dgbdt.train({"max_depth": 3}, Dataset(X, label=y), 2, evals=[(bd, "b")],
-                    verbose_eval=False)
-    with pytest.raises(ValueError, match="continue training on a Dataset"):
-        dgbdt.train({"max_depth": 3}, bd, 2, xgb_model=b, verbose_eval=False)
+    p = {"max_depth": 3, "eval_metric": ["rmse", "mae"]}
+    b = dgbdt.train(p, bd, 2, verbose_eval=False)
+    np.testing.assert_array_equal(b.predict(bd), b.predict(whole))
+    np.testing.assert_array_equal(b.predict(bd, pred_leaf=True), b.predict(whole,
+                                                                           pred_leaf=True))
+    h1, h2 = {}, {}
+    dgbdt.train(p, whole, 3, evals=[(bd, "b")], evals_result=h1, verbose_eval=False)
+    dgbdt.train(p, whole, 3, evals=[(whole, "b")], evals_result=h2, verbose_eval=False)
+    assert h1 == h2
+    more = dgbdt.train(p, bd, 2, xgb_model=b, verbose_eval=False)
+    assert more.save_raw() == dgbdt.train(p, whole, 2, xgb_model=b,
+                                          verbose_eval=False).save_raw()
+    np.testing.assert_array_equal(bd.rows(250, 650), X[250:650])
+    with pytest.raises(ValueError, match="read again a batch at a time"):
+        bd.data
 
 
 def test_bad_batches():

@@ -34,8 +34,6 @@ def test_refusals_name_the_feature():
         seen.append(dmat.num_row())
         return preds - dmat.get_label(), np.ones_like(preds)
     assert xgb.train({}, d, 2, obj=se).num_boosted_rounds() == 2 and seen == [50, 50]
-    with pytest.raises(NotImplementedError, match=r"cv\(obj=...\) is not supported"):
-        xgb.cv({}, d, obj=lambda p, d: (p, p))
     res = xgb.cv({"objective": "binary:logistic", "tree_method": "hist"}, d, 3, nfold=2)
     assert list(res.columns)[-2:] == ["test-logloss-mean", "test-logloss-std"]
     with pytest.raises(NotImplementedError, match="missing=-1.0 with a DataIter"):

@@ -25,6 +25,8 @@ EXPECTED_DEFAULTS = {
     "min_child_weight": 1.0,
     "max_delta_step": 0.0,
     "base_score": None,
+    "num_target": None,
+    "multi_strategy": "one_output_per_tree",
     "seed": 0,
     "scale_pos_weight": 1.0,
     "huber_slope": 1.0,

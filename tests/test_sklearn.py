@@ -305,8 +305,11 @@ def test_single_class_errors(clf_data):
     X, y, _ = clf_data
     with pytest.raises(ValueError, match="single class"):
         GBDTClassifier().fit(X, np.zeros(len(y)))
-    with pytest.raises(ValueError, match="1-D"):
+    # a 2-D y is multi-label (0/1 columns): all zeros is one class too
+    with pytest.raises(ValueError, match="single class"):
         GBDTClassifier().fit(X, np.zeros((len(y), 2)))
+    with pytest.raises(ValueError, match="multi-label"):
+        GBDTClassifier().fit(X, np.full((len(y), 2), 2.0))
 
 
 @pytest.mark.parametrize("three", [False, True])

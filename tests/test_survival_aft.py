@@ -121,9 +121,10 @@ def test_errors_say_what_is_wrong():
         dgbdt.train({"objective": "survival:aft"},
                     dgbdt.Dataset(X, label_lower_bound=lo, label_upper_bound=hi), 1,
                     evals=[(dgbdt.Dataset(X, label=lo), "v")], verbose_eval=False)
-    for bad_lo, bad_hi, msg in [(-lo, hi, "row 0 has a negative label_lower_bound"),
+    for bad_lo, bad_hi, msg in [(-lo, -lo, r"row 0 has an observed time \(lower == upper\) "
+                                           "<= 0"),
                                 (hi, lo, "row 0 has label_upper_bound < label_lower_bound"),
-                                (np.full(20, np.inf), hi, "infinite label_lower_bound")]:
+                                (np.full(20, np.inf), hi, "has label_lower_bound inf")]:
         with pytest.raises(ValueError, match=msg):
             dgbdt.train({"objective": "survival:aft"},
                         dgbdt.Dataset(X, label_lower_bound=bad_lo, label_upper_bound=bad_hi),

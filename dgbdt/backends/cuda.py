@@ -209,11 +209,17 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
         has_w = weight is not None
         mx = cp.zeros((2, K), dtype=cp.uint64)
         grid = (_grid(n, cap=self.n_sm * 16),)
+        # several targets (dgbdt.objectives.multi_target): the one-column kernel over the n*K
+        # entries of the flat [n, K] arrays, each with its row's weight; maxima per column below
+        flat = objective.num_target > 1
+        if flat:
+            label, weight = label.reshape(-1), objective.repeated_weights(weight)
         kernel("objective", objective.cuda_kernel)(
-            grid, (BLOCK,),
+            (_grid(n * K, cap=self.n_sm * 16),) if flat else grid, (BLOCK,),
             (margin, label, weight if has_w else label, _i32(has_w))
             + objective.cuda_params(self)
-            + (_i64(n), _i32(K), g, h, mx))
+            + ((_i64(n * K), _i32(1), g, h, cp.zeros((2, 1), dtype=cp.uint64)) if flat
+               else (_i64(n), _i32(K), g, h, mx)))
         if K > 1:
             for k in range(K):
                 kernel("objective", "column_max")(grid, (BLOCK,),

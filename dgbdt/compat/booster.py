@@ -2,6 +2,9 @@
 evaluation lines, configuration and dumps; ``_compat`` gives a dgbdt Booster this class."""
 from __future__ import annotations
 
+import os
+import warnings
+
 import numpy as np
 
 from ..model.booster import Booster as _Booster, load_model as _load_model
@@ -30,7 +33,7 @@ class Booster(_Booster):
     def predict(self, data, *args, validate_features: bool = True, **kwargs):
         """dgbdt's predict, with XGBoost's check of a DMatrix's feature names: a model
         trained with names refuses a DMatrix without them (dgbdt compares names where both
-        have them)."""
+        have them); a one-tree model's leaf indices as [n], as XGBoost's."""
         if isinstance(data, DMatrix) and data.num_row() == 0:     # XGBoost: nothing to say
             return np.zeros((0,) if self.n_outputs == 1 else (0, self.n_outputs), np.float32)
         if validate_features and isinstance(data, DMatrix) and self.feature_names \
@@ -38,7 +41,11 @@ class Booster(_Booster):
             raise ValueError("data did not contain feature names, but the following fields "
                              f"are expected: {', '.join(self.feature_names)} (XGBoost's "
                              "words; predict(..., validate_features=False) skips the check)")
-        return super().predict(data, *args, **kwargs)
+        out = super().predict(data, *args, **kwargs)
+        if kwargs.get("pred_leaf") and not kwargs.get("strict_shape") and out.ndim == 2 \
+                and out.shape[1] == 1:
+            return out[:, 0]            # XGBoost's leaves of a one-tree model: [n]
+        return out
 
     def __getitem__(self, val) -> "Booster":
         """XGBoost's slicing rules over dgbdt's: an int is one round, ``...`` all of them; a
@@ -72,11 +79,17 @@ class Booster(_Booster):
         return _compat(super().__getitem__(slice(start, end, step)))
 
     def load_model(self, fname) -> None:
-        """Read a model file (dgbdt's or XGBoost's JSON; a path, or the bytes save_raw gave)
-        into this Booster; a path that is no file raises XGBoostError, as XGBoost's does."""
+        """Read a model (dgbdt's JSON, XGBoost's JSON or UBJSON; a path, or the bytes
+        save_raw gave) into this Booster. A path is read as its extension says, as XGBoost
+        reads it: ``.json`` must hold JSON, ``.ubj`` UBJSON (else XGBoostError, a
+        ValueError); another extension: the format the file holds, with XGBoost's warning
+        that it was guessed. A path that is no file raises XGBoostError, as XGBoost's does."""
         if isinstance(fname, bytearray):
             fname = bytes(fname)
         try:
+            if isinstance(fname, (str, os.PathLike)) and not (
+                    isinstance(fname, str) and fname.lstrip().startswith("{")):
+                _check_file_format(fname)
             self.__dict__.update(_load_model(fname).__dict__)
         except FileNotFoundError as e:
             raise XGBoostError(f"cannot load the model: {e}") from e
@@ -88,19 +101,31 @@ class Booster(_Booster):
         (Booster.save_raw)."""
         if raw_format in ("dgbdt", "xgboost"):
             return super().save_raw(raw_format)
-        if raw_format == "json":
-            return bytearray(super().save_raw("xgboost").encode())
-        if raw_format == "ubj":
-            from ..model.ubjson import dumps
-            from ..model.xgboost_format import to_xgboost
-            return bytearray(dumps(to_xgboost(self)))
-        raise ValueError(f"Unknown model format: {raw_format!r}; XGBoost's are 'ubj' and "
-                         "'json'")
+        if raw_format not in ("json", "ubj"):
+            raise ValueError(f"Unknown model format: {raw_format!r}; XGBoost's are 'ubj' and "
+                             "'json'")
+        import json
+
+        from ..model.ubjson import dumps
+        from ..model.xgboost_format import _objective_config, to_xgboost
+        from .booster_config import trained_objective
+        doc = to_xgboost(self)
+        obj = trained_objective(self)     # the objective's training parameters, as XGBoost's
+        doc["learner"]["objective"] = _objective_config(
+            obj, self.num_class if obj.name.startswith("multi:") else 0)
+        return bytearray(json.dumps(doc, separators=(",", ":")).encode() if raw_format == "json"
+                         else dumps(doc))
 
     def save_model(self, fname) -> None:
-        """dgbdt's save_model (dgbdt's JSON, which dgbdt and its compat load), except a path
-        ending in ``.ubj``: XGBoost's UBJSON there, the format XGBoost reads by that name."""
-        if str(fname).endswith(".ubj"):
+        """The model in the format the path's extension names, as XGBoost picks it:
+        ``.json``: dgbdt's JSON (which dgbdt, its compat and its XGBoost export read);
+        ``.ubj``: XGBoost's UBJSON; any other: UBJSON, with XGBoost's warning."""
+        ext = os.path.splitext(os.fspath(fname))[1].lower()
+        if ext != ".json":
+            if ext != ".ubj":
+                warnings.warn("Saving model in the UBJSON format as default. You can use a "
+                              "file extension: `json` or `ubj` to choose between formats.",
+                              UserWarning, stacklevel=2)
             with open(fname, "wb") as f:
                 f.write(bytes(self.save_raw("ubj")))
             return
@@ -109,7 +134,11 @@ class Booster(_Booster):
     def set_param(self, key, value=None) -> None:
         """XGBoost's set_param: the learning rate between rounds (dgbdt's), ``eval_metric``
         for ``eval`` / ``eval_set`` (XGBoost appends each one set), and the prediction
-        settings ``device`` / ``nthread`` (recorded: dgbdt predicts where the rows are)."""
+        settings ``device`` / ``nthread`` (recorded: dgbdt predicts where the rows are).
+        Another training parameter (``tree_method``, ``max_depth``, ...) is recorded for
+        save_config: this Booster does not train itself (no ``update``); a training continued
+        from it (``train(params, ..., xgb_model=booster)``) takes train's ``params``, as
+        XGBoost's does. A name dgbdt does not know is an error."""
         items = list(key.items()) if isinstance(key, dict) else \
             list(key) if isinstance(key, list) else [(key, value)]
         rest = []
@@ -117,6 +146,8 @@ class Booster(_Booster):
             if k in ("device", "nthread", "n_jobs"):
                 # prediction settings: dgbdt predicts where the rows are, with the process's
                 # threads; recorded for save_config
+                self.config_params = dict(getattr(self, "config_params", None) or {}, **{k: v})
+            elif k not in ("learning_rate", "eta", "eval_metric") and _is_parameter(k):
                 self.config_params = dict(getattr(self, "config_params", None) or {}, **{k: v})
             elif k == "eval_metric":
                 have = self.__dict__.setdefault("_eval_metric", [])
@@ -130,13 +161,18 @@ class Booster(_Booster):
 
     def eval_set(self, evals, iteration: int = 0, feval=None, output_margin: bool = True) -> str:
         """XGBoost's evaluation line of the model on each (DMatrix, name): ``[iteration]\t
-        name-metric:value...``, the metrics set by eval_metric (training's, or set_param),
-        else the objective's default; ``feval(predt, dmatrix)``: a custom metric's (name,
-        value) pairs too, on margins (``output_margin``, XGBoost's default) or predictions.
+        name-metric:value...``, the metrics set by eval_metric (set_param's, or the
+        training's: train's or an estimator's), else the objective's default;
+        ``feval(predt, dmatrix)``: a custom metric's (name, value) pairs too, on margins
+        (``output_margin``, XGBoost's default) or predictions.
         Values printed as XGBoost prints them (17 decimals; a custom metric's, 6)."""
         from ..engine.evaluation import DatasetEval
         from ..metrics.registry import get_metric
-        names = self.__dict__.get("_eval_metric") or [self.objective.default_metric]
+        # set_param's metrics, else the training's (config_params), else the objective's
+        names = self.__dict__.get("_eval_metric") or \
+            (getattr(self, "config_params", None) or {}).get("eval_metric") or \
+            [self.objective.default_metric]
+        names = [names] if isinstance(names, str) else [m for m in names if isinstance(m, str)]
         metrics = [get_metric(m) for m in names]
         parts = [f"[{int(iteration)}]"]
         for d, name in evals:
@@ -187,9 +223,20 @@ class Booster(_Booster):
         return {by_old.get(k, k): v for k, v in scores.items()}
 
     def get_dump(self, fmap: str = "", with_stats: bool = False, dump_format: str = "text"):
-        """dgbdt's get_dump; a feature map file that is not there raises XGBoostError (a
-        ValueError), as XGBoost's does."""
+        """dgbdt's get_dump, and XGBoost's graphviz format: ``"dot"``, or ``"dot:"`` + a JSON
+        object of to_graphviz's settings (``graph_attrs``, ``edge``: ``yes_color`` /
+        ``no_color``, ``condition_node_params``, ``leaf_node_params``; dgbdt.tree.dump.dot);
+        a feature map file that is not there raises XGBoostError (a ValueError), as
+        XGBoost's does."""
         try:
+            if dump_format == "dot" or str(dump_format).startswith("dot:"):
+                import json
+
+                from ..tree import dump
+                opts = json.loads(dump_format[4:]) if dump_format != "dot" else {}
+                edge = opts.pop("edge", {})
+                names = dump.read_feature_map(fmap, self._names()) if fmap else self._names()
+                return [dump.dot(t, names, with_stats, **opts, **edge) for t in self.trees]
             return super().get_dump(fmap, with_stats, dump_format)
         except FileNotFoundError as e:
             raise XGBoostError(f"cannot read the feature map: {e}") from e
@@ -206,6 +253,34 @@ class Booster(_Booster):
             return
         with open(fout, "w", encoding="utf-8") as f:
             f.write(text)
+
+
+def _is_parameter(name: str) -> bool:
+    """Whether ``name`` is a training parameter dgbdt knows (XGBoost's name or alias)."""
+    from ..params.normalize import ALIASES, SCHEMA
+    return name in SCHEMA or name in ALIASES
+
+
+def _check_file_format(path) -> None:
+    """XGBoost's rule for a model file's format: ``.json`` holds JSON, ``.ubj`` UBJSON (an
+    error names the mismatch); another extension: the format found, with a warning."""
+    with open(path, "rb") as f:
+        head = f.read(2)
+    # UBJSON's object opens with "{" then a type marker; JSON's with "{" then '"' or a space
+    ubj = head[:1] == b"{" and head[1:2] in (b"L", b"i", b"U", b"l", b"I", b"$", b"#", b"}")
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext == ".json" and ubj:
+        raise XGBoostError(f"{os.fspath(path)!r} ends in .json but holds UBJSON (XGBoost's "
+                           f"binary model, starting {head!r}, not JSON's '{{\"'): rename it "
+                           "with the extension .ubj")
+    if ext == ".ubj" and not ubj:
+        raise XGBoostError(f"{os.fspath(path)!r} ends in .ubj but does not hold UBJSON (it "
+                           f"starts {head!r}; JSON starts '{{\"'): rename it with the "
+                           "extension .json")
+    if ext not in (".json", ".ubj"):
+        warnings.warn(f"Unknown file format: `{ext.lstrip('.')}`. Using "
+                      f"{'UBJSON (`ubj`)' if ubj else 'JSON (`json`)'}, the format the file "
+                      "holds.", UserWarning, stacklevel=3)
 
 
 def _compat(booster) -> Booster:

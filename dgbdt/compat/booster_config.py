@@ -52,9 +52,43 @@ def _given(booster) -> dict:
     return given
 
 
+def trained_objective(booster):
+    """The objective with the parameters the Booster was trained with (``config_params``:
+    ndcg_exp_gain, lambdarank_*, aft_loss_*, ...); a model keeps only what it needs to
+    predict, so without them (a loaded model) the model's own objective, at its defaults."""
+    from ..objectives.registry import get_objective
+    given = {k: v for k, v in _given(booster).items() if k != "num_target"}
+    if not given:
+        return booster.objective
+    try:
+        return get_objective(booster.objective.name, {**given, **booster.objective_params})
+    except (ValueError, TypeError):     # settings the objective refuses: not what trained it
+        return booster.objective
+
+
+def _metric_config(name: str, obj, given: dict) -> dict:
+    """A metric's section as XGBoost writes it: aft-nloglik with the AFT parameters, the
+    ranking metrics (ndcg, map, pre) with lambdarank's, their ``@n`` as the pairs per
+    sample (none: XGBoost's 2**32 - 1)."""
+    from ..model.xgboost_format import _objective_config
+    from ..objectives.registry import get_objective
+    base, _, at = name.partition("@")
+    base = base.rstrip("-")
+    if base == "aft-nloglik":
+        aft = obj if obj.name == "survival:aft" else get_objective("survival:aft", given)
+        return {"aft_loss_param": _objective_config(aft, 0)["aft_loss_param"], "name": name}
+    if base in ("ndcg", "map", "pre"):
+        rank = obj if obj.name.startswith("rank:") else get_objective("rank:ndcg", given)
+        section = dict(_objective_config(rank, 0)["lambdarank_param"])
+        n = at.rstrip("-")
+        section["lambdarank_num_pair_per_sample"] = n if n.isdigit() else "4294967295"
+        return {"lambdarank_param": section, "name": name}
+    return {"name": name}
+
+
 def save_config(booster) -> str:
     """The Booster's configuration as XGBoost's save_config writes it (see module doc)."""
-    from ..model.xgboost_format import _objective_config
+    from ..model.xgboost_format import _num, _objective_config
     from ..params.normalize import SCHEMA
     given = _given(booster)
 
@@ -66,7 +100,7 @@ def save_config(booster) -> str:
         return {"monotone_constraints": "()", "interaction_constraints": ""}.get(
             name, default if default is not None else 0)
 
-    obj = booster.objective
+    obj = trained_objective(booster)
     num_class = booster.num_class if obj.name.startswith("multi:") else 0
     base = obj.margin_to_base_score(booster.base_margin)
     metrics = given.get("eval_metric") or obj.default_metric
@@ -98,7 +132,7 @@ def save_config(booster) -> str:
                                     bool(given.get("disable_default_eval_metric", False))),
                                 "multi_strategy": "one_output_per_tree",
                                 "objective": obj.name},
-        "metrics": [{"name": str(m)} for m in metrics if isinstance(m, str)],
+        "metrics": [_metric_config(str(m), obj, given) for m in metrics if isinstance(m, str)],
         "objective": _objective_config(obj, num_class),
     }
     if booster.tree_weights is not None:     # dart: its gbtree's sections and its own
@@ -106,6 +140,13 @@ def save_config(booster) -> str:
             "dart_train_param": {k: _text(value(k)) for k in (
                 "normalize_type", "one_drop", "rate_drop", "sample_type", "skip_drop")},
             "gbtree": learner["gradient_booster"], "name": "dart"}
+    rank = learner["objective"].get("lambdarank_param")
+    if rank is not None:
+        rank["lambdarank_unbiased"] = _text(bool(given.get("lambdarank_unbiased", False)))
+        rank["lambdarank_bias_norm"] = _num(float(given.get("lambdarank_bias_norm", 1.0)))
+        bias = getattr(booster, "position_bias", None)
+        if bias:    # lambdarank_unbiased's estimates of the last training (XGBoost's ti+, tj-)
+            learner["objective"].update({k: [float(v) for v in bias[k]] for k in ("ti+", "tj-")})
     return json.dumps({"learner": learner, "version": [3, 2, 0]})
 
 

@@ -13,18 +13,49 @@ objects converted to CSR with XGBoost's warning (a TypeError when that fails).
 from __future__ import annotations
 
 import copy
+import weakref
+
 import numpy as np
 
 from ..data.batches import BatchDataset
 from ..data.dataset import Dataset
 from ._common import XGBoostError, _unsupported, positional_warned, refuse_unsupported
 from .data_iter import DataIter, iter_batches
-from .input import (check_feature_names, check_feature_types, group_ptr, host_array,
-                    read_features, saved_dataset, warn_unused_missing)
+from ..data.categorical import InvalidCategoryError
+from ..data.input import InfiniteValueError
+from .input import (check_feature_names, check_feature_types, frame_feature_types, group_ptr,
+                    host_array, read_features, saved_dataset, warn_unused_missing)
 
 #: XGBoost's meta info fields (MetaInfo): float fields, then the unsigned one
 FLOAT_FIELDS = ("label", "weight", "base_margin", "label_lower_bound", "label_upper_bound",
                 "feature_weights")
+
+
+def _present_csr(X):
+    """The present (non-NaN) values of a dense or CSR matrix as a CSR matrix with XGBoost's
+    index types (uint32 columns, uint64 row offsets)."""
+    import scipy.sparse
+    from ..data.sparse import is_sparse
+    X = X.get() if hasattr(X, "get") else X
+    if is_sparse(X):
+        keep = ~np.isnan(X.data)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        counts = np.bincount(rows[keep], minlength=X.shape[0])
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
+        return scipy.sparse.csr_matrix(
+            (X.data[keep], X.indices[keep].astype(np.uint32), indptr), shape=X.shape)
+    present = ~np.isnan(X)
+    indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))]).astype(np.uint64)
+    return scipy.sparse.csr_matrix(
+        (X[present], np.nonzero(present)[1].astype(np.uint32), indptr), shape=X.shape)
+
+
+def _same_categorical(a, b) -> bool:
+    """Whether two lists of feature types (or None) name the same categorical features."""
+    from ..data.categorical import mask_of
+    ma, mb = mask_of(a), mask_of(b)
+    return (ma is None and mb is None) or (
+        ma is not None and mb is not None and np.array_equal(ma, mb))
 
 
 class DMatrix:
@@ -41,7 +72,7 @@ class DMatrix:
         self._kw = kwargs
         self.missing = np.nan if missing is None else missing
         self._info: dict = {}
-        self._ds = self._batches = None
+        self._ds = self._batches = self._invalid = self._frame_types = None
         if isinstance(data, DataIter):
             self._init_iter(data, label, weight, base_margin, missing, feature_names,
                             feature_types, enable_categorical, group, qid,
@@ -59,10 +90,8 @@ class DMatrix:
             else:
                 if feature_names is not None and shape is not None:
                     feature_names = check_feature_names(feature_names, int(shape[1]))
-                self._set_base(Dataset(data, missing=missing, feature_names=feature_names,
-                                       feature_types=feature_types,
-                                       enable_categorical=enable_categorical))
-                if self._base.label is not None:          # a file's labels
+                self._read(data, missing, feature_names, feature_types, enable_categorical)
+                if self._base is not None and self._base.label is not None:   # a file's
                     self._info["label"] = self._base.label
         if feature_names is not None:
             self.feature_names = feature_names
@@ -86,9 +115,38 @@ class DMatrix:
         if label is not None or weight is not None or base_margin is not None:
             raise ValueError("with a DataIter, labels, weights and base margins come with "
                              "each batch (input_data(data=..., label=...))")
-        self._batches = BatchDataset(iter_batches(it, enable_categorical),
-                                     feature_names=feature_names)
+        batches = iter_batches(it, enable_categorical)
+        try:
+            self._batches = BatchDataset(batches, feature_names=feature_names)
+        except ValueError:
+            seen = batches.seen
+            if seen["done"] and seen["batches"] == 0:
+                raise ValueError("the DataIter gave no batch: it must give at least 1 batch "
+                                 "(next(input_data) calls input_data(data=..., label=...) "
+                                 "and returns True)") from None
+            if not seen["done"] or seen["rows"] or seen["columns"] is None:
+                raise
+            # every batch is empty: a DMatrix of no rows, as XGBoost's (it trains on it)
+            self._batches = None
+            self._set_base(None, (0, seen["columns"]))
+            self._info["label"] = np.zeros(0, np.float64)
+            return
         self._base, self._shape, self._types = None, None, feature_types
+
+    def _read(self, data, missing, names, types, enable_categorical) -> None:
+        """The features as a Dataset, with XGBoost's words for an infinite value; an invalid
+        category code is an error when the matrix is first used (XGBoost finds it when it
+        sketches the features), as is any use but its shape and meta info then."""
+        frame_types = frame_feature_types(data)
+        try:
+            self._set_base(Dataset(data, missing=missing, feature_names=names,
+                                   feature_types=types, enable_categorical=enable_categorical))
+        except InfiniteValueError as e:
+            raise ValueError(f"Input data contains `inf` or a value too large: {e}") from None
+        except InvalidCategoryError as e:
+            self._set_base(None, tuple(int(s) for s in data.shape))
+            self._invalid = e
+        self._frame_types = frame_types
 
     def _set_base(self, base, shape=None):
         self._base = base
@@ -121,14 +179,13 @@ class DMatrix:
         return self.dataset
 
     def _build(self) -> Dataset:
+        if self._invalid is not None:
+            raise self._invalid
         if self._base is None:
             raise ValueError(f"data is empty (shape {self._shape}); need at least one row "
                              "and one feature")
         info, n, base = self._info, self.num_row(), self._base
-        label = info.get("label")
-        if label is not None and label.ndim == 2:
-            _unsupported(f"a label of shape {label.shape} (multi-target)", "train one "
-                         "target per model (dgbdt fits one target)")
+        label = info.get("label")       # [n], or [n, T]: several targets (one output each)
         group = None
         if "group_ptr" in info:
             ptr = info["group_ptr"]
@@ -140,14 +197,15 @@ class DMatrix:
         if weight is not None and weight.size not in (n, 0 if group is None else group.size):
             raise XGBoostError(f"Size of weights must equal to number of rows (or of query "
                                f"groups): {weight.size} weights, {n} rows")
+        types = self.feature_types      # XGBoost's names: a booster records a frame's
         d = Dataset(base.data, label=label, weight=weight, base_margin=info.get("base_margin"),
-                    feature_names=self._names, feature_types=self._types, group=group,
+                    feature_names=self._names, feature_types=types, group=group,
                     label_lower_bound=info.get("label_lower_bound"),
                     label_upper_bound=info.get("label_upper_bound"),
                     enable_categorical=base.enable_categorical, max_bin=base.max_bin,
                     page_rows=base.page_rows)
         d.categories = base.categories
-        if weight is None and self._types == base.feature_types:
+        if weight is None and _same_categorical(types, base.feature_types):
             # cuts and pages depend on the rows, their weights and the types only: a label
             # or margin set between trainings keeps them
             d._cuts, d._pages = base._cuts, base._pages
@@ -187,24 +245,17 @@ class DMatrix:
         """The features as a scipy CSR matrix of the present values (missing ones left out),
         as XGBoost's get_data."""
         import scipy.sparse
-        from ..data.sparse import is_sparse
-        if self._base is None:
-            if self._batches is not None:
-                _unsupported("get_data() of a DataIter's DMatrix", "read the batches")
-            return scipy.sparse.csr_matrix(self._shape, dtype=np.float32)
-        X = self._base.data
-        X = X.get() if hasattr(X, "get") else X
-        if is_sparse(X):
-            keep = ~np.isnan(X.data)
-            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            counts = np.bincount(rows[keep], minlength=X.shape[0])
-            indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
+        if self._batches is not None:           # a DataIter's: its batches read again
+            parts = [_present_csr(b.data) for _, _, b in self._batches.each_batch()]
+            out = scipy.sparse.vstack(parts, format="csr")
             return scipy.sparse.csr_matrix(
-                (X.data[keep], X.indices[keep].astype(np.uint32), indptr), shape=X.shape)
-        present = ~np.isnan(X)
-        indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))]).astype(np.uint64)
-        return scipy.sparse.csr_matrix(
-            (X[present], np.nonzero(present)[1].astype(np.uint32), indptr), shape=X.shape)
+                (out.data, out.indices.astype(np.uint32), out.indptr.astype(np.uint64)),
+                shape=out.shape)
+        if self._invalid is not None:
+            raise self._invalid
+        if self._base is None:
+            return scipy.sparse.csr_matrix(self._shape, dtype=np.float32)
+        return _present_csr(self._base.data)
 
     @property
     def feature_names(self):
@@ -219,11 +270,15 @@ class DMatrix:
 
     @property
     def feature_types(self):
+        """The types set, else a frame's columns' (XGBoost's names: frame_feature_types)."""
+        if self._frame_types is not None:
+            return list(self._frame_types)
         return None if not self._types else list(self._types)
 
     @feature_types.setter
     def feature_types(self, types) -> None:
         self._types = None if types is None else check_feature_types(types, self.num_col())
+        self._frame_types = None
         self._changed()
 
     # meta info
@@ -344,6 +399,8 @@ class DMatrix:
         and a CSR matrix of the present values, chosen from the values alone: the same rows
         give the same file however they were given (dense with a missing value, CSR)."""
         d = copy.copy(self.dataset)
+        if self.feature_types is not None:      # a frame's column types too, as XGBoost's
+            d.feature_types = self.feature_types
         csr = self.get_data()
         n, f = csr.shape
         as_csr = csr.nnz * 8 + (n + 1) * 4 < n * f * 4
@@ -412,11 +469,40 @@ class QuantileDMatrix(DMatrix):
     set's cuts, and max_bin is a training parameter)."""
 
     def __init__(self, data, label=None, *, ref=None, max_bin=None, **kwargs):
+        meta = ("weight", "base_margin", "feature_names", "feature_types", "group", "qid",
+                "label_lower_bound", "label_upper_bound", "feature_weights")
+        if isinstance(data, DataIter) and (label is not None or any(
+                kwargs.get(k) is not None for k in meta)):
+            raise ValueError("If data iterator is used as input, data like label should be "
+                             "specified as batch argument (input_data(data=..., label=..."
+                             ") in the DataIter's next).")
         super().__init__(data, label=label, **kwargs)
         self.max_bin = max_bin
+        #: XGBoost's weak reference to the training matrix whose cuts this one shares
+        self.ref = None if ref is None else weakref.ref(ref)
         if ref is not None and ref.num_col() != self.num_col():    # XGBoost's check
             raise ValueError(f"this data has {self.num_col()} features but ref= (the "
                              f"training set) has {ref.num_col()} features.")
+        w, ptr = self._info.get("weight"), self._info.get("group_ptr")
+        n = self.num_row()
+        if ref is None and w is not None and w.size != n and (
+                ptr is None or w.size != ptr.size - 1):
+            # XGBoost checks when it sketches, at construction (not with ref's cuts)
+            raise XGBoostError(f"Invalid size of sample weight: {w.size} weights for {n} "
+                               "rows (one weight a row, or a query group)")
+
+    def get_quantile_cut(self):
+        """The cuts of ref= (the training matrix) when it was given, as XGBoost quantizes
+        with them (at this matrix's max_bin, else ref's, else 256); else its own."""
+        if self.ref is None:
+            return super().get_quantile_cut()
+        ref = self.ref()
+        if ref is None:
+            raise ValueError("the reference matrix (ref=) of this QuantileDMatrix no longer "
+                             "exists: keep it alive to read the cuts it gives")
+        from .cuts import quantile_cut
+        max_bin = self.max_bin or getattr(ref, "max_bin", None) or 256
+        return quantile_cut(ref.__dgbdt_dataset__.cuts(max_bin))
 
 
 class ExtMemQuantileDMatrix(QuantileDMatrix):
@@ -430,3 +516,50 @@ class ExtMemQuantileDMatrix(QuantileDMatrix):
         super().__init__(data, max_bin=max_bin, ref=ref, **kwargs)
 
 
+
+
+def check_training_data(params, dtrain, xgb_model=None) -> None:
+    """What XGBoost refuses before training on ``dtrain`` (``params`` as the user gave
+    them): categorical features with tree_method="exact" or booster="gblinear"; a
+    QuantileDMatrix (its rows are kept as bins) with another tree method than hist; a
+    QuantileDMatrix made with a max_bin other than the training's (the params', else the
+    continued model's)."""
+    p = dict(params) if isinstance(params, (list, tuple)) else dict(params or {})
+    if p.get("tree_method") == "exact" and float(p.get("colsample_bynode", 1.0)) < 1.0:
+        raise XGBoostError("column sample by node is not yet supported by the exact tree "
+                           "method (XGBoost's rule). Fix: tree_method=\"hist\" or \"approx\", "
+                           "or colsample_bylevel / colsample_bytree")
+    if not isinstance(dtrain, DMatrix) or dtrain.num_row() == 0:
+        return
+    from ..data.categorical import mask_of
+    method, booster = p.get("tree_method"), p.get("booster")
+    if mask_of(dtrain.dataset.feature_types) is not None and (
+            method == "exact" or booster == "gblinear"):
+        what = 'tree_method="exact"' if method == "exact" else 'booster="gblinear"'
+        raise ValueError(f"{what} does not support categorical features (XGBoost's rule). "
+                         'Fix: tree_method="hist" or "approx" with booster="gbtree"')
+    if not isinstance(dtrain, QuantileDMatrix):
+        return
+    if method not in (None, "hist", "auto", "gpu_hist"):
+        raise ValueError(f"Only the `hist` tree method is supported for a QuantileDMatrix "
+                         f"(its rows are kept as quantized bins); got tree_method="
+                         f"{method!r}. Fix: tree_method=\"hist\", or a DMatrix")
+    model = getattr(xgb_model, "config_params", None) or {}
+    want = p.get("max_bin", model.get("max_bin"))
+    if dtrain.max_bin is not None and want is not None and int(want) != int(dtrain.max_bin):
+        source = "the parameters'" if "max_bin" in p else "the model's to continue"
+        raise ValueError(f"Inconsistent `max_bin`: the QuantileDMatrix was made with max_bin="
+                         f"{dtrain.max_bin} but the training uses {source}, {int(want)}; "
+                         "max_bin must be consistent between a QuantileDMatrix and the "
+                         "Booster it trains. Fix: the same max_bin for both")
+
+
+def check_eval_refs(dtrain, evals) -> None:
+    """XGBoost's rule for evaluation sets: a QuantileDMatrix other than ``dtrain`` must have
+    been made with ref=dtrain (that very matrix), whose cuts it shares."""
+    for d, _ in evals or []:
+        if isinstance(d, QuantileDMatrix) and d is not dtrain and (
+                d.ref is None or d.ref() is not dtrain):
+            raise ValueError("Training dataset should be used as a reference when "
+                             "constructing the `QuantileDMatrix` for evaluation: "
+                             "QuantileDMatrix(X, y, ref=dtrain), or a DMatrix")

@@ -40,8 +40,8 @@ def train_empty(params: dict, n_features: int, feature_names, rounds: int, evals
     p = normalize_params(params)
     objective = get_objective(p["objective"], p)
     base = p["base_score"]
-    if base is None:
-        base = 0.5 if p["objective"] in _PROBABILITY else 0.0
+    if base is None:       # survival:aft: its fixed intercept 0.5 (it has no estimate)
+        base = 0.5 if p["objective"] in _PROBABILITY + ("survival:aft",) else 0.0
     booster = Booster(objective.name, p["num_class"],
                       objective.base_score_to_margin(base, p["num_class"]), n_features,
                       feature_names)

@@ -81,6 +81,34 @@ def read_features(data, missing):
         raise TypeError("Not supported type for data." + str(type(data))) from None
 
 
+def frame_feature_types(data) -> list | None:
+    """XGBoost's type of each column of a pandas DataFrame: "c" for a category, "i" for a
+    bool, "int" for an integer and "float" for other numbers, nullable, pyarrow and sparse
+    dtypes by their values' type (XGBoost warns that sparse columns are made dense, and so
+    does this); None for other data."""
+    from ..data.device_input import is_cudf
+    if not (hasattr(data, "columns") and hasattr(data, "dtypes") and hasattr(data, "iloc")) \
+            or is_cudf(data):
+        return None
+    import pandas as pd
+    types, sparse = [], False
+    for dt in data.dtypes:
+        if isinstance(dt, pd.SparseDtype):
+            sparse, dt = True, dt.subtype
+        if isinstance(dt, pd.CategoricalDtype) or "dictionary<" in str(dt):
+            types.append("c")
+        elif pd.api.types.is_bool_dtype(dt):
+            types.append("i")
+        elif pd.api.types.is_integer_dtype(dt):
+            types.append("int")
+        else:
+            types.append("float")
+    if sparse:
+        warnings.warn("Sparse arrays from pandas are converted into dense.", UserWarning,
+                      stacklevel=4)
+    return types
+
+
 def host_array(values) -> np.ndarray:
     """A meta field's values (numpy, list, pandas, cupy, cuDF) as a host numpy array."""
     if hasattr(values, "to_cupy"):                 # cuDF
@@ -88,10 +116,12 @@ def host_array(values) -> np.ndarray:
     if hasattr(values, "__cuda_array_interface__"):
         return values.get()
     if hasattr(values, "to_numpy") and hasattr(values, "dtype"):
-        import pandas as pd
-        if isinstance(values.dtype, pd.CategoricalDtype):
-            raise TypeError("meta info must hold numbers; got dtype category")
-        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+        # a pandas Series, nullable, sparse or category dtype too (as XGBoost: by value)
+        try:
+            return values.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            raise TypeError(f"meta info must hold numbers; got a Series of dtype "
+                            f"{values.dtype} whose values are not numbers") from None
     if hasattr(values, "to_numpy"):                # a DataFrame
         return values.to_numpy(dtype=np.float64, na_value=np.nan)
     return np.asarray(values)

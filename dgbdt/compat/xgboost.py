@@ -11,7 +11,10 @@ FutureWarning), Booster and load_model (dgbdt's Booster: predict, save_model, sl
 with feature maps, eval / eval_set, get_fscore, attributes; XGBoost JSON models load),
 XGBModel / XGBClassifier / XGBRegressor / XGBRanker (dgbdt's estimators), ranking data (``qid``
 / ``group``), DataIter with DMatrix / QuantileDMatrix / ExtMemQuantileDMatrix
-(dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``core.XGBoostError``, ``dask``
+(dgbdt.BatchDataset), ``callback`` (dgbdt.callback), ``plotting`` / plot_importance /
+plot_tree / to_graphviz (dgbdt.plotting), ``config`` / set_config / get_config /
+config_context (dgbdt.compat.config: what dgbdt does with each key), ``collective``
+(dgbdt.compat.collective: one worker outside a Dask training), ``core.XGBoostError``, ``dask``
 (DaskDMatrix, DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor /
 DaskXGBRanker).
 ``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
@@ -25,13 +28,17 @@ ELLPACK pages (dgbdt.data.sparse); ``get_data`` returns a CSR matrix, as XGBoost
 from __future__ import annotations
 
 from .. import callback  # noqa: F401  (xgb.callback.EarlyStopping, ...)
+from .. import plotting  # noqa: F401  (xgb.plotting.to_graphviz, ...)
+from ..plotting import plot_importance, plot_tree, to_graphviz  # noqa: F401
 from ..model.booster import load_model as _load_model
-from ..cv import cv as _cv
 from ..train import train as _train
 from ._common import XGBoostError, _unsupported, positional_warned, xgb_params
+from . import collective, config  # noqa: F401  (xgb.collective, xgb.config)
 from .booster import Booster, _compat
+from .cv import cv  # noqa: F401  (xgb.cv: XGBoost's folds over dgbdt.cv's lockstep)
+from .config import config_context, get_config, set_config  # noqa: F401
 from .dmatrix import (DataIter, DMatrix, ExtMemQuantileDMatrix, QuantileDMatrix,  # noqa: F401
-                      check_feature_weights)
+                      check_eval_refs, check_feature_weights, check_training_data)
 
 __version__ = "3.2.0+dgbdt"
 
@@ -48,6 +55,8 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, ma
     keyword arguments by position too, with XGBoost's FutureWarning."""
     if feval is not None:
         _unsupported("feval= (deprecated in XGBoost)", "pass the function as custom_metric=")
+    check_training_data(params, dtrain, xgb_model)
+    check_eval_refs(dtrain, evals)
     params = xgb_params(params, dtrain)
     check_feature_weights(params, dtrain)
     if isinstance(dtrain, DMatrix) and dtrain.num_row() == 0:     # XGBoost trains on it
@@ -74,13 +83,6 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, ma
     return booster
 
 
-def cv(params, dtrain, num_boost_round: int = 10, **kwargs):
-    """xgboost.cv on dgbdt.cv (a DataFrame of per-round means and deviations)."""
-    params = xgb_params(params, dtrain)
-    check_feature_weights(params, dtrain)
-    return _cv(params, _dataset(dtrain), num_boost_round, **kwargs)
-
-
 def load_model(fname) -> Booster:
     return _compat(_load_model(fname))
 
@@ -100,4 +102,6 @@ def __getattr__(name):
 
 
 __all__ = ["Booster", "DMatrix", "DataIter", "ExtMemQuantileDMatrix", "QuantileDMatrix",
-           "XGBoostError", "callback", "cv", "load_model", "train"]
+           "XGBoostError", "callback", "collective", "config", "config_context", "cv",
+           "get_config", "load_model", "plot_importance", "plot_tree", "plotting",
+           "set_config", "to_graphviz", "train"]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..callback import TrainingCallback
+from ..data.input import is_nan_missing
 from ..model.booster import Booster
 from ..dask.data import DaskDataset
 from ..dask.predict import predict as _predict
@@ -42,6 +44,74 @@ def _ds(d):
     return d.dataset if isinstance(d, DaskDMatrix) else d
 
 
+def _check_dask_config() -> None:
+    """XGBoost's Dask settings (dask.config's ``xgboost`` section): an unknown key is a
+    ValueError, as in XGBoost; ``scheduler_address`` (where XGBoost's tracker listens) is
+    refused: dgbdt's workers meet through dgbdt's own collectives, with no tracker."""
+    import dask
+    section = dask.config.get("xgboost", default=None) or {}
+    unknown = sorted(k for k in section if k != "scheduler_address")
+    if unknown:
+        raise ValueError(f"Unknown configuration: {', '.join(unknown)} in dask.config's "
+                         "'xgboost' section (XGBoost's key is scheduler_address)")
+    if section.get("scheduler_address") is not None:
+        _unsupported("dask.config 'xgboost.scheduler_address' (the address of XGBoost's "
+                     "tracker)", "leave it out: dgbdt.dask's workers meet through dgbdt's "
+                     "own collectives, with no tracker")
+
+
+def worker_nthreads(client, params: dict) -> int:
+    """The threads a training uses on a worker, as XGBoost's Dask interface reports them
+    (the configuration's nthread): the parameter nthread / n_jobs when given, else the
+    workers' thread count (the smallest, when the workers differ)."""
+    for key in ("nthread", "n_jobs"):
+        if params.get(key) not in (None, 0):
+            return int(params[key])
+    workers = client.scheduler_info().get("workers", {}).values()
+    counts = [int(w["nthreads"]) for w in workers if w.get("nthreads")]
+    return min(counts) if counts else 0
+
+
+class _InConfig(TrainingCallback):
+    """A callback run under the client's global configuration (xgboost.config), as
+    XGBoost's Dask workers run the training: the callbacks may run on the workers' threads,
+    whose configuration is otherwise the defaults."""
+
+    def __init__(self, callback, settings: dict):
+        self.callback, self.settings = callback, settings
+
+    def _run(self, method, *args):
+        from .config import config_context
+        with config_context(**self.settings):
+            return getattr(self.callback, method)(*args)
+
+    def before_training(self, model):
+        return self._run("before_training", model)
+
+    def after_training(self, model):
+        return self._run("after_training", model)
+
+    def before_iteration(self, model, epoch, evals_log):
+        return self._run("before_iteration", model, epoch, evals_log)
+
+    def after_iteration(self, model, epoch, evals_log):
+        return self._run("after_iteration", model, epoch, evals_log)
+
+    def resume(self, model, epoch, evals_log):
+        if getattr(self.callback, "resume", None) is not None:    # a checkpoint's replay
+            return self._run("resume", model, epoch, evals_log)
+
+
+def _in_config(callbacks):
+    """The callbacks, each run under this thread's global configuration when it is not
+    XGBoost's default one (_InConfig)."""
+    from .config import _DEFAULTS, get_config
+    settings = get_config()
+    if not callbacks or settings == _DEFAULTS:
+        return callbacks
+    return [_InConfig(cb, settings) for cb in callbacks]
+
+
 def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None,
           early_stopping_rounds=None, xgb_model=None, verbose_eval=True, callbacks=None,
           custom_metric=None, coll_cfg=None, feval=None):
@@ -52,21 +122,28 @@ def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=
     if coll_cfg is not None:
         _unsupported("coll_cfg (XGBoost's communicator settings)", "dgbdt.dask.train's "
                      "mode= and collective_timeout= set dgbdt's collectives")
+    _check_dask_config()
     params = xgb_params(params, dtrain)
     out = _train(client, params, _ds(dtrain), num_boost_round,
                  evals=[(_ds(d), n) for d, n in (evals or [])],
                  early_stopping_rounds=early_stopping_rounds, verbose_eval=verbose_eval,
-                 xgb_model=xgb_model, callbacks=callbacks, obj=obj)
+                 xgb_model=xgb_model, callbacks=_in_config(callbacks), obj=obj)
     booster = _compat(out["booster"])
-    booster.config_params = dict(params)     # what save_config reports (booster_config)
+    # what save_config reports (booster_config), the workers' threads as XGBoost's
+    booster.config_params = dict(params, nthread=worker_nthreads(client, params))
     return {"booster": booster, "history": out["history"]}
 
 
-def predict(client, model, data, output_margin: bool = False, pred_leaf: bool = False,
-            pred_contribs: bool = False, iteration_range=None, pred_interactions: bool = False,
-            **kwargs):
-    """xgboost.dask.predict: lazy predictions (model: a Booster, train's dict, or a Future
-    of either, e.g. ``client.scatter(booster)``: fetched once here)."""
+def _client(client):
+    """The client, or distributed's default one for None (as XGBoost's functions take)."""
+    if client is not None:
+        return client
+    from distributed import get_client
+    return get_client()
+
+
+def _booster(model) -> Booster:
+    """The Booster of a Booster, train's dict, or a Future of either (fetched once here)."""
     from distributed import Future
     if isinstance(model, Future):
         model = model.result()
@@ -74,29 +151,61 @@ def predict(client, model, data, output_margin: bool = False, pred_leaf: bool = 
     if not isinstance(booster, Booster):
         raise TypeError(f"model must be a Booster or the dict train returns; got "
                         f"{type(model).__name__}")
-    return _predict(client, booster, _ds(data), output_margin=output_margin,
+    return booster
+
+
+def predict(client, model, data, *, output_margin: bool = False, missing: float = np.nan,
+            pred_leaf: bool = False, pred_contribs: bool = False, approx_contribs: bool = False,
+            pred_interactions: bool = False, validate_features: bool = True,
+            iteration_range=None, strict_shape: bool = False):
+    """xgboost.dask.predict: lazy predictions of a DaskDMatrix or dask collection (model: a
+    Booster, train's dict, or a Future of either, e.g. ``client.scatter(booster)``; values
+    of a collection equal to ``missing`` are missing). Feature names are always checked
+    (validate_features is accepted for XGBoost's code)."""
+    if approx_contribs:
+        _unsupported("approx_contribs (Saabas's approximate contributions)",
+                     "pred_contribs=True gives the exact SHAP values")
+    data = _ds(data)
+    if not isinstance(data, DaskDataset) and not is_nan_missing(missing):
+        data = DaskDataset(_client(client), data, persist=False, missing=missing)
+    return _predict(client, _booster(model), data, output_margin=output_margin,
                     pred_leaf=pred_leaf, iteration_range=iteration_range,
-                    pred_contribs=pred_contribs, pred_interactions=pred_interactions)
+                    pred_contribs=pred_contribs, pred_interactions=pred_interactions,
+                    strict_shape=strict_shape)
 
 
-inplace_predict = predict
+def inplace_predict(client, model, data, *, iteration_range=None, predict_type: str = "value",
+                    missing: float = np.nan, validate_features: bool = True,
+                    base_margin=None, strict_shape: bool = False):
+    """xgboost.dask.inplace_predict: lazy predictions of a dask collection as it is
+    (``predict_type`` "value" or "margin"; values equal to ``missing`` are missing;
+    ``base_margin`` a dask collection partitioned like ``data``)."""
+    if predict_type not in ("value", "margin"):
+        raise ValueError(f"predict_type must be 'value' or 'margin'; got {predict_type!r}")
+    if base_margin is not None or not is_nan_missing(missing):
+        # the rows and their margins travel together (not persisted: the lazy result holds
+        # its parts' graphs)
+        data = DaskDataset(_client(client), data, base_margin=base_margin, persist=False,
+                           missing=missing)
+    return _predict(client, _booster(model), data, output_margin=predict_type == "margin",
+                    iteration_range=iteration_range, strict_shape=strict_shape)
 
 
 _ESTIMATORS: dict = {}
 
 
 def _estimator(name: str):
-    """xgboost.dask's estimator ``name``: dgbdt's Dask estimator whose get_booster gives
-    XGBoost's Booster (save_config, ...), as xgb.XGBRegressor's does."""
+    """xgboost.dask's estimator ``name``: dgbdt's Dask estimator with XGBoost's habits
+    (_DaskXGBBehaviour; get_booster gives XGBoost's Booster: save_config, ...), as
+    xgb.XGBRegressor's over dgbdt's."""
     if name not in _ESTIMATORS:
         from ..dask import sklearn
+        from .xgboost_dask_sklearn import _DaskXGBBehaviour
         base = getattr(sklearn, name.replace("XGB", "GBDT", 1))
-
-        def get_booster(self):
-            return _compat(base.get_booster(self))
-        _ESTIMATORS[name] = type(name, (base,), {
-            "get_booster": get_booster, "__module__": __name__,
-            "__doc__": f"xgboost.dask.{name}: dgbdt.dask.{base.__name__} (XGBoost's Booster)"})
+        _ESTIMATORS[name] = type(name, (_DaskXGBBehaviour, base), {
+            "__module__": __name__,
+            "__doc__": f"xgboost.dask.{name}: dgbdt.dask.{base.__name__} with XGBoost's "
+                       "habits (the Booster XGBoost's)"})
     return _ESTIMATORS[name]
 
 

@@ -18,10 +18,22 @@ import warnings
 from .. import sklearn as _skl
 from ._common import positional_warned
 from .booster import _compat
+from .dmatrix import QuantileDMatrix, check_feature_weights
+from .input import read_features
+from .ranker_extras import is_metric_custom, per_query_metric, qid_column, ranking_score
 
 
 class _XGBBehaviour:
     _VERBOSE = True
+    _FEATURE_WEIGHTS = True     # refused in _dataset only where XGBoost would use them
+    # scikit-learn's HTML repr links an estimator to its API page: these classes are
+    # XGBoost's names and behaviour, documented on XGBoost's page of the release they follow
+    _doc_link_module = "dgbdt"
+    _doc_link_template = ("https://xgboost.readthedocs.io/en/release_3.2.0/python/"
+                          "python_api.html#{estimator_module}.{estimator_name}")
+
+    def _doc_link_url_param_generator(self) -> dict:
+        return {"estimator_module": "xgboost", "estimator_name": type(self).__name__}
 
     def _train_params(self) -> dict:
         from ..params.normalize import ALIASES, SCHEMA, _unknown_name
@@ -37,6 +49,30 @@ class _XGBBehaviour:
 
     def get_booster(self):
         return _compat(super().get_booster())
+
+    def _dataset(self, X, label, weight, base_margin, queries: dict, ref=None):
+        """fit's rows as XGBoost's estimators take them: a QuantileDMatrix (XGBoost's input
+        rules: object arrays as float32, ...; ``ref``: the training set's), made once for
+        the training rows and once per other eval_set pair."""
+        data = QuantileDMatrix(data=X, label=label, weight=weight, base_margin=base_margin,
+                               missing=self.missing, enable_categorical=self.enable_categorical,
+                               feature_types=self.feature_types,
+                               feature_weights=self.feature_weights, ref=ref, **queries)
+        if ref is None:    # weighted column sampling: refused, as xgb.train refuses it
+            check_feature_weights({k: v for k, v in self.get_xgb_params().items()
+                                   if v is not None}, data)
+        return data
+
+    def _predict_input(self, X):
+        X = super()._predict_input(X)
+        return X if getattr(X, "columns", None) is not None else read_features(X,
+                                                                               self.missing)[0]
+
+    def load_model(self, path) -> None:
+        """XGBoost's: the model's feature types set feature_types and enable_categorical."""
+        super().load_model(path)
+        self.feature_types = self._Booster.feature_types
+        self.enable_categorical = self.feature_types is not None and "c" in self.feature_types
 
     def _params_changed(self) -> None:
         booster = self.__dict__.get("_Booster")
@@ -80,12 +116,54 @@ class XGBClassifier(_XGBBehaviour, _skl.GBDTClassifier):
 
 
 class XGBRanker(_XGBBehaviour, _skl.GBDTRanker):
-    """XGBoost's XGBRanker: dgbdt's GBDTRanker with XGBoost's habits (module doc)."""
+    """XGBoost's XGBRanker: dgbdt's GBDTRanker with XGBoost's habits (module doc), and its
+    conventions: a DataFrame's column ``qid`` holds the rows' query ids (in fit, eval_set,
+    predict, apply and score), a custom eval_metric ``f(y_true, y_score)`` is averaged over
+    the queries, and score gives the last evaluation metric."""
 
     @positional_warned(positional_wins=True)
     def __init__(self, *, objective="rank:ndcg", **kwargs):
         kwargs.setdefault("n_estimators", None)
         super().__init__(objective=objective, **kwargs)
+
+    @positional_warned
+    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, base_margin=None,
+            eval_set=None, eval_group=None, eval_qid=None, verbose=None, xgb_model=None,
+            sample_weight_eval_set=None, base_margin_eval_set=None) -> "XGBRanker":
+        given, (X, qid) = X, qid_column(X, qid)
+        if eval_set is not None:
+            qids = list(eval_qid) if eval_qid is not None else [None] * len(eval_set)
+            pairs = []
+            for i, (ex, ey) in enumerate(eval_set):
+                # the training frame again: its features and queries (fit reuses its data)
+                ex, qids[i] = (X, qid) if ex is given and X is not given else \
+                    qid_column(ex, qids[i])
+                pairs.append((ex, ey))
+            eval_set, eval_qid = pairs, (qids if any(q is not None for q in qids) else None)
+        return super().fit(X, y, group=group, qid=qid, sample_weight=sample_weight,
+                           base_margin=base_margin, eval_set=eval_set, eval_group=eval_group,
+                           eval_qid=eval_qid, verbose=verbose, xgb_model=xgb_model,
+                           sample_weight_eval_set=sample_weight_eval_set,
+                           base_margin_eval_set=base_margin_eval_set)
+
+    def _predict_input(self, X):
+        return super()._predict_input(qid_column(X, None)[0])
+
+    def _callables(self):
+        obj, metric, maximize = super()._callables()
+        if callable(self.eval_metric) and metric is not None and \
+                not is_metric_custom(self.eval_metric):
+            metric = per_query_metric(self.eval_metric)
+        return obj, metric, maximize
+
+    def score(self, X, y) -> float:
+        """The last evaluation metric (eval_metric's, else the objective's default) of the
+        model on (X, y), X a DataFrame with the queries in its ``qid`` column."""
+        X, qid = qid_column(X, None)
+        if qid is None:
+            raise ValueError("score needs the rows' queries: X must be a DataFrame with a "
+                             "`qid` column")
+        return ranking_score(self, X, y, qid)
 
 
 class _XGBForest(_XGBBehaviour):

@@ -25,6 +25,7 @@ import numpy as np
 from ..backends.device import array_module, is_device_array
 from ..data.device_input import is_cudf
 from ..data.input import as_matrix, as_vector, check_frame_columns, mark_missing
+from ..data.labels import label_targets
 from ..data.quantize import cuts_from_summaries
 from ..data.sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
 from ..data.sketch_device import summarize_weighted_device
@@ -88,6 +89,16 @@ def _register_sizes() -> None:
 _register_sizes()
 
 
+def _label_columns(label) -> int:
+    """The targets of a label collection: a DataFrame's columns, a 2-D array's; else 1."""
+    if label is None:
+        return 1
+    if is_dask_frame(label) and getattr(label, "ndim", 1) == 2:
+        return max(1, len(label.columns))
+    shape = getattr(label, "shape", ())
+    return int(shape[1]) if len(shape) == 2 else 1
+
+
 def make_part(index: int, X, label, weight, base_margin, n_features: int, types=None,
               categories=None, qid=None, lower=None, upper=None, missing=np.nan) -> Part:
     """Check one partition (runs on a worker); errors name the partition. ``types``: the
@@ -109,7 +120,7 @@ def make_part(index: int, X, label, weight, base_margin, n_features: int, types=
         n = X.shape[0]
         dev = is_device_array(X)
         xp = array_module(X)
-        y = None if label is None else as_vector(label, "label", n, dev)
+        y = None if label is None else label_targets(label, "label", n, dev)   # [n] or [n, T]
         if lower is not None:       # survival:aft's label intervals [n, 2]
             from ..objectives.survival import interval_labels
             y = interval_labels(_bound(lower, xp), _bound(upper, xp), n)
@@ -357,6 +368,8 @@ class DaskDataset:
         self.num_col = n_features
         self.feature_names = names
         self.has_label = label is not None or label_lower_bound is not None
+        # the label's targets: the columns of a 2-D label array or of a label DataFrame
+        self.num_target = _label_columns(label)
         self.has_intervals = label_lower_bound is not None
         self.has_weight = weight is not None
         self.has_base_margin = base_margin is not None

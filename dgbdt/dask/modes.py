@@ -161,17 +161,19 @@ STRATEGIES = {"task": one_task, "collective": collective, "nccl": collective, "g
 
 
 # -- the one-task mode's worker side --------------------------------------------------------
-def _concat_dataset(parts) -> Dataset:
+def _concat_dataset(parts, intervals: bool = False) -> Dataset:
+    """The parts' rows as one Dataset (an eval set here); ``intervals``: their [n, 2] labels
+    are survival:aft's label bounds (else a 2-D label is one of several targets)."""
     parts = [p for p in parts if p.n_rows] or parts[:1]
     xp = array_module(parts[0].X)
     cat = (lambda xs: None if xs[0] is None else xp.concatenate(xs))
     d = Dataset(xp.concatenate([p.X for p in parts]), weight=cat([p.weight for p in parts]),
                 base_margin=cat([p.base_margin for p in parts]))
-    d.label = cat([p.label for p in parts])     # checked by the parts (1-D, or intervals)
+    d.label = cat([p.label for p in parts])     # checked by the parts
     # the partitions' query ids: each partition's sorted, queries within one partition (the
     # DaskDataset checked), so contiguous here though not sorted across partitions
     d.qid = None if parts[0].qid is None else np.concatenate([p.qid for p in parts])
-    if d.label is not None and d.label.ndim == 2:       # survival:aft's intervals [n, 2]
+    if intervals and d.label is not None:       # survival:aft's intervals [n, 2]
         d.label_lower_bound, d.label_upper_bound = d.label[:, 0], d.label[:, 1]
     return d
 
@@ -207,7 +209,8 @@ def _train_here(p, cuts, base, booster, rounds, n_rows, train_parts, eval_sets,
         weight = None if shards[0].weight is None else xp.concatenate([s.weight for s in shards])
         qid = None if shards[0].qid is None else np.concatenate([s.qid for s in shards])
         sources = [(SeamEval(seam, label, weight, None, qid) if parts is None
-                    else DatasetEval(_concat_dataset(parts), booster), name)
+                    else DatasetEval(_concat_dataset(parts, p["objective"] == "survival:aft"),
+                                     booster), name)
                    for parts, name in eval_sets]
         history: dict = {}
         with gpu_memory_errors(p, "training on this worker"):

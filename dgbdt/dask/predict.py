@@ -18,35 +18,48 @@ def _cupy_like():
 
 def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool,
                    iteration_range=None, pred_contribs: bool = False,
-                   pred_interactions: bool = False):
+                   pred_interactions: bool = False, strict_shape: bool = False):
     if block.shape[0] == 0:
         return _empty_output(booster, output_margin, pred_leaf, iteration_range,
                              like=_cupy_like() if is_cudf(block) else block,
-                             pred_contribs=pred_contribs, pred_interactions=pred_interactions)
+                             pred_contribs=pred_contribs, pred_interactions=pred_interactions,
+                             strict_shape=strict_shape)
     return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf,
                            iteration_range=iteration_range, pred_contribs=pred_contribs,
-                           pred_interactions=pred_interactions)
+                           pred_interactions=pred_interactions, strict_shape=strict_shape)
 
 
 def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool,
                   iteration_range=None, pred_contribs: bool = False,
-                  pred_interactions: bool = False):
+                  pred_interactions: bool = False, strict_shape: bool = False):
     if part.n_rows == 0:
         return _empty_output(booster, output_margin, pred_leaf, iteration_range, like=part.X,
-                             pred_contribs=pred_contribs, pred_interactions=pred_interactions)
+                             pred_contribs=pred_contribs, pred_interactions=pred_interactions,
+                             strict_shape=strict_shape)
     from ..data.dataset import Dataset
     d = Dataset.__new__(Dataset)  # already checked on the worker: no second validation pass
     d.data, d.feature_names, d.base_margin = part.X, None, part.base_margin
     d.categories = getattr(part, "categories", None)
     return booster.predict(d, output_margin=output_margin, pred_leaf=pred_leaf,
                            iteration_range=iteration_range, pred_contribs=pred_contribs,
-                           pred_interactions=pred_interactions)
+                           pred_interactions=pred_interactions, strict_shape=strict_shape)
 
 
 def _trailing(booster: Booster, output_margin: bool, pred_leaf: bool, iteration_range=None,
-              pred_contribs: bool = False, pred_interactions: bool = False) -> tuple:
-    """The output's shape after the row axis."""
+              pred_contribs: bool = False, pred_interactions: bool = False,
+              strict_shape: bool = False) -> tuple:
+    """The output's shape after the row axis (Booster.predict's, strict_shape included)."""
     F = booster.n_features + 1
+    if strict_shape:
+        K = booster.n_outputs
+        if pred_interactions:
+            return (K, F, F)
+        if pred_contribs:
+            return (K, F)
+        if pred_leaf:       # rounds, outputs, parallel trees
+            P = booster.num_parallel_tree
+            return (len(booster._trees_in(iteration_range)) // (K * P), K, P)
+        return (_output_columns(booster, output_margin, False, iteration_range) or 1,)
     if pred_interactions:
         return (F, F) if booster.n_outputs == 1 else (booster.n_outputs, F, F)
     if pred_contribs:
@@ -68,10 +81,11 @@ def _output_columns(booster: Booster, output_margin: bool, pred_leaf: bool,
 
 
 def _empty_output(booster, output_margin, pred_leaf, iteration_range=None, like=None,
-                  pred_contribs: bool = False, pred_interactions: bool = False):
+                  pred_contribs: bool = False, pred_interactions: bool = False,
+                  strict_shape: bool = False):
     """A zero-row output, on the GPU when ``like`` (the input) is there."""
     tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs,
-                     pred_interactions)
+                     pred_interactions, strict_shape)
     dtype = np.int32 if pred_leaf else np.float64
     xp = array_module(like) if like is not None else np
     return xp.zeros((0,) + tail, dtype=dtype)
@@ -79,7 +93,8 @@ def _empty_output(booster, output_margin, pred_leaf, iteration_range=None, like=
 
 def predict(client, booster: Booster, data, output_margin: bool = False,
             pred_leaf: bool = False, iteration_range: tuple[int, int] | None = None,
-            pred_contribs: bool = False, pred_interactions: bool = False):
+            pred_contribs: bool = False, pred_interactions: bool = False,
+            strict_shape: bool = False):
     """Predictions of ``booster`` for a DaskDataset, dask array or dask DataFrame, lazily.
 
     Returns a dask Array for arrays and DaskDatasets (one chunk per partition), a dask Series
@@ -89,6 +104,8 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
     DataFrame, columns named by the features and "bias", one output only).
     ``pred_interactions``: SHAP interaction values as Booster.predict's ([n, F + 1, F + 1] or
     [n, K, F + 1, F + 1]); DaskDatasets and dask arrays only (the output is 3-D or 4-D).
+    ``strict_shape``: Booster.predict's fixed shapes (leaves [n, rounds, K, P], ...); a shape
+    of more than two axes needs a DaskDataset or dask array.
     """
     import dask
     import dask.array as da
@@ -102,7 +119,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
     # (docs/benchmarks-archive.md#figures-behind-code-choices)
     bst = dask.delayed(booster, pure=False)
     tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs,
-                     pred_interactions)
+                     pred_interactions, strict_shape)
     cols = tail[0] if len(tail) == 1 else None
     dtype = np.int32 if pred_leaf else np.float64
     if isinstance(data, DaskDataset):
@@ -115,7 +132,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
 
         tasks = [dask.delayed(_predict_part, pure=True)(f, bst, output_margin, pred_leaf,
                                                         iteration_range, pred_contribs,
-                                                        pred_interactions)
+                                                        pred_interactions, strict_shape)
                  for f in data.raw_parts()]
         # one block per partition, empty ones included (da.concatenate would drop those)
         name = "dgbdt-predict-" + tokenize(*(t.key for t in tasks))
@@ -125,7 +142,8 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         chunks = (tuple(data.part_rows),) + tuple((c,) for c in tail)
         meta = _empty_output(booster, output_margin, pred_leaf, iteration_range,
                              like=_cupy_like() if data.on_device else None,
-                             pred_contribs=pred_contribs, pred_interactions=pred_interactions)
+                             pred_contribs=pred_contribs, pred_interactions=pred_interactions,
+                             strict_shape=strict_shape)
         return da.Array(graph, name, chunks, dtype=dtype, meta=meta)
     if is_dask_array(data):
         if data.ndim != 2 or data.shape[1] != booster.n_features:
@@ -135,7 +153,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
             data = data.rechunk({1: -1})
         kw = dict(dtype=dtype, booster=bst, output_margin=output_margin, pred_leaf=pred_leaf,
                   iteration_range=iteration_range, pred_contribs=pred_contribs,
-                  pred_interactions=pred_interactions)
+                  pred_interactions=pred_interactions, strict_shape=strict_shape)
         if not tail:
             return data.map_blocks(_predict_block, drop_axis=1, **kw)
         chunks = (data.chunks[0],) + tuple((c,) for c in tail)
@@ -153,15 +171,17 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
         if len(tail) > 1:
             what = ("pred_interactions are 3-D [n, F+1, F+1] (4-D with several outputs)"
                     if pred_interactions else
+                    f"this output is {len(tail) + 1}-D {[None, *tail]}" if strict_shape else
                     "pred_contribs of a model with several outputs is 3-D [n, K, F+1]")
             raise ValueError(f"{what}: pass a dask array (ddf.to_dask_array(lengths=True)) or "
                              "a DaskDataset instead of a DataFrame")
         names = ([str(c) for c in data.columns] + ["bias"] if pred_contribs
                  else [str(j) for j in range(cols or 0)])
 
-        def frame(df, booster, output_margin, pred_leaf, iteration_range, pred_contribs):
+        def frame(df, booster, output_margin, pred_leaf, iteration_range, pred_contribs,
+                  strict_shape):
             out = _predict_block(df, booster, output_margin, pred_leaf, iteration_range,
-                                 pred_contribs)
+                                 pred_contribs, strict_shape=strict_shape)
             if is_cudf(df):         # cuDF in, cuDF out
                 import cudf
                 if out.ndim == 1:
@@ -177,6 +197,6 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
             import cudf
             meta = cudf.from_pandas(meta)
         return data.map_partitions(frame, bst, output_margin, pred_leaf, iteration_range,
-                                   pred_contribs, meta=meta)
+                                   pred_contribs, strict_shape, meta=meta)
     raise TypeError(f"data must be a DaskDataset, dask array or dask DataFrame; got "
                     f"{type(data).__name__} (use Booster.predict for in-memory data)")

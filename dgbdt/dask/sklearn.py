@@ -144,7 +144,7 @@ class _DaskGBDTModel(_GBDTModel):
         own = [ex is X and ey is y and w is sample_weight and m is base_margin
                and q.get("qid") is queries.get("qid")
                for (ex, ey, w, m, _), q in zip(pairs, eval_queries)]
-        made = DaskDataset.together(client, [
+        made = self._datasets(client, [
             dict(data=ex, label=self._encode(_label_column(ey)), weight=w, base_margin=m,
                  **self._data_args(), **q)
             for ex, ey, w, m, q in [(X, y, sample_weight, base_margin, queries)]
@@ -165,10 +165,16 @@ class _DaskGBDTModel(_GBDTModel):
                           checkpoint_interval=self.checkpoint_interval, custom_metric=metric,
                           callbacks=self._fit_callbacks())
         self._Booster = out["booster"]
+        self._Booster.config_params = params     # what save_config reports
         self.evals_result_ = out["history"]
         self._set_fit_features(dtrain.num_col,
                                dtrain.feature_names if is_dask_frame(X) else None)
         return self
+
+    def _datasets(self, client, specs: list[dict]) -> list:
+        """The DaskDatasets of a fit (each spec: DaskDataset's arguments but ``client``),
+        computed in one call (DaskDataset.together)."""
+        return DaskDataset.together(client, specs)
 
     def _predict_raw(self, X, output_margin: bool, iteration_range, base_margin):
         """dgbdt.dask.predict's lazy output (with best_iteration unless iteration_range)."""
@@ -184,6 +190,14 @@ class _DaskGBDTModel(_GBDTModel):
                     and data.feature_names != booster.feature_names):
                 raise ValueError("feature names differ from the model's")
         return _dask_predict(self._client, booster, data, output_margin=output_margin,
+                             iteration_range=self._iteration_range(iteration_range))
+
+    def apply(self, X, iteration_range=None):
+        """Lazy leaf indices of each row in every tree, a dask array [n_rows, n_trees] with
+        known row chunks (the rows as a DaskDataset), as xgboost.dask's apply; the iterations
+        up to best_iteration unless iteration_range is given."""
+        data = DaskDataset(self.client, X, persist=False, **self._data_args())
+        return _dask_predict(self._client, self.get_booster(), data, pred_leaf=True,
                              iteration_range=self._iteration_range(iteration_range))
 
     def _compute(self, *objs) -> list:

@@ -145,6 +145,10 @@ def cudf_categories(df) -> list:
     return out
 
 
+class InvalidCategoryError(ValueError):
+    """A categorical feature's value that is not a valid category code."""
+
+
 def check_codes(X, mask, names=None) -> None:
     """Every value of a categorical feature is NaN or a whole number in [0, MAX_CATEGORIES)
     (host or device X: one reduction a feature where X is)."""
@@ -158,9 +162,9 @@ def check_codes(X, mask, names=None) -> None:
         bad = (v < 0) | (v >= MAX_CATEGORIES) | (v != xp.floor(v))
         if bool(bad.any()):
             name = names[f] if names else str(f)
-            raise ValueError(f"categorical feature {name}: invalid category code "
-                             f"{float(v[bad][0])!r}; codes are whole numbers in [0, "
-                             f"{MAX_CATEGORIES}) (NaN = missing)")
+            raise InvalidCategoryError(f"categorical feature {name}: invalid category code "
+                                       f"{float(v[bad][0])!r}; codes are whole numbers in "
+                                       f"[0, {MAX_CATEGORIES}) (NaN = missing)")
 
 
 def recode(X, mask, have, want, names=None) -> np.ndarray:

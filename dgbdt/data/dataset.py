@@ -14,6 +14,7 @@ import numpy as np
 from ..backends.device import array_module, backend_of, is_device_array
 from .device_input import is_cudf
 from .input import as_features, as_vector, is_nan_missing, mark_missing
+from .labels import label_targets
 from ..kernels.pages import Page, pack
 from .quantize import Cuts, cuts_from_summaries, quantize
 from .sketch import Summaries, default_max_keys, summarize_weighted, weight_scale
@@ -34,7 +35,8 @@ class Dataset:
         GPU input stays on the GPU (labels, weights and base_margin move there too), is
         sketched and quantized there, and trains there unless device="cpu" is asked for.
     label, weight : array, optional
-        1-D arrays of length n_rows (weights >= 0, not all zero).
+        1-D arrays of length n_rows (weights >= 0, not all zero); a label may be [n_rows, T]
+        (a 2-D array or DataFrame: T targets, one model output each).
     base_margin : array, optional
         Initial margins, shape [n_rows] or [n_rows, n_outputs]; replaces base_score.
     feature_names : list of str, optional
@@ -105,7 +107,7 @@ class Dataset:
         dev = self.on_device
         xp = array_module(self.data)
         self.feature_names = names
-        self.label = None if label is None else as_vector(label, "label", n, dev)
+        self.label = None if label is None else label_targets(label, "label", n, dev)
         from .queries import per_row_weights, query_ids
         self.qid = query_ids(qid, group, n)
         weight = per_row_weights(weight, self.qid, n)
@@ -160,6 +162,11 @@ class Dataset:
         return self.label is not None
 
     @property
+    def num_target(self) -> int:
+        """The label's targets (its columns; 1 for a 1-D label or none)."""
+        return 1 if self.label is None or self.label.ndim == 1 else int(self.label.shape[1])
+
+    @property
     def has_intervals(self) -> bool:
         """Whether survival:aft's label bounds are both set."""
         return self.label_lower_bound is not None and self.label_upper_bound is not None
@@ -210,7 +217,8 @@ class Dataset:
         if field in ("label_lower_bound", "label_upper_bound"):
             self.set_label_bounds(**{field.split("_")[-2]: data})
         elif field in ("label", "weight"):
-            setattr(self, field, as_vector(data, field, self.num_row, self.on_device))
+            read = label_targets if field == "label" else as_vector
+            setattr(self, field, read(data, field, self.num_row, self.on_device))
         else:
             raise ValueError(f"set_float_info: field {field!r}; dgbdt sets label, weight, "
                              "label_lower_bound and label_upper_bound")

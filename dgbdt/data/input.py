@@ -15,6 +15,10 @@ from .device_input import device_matrix, device_vector, first_inf, is_cudf
 from .sparse import as_csr, densify, is_sparse
 
 
+class InfiniteValueError(ValueError):
+    """Features holding an infinite value (or a finite one beyond float32's range)."""
+
+
 def _is_dataframe(obj) -> bool:
     return hasattr(obj, "columns") and hasattr(obj, "dtypes") and hasattr(obj, "iloc")
 
@@ -87,11 +91,11 @@ def as_matrix(data, feature_names=None, allow_empty: bool = False
         given = _given_value(data, r, c)
         if given is not None and np.isfinite(given):
             # a finite float64 beyond float32's range becomes inf when features are stored
-            raise ValueError(f"data holds {given!r} at row {r}, feature {col}: beyond the "
-                             "float32 range that features are stored in (|x| <= 3.4e38); "
-                             "scale the feature, or use NaN (missing)")
-        raise ValueError(f"data contains infinite values (first at row {r}, feature {col}); "
-                         "replace them with NaN (missing) or a finite value")
+            raise InfiniteValueError(f"data holds {given!r} at row {r}, feature {col}: beyond "
+                                     "the float32 range that features are stored in (|x| <= "
+                                     "3.4e38); scale the feature, or use NaN (missing)")
+        raise InfiniteValueError(f"data contains infinite values (first at row {r}, feature "
+                                 f"{col}); replace them with NaN (missing) or a finite value")
     return X, checked_names(feature_names if feature_names is not None else names, X.shape[1])
 
 
@@ -198,3 +202,21 @@ def as_vector(values, what: str, n: int, device: bool = False):
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
         raise TypeError(f"{what} must hold numbers; got dtype {arr.dtype}")
     return check_vector(arr.astype(np.float64), what, n, np)
+
+
+def inplace_input(data):
+    """``data`` as XGBoost's inplace_predict reads it: a list or tuple as a numpy array, a
+    pandas Series as a one-column frame, an object (or float16) array as float32 (None is
+    missing); a numpy array of other non-numbers (bytes, strings, complex) is a ValueError,
+    as XGBoost's."""
+    if isinstance(data, (list, tuple)):
+        data = np.array(data)
+    if hasattr(data, "to_frame") and hasattr(data, "iloc") and not is_cudf(data):
+        return data.to_frame()
+    if isinstance(data, np.ndarray):
+        if data.dtype.hasobject or data.dtype == np.float16:
+            return data.astype(np.float32)
+        if data.dtype.kind not in "biuf":
+            raise ValueError(f"data of dtype {data.dtype} cannot be predicted on: it must "
+                             "hold numbers (convert it, e.g. X.astype(np.float32))")
+    return data

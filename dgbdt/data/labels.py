@@ -1,6 +1,7 @@
 """Class labels of the classifiers: distinct classes, encoding to indices and back.
 
-Labels arrive as whatever the user holds: numpy or cupy arrays, pandas Series (numbers,
+``label_targets`` reads a training label, one target or several (an [n, T] matrix).
+Class labels arrive as whatever the user holds: numpy or cupy arrays, pandas Series (numbers,
 strings, bool, category, nullable Int/Float/boolean), cuDF Series. ``label_values`` makes them
 one 1-D array on the device where they live (cupy for cuDF/cupy input, numpy otherwise), so GPU
 labels are encoded on the GPU; ``classes_`` is always a small host (numpy) array, as in
@@ -68,6 +69,64 @@ def label_values(y, what: str = "y"):
         raise ValueError(f"{what} has missing values (first at row "
                          f"{int(xp.flatnonzero(xp.isnan(arr))[0])}); drop those rows or fill "
                          "them before fitting")
+    return arr
+
+
+def label_targets(values, what: str, n: int, device: bool = False):
+    """A training label: a finite float64 [n] vector (dgbdt.data.input.as_vector), or for
+    several targets (a 2-D array or a DataFrame of T > 1 columns: XGBoost's multi-target
+    label) a finite C-contiguous float64 [n, T] matrix; cupy when the input or ``device`` is
+    on a GPU, numpy otherwise."""
+    from .input import as_vector
+    cols = getattr(values, "shape", None)
+    if cols is None and isinstance(values, (list, tuple)):      # a list of rows
+        cols = np.shape(values)
+    if cols is None or len(cols) != 2 or cols[1] == 1:
+        return as_vector(values, what, n, device)
+    if is_cudf(values):
+        arr = values.astype("float64").to_cupy(na_value=np.nan)
+    elif hasattr(values, "to_numpy") and hasattr(values, "columns"):       # pandas
+        if any(str(t) == "category" for t in values.dtypes):
+            raise TypeError(f"{what} must hold numbers; got a category column (pass the "
+                            "values, e.g. .astype(float))")
+        arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        xp = _xp(values)
+        arr = xp.asarray(values) if xp is not np else np.asarray(values)
+        if arr.dtype == object or arr.dtype.kind not in "biuf":
+            raise TypeError(f"{what} must hold numbers; got dtype {arr.dtype}")
+        arr = arr.astype(np.float64)
+    if device and _xp(arr) is np:
+        import cupy
+        arr = cupy.asarray(arr)
+    xp = _xp(arr)
+    if arr.shape[0] != n:
+        raise ValueError(f"{what} has {arr.shape[0]} rows but data has {n} rows")
+    bad = ~xp.isfinite(arr)
+    if bool(bad.any()):
+        r, c = (int(v) for v in xp.argwhere(bad)[0])
+        raise ValueError(f"{what} contains NaN or infinite values (first at row {r}, "
+                         f"target {c})")
+    return xp.ascontiguousarray(arr)
+
+
+def multilabel_values(y, what: str = "y"):
+    """A multi-label classifier's y: for a 2-D y of T > 1 columns (an array, a list of rows,
+    a DataFrame) the float64 [n, T] matrix of its 0/1 indicators, on its device; None for
+    any other y (one label a row). Values other than 0 and 1 raise."""
+    shape = getattr(y, "shape", None)
+    if shape is None and isinstance(y, (list, tuple)):
+        shape = np.shape(y)
+    if shape is None or len(shape) != 2 or shape[1] == 1:
+        return None
+    arr = label_targets(y, what, shape[0])
+    xp = _xp(arr)
+    bad = (arr != 0.0) & (arr != 1.0)
+    if bool(bad.any()):
+        r, c = (int(v) for v in xp.argwhere(bad)[0])
+        raise ValueError(f"{what}: a 2-D y is multi-label (one 0/1 column per label); got "
+                         f"{float(arr[r, c])!r} at row {r}, column {c}. For several "
+                         "continuous targets use a regressor")
     return arr
 
 

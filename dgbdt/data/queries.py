@@ -105,5 +105,6 @@ def per_row_weights(weight, qid: np.ndarray | None, n: int):
         return np.repeat(w, sizes)
     if w.shape[0] == n and np.all(w == np.repeat(w[gptr[:-1]], sizes)):
         return w
-    raise ValueError(f"weight with query ids weighs whole queries, as XGBoost: pass one "
-                     f"weight per query ({sizes.shape[0]} queries), not {w.shape[0]} values")
+    raise ValueError(f"weight with query ids weighs whole queries, as XGBoost: the number "
+                     f"of weights must be equal to the number of query groups (one weight "
+                     f"per query ({sizes.shape[0]} queries), not {w.shape[0]} values)")

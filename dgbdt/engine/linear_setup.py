@@ -18,7 +18,7 @@ def linear_setup(p, dtrain, cuts, shards):
     if not p["linear_tree"]:
         return None
     be = shards[0].be
-    X = dtrain.rows() if dtrain.sparse else dtrain.data     # regressors read dense rows
+    X = dtrain.rows()       # regressors read dense rows (a Dataset's own dense matrix)
     if be.caps.device_memory and any(s.page.streamed for s in shards) and \
             not is_device_array(X):
         X = np.ascontiguousarray(to_host(X), dtype=np.float32)
@@ -44,7 +44,7 @@ def hold_raw_rows(dtrain, shards):
     copy on the host), on the GPU of one device matrix (the Dataset's own for cupy input, host
     rows uploaded once; sparse rows dense). Returns that matrix."""
     be = shards[0].be
-    X = dtrain.rows() if dtrain.sparse else dtrain.data
+    X = dtrain.rows()       # a Dataset's own matrix (dense) or its rows (sparse, batches)
     if be.caps.device_memory:
         xp = be.xp
         X = xp.ascontiguousarray(xp.asarray(X), dtype=xp.float32)

@@ -72,9 +72,11 @@ def resolve_prior(xgb_model, params) -> Booster | None:
     nc = (params or {}).get("num_class")
     if nc is not None and prior.num_class is not None and int(nc) != prior.num_class:
         raise ValueError(f"params num_class={nc} differs from xgb_model's {prior.num_class}")
-    for k, v in getattr(prior, "objective_params", {}).items():   # its outputs' quantiles
+    # its outputs' quantiles, or its number of targets
+    for k, v in getattr(prior, "objective_params", {}).items():
         mine = (params or {}).get(k)
-        if mine is not None and list(np.atleast_1d(mine).astype(float)) != list(v):
+        if mine is not None and list(np.atleast_1d(mine).astype(float)) != list(
+                np.atleast_1d(v).astype(float)):
             raise ValueError(f"params {k}={mine!r} differs from xgb_model's {v}; continued "
                              f"training keeps the model's (leave {k} out of params)")
     return prior
@@ -126,12 +128,18 @@ def prepare(params, dtrain, evals, kind: DatasetKind, *, num_boost_round,
             " (its label bounds are survival:aft's labels, read by that objective only)"
             if dtrain.has_intervals else ""))
     evals = check_evals(evals, dtrain, kind, intervals)
+    _resolve_targets(p, dtrain, evals, obj is not None)
     if early_stopping_rounds is not None and not evals:
         raise ValueError("early_stopping_rounds needs at least one entry in evals")
     if prior is not None and prior.n_features != dtrain.num_col:
         raise ValueError(f"xgb_model has {prior.n_features} features; dtrain has "
                          f"{dtrain.num_col}")
     objective = get_objective(p["objective"], p)
+    if isinstance(p["base_score"], tuple):       # a vector: one value per model output
+        K = objective.n_outputs(p["num_class"])
+        if len(p["base_score"]) != K:
+            raise ValueError(f"base_score has {len(p['base_score'])} values; the model has "
+                             f"{K} output(s) (pass one value, or one per output)")
     if getattr(objective, "interval_labels", False):
         for d, name in [(dtrain, "dtrain")] + [(d, f"eval set '{n}'") for d, n in evals]:
             if not d.has_intervals:
@@ -177,6 +185,27 @@ def prepare(params, dtrain, evals, kind: DatasetKind, *, num_boost_round,
         objective.check_label_array(dtrain.label, p["num_class"])
     return Setup(p, dtrain, objective, metrics, evals, prior, p["num_class"], custom_metric,
                  maximize)
+
+
+def _resolve_targets(p: dict, dtrain, evals, custom: bool) -> None:
+    """``p["num_target"]``: the columns of dtrain's label (XGBoost reads the number of targets
+    from the label); a num_target given must match it, except with a custom objective, whose
+    gradients set the outputs (XGBoost's rule: there it says how many). Eval sets' labels must
+    have as many columns. None for one target."""
+    T = dtrain.num_target
+    given = p.get("num_target")
+    if given is not None and given != T and not (custom and T == 1):
+        raise ValueError(f"num_target={given} but the label has {T} column(s) (one per "
+                         "target); leave num_target out (it is read from the label)")
+    for d, name in evals:
+        if d.has_label and d.num_target != T:
+            raise ValueError(f"eval set '{name}' has a label of {d.num_target} target(s); "
+                             f"dtrain's has {T}")
+    T = max(T, given or 1)
+    p["num_target"] = T if T > 1 else None
+    if T > 1:
+        from ..objectives.multi_target import check_multi_target
+        check_multi_target(p["objective"], T)
 
 
 def _device(device: str | None, dtrain, kind: DatasetKind) -> str:

@@ -27,6 +27,12 @@ def _labels(xp, y, n: int | None = None):
     return y
 
 
+def _is_multi_target(y, pred) -> bool:
+    """Whether labels and prediction are both [n, T] with T > 1 (a multi-target label)."""
+    ys, ps = getattr(y, "shape", ()), getattr(pred, "shape", ())
+    return len(ys) == 2 and ys[1] > 1 and tuple(ys) == tuple(ps)
+
+
 def _vector_pred(pred):
     xp = _module(pred)
     p = xp.asarray(pred, dtype=np.float64)
@@ -78,11 +84,21 @@ class Metric:
         """The mergeable summary of these rows (on pred's device). Ratio metrics: the exact
         sums ``[sum_i w_i loss_i, sum_i w_i]``, ``weight_sum`` the second when the caller keeps
         it (it does not change between rounds); ``weight_scale`` is for auc only."""
-        pred = _vector_pred(pred) if self._vector else _matrix_pred(pred)
-        xp = _module(pred)
-        y = _labels(xp, y, pred.shape[0])
-        w = _weights(xp, w, y.shape[0])
-        loss = self._row_loss(xp, y, pred)
+        if self._vector and _is_multi_target(y, pred):
+            # several targets (XGBoost's element-wise metrics): a row's loss is the mean of
+            # its targets' losses, so the value is the mean over rows and targets
+            xp = _module(pred)
+            pred = xp.asarray(pred, dtype=np.float64)
+            y = _as(xp, y)
+            w = _weights(xp, w, y.shape[0])
+            loss = self._row_loss(xp, y, pred).mean(axis=1)
+            y = y[:, 0]
+        else:
+            pred = _vector_pred(pred) if self._vector else _matrix_pred(pred)
+            xp = _module(pred)
+            y = _labels(xp, y, pred.shape[0])
+            w = _weights(xp, w, y.shape[0])
+            loss = self._row_loss(xp, y, pred)
         if w is None:
             return [ExactSum.of(loss), ExactSum(int(y.shape[0]) << ExactSum._SHIFT)]
         return [ExactSum.of(w * loss), weight_sum if weight_sum is not None else ExactSum.of(w)]

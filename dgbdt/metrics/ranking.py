@@ -116,7 +116,8 @@ class RankMetric(Metric):
                                      ">= 0 (or set ndcg_exp_gain=False)")
                 if (y > 31).any():
                     raise ValueError(f"{self.name}: relevance degrees must be <= 31 with the "
-                                     "exponential gain; set ndcg_exp_gain=False")
+                                     "exponential gain. Set `ndcg_exp_gain` to False for a "
+                                     "linear gain")
         elif ((y != 0.0) & (y != 1.0)).any():
             raise ValueError(f"{self.name.split('@')[0].rstrip('-')} can only be used with "
                              "binary labels (0 or 1)")

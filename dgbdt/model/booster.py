@@ -10,7 +10,8 @@ A model file is JSON (never pickle)::
                  "attributes": {str: str} (optional: absent before 0.7),
                  "feature_types": [XGBoost type per feature] (optional: categorical models),
                  "categories": [list of category values, or null, per feature] (optional),
-                 "objective_params": {"quantile_alpha": [K floats]} (version 4)},
+                 "objective_params": {"quantile_alpha": [K floats]} or
+                                     {"num_target": K} (version 4)},
      "trees": [tree, ...], "tree_class": [k of each tree]}
 
 Version 2 added categorical splits (dgbdt.tree.model) and the two optional learner fields;
@@ -18,9 +19,10 @@ version 1 files (numerical splits only) load as before. Version 3 added linear l
 (``linear_tree``; a tree's ``linear_leaves``, dgbdt.tree.model): a model with linear trees is
 written as version 3, any other still as version 2 (the same bytes as before, readable by
 older dgbdt), and a file of version 1 or 2 may not hold linear leaves. Version 4 added
-``objective_params``, the objective's parameters that the model needs to predict: only
-reg:quantileerror's list of several quantiles (one output each) so far; only such models are
-written as version 4 (an older dgbdt refuses them rather than read one output).
+``objective_params``, the objective's parameters that the model needs to predict:
+reg:quantileerror's list of several quantiles (one output each), or ``num_target``, the
+targets of a multi-target label (one output each; dgbdt.objectives.multi_target); only such
+models are written as version 4 (an older dgbdt refuses them rather than read one output).
 Version 6 added dart models (learner ``booster``: "dart" and ``tree_weights``, one a tree:
 a tree adds its leaf values times its weight); only those are written as version 6.
 Version 5 added ``num_parallel_tree`` (learner; boosted random forests: P trees a round for
@@ -44,13 +46,16 @@ import numpy as np
 
 from ..kernels.interrupts import keyboard_interrupts
 from ..data.checks import check_feature_names
+from ..data.batches import BatchDataset
 from ..data.dataset import Dataset
 from ..data.page_store import gpu_memory_errors
-from ..data.input import as_features, as_matrix, is_nan_missing
+from ..data.input import as_features, as_matrix, inplace_input, is_nan_missing
 from ..data.sparse import as_csr, dense_chunks, densify, is_sparse
 from ..backends.device import array_module
 from ..objectives.registry import get_objective
 from ..objectives.registry import OBJECTIVES
+from ..objectives.multi_target import MULTI_TARGET
+from .model_api import ModelAPI
 from .margins import _concatenated, add_tree_margins, initial_margins, scaled_tree
 from ..tree.model import MAX_FEATURES, ModelFormatError, Tree, finite_numbers
 
@@ -67,7 +72,7 @@ PREDICT_FIX = ("predict in row batches (the model's prediction is per row), or p
                "host memory (numpy or pandas: prediction then runs on the CPU).")
 
 
-class Booster:
+class Booster(ModelAPI):
     """A trained gradient-boosted tree ensemble."""
 
     def __init__(self, objective: str, num_class: int | None, base_margin, num_features: int,
@@ -200,7 +205,7 @@ class Booster:
     def predict(self, data, output_margin: bool = False, pred_leaf: bool = False,
                 iteration_range: tuple[int, int] | None = None,
                 pred_contribs: bool = False, strict_shape: bool = False,
-                pred_interactions: bool = False) -> np.ndarray:
+                pred_interactions: bool = False, approx_contribs: bool = False) -> np.ndarray:
         """Predictions for a Dataset, numpy array or pandas DataFrame.
 
         Returns the objective's transform of the margins ([n] or [n, num_class] for softprob),
@@ -214,23 +219,28 @@ class Booster:
         categorical splits too, up to ~900 features and paths of 31 features; beyond that the
         rows are copied to the CPU), and returned there.
         ``strict_shape``: XGBoost's fixed shapes whatever the objective: [n, K] for values and
-        margins (softmax: [n, 1]), [n, rounds, K, 1] for leaves, [n, K, F + 1] for SHAP values.
+        margins (softmax: [n, 1]), [n, rounds, K, P] for leaves (P: num_parallel_tree),
+        [n, K, F + 1] for SHAP values. ``approx_contribs``: Saabas's (dgbdt.model.saabas).
         """
         data = getattr(data, "__dgbdt_dataset__", data)
+        if isinstance(data, BatchDataset):      # rows read again, a batch at a time
+            return data.stack(lambda b: Booster.predict(
+                self, b, output_margin, pred_leaf, iteration_range, pred_contribs,
+                strict_shape, pred_interactions, approx_contribs))
         shape = getattr(data, "shape", None)
         n = data.num_row if isinstance(data, Dataset) else shape[0] if shape else "the"
         with keyboard_interrupts(), gpu_memory_errors({}, f"predicting {n} rows", PREDICT_FIX):
             X, bm = self._matrix(data)
             if pred_contribs or pred_interactions:
                 out = self._contributions(X, bm, self._trees_in(iteration_range),
-                                          interactions=pred_interactions)
+                                          pred_interactions, approx_contribs)
             else:
                 out = self._predict(X, bm, output_margin, pred_leaf, iteration_range)
         if not strict_shape:
             return out
         rows, K = out.shape[0], self.n_outputs
-        if pred_leaf:
-            return out.reshape(rows, -1, K, 1)
+        if pred_leaf:       # a round's trees: K outputs of P parallel trees each
+            return out.reshape(rows, -1, K, self.num_parallel_tree)
         if pred_interactions:
             return out.reshape(rows, K, self.n_features + 1, self.n_features + 1)
         if pred_contribs:
@@ -244,26 +254,30 @@ class Booster:
         predict; values equal to ``missing`` are missing, as in a Dataset's ``missing``)."""
         if predict_type not in ("value", "margin"):
             raise ValueError(f"predict_type must be 'value' or 'margin'; got {predict_type!r}")
+        data = inplace_input(data)
         if base_margin is not None or not is_nan_missing(missing):
             data = Dataset(data, base_margin=base_margin, missing=missing)
         return self.predict(data, output_margin=predict_type == "margin",
                             iteration_range=iteration_range, strict_shape=strict_shape)
 
-    def _contributions(self, X, bm, trees, interactions: bool = False):
+    def _contributions(self, X, bm, trees, interactions: bool = False, approx: bool = False):
         """SHAP values [n, K, F + 1] (or interaction values [n, K, F + 1, F + 1]) of the
         listed trees; the bias (intercept or base_margin, plus each tree's expected value)
         in the last column (the last diagonal entry). [n, ...] without K for one output."""
+        from .saabas import approx_contributions
         from .shap import contributions
         if is_sparse(X):        # sparse rows: dense a chunk at a time
             xp = array_module(X)
             return xp.concatenate([self._contributions(
-                densify(X, a, b), None if bm is None else bm[a:b], trees, interactions)
+                densify(X, a, b), None if bm is None else bm[a:b], trees, interactions, approx)
                 for a, b in dense_chunks(*X.shape)])
         if any(self.trees[i].linear for i in trees):
             raise NotImplementedError("SHAP values (pred_contribs / pred_interactions) of "
                                       "linear trees are not built: TreeSHAP attributes constant "
                                       "leaves; a linear leaf's terms would need their own "
                                       "attribution. Predict values or leaves instead.")
+        if approx:
+            return approx_contributions(self, X, bm, trees, interactions)
         return contributions(self, X, bm, trees, interactions, _concatenated)
 
     def _predict(self, X, bm, output_margin, pred_leaf, iteration_range):
@@ -320,43 +334,6 @@ class Booster:
                 raise ValueError(f"learning_rate must be a number >= 0; got {v!r}")
             self._next_eta = float(v)
 
-    def attr(self, key: str) -> str | None:
-        """A string attribute set by set_attr (None when absent)."""
-        return self._attributes.get(key)
-
-    def set_attr(self, **kwargs) -> None:
-        """Set string attributes (None deletes one); they are saved with the model."""
-        for k, v in kwargs.items():
-            if v is None:
-                self._attributes.pop(k, None)
-            elif not isinstance(v, str):
-                raise ValueError(f"attribute {k!r} must be a string; got {type(v).__name__}")
-            else:
-                self._attributes[k] = v
-
-    def attributes(self) -> dict[str, str]:
-        return dict(self._attributes)
-
-    def _names(self) -> list[str]:
-        return self.feature_names or [f"f{i}" for i in range(self.n_features)]
-
-    def get_dump(self, fmap: str = "", with_stats: bool = False,
-                 dump_format: str = "text") -> list[str]:
-        """One string per tree in XGBoost's dump format ("text" or "json"; dgbdt.tree.dump).
-        ``fmap``: XGBoost's feature map file (``<id>\t<name>\t<type>`` a line) naming the
-        features (every split prints as a comparison, indicator features too)."""
-        from ..tree import dump
-        if dump_format not in ("text", "json"):
-            raise ValueError(f"dump_format must be 'text' or 'json'; got {dump_format!r}")
-        names = dump.read_feature_map(fmap, self._names()) if fmap else self._names()
-        fn = dump.text if dump_format == "text" else dump.as_json
-        return [fn(t, names, with_stats) for t in self.trees]
-
-    def trees_to_dataframe(self):
-        """A pandas DataFrame with a row per node of every tree (XGBoost's columns)."""
-        from ..tree import dump
-        return dump.dataframe(self.trees, self._names())
-
     def snapshot(self) -> "Booster":
         """A copy sharing this model's trees (Tree objects are not changed after training)
         whose tree list later training does not append to."""
@@ -370,17 +347,6 @@ class Booster:
         b.categories = self.categories
         b.timings, b.memory = dict(self.timings), dict(self.memory)
         return b
-
-    # -- importance --------------------------------------------------------------------------
-    def get_score(self, importance_type: str = "weight") -> dict[str, float]:
-        """Feature importance over all split nodes, keyed by feature name (f0, f1, ... if none).
-
-        weight: number of splits; gain / cover: mean loss change / hessian sum of those splits;
-        total_gain / total_cover: their sums. Features never used are left out (as XGBoost).
-        """
-        from .importance import feature_importance
-        return feature_importance(self.trees, self.n_features, self.feature_names,
-                                  importance_type)
 
     # -- serialization -----------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -521,10 +487,16 @@ def _from_dict(d) -> Booster:
     bm = _require(ln, "base_margin", list, "learner")
     oparams = ln.get("objective_params") if version >= QUANTILES_VERSION else None
     if oparams is not None:
-        if not isinstance(oparams, dict) or set(oparams) - {"quantile_alpha"}:
+        if not isinstance(oparams, dict) or set(oparams) - {"quantile_alpha", "num_target"}:
             raise ModelFormatError("learner: objective_params must be an object with "
-                                   "quantile_alpha only")
-        qa = oparams.get("quantile_alpha")
+                                   "quantile_alpha or num_target only")
+        nt = oparams.get("num_target", 2)
+        if not isinstance(nt, int) or isinstance(nt, bool) or nt < 2:
+            raise ModelFormatError("learner: objective_params num_target must be an integer "
+                                   ">= 2")
+        if "num_target" in oparams and obj not in MULTI_TARGET:
+            raise ModelFormatError(f"learner: objective {obj} has no multi-target form")
+        qa = oparams.get("quantile_alpha", [0.5])
         if not (isinstance(qa, list) and qa and all(
                 isinstance(a, (int, float)) and not isinstance(a, bool) and 0 < a < 1
                 for a in qa)):

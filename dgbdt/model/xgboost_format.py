@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..objectives.multi_target import MULTI_TARGET
 from ..objectives.registry import OBJECTIVES
 from ..tree.model import MAX_FEATURES, ModelFormatError, Tree, finite_numbers
 
@@ -85,11 +86,37 @@ def _objective_config(obj, num_class: int) -> dict:
             {"scale_pos_weight": _num(prm.get("scale_pos_weight", 1.0))}}
 
 
+def _num_target(value, n_trees: int) -> int:
+    """learner_model_param.num_target checked: a whole number in [1, max(trees, 1)] (a model
+    of T targets has T trees a round; a larger number is a corrupt file, not an array of that
+    many intercepts to allocate)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) \
+            or not str(value).strip().isdigit():
+        raise ModelFormatError("XGBoost model: learner_model_param.num_target must be a "
+                               f"positive integer (XGBoost writes a string); got {value!r}")
+    t = int(value)
+    if not 1 <= t <= max(n_trees, 1):
+        raise ModelFormatError(f"XGBoost model: learner_model_param.num_target {t} is "
+                               f"outside [1, {max(n_trees, 1)}] (a model of T targets has T "
+                               f"trees a round; this one has {n_trees} trees)")
+    return t
+
+
 def _quantile_params(ln: dict, obj: str, num_target: int) -> dict | None:
     """A multi-target XGBoost model dgbdt reads: reg:quantileerror with one target per
-    quantile (its quantile_alpha list); the objective_params of its Booster."""
+    quantile (its quantile_alpha list), or a label of several targets with an objective of
+    dgbdt.objectives.multi_target (one tree per target a round); the objective_params of its
+    Booster."""
     if num_target == 1:
         return None
+    if obj in MULTI_TARGET:
+        if ln.get("gradient_booster", {}).get("model", {}).get("trees") and any(
+                str(t.get("tree_param", {}).get("size_leaf_vector", "1")) not in ("0", "1")
+                for t in ln["gradient_booster"]["model"]["trees"]):
+            raise ModelFormatError("XGBoost model: vector-leaf trees (multi_strategy="
+                                   "'multi_output_tree'); dgbdt reads one_output_per_tree "
+                                   "models")
+        return {"num_target": num_target}
     text = ""
     if obj == "reg:quantileerror":
         text = str(ln["objective"].get("quantile_loss_param", {}).get("quantile_alpha", ""))
@@ -98,8 +125,9 @@ def _quantile_params(ln: dict, obj: str, num_target: int) -> dict | None:
     except ValueError:
         alphas = []
     if len(alphas) != num_target:
-        raise ModelFormatError("XGBoost model: a multi-target model; dgbdt reads one target, "
-                               "or reg:quantileerror's one per quantile")
+        raise ModelFormatError(f"XGBoost model: a multi-target model of {obj}; dgbdt reads "
+                               "reg:quantileerror's one target per quantile, and labels of "
+                               "several targets with " + ", ".join(sorted(MULTI_TARGET)))
     return {"quantile_alpha": alphas}
 
 
@@ -298,7 +326,8 @@ def from_xgboost(d: dict, booster_class):
         raise ModelFormatError(f"XGBoost model: objective {obj!r}; dgbdt has "
                                f"{', '.join(OBJECTIVES)}")
     num_class = int(mp.get("num_class", "0") or 0)
-    oparams = _quantile_params(ln, obj, int(mp.get("num_target", "1") or 1))
+    oparams = _quantile_params(ln, obj, _num_target(mp.get("num_target", "1"),
+                                                    len(model.get("trees") or [])))
     param = _param(model, "gbtree_model_param", "model")
     P = param.get("num_parallel_tree", "1")
     if isinstance(P, bool) or not isinstance(P, (str, int)) or not str(P).isdigit() \

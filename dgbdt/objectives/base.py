@@ -112,6 +112,8 @@ class Objective:
     default_metric: str = ""
     #: the training parameters the objective reads, with XGBoost's defaults
     defaults: dict = {}
+    #: the label's targets (columns); several: dgbdt.objectives.multi_target.MultiTarget
+    num_target = 1
 
     def __init__(self, params: dict | None = None):
         self.params = {k: float(params[k]) if params and params.get(k) is not None else v
@@ -185,12 +187,17 @@ class Objective:
         """Intercept ``[K]`` in margin space, estimated from labels as XGBoost 3.x does."""
         return self.base_margin_from_stats(self.label_stats(y, w, num_class), num_class)
 
-    def base_score_to_margin(self, base_score: float, num_class: int | None) -> np.ndarray:
-        """User ``base_score`` -> margins ``[K]`` (identity by default)."""
-        b = float(base_score)
-        if not np.isfinite(b):
+    def base_score_to_margin(self, base_score, num_class: int | None) -> np.ndarray:
+        """User ``base_score`` -> margins ``[K]`` (identity by default): one number for every
+        output, or a list of one per output (XGBoost 3's vector base_score)."""
+        b = np.atleast_1d(np.asarray(base_score, dtype=np.float64))
+        K = self.n_outputs(num_class)
+        if b.ndim != 1 or b.size not in (1, K):
+            raise ValueError(f"base_score has {b.size} values; the model has {K} output(s) "
+                             "(pass one value, or one per output)")
+        if not np.all(np.isfinite(b)):
             raise ValueError(f"base_score must be finite, got {base_score!r}")
-        return np.full(self.n_outputs(num_class), b)
+        return np.full(K, b[0]) if b.size == 1 else b.copy()
 
     # -- training / prediction -------------------------------------------------
     _kernel = None  # the fused CPU kernel of dgbdt.kernels.cpu_objective computing (g, h)

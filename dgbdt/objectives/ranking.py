@@ -256,7 +256,8 @@ class NDCG(_LambdaRank):
                                  f">= 0 (first bad at row {_first_bad_row(bad)}: {y[bad][0]:g})")
             if (y > 31).any():
                 raise ValueError(f"{self.name}: relevance degrees must be <= 31 with the "
-                                 "exponential gain; set ndcg_exp_gain=False for a linear gain")
+                                 "exponential gain. Set `ndcg_exp_gain` to False for a linear "
+                                 "gain")
 
 
 class Pairwise(_LambdaRank):

@@ -75,8 +75,15 @@ OBJECTIVES: tuple[str, ...] = tuple(_REGISTRY)
 def get_objective(name: str, params: dict | None = None) -> Objective:
     """Instantiate the objective called ``name`` (e.g. ``"binary:logistic"``), reading its
     own parameters (``huber_slope``, ``tweedie_variance_power``, ``scale_pos_weight``,
-    ``max_delta_step``, the ``lambdarank_*`` ones) from ``params`` (their defaults without)."""
+    ``max_delta_step``, the ``lambdarank_*`` ones) from ``params`` (their defaults
+    without); with ``num_target`` > 1 (a label of several targets) its multi-target form
+    (dgbdt.objectives.multi_target)."""
     try:
-        return _REGISTRY[name](params)
+        obj = _REGISTRY[name](params)
     except (KeyError, TypeError):
         raise ValueError(f"unknown objective {name!r}; supported: {', '.join(OBJECTIVES)}") from None
+    T = (params or {}).get("num_target")
+    if T is not None and int(T) > 1:      # a label of several targets: one output each
+        from .multi_target import MultiTarget
+        return MultiTarget(obj, int(T))
+    return obj

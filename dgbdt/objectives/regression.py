@@ -266,10 +266,6 @@ class QuantileError(_QuantileLoss):
         return np.array([local_quantiles(a, [y], None if w is None else [w])[0]
                          for a in self.alphas])
 
-    def base_score_to_margin(self, base_score, num_class):
-        return np.full(len(self.alphas), Objective.base_score_to_margin(
-            self, base_score, num_class)[0])
-
     _kernel = _kernels.quantile
     cuda_takes_param = True
 

@@ -5,7 +5,8 @@ The model: ``log T = m + s Z``, ``m`` the margin, ``s = aft_loss_distribution_sc
 standard normal, logistic or extreme-value (``aft_loss_distribution``) with density ``f`` and
 distribution function ``F``. A row's label is an interval ``[lo, hi]`` of the survival time
 (Dataset ``label_lower_bound`` / ``label_upper_bound``): ``lo == hi`` an observed time,
-``hi = inf`` right-censored, ``lo = 0`` left-censored, else interval-censored. With
+``hi = inf`` right-censored, ``lo <= 0`` left-censored (0, or ``-inf`` as XGBoost's demos
+write it: any lower bound <= 0, as XGBoost reads it), else interval-censored. With
 ``z = (log t - m) / s``, the negative log-likelihood is
 
 * observed: ``-log(f(z) / (s t))``, ``g = f'(z) / (s f(z))``,
@@ -88,14 +89,15 @@ class AFT(Objective):
                              "names)")
         lo, hi = y[:, 0], y[:, 1]
         for bad, what in [(np.isnan(lo) | np.isnan(hi), "is NaN"),
-                          (~np.isfinite(lo), "has an infinite label_lower_bound"),
-                          (lo < 0, "has a negative label_lower_bound (times are >= 0; 0 "
-                                   "means left-censored)"),
+                          (lo == np.inf, "has label_lower_bound inf"),
+                          ((lo == hi) & (lo <= 0), "has an observed time (lower == upper) "
+                                                   "<= 0; times are > 0"),
                           (hi < lo, "has label_upper_bound < label_lower_bound")]:
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise ValueError(f"survival:aft: row {i} {what} (lower {lo[i]:g}, upper "
-                                 f"{hi[i]:g}); an interval is 0 <= lower <= upper <= inf")
+                                 f"{hi[i]:g}); an interval is lower <= upper <= inf, lower < "
+                                 "inf, a lower bound <= 0 (-inf too) meaning left-censored")
 
     def check_label_array(self, y, num_class=None):
         self.check_labels(y, num_class)

@@ -248,6 +248,26 @@ def _as_alphas(ctx: _Ctx, value: object) -> float | tuple[float, ...]:
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def _as_scores(ctx: _Ctx, value: object) -> float | tuple[float, ...]:
+    """base_score: one finite number, or a list of them (one per model output, XGBoost 3's
+    vector intercept); a list of one is that number."""
+    if isinstance(value, str) or not hasattr(value, "__len__"):
+        out = _as_float(ctx, value)
+        if not np.isfinite(out):
+            raise ctx.fail(value, ctx.spec.describe_allowed())
+        return out
+    items = list(np.asarray(value, dtype=object).reshape(-1))
+    if not items:
+        raise ctx.fail(value, "a number or a non-empty list of numbers (one per output)")
+    outs = []
+    for v in items:
+        f = _as_float(ctx, v)
+        if not np.isfinite(f):
+            raise ctx.fail(value, ctx.spec.describe_allowed())
+        outs.append(f)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 def _coerce(spec: ParamSpec, given: str, value: object) -> object:
     """Coerce and validate one non-None value of ``spec`` (spelled ``given`` by the user)."""
     ctx = _Ctx(spec, given)
@@ -273,6 +293,8 @@ def _coerce(spec: ParamSpec, given: str, value: object) -> object:
         return _as_budget(ctx, value)
     if kind == "alphas":
         return _as_alphas(ctx, value)
+    if kind == "scores":
+        return _as_scores(ctx, value)
     # the constraints' syntax is the tree's (dgbdt.tree.constraints)
     if kind == "interactions":
         from ..tree.constraints import parse_interactions
@@ -423,9 +445,15 @@ def _check_objective_rules(out: dict[str, object], given: dict[str, tuple[str, o
                 f"or drop num_class.")
         out["num_class"] = None
 
+    if out.get("multi_strategy") == "multi_output_tree":
+        raise NotImplementedError(
+            "multi_strategy='multi_output_tree' (XGBoost's trees with a vector of leaf "
+            "values, one tree for all targets) is not implemented in dgbdt. Fix: "
+            "multi_strategy='one_output_per_tree' (the default: one tree per target each "
+            "round).")
     base_score = out["base_score"]
     if base_score is not None and objective in PROBABILITY_BASE_SCORE:
-        if not 0.0 < base_score < 1.0:  # type: ignore[operator]
+        if not all(0.0 < b < 1.0 for b in np.atleast_1d(base_score)):
             via = given["base_score"][0]
             raise ParameterError(
                 f"base_score must be strictly between 0 and 1 with objective='{objective}' "

@@ -210,9 +210,23 @@ _SPECS = [
               aliases=("reg_alpha",), low=0.0),
     ParamSpec("base_score", None,
               "Initial prediction of every row; None estimates it from the labels "
-              "(as XGBoost 2+ does).",
-              allowed="None, or a finite float; strictly inside (0, 1) for "
-                      "'reg:logistic' and 'binary:logistic'"),
+              "(as XGBoost 2+ does). A list gives one per model output (targets of a "
+              "multi-target label, quantiles of quantile_alpha), as XGBoost 3's vector "
+              "base_score.",
+              kind="scores",
+              allowed="None, a finite float, or a list of them (one per output); strictly "
+                      "inside (0, 1) for 'reg:logistic' and 'binary:logistic'"),
+    ParamSpec("num_target", None,
+              "Number of targets (columns of the label); None reads it from the label. "
+              "XGBoost's: needed with a custom objective on a multi-target label, whose "
+              "gradients are then [n, num_target].",
+              kind="int", low=1),
+    ParamSpec("multi_strategy", "one_output_per_tree",
+              "How a multi-target (or multi-quantile) model grows trees: "
+              "'one_output_per_tree' (XGBoost's default: each round one tree per target).",
+              kind="choice", choices=("one_output_per_tree", "multi_output_tree"),
+              allowed="'one_output_per_tree' ('multi_output_tree', XGBoost's vector-leaf "
+                      "trees, is not implemented)"),
     ParamSpec("num_class", None,
               "Number of classes; required by the multi:* objectives.",
               kind="int", low=1,  # 1 is tolerated (as None) for non-multi objectives

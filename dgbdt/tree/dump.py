@@ -47,7 +47,14 @@ def _set(tree: Tree, n: int):
     return None if cats is None else [int(c) for c in cats]
 
 
+def escape(name: str) -> str:
+    """A feature name as XGBoost's text and dot dumps print it: JSON's string escapes
+    (``"`` as ``\\"``, a tab as ``\\t``, a newline as ``\\n``), so a dump stays one line a node."""
+    return json.dumps(str(name), ensure_ascii=False)[1:-1]
+
+
 def text(tree: Tree, names: list[str], with_stats: bool) -> str:
+    names = [escape(n) for n in names]
     lines = []
     for n, d in _order(tree):
         pad = "\t" * d
@@ -65,6 +72,47 @@ def text(tree: Tree, names: list[str], with_stats: bool) -> str:
             s += f",gain={_g(tree.loss_change[n])},cover={_g(tree.sum_hessian[n])}"
         lines.append(s)
     return "\n".join(lines) + "\n"
+
+
+def dot(tree: Tree, names: list[str], with_stats: bool, graph_attrs: dict | None = None,
+        yes_color: str = "#FF0000", no_color: str = "#0000FF",
+        condition_node_params: dict | None = None,
+        leaf_node_params: dict | None = None) -> str:
+    """One tree as a graphviz ``digraph`` in XGBoost's dot dump layout: nodes depth first,
+    a split labeled ``feature<threshold`` (a categorical one ``feature:{codes}``, its "yes"
+    edge to the right child), a leaf ``leaf=value``, ``with_stats`` adding gain and cover on
+    new lines; edges labeled yes / no, ", missing" on the default side, colored
+    ``yes_color`` / ``no_color``. ``graph_attrs`` and the node parameter dicts become
+    graphviz attributes (``key="value"``)."""
+    def attrs(params):
+        return "".join(f'{k}="{v}" ' for k, v in (params or {}).items())
+
+    names = [escape(n) for n in names]
+    out = ["digraph {", "    graph [ rankdir=TB ]"]
+    out += [f'    graph [ {k}="{v}" ]' for k, v in (graph_attrs or {}).items()]
+    out.append("")
+    for n, _ in _order(tree):
+        if tree.left[n] == -1:
+            label = f"leaf={_g(tree.threshold[n])}"
+            if with_stats:
+                label += f"\ncover={_g(tree.sum_hessian[n])}"
+            out += [f'    {n} [ label="{label}" {attrs(leaf_node_params)}]', ""]
+            continue
+        cats = _set(tree, n)
+        label = (f"{names[tree.feature[n]]}<{_g(tree.threshold[n])}" if cats is None else
+                 f"{names[tree.feature[n]]}:{{{','.join(map(str, cats))}}}")
+        if with_stats:
+            label += f"\ngain={_g(tree.loss_change[n])}\ncover={_g(tree.sum_hessian[n])}"
+        out.append(f'    {n} [ label="{label}" {attrs(condition_node_params)}]')
+        left, right, miss = int(tree.left[n]), int(tree.right[n]), _missing(tree, n)
+        yes = left if cats is None else right       # a category set sends "yes" right
+        for c in (left, right):
+            word, color = ("yes", yes_color) if c == yes else ("no", no_color)
+            word += ", missing" if c == miss else ""
+            out.append(f'    {n} -> {c} [label="{word}" color="{color}"]')
+        out.append("")
+    out[-1] = "}"
+    return "\n".join(out)
 
 
 def as_json(tree: Tree, names: list[str], with_stats: bool) -> str:

@@ -1,0 +1,26 @@
+"""The Dask estimators' XGBoost habits (xgboost.dask.DaskXGBRegressor, ...; built by
+dgbdt.compat.xgboost_dask over dgbdt.dask.sklearn's estimators). Its own module: it loads
+scikit-learn, which importing xgboost.dask does not."""
+from __future__ import annotations
+
+from .xgboost_dask import DaskQuantileDMatrix, worker_nthreads
+from .xgboost_sklearn import _XGBBehaviour
+
+
+class _DaskXGBBehaviour(_XGBBehaviour):
+    """XGBoost's habits (dgbdt.compat.xgboost_sklearn) on the Dask estimators: the training
+    data made as XGBoost's are, one DaskQuantileDMatrix per distinct collection (an eval
+    set of the training's own objects is the training's), and the workers' threads in
+    the configuration (save_config's nthread), as xgboost.dask's."""
+
+    def _doc_link_url_param_generator(self) -> dict:
+        return {"estimator_module": "xgboost.dask", "estimator_name": type(self).__name__}
+
+    def _datasets(self, client, specs: list[dict]) -> list:
+        return [DaskQuantileDMatrix(client=client, **kw).dataset for kw in specs]
+
+    def _fit(self, X, y, params, *args, **kwargs):
+        super()._fit(X, y, params, *args, **kwargs)
+        self._Booster.config_params = dict(self._Booster.config_params or {},
+                                           nthread=worker_nthreads(self.client, params))
+        return self
