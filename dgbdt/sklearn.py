@@ -252,8 +252,8 @@ class _GBDTModel(_XGBMethods, _Base):
     def _iteration_range(self, iteration_range):
         if iteration_range is not None:
             return iteration_range
-        b = self.get_booster()
-        return None if b.best_iteration is None else (0, b.best_iteration + 1)
+        best = self.get_booster().best()[0]
+        return None if best is None else (0, best + 1)
 
     def _margin_or_prediction(self, X, output_margin, iteration_range, base_margin=None,
                               validate_features: bool = True):

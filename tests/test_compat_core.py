@@ -223,3 +223,25 @@ def test_cv_prints_the_last_round():
                verbose_eval=2)
     assert [ln.split("\t")[0] for ln in out.getvalue().strip().splitlines()] == \
         ["[0]", "[2]", "[3]"]
+
+
+def test_best_iteration_is_an_attribute_error_without_early_stopping(tmp_path):
+    """XGBoost's Booster and estimators have no best_iteration / best_score unless early
+    stopping ran (``hasattr`` is how scripts ask); the model still saves and slices."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 4))
+    y = (X[:, 0] > 0).astype(float)
+    clf = xgb.XGBClassifier(n_estimators=4).fit(X, y, eval_set=[(X, y)])
+    b = clf.get_booster()
+    for obj in (clf, b, b[1:3]):
+        for name in ("best_iteration", "best_score"):
+            with pytest.raises(AttributeError, match="only defined when early stopping"):
+                getattr(obj, name)
+    b.save_model(tmp_path / "m.json")
+    assert not hasattr(xgb.Booster(model_file=tmp_path / "m.json"), "best_iteration")
+    stopped = xgb.train({"objective": "binary:logistic", "eta": 1.0}, xgb.DMatrix(X, y), 50,
+                        evals=[(xgb.DMatrix(X[:50], y[:50]), "v")],
+                        early_stopping_rounds=2, verbose_eval=False)
+    assert stopped.best_iteration < 49 and stopped.best_score is not None
+    stopped.save_model(tmp_path / "s.json")
+    assert xgb.Booster(model_file=tmp_path / "s.json").best_iteration == stopped.best_iteration

@@ -30,6 +30,31 @@ class Booster(_Booster):
             if metric is not None:
                 self.set_param("eval_metric", metric)
 
+    @property
+    def best_iteration(self):
+        """Early stopping's best round; AttributeError without early stopping (XGBoost's:
+        ``hasattr(booster, "best_iteration")`` tells whether it stopped early)."""
+        return self._early("best_iteration")
+
+    @best_iteration.setter
+    def best_iteration(self, value) -> None:
+        self.__dict__["best_iteration"] = value
+
+    @property
+    def best_score(self):
+        """Early stopping's best score; AttributeError without early stopping."""
+        return self._early("best_score")
+
+    @best_score.setter
+    def best_score(self, value) -> None:
+        self.__dict__["best_score"] = value
+
+    def _early(self, name: str):
+        value = self.__dict__.get(name)
+        if value is None:
+            raise AttributeError(f"`{name}` is only defined when early stopping is used.")
+        return value
+
     def predict(self, data, *args, validate_features: bool = True, **kwargs):
         """dgbdt's predict, with XGBoost's check of a DMatrix's feature names: a model
         trained with names refuses a DMatrix without them (dgbdt compares names where both

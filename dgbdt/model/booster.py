@@ -334,6 +334,12 @@ class Booster(ModelAPI):
                 raise ValueError(f"learning_rate must be a number >= 0; got {v!r}")
             self._next_eta = float(v)
 
+    def best(self) -> tuple:
+        """(best_iteration, best_score): early stopping's, or (None, None). Read this way by
+        dgbdt's own code: XGBoost's Booster (dgbdt.compat.booster) raises AttributeError for
+        the attributes when early stopping was not used, as XGBoost's does."""
+        return self.__dict__.get("best_iteration"), self.__dict__.get("best_score")
+
     def snapshot(self) -> "Booster":
         """A copy sharing this model's trees (Tree objects are not changed after training)
         whose tree list later training does not append to."""
@@ -342,7 +348,7 @@ class Booster(ModelAPI):
         b.trees, b.tree_class = list(self.trees), list(self.tree_class)
         b.num_parallel_tree = self.num_parallel_tree
         b.tree_weights = None if self.tree_weights is None else list(self.tree_weights)
-        b.best_iteration, b.best_score = self.best_iteration, self.best_score
+        b.best_iteration, b.best_score = self.best()
         b._attributes, b.feature_types = dict(self._attributes), self.feature_types
         b.categories = self.categories
         b.timings, b.memory = dict(self.timings), dict(self.memory)
@@ -360,8 +366,8 @@ class Booster(ModelAPI):
             "learner": {
                 "objective": self.objective.name, "num_class": self.num_class,
                 "base_margin": self.base_margin.tolist(), "num_features": self.n_features,
-                "feature_names": self.feature_names, "best_iteration": self.best_iteration,
-                "best_score": self.best_score, "attributes": dict(self._attributes),
+                "feature_names": self.feature_names, "best_iteration": self.best()[0],
+                "best_score": self.best()[1], "attributes": dict(self._attributes),
                 **({"feature_types": list(self.feature_types), "categories": self.categories}
                    if self.feature_types is not None else {}),
                 **({"objective_params": dict(self.objective_params)}

@@ -170,10 +170,11 @@ def to_xgboost(booster) -> dict:
         })
     rounds = booster.num_boosted_rounds()
     attributes = booster.attributes()
-    if booster.best_iteration is not None:
-        attributes["best_iteration"] = str(booster.best_iteration)
-    if booster.best_score is not None:
-        attributes["best_score"] = repr(float(booster.best_score))
+    best_iteration, best_score = booster.best()
+    if best_iteration is not None:
+        attributes["best_iteration"] = str(best_iteration)
+    if best_score is not None:
+        attributes["best_score"] = repr(float(best_score))
     gbtree = {
         "model": {
             "cats": _encoder(booster),
