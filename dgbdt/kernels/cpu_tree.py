@@ -170,7 +170,12 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
                 nr += 1
         n_left[j, c] = nl
         n_right[j, c] = nr
-    total_left = n_left.sum(axis=1)
+    # a loop, not n_left.sum(axis=1): numba's axis sum compiles its bounds check's message
+    # formatting too, ~2 s of every first fit (docs/benchmarks.md, first fit on the CPU)
+    total_left = np.zeros(n_split, dtype=np.int64)
+    for j in range(n_split):
+        for c in range(n_chunks):
+            total_left[j] += n_left[j, c]
     for task in prange(n_split * n_chunks):
         j = task // n_chunks
         c = task % n_chunks
