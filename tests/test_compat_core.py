@@ -245,3 +245,18 @@ def test_best_iteration_is_an_attribute_error_without_early_stopping(tmp_path):
     assert stopped.best_iteration < 49 and stopped.best_score is not None
     stopped.save_model(tmp_path / "s.json")
     assert xgb.Booster(model_file=tmp_path / "s.json").best_iteration == stopped.best_iteration
+
+
+def test_estimators_fall_back_to_the_cpu_as_xgboost_does():
+    """XGBRegressor(device="cuda") without a usable GPU trains on the CPU with a warning, as
+    xgb.train does (XGBoost's behaviour; dgbdt's own estimators refuse)."""
+    from dgbdt.backends.device import cuda_available
+    if cuda_available():
+        pytest.skip("a usable GPU: nothing falls back")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = X[:, 0] * 2.0
+    with pytest.warns(UserWarning, match="no usable CUDA GPU"):
+        gpu = xgb.XGBRegressor(device="cuda", n_estimators=3).fit(X, y)
+    cpu = xgb.XGBRegressor(n_estimators=3).fit(X, y)
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))

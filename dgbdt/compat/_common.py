@@ -53,13 +53,20 @@ def xgb_params(params, dtrain=None) -> dict:
     elif method not in (None, "hist", "auto"):
         _unsupported(f"tree_method={method!r}", "dgbdt grows trees with tree_method 'hist', "
                      "'approx' or 'exact'")
-    device = str(params.get("device", ""))
+    return cpu_fallback(params, stacklevel=4)
+
+
+def cpu_fallback(params: dict, stacklevel: int = 3) -> dict:
+    """A GPU device without a usable GPU: the CPU, with a warning, as XGBoost trains (dgbdt
+    itself refuses; the compat layer follows XGBoost). ``params`` is changed in place."""
+    device = str(params.get("device") or "")
     if device.startswith(("cuda", "gpu")):
         from ..backends.device import cuda_available
-        if not cuda_available():          # XGBoost trains on the CPU then, with a warning
+        if not cuda_available():
             warnings.warn(f"device={device!r} was asked for but no usable CUDA GPU is "
                           "visible: training on the CPU (dgbdt itself refuses; "
-                          "dgbdt.compat.xgboost follows XGBoost)", UserWarning, stacklevel=3)
+                          "dgbdt.compat.xgboost follows XGBoost)", UserWarning,
+                          stacklevel=stacklevel)
             params["device"] = "cpu"
     return params
 

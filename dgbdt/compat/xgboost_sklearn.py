@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 
 from .. import sklearn as _skl
-from ._common import positional_warned
+from ._common import cpu_fallback, positional_warned
 from .booster import _compat
 from .dmatrix import QuantileDMatrix, check_feature_weights
 from .input import read_features
@@ -45,7 +45,7 @@ class _XGBBehaviour:
                           f"(dgbdt.compat.xgboost: XGBoost warns and ignores it too).",
                           UserWarning, stacklevel=4)
             del params[name]
-        return params
+        return cpu_fallback(params, stacklevel=5)
 
     def get_booster(self):
         return _compat(super().get_booster())
