@@ -51,7 +51,7 @@ _RENAMED = {"learning_rate": "eta", "reg_lambda": "lambda", "reg_alpha": "alpha"
 #: estimator arguments that go to the Dataset, not the training parameters
 _NOT_PARAMS = {"n_estimators", "early_stopping_rounds", "importance_type", "kwargs",
                "enable_categorical", "feature_types", "missing",
-               "checkpoint_dir", "checkpoint_interval", "callbacks", "feature_weights"}
+               "checkpoint_dir", "checkpoint_interval", "callbacks"}
 
 
 class _GBDTModel(_XGBMethods, _Base):
@@ -110,14 +110,7 @@ class _GBDTModel(_XGBMethods, _Base):
         """After set_params: nothing here (the compat estimators record them on the fitted
         Booster's configuration, as XGBoost does)."""
 
-    #: whether feature_weights is taken (the compat's estimators: as xgb.train takes them)
-    _FEATURE_WEIGHTS = False
-
     def _train_params(self) -> dict:
-        if self.feature_weights is not None and not self._FEATURE_WEIGHTS:
-            raise NotImplementedError("feature_weights (weighted feature sampling) is not "
-                                      "implemented in dgbdt: leave it None (colsample_* "
-                                      "samples the features uniformly)")
         out = {}
         for n in self._arg_names():
             if n in _NOT_PARAMS:

@@ -90,9 +90,9 @@ def test_group_and_weight_checked_at_training():
         dx.train({}, d, 1)
 
 
-def test_feature_weights_stored_and_refused_with_column_sampling():
+def test_feature_weights_stored_and_drive_column_sampling():
     rng = np.random.default_rng(3)
-    X = rng.standard_normal((40, 5))
+    X = rng.standard_normal((400, 5))
     fw = rng.uniform(size=5)
     for xgb in _both():
         m = xgb.DMatrix(X, X[:, 0])
@@ -101,14 +101,22 @@ def test_feature_weights_stored_and_refused_with_column_sampling():
         with pytest.raises(ValueError):
             m.set_info(feature_weights=fw - 1)
         assert xgb.train({}, m, 1).num_boosted_rounds() == 1   # no column sampling: unused
+    # a weighted draw: only the weighted feature is ever drawn for a node
+    only_f4 = dx.DMatrix(X, X[:, 0] + X[:, 4], feature_weights=[0, 0, 0, 0, 1.0])
+    b = dx.train({"colsample_bynode": 0.2, "max_depth": 3}, only_f4, 5)
+    assert set(b.get_score("weight")) == {"f4"}
+    # equal weights draw as no weights do (the same model bytes)
+    p = {"colsample_bytree": 0.6, "colsample_bynode": 0.5, "seed": 2}
+    even = dx.train(p, dx.DMatrix(X, X[:, 0], feature_weights=np.ones(5)), 5)
+    plain = dx.train(p, dx.DMatrix(X, X[:, 0]), 5)
+    assert even.save_raw("dgbdt") == plain.save_raw("dgbdt")
     m = dx.DMatrix(X, X[:, 0], feature_weights=fw)
-    with pytest.raises(NotImplementedError, match="feature_weights with colsample_bynode"):
-        dx.train({"colsample_bynode": 0.5}, m, 1)
     m.set_info(feature_weights=np.empty((0,)))          # empty resets them
     assert m.get_float_info("feature_weights").shape == (0,)
     assert dx.train({"colsample_bynode": 0.5}, m, 1).num_boosted_rounds() == 1
-    with pytest.raises(NotImplementedError, match="feature_weights with colsample_bytree"):
-        dx.cv({"colsample_bytree": 0.5}, dx.DMatrix(X, X[:, 0], feature_weights=fw), 1)
+    res = dx.cv({"colsample_bytree": 0.5}, dx.DMatrix(X, X[:, 0], feature_weights=fw), 2,
+                nfold=2)
+    assert len(res) == 2
 
 
 def test_feature_names_and_types_setters_as_xgboost():

@@ -27,6 +27,7 @@ EXPECTED_DEFAULTS = {
     "base_score": None,
     "num_target": None,
     "multi_strategy": "one_output_per_tree",
+    "feature_weights": None,
     "seed": 0,
     "scale_pos_weight": 1.0,
     "huber_slope": 1.0,

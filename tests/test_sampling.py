@@ -103,6 +103,38 @@ def test_every_dask_mode_gives_the_in_process_sample(request, mode, workers):
                      verbose_eval=False)["booster"].save_raw() == ref
 
 
+def test_feature_weights_draw_columns_in_proportion():
+    """feature_weights: equal weights draw as no weights (the same bytes); a weight of 0 is
+    drawn only when the count needs it; heavier features are drawn more often."""
+    X, y = data(seed=5)
+    d = dgbdt.Dataset(X, y)
+    plain = dgbdt.train(SAMPLED, d, 6, verbose_eval=False).save_raw()
+    even = dgbdt.train({**SAMPLED, "feature_weights": [2.0] * 9}, d, 6, verbose_eval=False)
+    assert even.save_raw() == plain
+    s = Sampling(seed=3, bytree=1 / 3, weights=(8.0,) + (1.0,) * 8)
+    picks = np.array([s.tree_features(9, epoch, 0) for epoch in range(2000)])
+    assert picks.sum(axis=1).tolist() == [3] * 2000
+    assert picks[:, 0].mean() > 0.8 > picks[:, 1:].mean(axis=0).max()
+    only = dgbdt.train({**SAMPLED, "colsample_bynode": 0.1,
+                        "feature_weights": [0.0] * 8 + [1.0]}, d, 4, verbose_eval=False)
+    assert set(only.get_score("weight")) == {"f8"}
+    with pytest.raises(ValueError, match="feature_weights has 2 weights"):
+        dgbdt.train({**SAMPLED, "feature_weights": [1.0, 1.0]}, d, 1, verbose_eval=False)
+
+
+def test_feature_weights_give_the_in_process_model_on_dask(client2):
+    da = pytest.importorskip("dask.array")
+    import dgbdt.dask as dgd
+    X, y = data(seed=6)
+    p = {**SAMPLED, "feature_weights": [5.0, 1.0, 0.5, 1.0, 0.0, 2.0, 1.0, 1.0, 3.0]}
+    ref = dgbdt.train(p, dgbdt.Dataset(X, y), 5, verbose_eval=False).save_raw()
+    d = dgd.DaskDataset(client2, da.from_array(X, chunks=(457, 9)),
+                        da.from_array(y, chunks=457))
+    for mode in ("collective", "graph"):
+        out = dgd.train(client2, p, d, 5, mode=mode, verbose_eval=False)
+        assert out["booster"].save_raw() == ref, mode
+
+
 GRADIENT = {**SAMPLED, "subsample": 0.3, "sampling_method": "gradient_based"}
 
 

@@ -96,7 +96,7 @@ def refuse_unsupported(*, group=None, qid=None, label_lower_bound=None,
         _unsupported("label bounds (survival:aft) in a DataIter's batches", "train "
                      "survival:aft on a DMatrix of arrays, or a DaskDMatrix")
     if feature_weights is not None:
-        _unsupported("feature_weights", "leave them out (colsample_* samples features "
-                     "uniformly)")
+        _unsupported("feature_weights in a DataIter's batches", "pass them to train as the "
+                     "feature_weights parameter (or in the DMatrix made without an iterator)")
     # categorical features (enable_categorical, feature_types "c") pass through to dgbdt's
     # Dataset / DaskDataset (dgbdt.data.categorical); a DataIter's batches refuse them

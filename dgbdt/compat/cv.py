@@ -18,7 +18,7 @@ import numpy as np
 from ..cv import CVPack, as_frame, fold_metrics, run_folds
 from ._common import XGBoostError, positional_warned, xgb_params
 from .booster import _compat
-from .dmatrix import DMatrix, QuantileDMatrix, check_feature_weights
+from .dmatrix import DMatrix, QuantileDMatrix, with_feature_weights
 
 
 @positional_warned
@@ -55,7 +55,7 @@ def cv(params, dtrain, num_boost_round: int = 10, *, nfold: int = 3, stratified:
         p = xgb_params(p, tr)
         if metrics:
             p["eval_metric"] = list(metrics)
-        check_feature_weights(p, tr)
+        p = with_feature_weights(p, tr)
         packs.append(_Fold(tr, te, p))
     results = run_folds(packs, num_boost_round, callbacks=callbacks,
                         early_stopping_rounds=early_stopping_rounds, maximize=maximize,

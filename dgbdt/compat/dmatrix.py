@@ -448,19 +448,14 @@ class DMatrix:
         return out
 
 
-def check_feature_weights(params: dict, dtrain) -> None:
-    """Refuse feature weights where XGBoost would use them: weighted column sampling
-    (colsample_* < 1), which dgbdt does not do. Without column sampling they change nothing
-    in XGBoost either, and training goes on."""
-    info = getattr(dtrain, "_info", None) or {}
-    if "feature_weights" not in info:
-        return
-    sampled = [k for k in ("colsample_bytree", "colsample_bylevel", "colsample_bynode")
-               if float(params.get(k, 1.0)) < 1.0]
-    if sampled:
-        _unsupported(f"feature_weights with {sampled[0]} < 1 (weighted feature sampling)",
-                     "leave the feature weights out (colsample_* samples features "
-                     "uniformly)")
+def with_feature_weights(params: dict, dtrain) -> dict:
+    """The training parameters with the matrix's feature weights (XGBoost keeps them in the
+    DMatrix; dgbdt's column sampling reads the ``feature_weights`` parameter), unless the
+    parameters name their own."""
+    fw = (getattr(dtrain, "_info", None) or {}).get("feature_weights")
+    if fw is not None and np.asarray(fw).size and params.get("feature_weights") is None:
+        params = dict(params, feature_weights=[float(w) for w in np.asarray(fw).ravel()])
+    return params
 
 
 class QuantileDMatrix(DMatrix):

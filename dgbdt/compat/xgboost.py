@@ -38,7 +38,7 @@ from .booster import Booster, _compat
 from .cv import cv  # noqa: F401  (xgb.cv: XGBoost's folds over dgbdt.cv's lockstep)
 from .config import config_context, get_config, set_config  # noqa: F401
 from .dmatrix import (DataIter, DMatrix, ExtMemQuantileDMatrix, QuantileDMatrix,  # noqa: F401
-                      check_eval_refs, check_feature_weights, check_training_data)
+                      check_eval_refs, with_feature_weights, check_training_data)
 
 __version__ = "3.2.0+dgbdt"
 
@@ -58,7 +58,7 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, ma
     check_training_data(params, dtrain, xgb_model)
     check_eval_refs(dtrain, evals)
     params = xgb_params(params, dtrain)
-    check_feature_weights(params, dtrain)
+    params = with_feature_weights(params, dtrain)
     if isinstance(dtrain, DMatrix) and dtrain.num_row() == 0:     # XGBoost trains on it
         from .empty import train_empty
         booster = _compat(train_empty(

@@ -21,8 +21,10 @@ class DaskDMatrix:
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, **kwargs):
         refuse_unsupported(group=group, qid=qid, weight=weight,
-                           feature_weights=feature_weights,
                            enable_categorical=enable_categorical, feature_types=feature_types)
+        # column sampling's weights: a training parameter in dgbdt (train adds them)
+        self.feature_weights = None if feature_weights is None else \
+            [float(w) for w in np.asarray(feature_weights).ravel()]
         if group is not None:
             _unsupported("group= on Dask", "pass qid= partitioned like data (each query "
                          "within one partition), as xgboost.dask does")
@@ -124,6 +126,8 @@ def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=
                      "mode= and collective_timeout= set dgbdt's collectives")
     _check_dask_config()
     params = xgb_params(params, dtrain)
+    if isinstance(dtrain, DaskDMatrix) and dtrain.feature_weights is not None:
+        params.setdefault("feature_weights", dtrain.feature_weights)
     out = _train(client, params, _ds(dtrain), num_boost_round,
                  evals=[(_ds(d), n) for d, n in (evals or [])],
                  early_stopping_rounds=early_stopping_rounds, verbose_eval=verbose_eval,

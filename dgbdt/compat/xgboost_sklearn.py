@@ -18,14 +18,13 @@ import warnings
 from .. import sklearn as _skl
 from ._common import cpu_fallback, positional_warned
 from .booster import _compat
-from .dmatrix import QuantileDMatrix, check_feature_weights
+from .dmatrix import QuantileDMatrix
 from .input import read_features
 from .ranker_extras import is_metric_custom, per_query_metric, qid_column, ranking_score
 
 
 class _XGBBehaviour:
     _VERBOSE = True
-    _FEATURE_WEIGHTS = True     # refused in _dataset only where XGBoost would use them
     # scikit-learn's HTML repr links an estimator to its API page: these classes are
     # XGBoost's names and behaviour, documented on XGBoost's page of the release they follow
     _doc_link_module = "dgbdt"
@@ -58,9 +57,6 @@ class _XGBBehaviour:
                                missing=self.missing, enable_categorical=self.enable_categorical,
                                feature_types=self.feature_types,
                                feature_weights=self.feature_weights, ref=ref, **queries)
-        if ref is None:    # weighted column sampling: refused, as xgb.train refuses it
-            check_feature_weights({k: v for k, v in self.get_xgb_params().items()
-                                   if v is not None}, data)
         return data
 
     def _predict_input(self, X):

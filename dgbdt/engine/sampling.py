@@ -62,12 +62,16 @@ class Sampling:
     bylevel: float = 1.0
     bynode: float = 1.0
     method: str = "uniform"     # of the rows: "uniform" or "gradient_based"
+    #: feature_weights: column draws in proportion to them (None: uniform)
+    weights: tuple | None = None
 
     @classmethod
     def from_params(cls, p: dict) -> "Sampling | None":
+        w = p.get("feature_weights")
         s = cls(int(p["seed"]), float(p["subsample"]), float(p["colsample_bytree"]),
                 float(p["colsample_bylevel"]), float(p["colsample_bynode"]),
-                str(p.get("sampling_method") or "uniform"))
+                str(p.get("sampling_method") or "uniform"),
+                None if w is None else tuple(float(x) for x in w))
         return None if (s.subsample, s.bytree, s.bylevel, s.bynode) == (1.0,) * 4 else s
 
     @property
@@ -99,14 +103,36 @@ class Sampling:
         shard.h *= keep
 
     # -- columns -----------------------------------------------------------------------------
+    def _keys(self, xp, u):
+        """The draws as sampling keys: the smallest keys are kept. Uniform: the draws
+        themselves. Weighted (feature_weights w): 1 - (1 - u)^(1 / w), Efraimidis and
+        Spirakis's keys, so the kept features are a weighted draw without replacement; a
+        feature of weight 0 gets key 1 + u, after every weighted one (keys < 1) and before the
+        features not allowed at all (2): kept only when the count asks for more features than
+        have weight."""
+        if self.weights is None:
+            return u
+        w = xp.asarray(self.weights, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            keys = 1.0 - (1.0 - u) ** (1.0 / xp.where(w > 0, w, 1.0))
+        return xp.where(w > 0, keys, 1.0 + u)
+
+    def _check_width(self, n_features: int) -> None:
+        if self.weights is not None and len(self.weights) != n_features:
+            raise ValueError(f"feature_weights has {len(self.weights)} weights; the data has "
+                             f"{n_features} features (one weight a feature)")
+
     def tree_features(self, n_features: int, epoch: int, k: int) -> np.ndarray:
         """bool [F]: the features of round ``epoch``'s tree of class k."""
+        self._check_width(n_features)
         return _pick(np.ones(n_features, dtype=bool), self.bytree,
-                     uniform(np, self.seed, 1 + k, epoch, np.arange(n_features)))
+                     self._keys(np, uniform(np, self.seed, 1 + k, epoch,
+                                            np.arange(n_features))))
 
     def level_features(self, tree: np.ndarray, epoch: int, k: int, depth: int) -> np.ndarray:
-        return _pick(tree, self.bylevel, uniform(np, self.seed, 1_000_003 + 7919 * k + depth,
-                                                 epoch, np.arange(tree.shape[0])))
+        return _pick(tree, self.bylevel,
+                     self._keys(np, uniform(np, self.seed, 1_000_003 + 7919 * k + depth,
+                                            epoch, np.arange(tree.shape[0]))))
 
     def node_features(self, level: np.ndarray, epoch: int, k: int, nodes, xp):
         """bool [m, F]: each node's features (nodes: int ids, numpy or cupy)."""
@@ -116,7 +142,8 @@ class Sampling:
             return xp.broadcast_to(lv, (nodes.shape[0], F))
         nodes = xp.asarray(nodes).astype(np.uint64)
         ids = nodes[:, None] * np.uint64(F) + xp.arange(F, dtype=np.uint64)[None, :]
-        u = xp.where(lv[None, :], uniform(xp, self.seed, 2_000_003 + k, epoch, ids), 2.0)
+        u = xp.where(lv[None, :], self._keys(xp, uniform(xp, self.seed, 2_000_003 + k, epoch,
+                                                         ids)), 2.0)
         n_keep = _count(int(level.sum()), self.bynode)
         kth = xp.sort(u, axis=1)[:, n_keep - 1:n_keep]
         return (u <= kth) & lv[None, :]

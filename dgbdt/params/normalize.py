@@ -268,6 +268,16 @@ def _as_scores(ctx: _Ctx, value: object) -> float | tuple[float, ...]:
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def _as_weights(ctx: _Ctx, value: object) -> tuple[float, ...]:
+    """feature_weights: a non-empty list of finite numbers >= 0, not all 0."""
+    if isinstance(value, str) or not hasattr(value, "__len__"):
+        raise ctx.fail(value, ctx.spec.describe_allowed())
+    outs = tuple(_as_float(ctx, v) for v in np.asarray(value, dtype=object).reshape(-1))
+    if not outs or not all(np.isfinite(w) and w >= 0 for w in outs) or max(outs) <= 0:
+        raise ctx.fail(value, ctx.spec.describe_allowed())
+    return outs
+
+
 def _coerce(spec: ParamSpec, given: str, value: object) -> object:
     """Coerce and validate one non-None value of ``spec`` (spelled ``given`` by the user)."""
     ctx = _Ctx(spec, given)
@@ -295,6 +305,8 @@ def _coerce(spec: ParamSpec, given: str, value: object) -> object:
         return _as_alphas(ctx, value)
     if kind == "scores":
         return _as_scores(ctx, value)
+    if kind == "weights":
+        return _as_weights(ctx, value)
     # the constraints' syntax is the tree's (dgbdt.tree.constraints)
     if kind == "interactions":
         from ..tree.constraints import parse_interactions

@@ -349,6 +349,15 @@ _SPECS = [
     ParamSpec("colsample_bynode", 1.0,
               "Fraction of the level's features each node may split on.",
               low=0.0, low_open=True, high=1.0),
+    ParamSpec("feature_weights", None,
+              "Per-feature weights of column sampling (colsample_by*): a feature is drawn "
+              "with probability in proportion to its weight, without replacement "
+              "(Efraimidis-Spirakis keys from the same counter-based draws); 0 never draws "
+              "it. One non-negative number a feature, at least one positive; without "
+              "column sampling they change nothing (as in XGBoost, where a DMatrix's "
+              "feature_weights set them).",
+              kind="weights", allowed="None or a list of non-negative numbers, one a "
+              "feature, not all 0"),
     ParamSpec("seed", 0,
               "Seed of row and column sampling.",
               aliases=("random_state",), kind="int", low=0),
