@@ -17,12 +17,13 @@ config_context (dgbdt.compat.config: what dgbdt does with each key), ``collectiv
 (dgbdt.compat.collective: one worker outside a Dask training), ``core.XGBoostError``, ``dask``
 (DaskDMatrix, DaskQuantileDMatrix, train, predict, DaskXGBClassifier / DaskXGBRegressor /
 DaskXGBRanker).
-``cv`` runs dgbdt.cv; ``obj=`` / ``custom_metric=`` the user's functions. Not mapped (an
+``cv`` (dgbdt.compat.cv: XGBoost's folds, callbacks, ``obj=``, ``custom_metric=``,
+``fpreproc=``); a DMatrix's feature weights become the ``feature_weights`` training parameter
+(weighted column sampling); multi-target labels train one tree per target. Not mapped (an
 error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, query
-weights on Dask (DaskDMatrix weight= with qid), label bounds (survival) in a DataIter's
-batches, feature weights with column sampling (colsample_* < 1; without it they change
-nothing, in XGBoost either), multi-target labels, XGBoost's own DMatrix binary files (dgbdt's
-save_binary files load). Sparse input (and ``"file?format=libsvm"`` paths) stays CSR, in
+weights on Dask (DaskDMatrix weight= with qid), label bounds (survival) and feature weights
+in a DataIter's batches, gblinear, ``multi_strategy="multi_output_tree"``, XGBoost's own
+DMatrix binary files (dgbdt's save_binary files load). Sparse input (and ``"file?format=libsvm"`` paths) stays CSR, in
 ELLPACK pages (dgbdt.data.sparse); ``get_data`` returns a CSR matrix, as XGBoost's does.
 """
 from __future__ import annotations
