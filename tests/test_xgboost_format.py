@@ -173,3 +173,25 @@ def test_more_objectives_both_ways(tmp_path, objective):
     np.testing.assert_allclose(theirs, ours, rtol=1e-6, atol=1e-6 * np.abs(ours).max())
     np.testing.assert_allclose(dgbdt.load_model(path).predict(X), ours, rtol=1e-6,
                                atol=1e-6 * np.abs(ours).max())    # (base_score as float32)
+
+
+def test_the_intercept_crosses_xgboosts_format_exactly():
+    """XGBoost keeps the intercept as a float32 base_score; dgbdt writes its exact margins as
+    an attribute beside it and reads them back while they still are that base_score, so a
+    model round-trips through XGBoost's JSON and UBJSON with the same predictions. A file
+    whose base_score was changed since falls back to the base_score."""
+    from dgbdt.model.xgboost_format import EXACT_MARGIN
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 4)).astype(np.float32)
+    y = (X[:, 0] + 0.3 * rng.standard_normal(400) > 0.2).astype(np.float64)
+    b = dgbdt.train({"objective": "binary:logistic"}, dgbdt.Dataset(X, label=y), 4,
+                    verbose_eval=False)
+    doc = json.loads(b.save_raw("xgboost"))
+    assert EXACT_MARGIN in doc["learner"]["attributes"]
+    back = dgbdt.load_model(doc)
+    np.testing.assert_array_equal(back.base_margin, b.base_margin)
+    np.testing.assert_array_equal(back.predict(X), b.predict(X))
+    assert EXACT_MARGIN not in back.attributes()
+    doc["learner"]["learner_model_param"]["base_score"] = "[3E-1]"      # edited since
+    edited = dgbdt.load_model(doc)
+    assert abs(edited.base_margin[0] - np.log(0.3 / 0.7)) < 1e-6

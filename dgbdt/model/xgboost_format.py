@@ -46,6 +46,30 @@ def is_xgboost_model(d) -> bool:
         and d.get("format") is None
 
 
+#: the attribute dgbdt writes into XGBoost's model with its exact float64 intercept margins
+EXACT_MARGIN = "dgbdt_base_margin"
+
+
+def _exact_margin(attrs: dict, base: np.ndarray, objective, margin: np.ndarray):
+    """The margins of ``EXACT_MARGIN`` when they are the file's base_score (each one's
+    base_score, as float32, is the file's): a model dgbdt wrote and nobody changed since;
+    otherwise the margins of the float32 base_score."""
+    text = attrs.get(EXACT_MARGIN)
+    if not isinstance(text, str):
+        return margin
+    try:
+        exact = np.array([float(v) for v in text.split(",")], dtype=np.float64)
+    except ValueError:
+        return margin
+    if exact.shape != margin.shape or not np.all(np.isfinite(exact)):
+        return margin
+    back = np.asarray(objective.margin_to_base_score(exact), dtype=np.float64).reshape(-1)
+    if back.shape[0] != base.shape[0] or \
+            not np.array_equal(back.astype(np.float32), np.asarray(base).astype(np.float32)):
+        return margin
+    return exact
+
+
 def _num(x) -> str:
     """A float32 in its shortest round-trip form (XGBoost parses parameters as float32)."""
     return str(np.float32(x))
@@ -170,6 +194,9 @@ def to_xgboost(booster) -> dict:
         })
     rounds = booster.num_boosted_rounds()
     attributes = booster.attributes()
+    # XGBoost keeps the intercept as a float32 base_score: the exact margins ride along as
+    # an attribute (XGBoost keeps attributes as they are), read back when still consistent
+    attributes[EXACT_MARGIN] = ",".join(repr(float(m)) for m in booster.base_margin)
     best_iteration, best_score = booster.best()
     if best_iteration is not None:
         attributes["best_iteration"] = str(best_iteration)
@@ -352,6 +379,7 @@ def from_xgboost(d: dict, booster_class):
     K = objective.n_outputs(num_class)
     base = _parse_base_score(_param(mp, "base_score", "learner_model_param"), K)
     margin = np.concatenate([objective.base_score_to_margin(b, num_class)[:1] for b in base])
+    margin = _exact_margin(ln.get("attributes") or {}, base, objective, margin)
     names = ln.get("feature_names") or None
     types = ln.get("feature_types") or []
     if any(t not in ("float", "q", "int", "i", "c") for t in types) or (
@@ -385,7 +413,7 @@ def from_xgboost(d: dict, booster_class):
                                               "a dart model's weight_drop (one a tree)").tolist()
     attrs = ln.get("attributes") or {}
     booster.set_attr(**{str(k): str(v) for k, v in attrs.items()
-                        if k not in ("best_iteration", "best_score")})
+                        if k not in ("best_iteration", "best_score", EXACT_MARGIN)})
     if "best_iteration" in attrs:
         bi = int(attrs["best_iteration"])
         if not 0 <= bi < booster.num_boosted_rounds():
