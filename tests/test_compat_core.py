@@ -260,3 +260,34 @@ def test_estimators_fall_back_to_the_cpu_as_xgboost_does():
         gpu = xgb.XGBRegressor(device="cuda", n_estimators=3).fit(X, y)
     cpu = xgb.XGBRegressor(n_estimators=3).fit(X, y)
     np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+
+
+def test_a_json_path_gets_xgboosts_json(tmp_path):
+    """save_model("m.json") writes XGBoost's JSON (its learner_model_param, gradient_booster):
+    real XGBoost loads it, and it loads back into the same predictions."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 4))
+    y = (X[:, 0] > 0).astype(float)
+    b = xgb.train({"objective": "binary:logistic"}, xgb.DMatrix(X, y), 4)
+    b.save_model(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert {"learner_model_param", "gradient_booster"} <= set(doc["learner"])
+    back = xgb.Booster(model_file=tmp_path / "m.json")
+    np.testing.assert_array_equal(back.predict(xgb.DMatrix(X)), b.predict(xgb.DMatrix(X)))
+    real = pytest.importorskip("xgboost")
+    r = real.Booster(model_file=str(tmp_path / "m.json"))
+    np.testing.assert_allclose(r.predict(real.DMatrix(X)), b.predict(xgb.DMatrix(X)),
+                               atol=1e-6)
+
+
+def test_fit_feature_weights_as_xgboost():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((300, 4))
+    y = X[:, 0] + X[:, 3]
+    p = {"n_estimators": 4, "colsample_bynode": 0.25}
+    with pytest.warns(UserWarning, match="deprecated"):
+        reg = xgb.XGBRegressor(**p).fit(X, y, feature_weights=[0, 0, 0, 1.0])
+    assert set(reg.get_booster().get_score("weight")) == {"f3"}
+    assert reg.feature_weights is None          # the constructor's parameter is untouched
+    with pytest.raises(ValueError, match="2 different `feature_weights`"):
+        xgb.XGBRegressor(feature_weights=np.ones(4), **p).fit(X, y, feature_weights=np.ones(4))

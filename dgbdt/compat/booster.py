@@ -143,9 +143,15 @@ class Booster(_Booster):
 
     def save_model(self, fname) -> None:
         """The model in the format the path's extension names, as XGBoost picks it:
-        ``.json``: dgbdt's JSON (which dgbdt, its compat and its XGBoost export read);
-        ``.ubj``: XGBoost's UBJSON; any other: UBJSON, with XGBoost's warning."""
+        ``.json``: XGBoost's JSON (XGBoost and dgbdt read it; the exact intercept rides
+        along, dgbdt.model.xgboost_format), or dgbdt's JSON for a model with linear leaves,
+        which XGBoost's format has no place for; ``.ubj``: XGBoost's UBJSON; any other:
+        UBJSON, with XGBoost's warning."""
         ext = os.path.splitext(os.fspath(fname))[1].lower()
+        if ext == ".json" and not any(t.linear for t in self.trees):
+            with open(fname, "wb") as f:
+                f.write(bytes(self.save_raw("json")))
+            return
         if ext != ".json":
             if ext != ".ubj":
                 warnings.warn("Saving model in the UBJSON format as default. You can use a "

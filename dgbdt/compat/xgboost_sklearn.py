@@ -49,6 +49,23 @@ class _XGBBehaviour:
     def get_booster(self):
         return _compat(super().get_booster())
 
+    def fit(self, X, y, *args, feature_weights=None, **kwargs):
+        """XGBoost's fit(feature_weights=): deprecated there (its warning), and an error
+        beside the constructor's; used for this fit only."""
+        if feature_weights is None:
+            return super().fit(X, y, *args, **kwargs)
+        if self.feature_weights is not None:
+            raise ValueError("2 different `feature_weights` are provided.  Use the one in "
+                             "constructor or `set_params` instead.")
+        warnings.warn("`feature_weights` in `fit` method is deprecated for better "
+                      "compatibility with scikit-learn, use `feature_weights` in constructor "
+                      "or`set_params` instead.", UserWarning, stacklevel=2)
+        self.feature_weights = feature_weights
+        try:
+            return super().fit(X, y, *args, **kwargs)
+        finally:
+            self.feature_weights = None
+
     def _dataset(self, X, label, weight, base_margin, queries: dict, ref=None):
         """fit's rows as XGBoost's estimators take them: a QuantileDMatrix (XGBoost's input
         rules: object arrays as float32, ...; ``ref``: the training set's), made once for
