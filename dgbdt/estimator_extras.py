@@ -4,6 +4,8 @@ eval_metric lists, random states, the estimator type saved with a model), and XG
 for keyword arguments passed by position."""
 from __future__ import annotations
 
+import contextlib
+
 import functools
 import inspect
 import json
@@ -256,3 +258,23 @@ def expected_failed_checks(est) -> dict[str, str]:
             out.setdefault(check, f"subsample={subsample} draws rows: a row given twice is "
                            "drawn twice, independently, unlike one row of weight 2")
     return out
+
+
+@contextlib.contextmanager
+def fit_feature_weights(est, feature_weights):
+    """XGBoost's fit(feature_weights=): deprecated there (its warning), an error beside the
+    constructor's; the estimator's parameter holds them for this fit only."""
+    if feature_weights is None:
+        yield
+        return
+    if est.feature_weights is not None:
+        raise ValueError("2 different `feature_weights` are provided.  Use the one in "
+                         "constructor or `set_params` instead.")
+    warnings.warn("`feature_weights` in `fit` method is deprecated for better compatibility "
+                  "with scikit-learn, use `feature_weights` in constructor or`set_params` "
+                  "instead.", UserWarning, stacklevel=4)
+    est.feature_weights = feature_weights
+    try:
+        yield
+    finally:
+        est.feature_weights = None

@@ -23,6 +23,7 @@ from .data.labels import (distinct, encode, host_values, label_values, multilabe
 from .metrics.registry import is_metric_custom
 from .train import train
 from .estimator_extras import (XGBMethods as _XGBMethods, check_fit_input as _check_fit_input,
+                               fit_feature_weights,
                                load_with_type, metric_names as _metric_names,
                                positional_warned, save_with_type, seed_of,
                                series_as_frame as _series_as_frame)
@@ -298,12 +299,13 @@ class _Model(_GBDTModel):
     @positional_warned
     def fit(self, X, y, *, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int | None = None,
-            base_margin_eval_set=None, xgb_model=None):
+            base_margin_eval_set=None, xgb_model=None, feature_weights=None):
         """Train on (X, y); arguments after y by keyword (by position: a FutureWarning, as in
         XGBoost). ``verbose`` None: the class's default (_VERBOSE)."""
-        return self._fit(X, y, _regression_params(self), sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, self._verbose(verbose), base_margin_eval_set,
-                         xgb_model)
+        with fit_feature_weights(self, feature_weights):
+            return self._fit(X, y, _regression_params(self), sample_weight, base_margin,
+                             eval_set, sample_weight_eval_set, self._verbose(verbose),
+                             base_margin_eval_set, xgb_model)
 
     def predict(self, X, output_margin: bool = False, iteration_range=None, *,
                 base_margin=None, validate_features: bool = True) -> np.ndarray:
@@ -378,17 +380,19 @@ class GBDTClassifier(_ClassifierBase):
     @positional_warned
     def fit(self, X, y, *, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int | None = None,
-            base_margin_eval_set=None, xgb_model=None) -> "GBDTClassifier":
+            base_margin_eval_set=None, xgb_model=None,
+            feature_weights=None) -> "GBDTClassifier":
         """Train on (X, y); arguments after y by keyword (by position: a FutureWarning, as in
         XGBoost). ``verbose`` None: the class's default (_VERBOSE)."""
         _check_fit_input(self, X, y)
         multi = multilabel_values(y)       # a 2-D y of 0/1 columns: multi-label
         self._multilabel = multi is not None
         y = multi if self._multilabel else label_values(y)
-        params = self._set_classes(distinct(y.reshape(-1) if self._multilabel else y))
-        return self._fit(X, y, params, sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, self._verbose(verbose), base_margin_eval_set,
-                         xgb_model)
+        with fit_feature_weights(self, feature_weights):
+            params = self._set_classes(distinct(y.reshape(-1) if self._multilabel else y))
+            return self._fit(X, y, params, sample_weight, base_margin, eval_set,
+                             sample_weight_eval_set, self._verbose(verbose),
+                             base_margin_eval_set, xgb_model)
 
     def _encode(self, y):
         if getattr(self, "_multilabel", False):     # one binary:logistic target a label
@@ -473,11 +477,12 @@ class GBDTRanker(_GBDTModel):
     def fit(self, X, y, *, group=None, qid=None, sample_weight=None, base_margin=None,
             eval_set=None, eval_group=None, eval_qid=None, verbose: bool | int | None = None,
             xgb_model=None, sample_weight_eval_set=None,
-            base_margin_eval_set=None) -> "GBDTRanker":
+            base_margin_eval_set=None, feature_weights=None) -> "GBDTRanker":
         queries, eval_queries = _rank_queries(group, qid, eval_set, eval_group, eval_qid)
-        return self._fit(X, y, _ranking_params(self), sample_weight, base_margin, eval_set,
-                         sample_weight_eval_set, self._verbose(verbose), base_margin_eval_set,
-                         xgb_model, queries, eval_queries)
+        with fit_feature_weights(self, feature_weights):
+            return self._fit(X, y, _ranking_params(self), sample_weight, base_margin,
+                             eval_set, sample_weight_eval_set, self._verbose(verbose),
+                             base_margin_eval_set, xgb_model, queries, eval_queries)
 
     def predict(self, X, output_margin: bool = False, iteration_range=None, *,
                 base_margin=None, validate_features: bool = True) -> np.ndarray:

@@ -49,23 +49,6 @@ class _XGBBehaviour:
     def get_booster(self):
         return _compat(super().get_booster())
 
-    def fit(self, X, y, *args, feature_weights=None, **kwargs):
-        """XGBoost's fit(feature_weights=): deprecated there (its warning), and an error
-        beside the constructor's; used for this fit only."""
-        if feature_weights is None:
-            return super().fit(X, y, *args, **kwargs)
-        if self.feature_weights is not None:
-            raise ValueError("2 different `feature_weights` are provided.  Use the one in "
-                             "constructor or `set_params` instead.")
-        warnings.warn("`feature_weights` in `fit` method is deprecated for better "
-                      "compatibility with scikit-learn, use `feature_weights` in constructor "
-                      "or`set_params` instead.", UserWarning, stacklevel=2)
-        self.feature_weights = feature_weights
-        try:
-            return super().fit(X, y, *args, **kwargs)
-        finally:
-            self.feature_weights = None
-
     def _dataset(self, X, label, weight, base_margin, queries: dict, ref=None):
         """fit's rows as XGBoost's estimators take them: a QuantileDMatrix (XGBoost's input
         rules: object arrays as float32, ...; ``ref``: the training set's), made once for
@@ -142,7 +125,8 @@ class XGBRanker(_XGBBehaviour, _skl.GBDTRanker):
     @positional_warned
     def fit(self, X, y, *, group=None, qid=None, sample_weight=None, base_margin=None,
             eval_set=None, eval_group=None, eval_qid=None, verbose=None, xgb_model=None,
-            sample_weight_eval_set=None, base_margin_eval_set=None) -> "XGBRanker":
+            sample_weight_eval_set=None, base_margin_eval_set=None,
+            feature_weights=None) -> "XGBRanker":
         given, (X, qid) = X, qid_column(X, qid)
         if eval_set is not None:
             qids = list(eval_qid) if eval_qid is not None else [None] * len(eval_set)
@@ -157,7 +141,8 @@ class XGBRanker(_XGBBehaviour, _skl.GBDTRanker):
                            base_margin=base_margin, eval_set=eval_set, eval_group=eval_group,
                            eval_qid=eval_qid, verbose=verbose, xgb_model=xgb_model,
                            sample_weight_eval_set=sample_weight_eval_set,
-                           base_margin_eval_set=base_margin_eval_set)
+                           base_margin_eval_set=base_margin_eval_set,
+                           feature_weights=feature_weights)
 
     def _predict_input(self, X):
         return super()._predict_input(qid_column(X, None)[0])
