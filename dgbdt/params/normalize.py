@@ -230,42 +230,39 @@ def _as_device(ctx: _Ctx, value: object) -> str:
                    f"Fix: pass device='cpu', device='cuda' or device='cuda:0'{hint}.")
 
 
-def _as_alphas(ctx: _Ctx, value: object) -> float | tuple[float, ...]:
-    """One number, or a list of them (quantile_alpha's several quantiles: one model output
-    each), each within the spec's bounds; a list of one is that number."""
+def _number_or_list(ctx: _Ctx, value: object, check, empty: str):
+    """One number, or a non-empty list of them, each passed through ``check(number, given)``
+    (which raises); a list of one is that number."""
     if isinstance(value, str) or not hasattr(value, "__len__"):
         out = _as_float(ctx, value)
-        _check_bounds(ctx, out, value)
+        check(out, value)
         return out
     items = list(np.asarray(value, dtype=object).reshape(-1))
     if not items:
-        raise ctx.fail(value, "a number or a non-empty list of numbers")
+        raise ctx.fail(value, empty)
     outs = []
     for v in items:
         f = _as_float(ctx, v)
-        _check_bounds(ctx, f, v)
+        check(f, v)
         outs.append(f)
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _as_alphas(ctx: _Ctx, value: object) -> float | tuple[float, ...]:
+    """One number, or a list of them (quantile_alpha's several quantiles: one model output
+    each), each within the spec's bounds; a list of one is that number."""
+    return _number_or_list(ctx, value, lambda f, v: _check_bounds(ctx, f, v),
+                           "a number or a non-empty list of numbers")
 
 
 def _as_scores(ctx: _Ctx, value: object) -> float | tuple[float, ...]:
     """base_score: one finite number, or a list of them (one per model output, XGBoost 3's
     vector intercept); a list of one is that number."""
-    if isinstance(value, str) or not hasattr(value, "__len__"):
-        out = _as_float(ctx, value)
-        if not np.isfinite(out):
-            raise ctx.fail(value, ctx.spec.describe_allowed())
-        return out
-    items = list(np.asarray(value, dtype=object).reshape(-1))
-    if not items:
-        raise ctx.fail(value, "a number or a non-empty list of numbers (one per output)")
-    outs = []
-    for v in items:
-        f = _as_float(ctx, v)
+    def finite(f, v):
         if not np.isfinite(f):
             raise ctx.fail(value, ctx.spec.describe_allowed())
-        outs.append(f)
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return _number_or_list(ctx, value, finite,
+                           "a number or a non-empty list of numbers (one per output)")
 
 
 def _as_weights(ctx: _Ctx, value: object) -> tuple[float, ...]:
