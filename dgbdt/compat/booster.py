@@ -197,7 +197,7 @@ class Booster(_Booster):
         ``feval(predt, dmatrix)``: a custom metric's (name, value) pairs too, on margins
         (``output_margin``, XGBoost's default) or predictions.
         Values printed as XGBoost prints them (17 decimals; a custom metric's, 6)."""
-        from ..engine.evaluation import DatasetEval
+        from ..engine.batch_eval import dataset_eval
         from ..metrics.registry import get_metric
         # set_param's metrics, else the training's (config_params), else the objective's
         names = self.__dict__.get("_eval_metric") or \
@@ -208,7 +208,7 @@ class Booster(_Booster):
         parts = [f"[{int(iteration)}]"]
         for d, name in evals:
             data = getattr(d, "dataset", d)
-            for m, v in zip(metrics, DatasetEval(data, self).scores(self, [], self.objective,
+            for m, v in zip(metrics, dataset_eval(data, self).scores(self, [], self.objective,
                                                                      metrics)):
                 parts.append(f"{name}-{m.name}:{v:.17f}")
             if feval is not None:

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..engine.evaluation import DatasetEval
+from ..engine.batch_eval import dataset_eval
 from ..metrics.registry import get_metric
 from ..model.booster import Booster
 from ..objectives.registry import get_objective
@@ -49,7 +49,7 @@ def train_empty(params: dict, n_features: int, feature_names, rounds: int, evals
     metrics = [get_metric(m, p) for m in (p["eval_metric"] or [objective.default_metric])]
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
-    sources = [(None if d is None else DatasetEval(d, booster), name) for d, name in evals]
+    sources = [(None if d is None else dataset_eval(d, booster), name) for d, name in evals]
     for _ in range(rounds):
         for k in range(booster.n_outputs):
             for _ in range(booster.num_parallel_tree):

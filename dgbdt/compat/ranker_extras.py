@@ -44,7 +44,7 @@ def ranking_score(est, X, y, qid) -> float:
     """XGBRanker.score: the last of est's evaluation metrics (eval_metric's names, or its
     custom metric averaged over the queries, or the objective's default metric) of the
     model's predictions of (X, y) grouped by qid."""
-    from ..engine.evaluation import DatasetEval
+    from ..engine.batch_eval import dataset_eval
     from ..metrics.registry import get_metric
     from .dmatrix import DMatrix
     booster = est.get_booster()
@@ -56,4 +56,4 @@ def ranking_score(est, X, y, qid) -> float:
     names = [metric] if isinstance(metric, str) or is_metric_custom(metric) else \
         [m for m in (metric or []) if not callable(m)] or [booster.objective.default_metric]
     metrics = [get_metric(m) for m in names]
-    return float(DatasetEval(d, booster).scores(booster, [], booster.objective, metrics)[-1])
+    return float(dataset_eval(d, booster).scores(booster, [], booster.objective, metrics)[-1])

@@ -9,37 +9,9 @@ from ..model.booster import Booster
 from ..dask.data import DaskDataset
 from ..dask.predict import predict as _predict
 from ..dask.train import train as _train
-from ._common import _unsupported, refuse_unsupported, xgb_params
+from ._common import _unsupported, xgb_params
+from .dask_dmatrix import DaskDMatrix, DaskQuantileDMatrix, worker_nthreads  # noqa: F401
 from .booster import _compat
-
-
-class DaskDMatrix:
-    """xgboost.dask.DaskDMatrix: a dgbdt DaskDataset of dask collections."""
-
-    def __init__(self, client, data, label=None, *, weight=None, base_margin=None,
-                 missing=None, silent=False, feature_names=None, feature_types=None,
-                 group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
-                 feature_weights=None, enable_categorical=False, **kwargs):
-        refuse_unsupported(group=group, qid=qid, weight=weight,
-                           enable_categorical=enable_categorical, feature_types=feature_types)
-        # column sampling's weights: a training parameter in dgbdt (train adds them)
-        self.feature_weights = None if feature_weights is None else \
-            [float(w) for w in np.asarray(feature_weights).ravel()]
-        if group is not None:
-            _unsupported("group= on Dask", "pass qid= partitioned like data (each query "
-                         "within one partition), as xgboost.dask does")
-        self.dataset = DaskDataset(client, data, label, weight, base_margin,
-                                   feature_names=feature_names, feature_types=feature_types,
-                                   enable_categorical=enable_categorical, qid=qid,
-                                   label_lower_bound=label_lower_bound,
-                                   label_upper_bound=label_upper_bound,
-                                   missing=np.nan if missing is None else missing)
-
-
-class DaskQuantileDMatrix(DaskDMatrix):
-    def __init__(self, client, data, label=None, *, ref=None, max_bin=None, **kwargs):
-        super().__init__(client, data, label, **kwargs)
-        self.max_bin = max_bin
 
 
 def _ds(d):
@@ -60,18 +32,6 @@ def _check_dask_config() -> None:
         _unsupported("dask.config 'xgboost.scheduler_address' (the address of XGBoost's "
                      "tracker)", "leave it out: dgbdt.dask's workers meet through dgbdt's "
                      "own collectives, with no tracker")
-
-
-def worker_nthreads(client, params: dict) -> int:
-    """The threads a training uses on a worker, as XGBoost's Dask interface reports them
-    (the configuration's nthread): the parameter nthread / n_jobs when given, else the
-    workers' thread count (the smallest, when the workers differ)."""
-    for key in ("nthread", "n_jobs"):
-        if params.get(key) not in (None, 0):
-            return int(params[key])
-    workers = client.scheduler_info().get("workers", {}).values()
-    counts = [int(w["nthreads"]) for w in workers if w.get("nthreads")]
-    return min(counts) if counts else 0
 
 
 class _InConfig(TrainingCallback):

@@ -3,7 +3,7 @@ dgbdt.compat.xgboost_dask over dgbdt.dask.sklearn's estimators). Its own module:
 scikit-learn, which importing xgboost.dask does not."""
 from __future__ import annotations
 
-from .xgboost_dask import DaskQuantileDMatrix, worker_nthreads
+from .dask_dmatrix import DaskQuantileDMatrix, worker_nthreads
 from .xgboost_sklearn import _XGBBehaviour
 
 

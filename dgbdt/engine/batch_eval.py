@@ -42,3 +42,10 @@ class BatchEval(DatasetEval):
                 part = self.margin[a:z]          # a view: the kernel adds into it
                 add_tree_margins(_features(b, booster), *trees, part)
         return values(metrics, self.rows.summaries(objective, metrics, self.margin))
+
+
+def dataset_eval(d, booster):
+    """The evaluation of an in-memory set: a BatchDataset's rows read again each round
+    (BatchEval), any other Dataset's margins kept (DatasetEval)."""
+    from ..data.batches import BatchDataset
+    return (BatchEval if isinstance(d, BatchDataset) else DatasetEval)(d, booster)

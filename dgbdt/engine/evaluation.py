@@ -80,13 +80,6 @@ def values(metrics, merged) -> list[float]:
 class DatasetEval:
     """An in-memory evaluation set: margins advanced by traversing each new tree."""
 
-    def __new__(cls, d=None, booster=None):
-        from ..data.batches import BatchDataset
-        if cls is DatasetEval and isinstance(d, BatchDataset):     # rows read per round
-            from .batch_eval import BatchEval
-            return object.__new__(BatchEval)
-        return object.__new__(cls)
-
     def __init__(self, d, booster):
         from ..model.margins import MarginStart
         self.d = d

@@ -15,7 +15,8 @@ from ..objectives.base import model_params
 from ..tree.spec import max_nodes as tree_max_nodes
 from .boosting import boost
 from .checkpoint import Checkpointer, fingerprint
-from .evaluation import DatasetEval, SeamEval
+from .batch_eval import dataset_eval
+from .evaluation import SeamEval
 from .approx import check_raw_rows, needs_raw_rows
 from .linear_setup import hold_raw_rows, linear_setup
 from .progress import Progress
@@ -73,7 +74,7 @@ def train_in_process(p, dtrain, rounds, evals, early_stopping_rounds, evals_resu
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
     sources = [(SeamEval(seam, d.label, d.weight, d, d.qid) if d is dtrain
-                else DatasetEval(d, booster),
+                else dataset_eval(d, booster),
                 name) for d, name in evals]
     with gpu_memory_errors(p, "training"):
         booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
