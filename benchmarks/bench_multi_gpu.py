@@ -73,10 +73,10 @@ def main() -> None:
     common = {"bench": "multi_gpu", "rows": a.rows, "features": a.features,
               "rounds": a.rounds, "graph_rounds": graph_rounds, "depth": a.depth,
               "max_bin": a.max_bin, "chunks_per_gpu": a.chunks_per_gpu,
-              # whether the nccl ranks' trees were CUDA graphs (DGBDT_NCCL_GRAPHS=1; the run
-              # of 2026-11-27 had them by default, at 28c4a9e)
+              # whether the nccl ranks' trees were CUDA graphs (the default; off with
+              # DGBDT_NCCL_GRAPHS=0 or DGBDT_CUDA_GRAPHS=0)
               "cuda_graphs": os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0"
-              and os.environ.get("DGBDT_NCCL_GRAPHS", "0") == "1",
+              and os.environ.get("DGBDT_NCCL_GRAPHS", "1") != "0",
               "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
               "python": platform.python_version(), "dgbdt": dgbdt.__version__,
               "xgboost": xgb.__version__ if xgb else None, "skipped": sorted(skip)}

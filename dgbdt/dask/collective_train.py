@@ -67,8 +67,8 @@ class CollectiveSeam(LocalSeam):
         """NCCL's all-reduces are kernels on the stream, so a device-grown tree, all-reduces
         and all, is captured and replayed as one CUDA graph (dgbdt.tree.tree_graph) like an
         in-process one, and its launch is watched (abort, timeout) as one queued all-reduce
-        is; TCP's reductions run on the host, so those trees grow level by level. Opt-in for
-        now (DGBDT_NCCL_GRAPHS=1, dgbdt.tree.tree_graph.collective_enabled)."""
+        is; TCP's reductions run on the host, so those trees grow level by level
+        (DGBDT_NCCL_GRAPHS=0 turns it off: dgbdt.tree.tree_graph.collective_enabled)."""
         return self.comm.capturable and tree_graph.collective_enabled()
 
     def __init__(self, shards, hist_ptrs, comm, n_rows: int, slots: int = 2):

@@ -13,8 +13,8 @@ in the same order.
 
 What it needs, and where it is not used (the tree grows eagerly, as before):
 
-* In-core shards on one GPU: one process (``LocalSeam``), or, with ``DGBDT_NCCL_GRAPHS=1``,
-  a rank of the NCCL mode (its all-reduces are kernels on the stream and go into the graph;
+* In-core shards on one GPU: one process (``LocalSeam``), or a rank of the NCCL mode
+  (``DGBDT_NCCL_GRAPHS=0`` turns that off) (its all-reduces are kernels on the stream and go into the graph;
   the graph's launch is watched for aborts and timeouts as a queued all-reduce is; TCP's host
   reductions cannot be captured; linear trees' waited all-reduces neither), no column sampling (its masks are drawn per tree
   on the host), no ``DGBDT_SYNC_TIMERS`` (it synchronizes inside a tree), and
@@ -48,10 +48,10 @@ def enabled() -> bool:
 
 
 def collective_enabled() -> bool:
-    """DGBDT_NCCL_GRAPHS=1 lets the NCCL mode's ranks replay their trees as graphs too
-    (all-reduces inside). Off by default until the two-GPU failure tests have run with it
-    (docs/benchmarks.md: 1.5x faster at 4 GPUs)."""
-    return os.environ.get("DGBDT_NCCL_GRAPHS", "0") == "1" and enabled()
+    """Whether the NCCL mode's ranks replay their trees as graphs too (all-reduces inside;
+    docs/benchmarks.md: 1.5x faster at 4 GPUs); ``DGBDT_NCCL_GRAPHS=0`` grows them level by
+    level, as ``DGBDT_CUDA_GRAPHS=0`` does everywhere."""
+    return os.environ.get("DGBDT_NCCL_GRAPHS", "1") != "0" and enabled()
 
 
 @dataclasses.dataclass
@@ -74,12 +74,14 @@ class TreeGraphs:
         self.pool = None
         self.failed = False
 
-    @staticmethod
     def release(self) -> None:
         """Destroy the graphs now (a training's end, before its communicator is kept, closed or
         aborted): graphs that hold collectives must not outlive what they were captured with,
         and the seam and its TreeGraphs refer to each other, so the collector would free them
-        at some later time."""
+        at some later time. Each entry lets go of its graph too: a traceback that still holds
+        an entry must not keep the graph (and its NCCL work) alive."""
+        for entry in self.entries.values():
+            entry.graph = None
         self.entries.clear()
         self.pool = None
 

@@ -89,36 +89,38 @@ def test_nccl_graph_and_in_process_give_one_model(client, objective):
 
 
 def test_nccl_trees_replay_as_cuda_graphs_with_the_eager_model(client):
-    """With DGBDT_NCCL_GRAPHS=1 a rank's device-grown trees, all-reduces included, are
-    captured once and replayed as CUDA graphs (dgbdt.tree.tree_graph), with the model of
+    """By default (DGBDT_NCCL_GRAPHS unset or 1) a rank's device-grown trees, all-reduces
+    included, are captured once and replayed as CUDA graphs (dgbdt.tree.tree_graph), with the model of
     trees grown level by level; a failed fit ends and the next one trains."""
     X, z = _data(seed=2)
     p = {"objective": "reg:squarederror", "max_depth": 6, "max_bin": 64}
     d = _dataset(client, X, z, 2500)          # several chunks a rank: several shards
 
-    def nccl_graphs(on):
-        os.environ["DGBDT_NCCL_GRAPHS"] = "1" if on else "0"
+    def nccl_graphs(value):
+        if value is None:
+            os.environ.pop("DGBDT_NCCL_GRAPHS", None)
+        else:
+            os.environ["DGBDT_NCCL_GRAPHS"] = value
 
-    client.run(nccl_graphs, True)
-    try:
-        out = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl",
-                        verbose_eval=False)
-        # a failed fit with graphs, then the next one: nothing kept hangs (the graphs go
-        # before the communicator does)
-        _patch_level_step(client, _ranks(d)[1], "raise")
-        with pytest.raises(RuntimeError, match="injected failure on this rank"):
-            dgd.train(client, p, d, 10, mode="nccl", verbose_eval=False)
-        again = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl",
-                          verbose_eval=False)
-    finally:
-        client.run(nccl_graphs, False)
+    client.run(nccl_graphs, None)                 # the default
+    out = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl", verbose_eval=False)
+    # a failed fit with graphs, then the next one: nothing kept hangs (the graphs go before
+    # the communicator does)
+    _patch_level_step(client, _ranks(d)[1], "raise")
+    with pytest.raises(RuntimeError, match="injected failure on this rank"):
+        dgd.train(client, p, d, 10, mode="nccl", verbose_eval=False)
+    again = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl", verbose_eval=False)
     assert _json(again["booster"]) == _json(out["booster"])
     graphs = out["booster"]
     t = graphs.timings
     assert t["communication_graph_calls"] > 0      # trees 3.. replayed (1, 2: eager, capture)
     assert t["communication_graph_calls"] < t["communication_calls"]
-    out_eager = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl",
-                          verbose_eval=False)       # the default: trees level by level
+    client.run(nccl_graphs, "0")                  # trees level by level
+    try:
+        out_eager = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl",
+                              verbose_eval=False)
+    finally:
+        client.run(nccl_graphs, None)
     eager = out_eager["booster"]
     assert eager.timings["communication_graph_calls"] == 0
     assert _json(graphs) == _json(eager)

@@ -1,0 +1,41 @@
+"""TreeGraphs.release: a training's tree graphs go before its communicator does.
+
+The NCCL ranks call it in a ``finally`` (dgbdt.dask.collective_train.train_rank); graphs that
+recorded all-reduces must not outlive the communicator, so release must drop every graph even
+where something else (a traceback's frame) still holds an entry. Runs without a GPU: the
+graphs here are stand-ins."""
+import gc
+import weakref
+from types import SimpleNamespace
+
+from dgbdt.tree.tree_graph import TreeGraphs, _Entry
+
+
+class _Graph:
+    """A stand-in for cupy.cuda.Graph (destroyed when its last reference goes)."""
+
+
+def test_release_drops_every_graph_even_when_an_entry_is_still_held():
+    seam = SimpleNamespace(shards=[SimpleNamespace(be=SimpleNamespace(xp=None))])
+    graphs = TreeGraphs(seam)
+    g1, g2 = _Graph(), _Graph()
+    refs = [weakref.ref(g1), weakref.ref(g2)]
+    graphs.entries = {("a",): _Entry(g1, None, [], ()), ("b",): _Entry(g2, None, [], ())}
+    graphs.pool = object()
+    held = graphs.entries[("a",)]         # as a traceback's frame would hold it
+    del g1, g2
+    graphs.release()
+    gc.collect()
+    assert graphs.entries == {} and graphs.pool is None
+    assert [r() for r in refs] == [None, None]
+    assert held.graph is None
+
+
+def test_the_seam_releases_its_graphs_once():
+    from dgbdt.engine.seam import LocalSeam
+    calls = []
+    seam = LocalSeam.__new__(LocalSeam)
+    seam._graphs = SimpleNamespace(release=lambda: calls.append(1))
+    seam.release_graphs()
+    seam.release_graphs()                  # the second finds none
+    assert calls == [1] and seam._graphs is None
