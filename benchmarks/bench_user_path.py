@@ -194,6 +194,10 @@ def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None
         out["evaluation_s"] = round(timings.get("evaluation", 0.0), 3)
         out["evaluation_share"] = round(timings.get("evaluation", 0.0) / fit, 4)
         out["timings"] = {k: round(v, 3) for k, v in timings.items()}
+        if gpu:     # which kernel modules the workers loaded prebuilt / compiled with NVRTC
+            from dgbdt.kernels import prebuilt
+            out["kernels"] = {w: {k: len(v) for k, v in r.items()}
+                              for w, r in client.run(prebuilt.report).items()}
     else:
         out["rounds"] = booster.num_boosted_rounds()
     return out

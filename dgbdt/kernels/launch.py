@@ -2,7 +2,9 @@
 the compiled kernels, the default block size, a grid for n items, and the scalar types CuPy
 passes as C ``int`` / ``long long``.
 
-Kernels are compiled at first use by CuPy (NVRTC; CuPy caches the binaries on disk) with
+A kernel comes from the binaries compiled ahead of time and shipped in the package
+(dgbdt.kernels.prebuilt) when they hold the GPU's architecture and were built from this
+source; otherwise CuPy compiles its module at first use (NVRTC; cached on disk). Both with
 ``--fmad=false``: the split gains are then the same float64 operations as the CPU kernel's,
 rounded the same way."""
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 _DIR = Path(__file__).parent / "cuda"
 _OPTIONS = ("--std=c++17", "--fmad=false")
+NVCC_OPTIONS = ("-std=c++17", "--fmad=false")    # the same, as nvcc spells them (prebuild)
 
 BLOCK = 256
 
@@ -42,6 +45,12 @@ def source(name: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def kernel(module: str, name: str):
-    """A compiled kernel (cupy.RawKernel) of ``cuda/<module>.cu``."""
+    """A compiled kernel (cupy.RawKernel) of ``cuda/<module>.cu``: prebuilt where it can be
+    (dgbdt.kernels.prebuilt), else compiled by NVRTC."""
+    from . import prebuilt
+    found = prebuilt.kernel(module, name, source(module))
+    if found is not None:
+        return found
     import cupy
+    prebuilt.COMPILED.add(module)
     return cupy.RawKernel(source(module), name, options=_OPTIONS)
