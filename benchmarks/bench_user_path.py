@@ -44,6 +44,16 @@ import time
 import numpy as np
 
 
+def gpu_frames() -> bool:
+    """Whether the GPU flow has cuDF (else: ``--gpu-input arrays``, see frames)."""
+    try:
+        import cudf  # noqa: F401
+        import dask_cudf  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def write_parquet(path: str, rows: int, features: int, files: int, gpu: bool) -> float:
     """ETL: build the frame in cuDF or pandas, derive two columns, write ``files`` parquet
     files. Returns seconds."""
@@ -54,7 +64,7 @@ def write_parquet(path: str, rows: int, features: int, files: int, gpu: bool) ->
     logit = X[:, 0] * X[:, 1] + np.sin(2 * X[:, 2]) + 0.5 * X[:, 3] ** 2 - X[:, 4]
     y = (rng.random(rows) < 1 / (1 + np.exp(-logit))).astype(np.int32)
     cols = {f"f{i}": X[:, i] for i in range(base)}
-    if gpu:
+    if gpu and gpu_frames():
         import cudf as lib
     else:
         import pandas as lib
@@ -83,15 +93,23 @@ def start_cluster(gpu: bool, workers: int, cold: bool):
 
 
 def frames(path: str, gpu: bool):
+    """Train and validation X, y from the parquet files: cuDF-backed frames on the GPU, or,
+    where cuDF is not installed, the pandas frames' partitions as dask arrays of cupy chunks
+    (the same rows and split; the JSON's ``input`` says which)."""
     import dask.dataframe as dd
-    if gpu:
+    if gpu and gpu_frames():
         import dask_cudf
         ddf = dask_cudf.read_parquet(path)
     else:
         ddf = dd.read_parquet(path)
     train, valid = ddf.random_split([0.9, 0.1], random_state=0)
     features = [c for c in ddf.columns if c != "label"]
-    return train[features], train["label"], valid[features], valid["label"]
+    out = train[features], train["label"], valid[features], valid["label"]
+    if gpu and not gpu_frames():
+        import cupy
+        out = tuple(f.to_dask_array(lengths=True).astype(np.float32).map_blocks(cupy.asarray)
+                    for f in out)
+    return out
 
 
 def estimator(lib: str, a, gpu: bool, rounds: int | None = None):
@@ -249,7 +267,9 @@ def main() -> None:
                   "date": datetime.date.today().isoformat(), "device": a.device, "rows": a.rows,
                   "features": a.features, "files": a.files, "workers": a.workers,
                   "rounds_max": a.rounds, "depth": a.depth, "early_stopping": a.early_stopping,
-                  "cold": a.cold, "host": platform.node(), "etl_s": round(etl, 3)}
+                  "cold": a.cold, "host": platform.node(), "etl_s": round(etl, 3),
+                  "input": ("cudf frames" if gpu_frames() else "cupy arrays from pandas")
+                  if gpu else "pandas frames"}
         results: dict = {}
         for lib in a.libs.split(","):
             with start_cluster(gpu, a.workers, a.cold) as cluster, Client(cluster) as client:
