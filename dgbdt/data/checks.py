@@ -10,11 +10,16 @@ def check_vector(arr, what: str, n: int, xp):
         raise ValueError(f"{what} must be 1-D; got shape {tuple(arr.shape)}")
     if arr.shape[0] != n:
         raise ValueError(f"{what} has {arr.shape[0]} entries but data has {n} rows")
-    bad = ~xp.isfinite(arr)
-    if bool(bad.any()):
-        raise ValueError(f"{what} contains NaN or infinite values "
-                         f"(first at row {int(xp.flatnonzero(bad)[0])})")
-    return xp.ascontiguousarray(arr)
+    arr = xp.ascontiguousarray(arr)
+    if xp.__name__ == "cupy" and arr.dtype.kind == "f":
+        from ..kernels.gpu_checks import label_scan     # one kernel: nothing for NVRTC
+        first = label_scan(arr.astype(xp.float64, copy=False))[0]
+    else:
+        bad = ~xp.isfinite(arr)
+        first = int(xp.flatnonzero(bad)[0]) if bool(bad.any()) else None
+    if first is not None:
+        raise ValueError(f"{what} contains NaN or infinite values (first at row {first})")
+    return arr
 
 
 def checked_names(names, n_features: int) -> list[str] | None:

@@ -64,13 +64,11 @@ def device_matrix(data):
 
 
 def first_inf(X):
-    """(row, column) of the first infinite value of a device matrix, or None (one sync)."""
-    import cupy
-    inf = cupy.isinf(X)
-    if not bool(inf.any()):
-        return None
-    flat = int(cupy.flatnonzero(inf.ravel())[0])
-    return divmod(flat, X.shape[1])
+    """(row, column) of the first infinite value of a C-contiguous float32/float64 device
+    matrix, or None (one kernel, one sync)."""
+    from ..kernels.gpu_checks import first_inf_index
+    flat = first_inf_index(X)
+    return None if flat is None else divmod(flat, X.shape[1])
 
 
 def device_vector(values, what: str, n: int):

@@ -78,6 +78,15 @@ def label_witnesses(y) -> np.ndarray:
     y = xp.asarray(y, dtype=np.float64).reshape(-1)
     if y.shape[0] == 0:
         return np.zeros(0)
+    if xp is not np:            # one kernel (gpu_checks), no CuPy reductions to compile
+        from ..kernels.gpu_checks import label_scan
+        bad, nonint, lo, hi = label_scan(xp.ascontiguousarray(y))
+        pick = [] if bad is None else [float(y[bad])]
+        if lo is not None:
+            pick += [lo, hi]
+        if nonint is not None:
+            pick.append(float(y[nonint]))
+        return np.array(pick, dtype=np.float64)
     finite = xp.isfinite(y)
     nonint = finite & (y != xp.floor(y))
     flags_values = xp.stack([

@@ -49,3 +49,29 @@ def test_prebuilt_kernels_load_and_train_nvrtcs_model():
     assert on["pred"] == off["pred"]
     print(f"first fit, empty caches: prebuilt {on['first_fit_s']:.2f} s, "
           f"NVRTC {off['first_fit_s']:.2f} s")
+
+
+def test_the_input_checks_kernels_agree_with_numpy():
+    """gpu_checks (one kernel each, no CuPy reductions for NVRTC to compile at a first fit)
+    against numpy on labels and matrices with infinities, NaN, -0.0 and non-integers."""
+    import cupy as cp
+    import numpy as np
+    from dgbdt.kernels.gpu_checks import first_inf_index, label_scan
+    from dgbdt.objectives.base import label_witnesses
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        X = rng.standard_normal((5000, 7)).astype(dtype)
+        assert first_inf_index(cp.asarray(X)) is None
+        for where in ([12345, 34000], [0], [34999]):
+            Z = X.copy().ravel()
+            Z[where] = [np.inf, -np.inf][: len(where)]
+            assert first_inf_index(cp.asarray(Z.reshape(X.shape))) == min(where)
+    cases = [np.array([3.0, -0.0, 7.0, 2.0]), np.array([1.0, np.nan, 2.5, -np.inf, 0.5]),
+             np.array([np.nan, np.inf]), np.array([-1e300, 4.0, 1e-300]), np.zeros(0),
+             rng.integers(-50, 50, 100000).astype(np.float64)]
+    for y in cases:
+        got = label_witnesses(cp.asarray(y))
+        want = label_witnesses(y)
+        assert np.array_equal(got, want, equal_nan=True), (y[:8], got, want)
+    bad, nonint, lo, hi = label_scan(cp.asarray(np.array([2.0, 0.5, np.nan, 1.5, -3.0])))
+    assert (bad, nonint, lo, hi) == (2, 1, -3.0, 2.0)
