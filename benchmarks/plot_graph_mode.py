@@ -39,7 +39,7 @@ def record(workers: int, depth: int, objective=None, weighted: bool = False) -> 
     seam = DaskSeam(rec, units, n_rows=1000, fan_in=8, nthread=1, weighted=weighted)
     seam.token = "x"
     spec = SimpleNamespace(sampling=None, max_requests=lambda: depth, parallel=1,
-                           approx_bins=0, draw=lambda epoch, j: epoch)
+                           approx_bins=0, targets=None, draw=lambda epoch, j: epoch)
     spec.forest_trees = lambda: spec
     seam.grow_round(objective or SimpleNamespace(name="binary:logistic"), 1, spec=spec,
                     timers={})

@@ -159,14 +159,27 @@ class XGBMethods:
     @property
     def intercept_(self) -> np.ndarray:
         """The intercept (XGBoost's base_score: in the objective's prediction space), one per
-        output, float32."""
+        output, float32; a gblinear model's: its biases (XGBoost's, without base_score)."""
         b = self.get_booster()
+        if b.linear is not None:
+            return np.array(b.linear.bias, dtype=np.float32)
         return np.asarray(b.objective.margin_to_base_score(b.base_margin), dtype=np.float32)
 
     @property
     def coef_(self):
-        """Coefficients exist for linear boosters only; a tree model raises AttributeError."""
-        raise AttributeError("Coefficients are not defined for Booster type gbtree")
+        """A gblinear model's weights: [n_features] for one output, [n_classes,
+        n_features] for a classifier of more than 2 classes (row k: class k's weights), and
+        [n_features * K] (feature-major) for another model of K > 1 outputs, as XGBoost's
+        shapes. A tree model raises AttributeError, as XGBoost's."""
+        b = self.get_booster()
+        if b.linear is None:
+            raise AttributeError(f"Coefficients are not defined for Booster type "
+                                 f"{b.booster_type}")
+        W = np.array(b.linear.coefficients, dtype=np.float64)
+        n_classes = getattr(self, "n_classes_", None)
+        if n_classes is not None and n_classes > 2:
+            return np.ascontiguousarray(W.T)
+        return W[:, 0] if W.shape[1] == 1 else W.reshape(-1)
 
     def _predict_input(self, X):
         """The rows to predict as the Booster reads them (a Series: one column)."""

@@ -268,8 +268,17 @@ class _GBDTModel(_XGBMethods, _Base):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Importance of each feature (importance_type, default gain), summing to 1."""
+        """Importance of each feature (importance_type, default gain), summing to 1. A
+        gblinear model: its weights over their sum, as XGBoost's ([F], or [F, K] for several
+        outputs; importance_type "weight", which the default "gain" means for it)."""
         b = self.get_booster()
+        if b.linear is not None:
+            kind = "weight" if self.importance_type in (None, "gain") else self.importance_type
+            b.linear.score(b._names(), kind)       # "weight" only: others raise
+            v = np.array(b.linear.coefficients, dtype=np.float32)
+            v = v[:, 0] if v.shape[1] == 1 else v
+            total = v.sum()
+            return v / total if total != 0 else v
         score = b.get_score(importance_type=self.importance_type)
         names = b.feature_names or [f"f{i}" for i in range(b.n_features)]
         v = np.array([score.get(n, 0.0) for n in names], dtype=np.float64)

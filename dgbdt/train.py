@@ -80,6 +80,12 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
                 custom_metric=custom_metric, maximize=maximize, checkpoint_dir=checkpoint_dir,
                 label_views=with_intervals)
     p, dtrain = s.p, s.dtrain
+    if s.prior is not None and s.prior.linear is not None and p["booster"] != "gblinear":
+        p = _continue_gblinear(params, p)
+    if p["booster"] == "gblinear":
+        return _train_gblinear(s, p, int(num_boost_round), early_stopping_rounds,
+                               evals_result, verbose_eval, callbacks, checkpoint_dir,
+                               progress_bar)
     if p["linear_tree"]:
         _check_linear(dtrain)
     backend = get_backend(p["device"])
@@ -98,6 +104,41 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         import numba
         numba.set_num_threads(previous_threads)
         release_pooled()
+
+
+def _continue_gblinear(params, p) -> dict:
+    """A gblinear model continued (xgb_model) goes on as gblinear when params do not name a
+    booster, as XGBoost's learner keeps a loaded model's; another booster is an error."""
+    from .params.normalize import normalize_params
+    if dict(params or {}).get("booster") is not None:
+        raise ValueError(f"xgb_model is a gblinear model: booster={p['booster']!r} cannot "
+                         "continue it (pass booster='gblinear', or train a new model)")
+    return dict(normalize_params({**dict(params or {}), "booster": "gblinear"}),
+                device=p["device"])
+
+
+def _train_gblinear(s, p, rounds, early_stopping_rounds, evals_result, verbose_eval,
+                    callbacks, checkpoint_dir, progress_bar):
+    """booster="gblinear": dgbdt.engine.gblinear, on the host (GPU rows are copied there)."""
+    from .engine.in_process import _base_margin
+    from .engine.gblinear import train_linear
+    if checkpoint_dir is not None:
+        raise NotImplementedError("checkpoint_dir with booster='gblinear' is not built (a "
+                                  "linear round is cheap). Fix: save the model and continue "
+                                  "it with xgb_model=, or a TrainingCheckPoint callback.")
+    base = None if s.prior is not None else _base_margin(
+        p, s.objective, s.dtrain.label, s.dtrain.weight, s.num_class)
+    bar = open_bar(progress_bar, p["verbosity"], rounds)
+    previous_threads = _set_threads(p["nthread"])
+    try:
+        with keyboard_interrupts(), showing(bar):
+            return train_linear(p, s.dtrain, rounds, s.evals, early_stopping_rounds,
+                                evals_result, verbose_eval, s.objective, s.num_class,
+                                s.metrics, base, s.prior, callbacks, s.custom_metric,
+                                s.maximize)
+    finally:
+        import numba
+        numba.set_num_threads(previous_threads)
 
 
 def _check_linear(dtrain) -> None:

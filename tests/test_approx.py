@@ -111,7 +111,7 @@ def test_dask_modes_give_the_in_process_bytes(client1, client2):
 def test_exact_is_xgboosts_exact_on_the_training_rows():
     """tree_method="exact": a bin a distinct value, so every split between two consecutive
     values is evaluated, as XGBoost's exact greedy method does; its predictions on the
-    training rows are XGBoost's (thresholds differ: XGBoost takes the midpoint)."""
+    training rows are XGBoost's (its thresholds too: tests/test_exact_thresholds.py)."""
     xgb = pytest.importorskip("xgboost")
     X, y = data(2000)
     for extra in ({"max_depth": 3}, {"max_depth": 5, "lambda": 2.0, "gamma": 0.1}):

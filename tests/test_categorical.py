@@ -531,7 +531,8 @@ def test_save_binary_keeps_categories(tmp_path):
 
 def test_continued_training_and_cv():
     """xgb_model: rounds added to a categorical model equal one longer training; data with
-    other categories is refused. dgbdt.cv folds keep the categories."""
+    its categories in another order is re-coded to the model's (XGBoost's re-coding), data
+    with a category the model lacks is refused. dgbdt.cv folds keep the categories."""
     df, y = _frame(seed=12)
     d = dgbdt.Dataset(df, label=y, enable_categorical=True)
     full = dgbdt.train({"max_depth": 3}, d, 4, verbose_eval=False)
@@ -539,8 +540,13 @@ def test_continued_training_and_cv():
     more = dgbdt.train({"max_depth": 3}, d, 2, xgb_model=first, verbose_eval=False)
     assert more.save_raw() == full.save_raw()
     shuffled = df.assign(a=df["a"].cat.reorder_categories(list("lkjihgfedcba")))
-    with pytest.raises(ValueError, match="trained on other categories"):
-        dgbdt.train({"max_depth": 3}, dgbdt.Dataset(shuffled, label=y, enable_categorical=True),
+    more = dgbdt.train({"max_depth": 3}, dgbdt.Dataset(shuffled, label=y,
+                                                       enable_categorical=True),
+                       2, xgb_model=first, verbose_eval=False)
+    assert more.save_raw() == full.save_raw()      # re-coded to the model's, by value
+    renamed = df.assign(a=df["a"].cat.rename_categories(list("abcdefghijkz")))
+    with pytest.raises(ValueError, match="not among the training data's categories"):
+        dgbdt.train({"max_depth": 3}, dgbdt.Dataset(renamed, label=y, enable_categorical=True),
                     1, xgb_model=first, verbose_eval=False)
     codes = dgbdt.Dataset(d.data, label=y, feature_types=d.feature_types,
                           feature_names=d.feature_names)

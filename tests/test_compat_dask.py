@@ -114,3 +114,36 @@ def test_unknown_dask_config(client2, data):
     with dask.config.set({"xgboost.scheduler_address": "127.0.0.1:1"}):
         with pytest.raises(NotImplementedError, match="scheduler_address"):
             dxgb.train(client2, {}, dtrain, 1)
+
+
+def test_exact_refuses_categorical_data(client2):
+    """XGBoost's rule on Dask too: tree_method="exact" takes no categorical data."""
+    import pandas as pd
+    df = pd.DataFrame({"x": np.arange(40.0), "c": pd.Categorical(list("ab") * 20)})
+    X, y = dd.from_pandas(df, npartitions=2), dd.from_array(np.arange(40.0), chunksize=20)
+    reg = dxgb.DaskXGBRegressor(n_estimators=1, tree_method="exact", enable_categorical=True)
+    reg.client = client2
+    with pytest.raises(ValueError, match="categorical data"):
+        reg.fit(X, y)
+    m = dxgb.DaskDMatrix(client2, X, y, enable_categorical=True)
+    with pytest.raises(ValueError, match="categorical data"):
+        dxgb.train(client2, {"tree_method": "exact"}, m, 1)
+
+
+def test_continuation_recodes_categories(client2):
+    """Continuing a model on frames whose categories are ordered otherwise: the rows are
+    re-coded to the model's codes by value (the same model as on the model's own order)."""
+    import pandas as pd
+    rng = np.random.RandomState(0)
+    codes = rng.randint(0, 3, 60)
+    enc = pd.DataFrame({"x": rng.rand(60),
+                        "c": pd.Categorical.from_codes(codes, categories=list("abc"))})
+    reenc = enc.assign(c=enc["c"].cat.reorder_categories(list("cab")))
+    y = dd.from_array(codes + rng.rand(60), chunksize=30)
+
+    def train(df, model=None):
+        m = dxgb.DaskDMatrix(client2, dd.from_pandas(df, npartitions=2), y,
+                             enable_categorical=True)
+        return dxgb.train(client2, {"max_depth": 2}, m, 2, xgb_model=model)["booster"]
+    first = train(enc)
+    assert train(reenc, first).save_raw("dgbdt") == train(enc, first).save_raw("dgbdt")

@@ -43,8 +43,8 @@ def test_unknown_parameter_warns_in_compat_raises_in_dgbdt(data):
         GBDTRegressor(n_estimators=2, max_dpeth=3).fit(X, y)
     with pytest.warns(UserWarning, match="Did you mean 'max_depth'"):
         xgb.XGBRegressor(n_estimators=2, max_dpeth=3).fit(X, y)
-    with pytest.raises(ValueError, match="gblinear"):     # dgbdt.ParameterError
-        xgb.XGBRegressor(n_estimators=2, booster="gblinear").fit(X, y)
+    with pytest.raises(ValueError, match="booster"):     # dgbdt.ParameterError
+        xgb.XGBRegressor(n_estimators=2, booster="gbforest").fit(X, y)
     xgb.XGBRegressor(n_estimators=2, booster="gbtree").fit(X, y)   # accepted
     assert "kwargs" not in vars(xgb.XGBRegressor())     # scikit-learn's init rule
 

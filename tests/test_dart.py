@@ -113,8 +113,8 @@ def test_estimator_and_refusals():
     X, y = data(800)
     est = dgbdt.GBDTClassifier(n_estimators=5, booster="dart", rate_drop=0.2).fit(X, y)
     assert est.get_booster().booster_type == "dart"
-    with pytest.raises(dgbdt.ParameterError, match="gblinear"):
-        dgbdt.train({"booster": "gblinear"}, dgbdt.Dataset(X, label=y), 1)
+    with pytest.raises(dgbdt.ParameterError, match="booster"):
+        dgbdt.train({"booster": "gbforest"}, dgbdt.Dataset(X, label=y), 1)
     with pytest.raises(NotImplementedError, match='dart" with linear_tree'):
         dgbdt.train(dict(DART, linear_tree=True), dgbdt.Dataset(X, label=y), 1)
 

@@ -99,8 +99,6 @@ def test_vector_base_score_and_quantiles():
 def test_refusals_and_checks():
     X, y, _ = data()
     d = dgbdt.Dataset(X, label=y)
-    with pytest.raises(NotImplementedError, match="one_output_per_tree"):
-        dgbdt.train(dict(PARAMS, multi_strategy="multi_output_tree"), d, 1)
     with pytest.raises(NotImplementedError, match="reg:absoluteerror.*3 targets"):
         dgbdt.train(dict(PARAMS, objective="reg:absoluteerror"), d, 1)
     with pytest.raises(ValueError, match="num_target=2 but the label has 3"):

@@ -93,9 +93,10 @@ def test_feature_names_and_best_iteration_cross_over():
 def test_what_dgbdt_cannot_read_is_refused_clearly(tmp_path):
     X, y = data("reg:squarederror", n=400)
     dm = xgb.DMatrix(X, y)
-    linear = xgb.train({"booster": "gblinear"}, dm, 2)
-    with pytest.raises(ModelFormatError, match="booster 'gblinear'; dgbdt reads gradient-boos"):
-        dgbdt.load_model(linear.save_raw("json"))
+    linear = json.loads(xgb.train({"booster": "gblinear"}, dm, 2).save_raw("json"))
+    linear["learner"]["gradient_booster"]["name"] = "gbother"     # (gblinear loads: dgbdt.engine.gblinear)
+    with pytest.raises(ModelFormatError, match="booster 'gbother'; dgbdt reads 'gbtree'"):
+        dgbdt.load_model(linear)
     forest = json.loads(xgb.train({"num_parallel_tree": 3, "subsample": 0.8, "max_depth": 2},
                                   dm, 2).save_raw("json"))
     assert dgbdt.load_model(forest).num_parallel_tree == 3      # a forest reads (test_forest)

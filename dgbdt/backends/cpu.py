@@ -60,6 +60,34 @@ class CpuBackend:
         shard.begin[0] = 0
         shard.end[0] = shard.n_rows
 
+    def start_vector_tree(self, shard, scale_g, scale_h) -> None:
+        """A vector-leaf tree's start (dgbdt.tree.multi_target): every target t's
+        fixed-point gradients into ``shard.grad_targets[t]`` with its scales; every row back
+        in the root's segment."""
+        T = len(scale_g)
+        if shard.grad_targets is None or shard.grad_targets.shape[0] != T:
+            shard.grad_targets = np.empty((T, shard.n_rows, 2), np.int64)
+        for t in range(T):
+            cpu_tree.quantize_gradients(shard.g, shard.h, t, float(scale_g[t]),
+                                        float(scale_h[t]), shard.grad_targets[t])
+        shard.rows[:] = np.arange(shard.n_rows, dtype=np.int32)
+        shard.begin[0] = 0
+        shard.end[0] = shard.n_rows
+
+    def _vector_histograms(self, shard, nodes, hist_ptrs) -> np.ndarray:
+        """int64 [len(nodes), S, 2T]: target t's histograms (of its fixed-point gradients)
+        at columns 2t, 2t + 1 (dgbdt.tree.multi_target)."""
+        T = shard.grad_targets.shape[0]
+        out = np.empty((len(nodes), int(hist_ptrs[-1]), 2 * T), np.int64)
+        grad = shard.grad
+        try:
+            for t in range(T):
+                shard.grad = shard.grad_targets[t]
+                out[:, :, 2 * t:2 * t + 2] = self.histograms(shard, nodes, hist_ptrs)
+        finally:
+            shard.grad = grad
+        return out
+
     def histograms(self, shard, nodes: np.ndarray, hist_ptrs: np.ndarray) -> np.ndarray:
         p = shard.page
         if p.ell:       # an ELLPACK page (dgbdt.data.sparse)
@@ -73,6 +101,12 @@ class CpuBackend:
         """The smaller children from rows, their siblings = parent - smaller (exact)."""
         if req.linear is not None:
             return self.linear_histograms(shard, req, hist_ptrs)
+        if shard.grad_targets is not None:       # a vector-leaf tree: T histograms a node
+            small = self._vector_histograms(shard, req.small, hist_ptrs)
+            if not len(req.large):
+                return small
+            large = shard.level_hist[np.asarray(req.parent_slot, np.int64)] - small
+            return np.concatenate([small, large])
         m = len(req.small)
         if shard.page.ell:      # wide histograms: into one buffer, no copies
             out = np.empty((m + len(req.large), int(hist_ptrs[-1]), 2), dtype=np.int64)

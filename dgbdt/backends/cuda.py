@@ -44,6 +44,12 @@ def tree_consts(scale_g: float, scale_h: float, eta: float = 0.0) -> np.ndarray:
     return np.array([scale_g, scale_h, 1.0 / scale_g, 1.0 / scale_h, eta], dtype=np.float64)
 
 
+VECTOR_LEAF_ON_GPU = (
+    "multi_strategy='multi_output_tree' (vector-leaf trees) on the GPU (device='cuda' or "
+    "cupy input) is not implemented in dgbdt. Fix: train on the CPU (device='cpu', host "
+    "arrays), or multi_strategy='one_output_per_tree' (a tree a target, on the GPU too).")
+
+
 class CudaBackend(CudaLinear, CudaPages, CudaSampling):
     """Operations on a Shard's rows (see dgbdt.engine.shard) on one GPU, arrays as cupy (linear
     trees' operations: dgbdt.backends.cuda_linear's mixin; pages' own: gpu_pages')."""
@@ -228,6 +234,10 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
             return mx
         mx = cp.asnumpy(mx).view(np.float64)   # one small copy (and wait) per round
         return mx[0], mx[1]
+
+    def start_vector_tree(self, shard, scale_g, scale_h) -> None:
+        """Vector-leaf trees are grown on the CPU only (dgbdt.tree.multi_target)."""
+        raise NotImplementedError(VECTOR_LEAF_ON_GPU)
 
     def start_tree(self, shard, k: int, scale_g: float, scale_h: float, consts=None) -> None:
         """Fixed-point gradients of class k, rows in order, and the tree's largest |q| (which

@@ -16,6 +16,16 @@ def _unsupported(what: str, instead: str):
                               f"{instead}")
 
 
+def refuse_categorical(method, booster, feature_types) -> None:
+    """XGBoost's rule: tree_method="exact" and booster="gblinear" take no categorical data
+    (a ValueError, as XGBoost's; ``feature_types``: the training data's)."""
+    from ..data.categorical import mask_of
+    if mask_of(feature_types) is not None and (method == "exact" or booster == "gblinear"):
+        what = 'tree_method="exact"' if method == "exact" else 'booster="gblinear"'
+        raise ValueError(f"{what} does not support categorical data (XGBoost's rule). "
+                         'Fix: tree_method="hist" or "approx" with booster="gbtree"')
+
+
 def xgb_params(params, dtrain=None) -> dict:
     """XGBoost's parameters as dgbdt's: verbosity dropped; tree_method hist, approx or exact
     (gpu_hist: device cuda); a GPU device without a usable GPU: the CPU, with a warning, as XGBoost does; a
@@ -45,6 +55,8 @@ def xgb_params(params, dtrain=None) -> dict:
     if "objective" not in params and num_class is not None and int(num_class) > 1:
         params["objective"] = "multi:softmax"     # XGBoost's learner does the same
 
+    from .updater import read_updater
+    read_updater(params)            # XGBoost's updater= sets the tree_method
     method = params.pop("tree_method", None)
     if method == "gpu_hist":                 # XGBoost < 2's spelling of device="cuda"
         params.setdefault("device", "cuda")

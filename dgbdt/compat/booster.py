@@ -14,7 +14,22 @@ from .dmatrix import DMatrix
 
 class Booster(_Booster):
     """dgbdt's Booster under XGBoost's constructor: ``Booster()`` then ``load_model(path)``,
-    or ``Booster(model_file=path)``."""
+    or ``Booster(model_file=path)``. It pickles (XGBoost's TrainingCheckPoint(as_pickle=True),
+    copy.deepcopy, Dask) as its JSON model (dgbdt's format, ``save_raw("dgbdt")``) and the
+    training's parameters (``config_params``, set_param's eval_metric): no Python objects of
+    the model are pickled, and unpickling reads the JSON back, as ``load_model`` does."""
+
+    # what a pickle keeps beside the JSON model: the configuration save_config and eval report
+    _PICKLED = ("config_params", "_eval_metric", "position_bias")
+
+    def __getstate__(self) -> dict:
+        return {"model": self.save_raw("dgbdt"),
+                **{k: self.__dict__[k] for k in self._PICKLED if k in self.__dict__}}
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        self.__dict__.update(_load_model(state.pop("model")).__dict__)
+        self.__dict__.update(state)
 
     def __init__(self, params=None, cache=None, model_file=None):
         if params and model_file is None:
@@ -220,6 +235,13 @@ class Booster(_Booster):
     def eval(self, data, name: str = "eval", iteration: int = 0) -> str:
         """XGBoost's: ``eval_set([(data, name)], iteration)``."""
         return self.eval_set([(data, name)], iteration)
+
+    def get_categories(self, export_to_arrow: bool = False):
+        """XGBoost's: the category values the model was trained with, a feature
+        (dgbdt.compat.categories.Categories; ``empty()`` without categorical features)."""
+        from .categories import categories_of
+        return categories_of(self.feature_names, self.n_features, self.categories,
+                             export_to_arrow)
 
     def save_config(self) -> str:
         """XGBoost's: the training configuration as a JSON string (booster_config.save_config)."""

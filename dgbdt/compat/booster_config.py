@@ -140,6 +140,24 @@ def save_config(booster) -> str:
             "dart_train_param": {k: _text(value(k)) for k in (
                 "normalize_type", "one_drop", "rate_drop", "sample_type", "skip_drop")},
             "gbtree": learner["gradient_booster"], "name": "dart"}
+    if booster.linear is not None:     # gblinear: its updater's sections (XGBoost's keys)
+        lin = {"alpha": _text(value("alpha")), "eta": _text(value("eta")),
+               "feature_selector": _text(value("feature_selector")),
+               "lambda": _text(value("lambda"))}
+        lin.update(learning_rate=lin["eta"], reg_alpha=lin["alpha"], reg_lambda=lin["lambda"])
+        if "eta" not in given and "learning_rate" not in given:     # gblinear's defaults
+            lin["eta"] = lin["learning_rate"] = "0.5"
+        if "lambda" not in given and "reg_lambda" not in given:
+            lin["lambda"] = lin["reg_lambda"] = "0"
+        updater = str(given.get("updater", "shotgun"))
+        section = {"linear_train_param": lin}
+        if updater == "coord_descent":
+            section["coordinate_param"] = {"top_k": _text(value("top_k"))}
+        learner["gradient_booster"] = {
+            "gblinear_train_param": {"max_row_perbatch": "18446744073709551615",
+                                     "tolerance": _text(value("tolerance")),
+                                     "updater": updater},
+            "name": "gblinear", "updater": section}
     rank = learner["objective"].get("lambdarank_param")
     if rank is not None:
         rank["lambdarank_unbiased"] = _text(bool(given.get("lambdarank_unbiased", False)))

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..data.batches import BatchDataset
 from ..data.dataset import Dataset
-from ._common import XGBoostError, _unsupported, positional_warned, refuse_unsupported
+from ._common import (XGBoostError, _unsupported, positional_warned, refuse_categorical,
+                      refuse_unsupported)
 from .data_iter import DataIter, iter_batches
 from ..data.categorical import InvalidCategoryError
 from ..data.input import InfiniteValueError
@@ -236,6 +237,13 @@ class DMatrix:
             raise ValueError("this DMatrix has no cuts yet: train on it first (or make a "
                              "QuantileDMatrix, which quantizes when it is made)")
         return quantile_cut(list(d._cuts.values())[-1])
+
+    def get_categories(self, export_to_arrow: bool = False):
+        """XGBoost's: the category values a feature (dgbdt.compat.categories.Categories;
+        ``empty()`` without categorical features)."""
+        from .categories import categories_of
+        return categories_of(self.feature_names, self.num_col(),
+                             getattr(self.dataset, "categories", None), export_to_arrow)
 
     def num_nonmissing(self) -> int:
         """The number of present (non-missing) values."""
@@ -526,13 +534,8 @@ def check_training_data(params, dtrain, xgb_model=None) -> None:
                            "or colsample_bylevel / colsample_bytree")
     if not isinstance(dtrain, DMatrix) or dtrain.num_row() == 0:
         return
-    from ..data.categorical import mask_of
-    method, booster = p.get("tree_method"), p.get("booster")
-    if mask_of(dtrain.dataset.feature_types) is not None and (
-            method == "exact" or booster == "gblinear"):
-        what = 'tree_method="exact"' if method == "exact" else 'booster="gblinear"'
-        raise ValueError(f"{what} does not support categorical features (XGBoost's rule). "
-                         'Fix: tree_method="hist" or "approx" with booster="gbtree"')
+    method = p.get("tree_method")
+    refuse_categorical(method, p.get("booster"), dtrain.dataset.feature_types)
     if not isinstance(dtrain, QuantileDMatrix):
         return
     if method not in (None, "hist", "auto", "gpu_hist"):

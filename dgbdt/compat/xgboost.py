@@ -19,16 +19,17 @@ config_context (dgbdt.compat.config: what dgbdt does with each key), ``collectiv
 DaskXGBRanker).
 ``cv`` (dgbdt.compat.cv: XGBoost's folds, callbacks, ``obj=``, ``custom_metric=``,
 ``fpreproc=``); a DMatrix's feature weights become the ``feature_weights`` training parameter
-(weighted column sampling); multi-target labels train one tree per target. Not mapped (an
+(weighted column sampling); multi-target labels train one tree per target, or with
+``multi_strategy="multi_output_tree"`` one vector-leaf tree for all (CPU). Not mapped (an
 error says so): ``feval=`` (use custom_metric=), custom metric functions on Dask, query
 weights on Dask (DaskDMatrix weight= with qid), label bounds (survival) and feature weights
-in a DataIter's batches, gblinear, ``multi_strategy="multi_output_tree"``, XGBoost's own
+in a DataIter's batches, gblinear on Dask, XGBoost's own
 DMatrix binary files (dgbdt's save_binary files load). Sparse input (and ``"file?format=libsvm"`` paths) stays CSR, in
 ELLPACK pages (dgbdt.data.sparse); ``get_data`` returns a CSR matrix, as XGBoost's does.
 """
 from __future__ import annotations
 
-from .. import callback  # noqa: F401  (xgb.callback.EarlyStopping, ...)
+from . import callback  # noqa: F401  (xgb.callback: dgbdt.callback, XGBoost's checkpoint)
 from .. import plotting  # noqa: F401  (xgb.plotting.to_graphviz, ...)
 from ..plotting import plot_importance, plot_tree, to_graphviz  # noqa: F401
 from ..model.booster import load_model as _load_model
@@ -77,7 +78,10 @@ def train(params, dtrain, num_boost_round: int = 10, *, evals=None, obj=None, ma
                              evals=[(_dataset(d), n) for d, n in (evals or [])],
                              early_stopping_rounds=early_stopping_rounds,
                              evals_result=evals_result, verbose_eval=verbose_eval,
-                             xgb_model=xgb_model, callbacks=callbacks))
+                             xgb_model=xgb_model, callbacks=callback.as_xgboost(callbacks)))
+    types = dtrain.feature_types if isinstance(dtrain, DMatrix) else None
+    if types is not None and booster.feature_types is None:
+        booster.feature_types = list(types)    # a frame's column types, as XGBoost's keeps
     if params.get("eval_metric"):          # what Booster.eval reports, as XGBoost's keeps it
         booster.set_param("eval_metric", params["eval_metric"])
     booster.config_params = dict(params)   # what save_config reports (booster_config)

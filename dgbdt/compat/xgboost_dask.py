@@ -9,7 +9,7 @@ from ..model.booster import Booster
 from ..dask.data import DaskDataset
 from ..dask.predict import predict as _predict
 from ..dask.train import train as _train
-from ._common import _unsupported, xgb_params
+from ._common import _unsupported, refuse_categorical, xgb_params
 from .dask_dmatrix import DaskDMatrix, DaskQuantileDMatrix, worker_nthreads  # noqa: F401
 from .booster import _compat
 
@@ -86,6 +86,8 @@ def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=
                      "mode= and collective_timeout= set dgbdt's collectives")
     _check_dask_config()
     params = xgb_params(params, dtrain)
+    refuse_categorical(params.get("tree_method"), params.get("booster"),
+                       getattr(_ds(dtrain), "feature_types", None))
     if isinstance(dtrain, DaskDMatrix) and dtrain.feature_weights is not None:
         params.setdefault("feature_weights", dtrain.feature_weights)
     out = _train(client, params, _ds(dtrain), num_boost_round,
@@ -164,9 +166,10 @@ def _estimator(name: str):
     xgb.XGBRegressor's over dgbdt's."""
     if name not in _ESTIMATORS:
         from ..dask import sklearn
-        from .xgboost_dask_sklearn import _DaskXGBBehaviour
+        from .xgboost_dask_sklearn import _DaskXGBBehaviour, _DaskXGBClassifierBehaviour
         base = getattr(sklearn, name.replace("XGB", "GBDT", 1))
-        _ESTIMATORS[name] = type(name, (_DaskXGBBehaviour, base), {
+        habits = _DaskXGBClassifierBehaviour if "Classifier" in name else _DaskXGBBehaviour
+        _ESTIMATORS[name] = type(name, (habits, base), {
             "__module__": __name__,
             "__doc__": f"xgboost.dask.{name}: dgbdt.dask.{base.__name__} with XGBoost's "
                        "habits (the Booster XGBoost's)"})

@@ -3,8 +3,9 @@ dgbdt.compat.xgboost_dask over dgbdt.dask.sklearn's estimators). Its own module:
 scikit-learn, which importing xgboost.dask does not."""
 from __future__ import annotations
 
+from ._common import refuse_categorical
 from .dask_dmatrix import DaskQuantileDMatrix, worker_nthreads
-from .xgboost_sklearn import _XGBBehaviour
+from .xgboost_sklearn import _TrainedObjective, _XGBBehaviour
 
 
 class _DaskXGBBehaviour(_XGBBehaviour):
@@ -16,11 +17,22 @@ class _DaskXGBBehaviour(_XGBBehaviour):
     def _doc_link_url_param_generator(self) -> dict:
         return {"estimator_module": "xgboost.dask", "estimator_name": type(self).__name__}
 
+    def _fit_callbacks(self):
+        # dgbdt.dask's: the callbacks run on the workers, with dgbdt's Booster
+        return super(_XGBBehaviour, self)._fit_callbacks()
+
     def _datasets(self, client, specs: list[dict]) -> list:
-        return [DaskQuantileDMatrix(client=client, **kw).dataset for kw in specs]
+        made = [DaskQuantileDMatrix(client=client, **kw).dataset for kw in specs]
+        refuse_categorical(self.tree_method, self.booster, made[0].feature_types)
+        return made
 
     def _fit(self, X, y, params, *args, **kwargs):
         super()._fit(X, y, params, *args, **kwargs)
         self._Booster.config_params = dict(self._Booster.config_params or {},
                                            nthread=worker_nthreads(self.client, params))
         return self
+
+
+class _DaskXGBClassifierBehaviour(_TrainedObjective, _DaskXGBBehaviour):
+    """The Dask classifiers' habits: _DaskXGBBehaviour's, and ``objective`` after fit the
+    objective trained with, as xgboost.dask.DaskXGBClassifier sets it (_TrainedObjective)."""

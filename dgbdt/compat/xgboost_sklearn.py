@@ -6,10 +6,11 @@ XGBRFClassifier) over dgbdt's (dgbdt.sklearn), where XGBoost behaves otherwise:
 * n_estimators defaults to None (100 rounds), fit's verbose to True, and the objective
   argument to XGBoost's default for the class (XGBRegressor: reg:squarederror; XGBRanker:
   rank:ndcg); a first positional argument is the objective (deprecated, FutureWarning);
-* get_booster gives XGBoost's Booster (dgbdt.compat.booster.Booster: save_config, ...),
-  whose configuration records the fit's parameters and those set by set_params afterwards;
+* get_booster, ``_Booster`` and the model the callbacks get are XGBoost's Booster
+  (dgbdt.compat.booster.Booster: save_config, ...), whose configuration records the fit's parameters and those set by set_params afterwards;
 * predicting a DataFrame whose columns differ from the training's raises "feature_names
-  mismatch", as XGBoost's Booster does.
+  mismatch", as XGBoost's Booster does;
+* a fitted classifier's ``objective`` is the objective it trained with (_TrainedObjective).
 """
 from __future__ import annotations
 
@@ -48,6 +49,27 @@ class _XGBBehaviour:
 
     def get_booster(self):
         return _compat(super().get_booster())
+
+    @property
+    def _Booster(self):
+        """The fitted Booster, XGBoost's (dgbdt.compat.booster.Booster), as XGBoost's
+        estimators keep it; AttributeError before fit."""
+        try:
+            return self.__dict__["_Booster"]
+        except KeyError:
+            raise AttributeError("_Booster") from None
+
+    @_Booster.setter
+    def _Booster(self, booster) -> None:
+        self.__dict__["_Booster"] = None if booster is None else _compat(booster)
+
+    @_Booster.deleter
+    def _Booster(self) -> None:
+        self.__dict__.pop("_Booster", None)
+
+    def _fit_callbacks(self):
+        from .callback import as_xgboost      # the callbacks get XGBoost's Booster
+        return as_xgboost(super()._fit_callbacks())
 
     def _dataset(self, X, label, weight, base_margin, queries: dict, ref=None):
         """fit's rows as XGBoost's estimators take them: a QuantileDMatrix (XGBoost's input
@@ -93,6 +115,43 @@ class _XGBBehaviour:
                                 f"{', '.join(extra)}" if extra else ""))
 
 
+class _TrainedObjective:
+    """XGBoost's XGBClassifier after fit: ``objective`` reads the objective it trained with
+    (binary:logistic, multi:softprob, or the one given; a callable stays), as XGBoost sets
+    ``self.objective``. The objective as given stays what get_params reports and what the
+    next fit starts from, until it is set again (constructor, set_params or the attribute):
+    scikit-learn's rule that fit changes no parameter (clone gives the estimator as
+    constructed). A property, so fit changes no public attribute of the instance."""
+
+    @property
+    def objective(self):
+        d = self.__dict__
+        return d["_objective_trained"] if "_objective_trained" in d else d.get("_objective")
+
+    @objective.setter
+    def objective(self, value) -> None:
+        self.__dict__["_objective"] = value
+        self.__dict__.pop("_objective_trained", None)
+
+    def get_params(self, deep: bool = True) -> dict:
+        return dict(super().get_params(deep), objective=self.__dict__.get("_objective"))
+
+    def _train_params(self) -> dict:
+        out = super()._train_params()
+        out.pop("objective", None)
+        given = self.__dict__.get("_objective")
+        if given is not None and not callable(given):
+            out["objective"] = given
+        return out
+
+    def _fit(self, X, y, params, *args, **kwargs):
+        self.__dict__.pop("_objective_trained", None)      # fit's callables: the given ones
+        out = super()._fit(X, y, params, *args, **kwargs)
+        if not callable(self.__dict__.get("_objective")):
+            self.__dict__["_objective_trained"] = params["objective"]
+        return out
+
+
 class XGBRegressor(_XGBBehaviour, _skl.GBDTRegressor):
     """XGBoost's XGBRegressor: dgbdt's GBDTRegressor with XGBoost's habits (module doc)."""
 
@@ -102,7 +161,7 @@ class XGBRegressor(_XGBBehaviour, _skl.GBDTRegressor):
         super().__init__(objective=objective, **kwargs)
 
 
-class XGBClassifier(_XGBBehaviour, _skl.GBDTClassifier):
+class XGBClassifier(_TrainedObjective, _XGBBehaviour, _skl.GBDTClassifier):
     """XGBoost's XGBClassifier: dgbdt's GBDTClassifier with XGBoost's habits (module doc)."""
 
     @positional_warned(positional_wins=True)
@@ -180,7 +239,7 @@ class XGBRFRegressor(_XGBForest, _skl.GBDTRFRegressor):
     """XGBoost's XGBRFRegressor (dgbdt's GBDTRFRegressor, module doc)."""
 
 
-class XGBRFClassifier(_XGBForest, _skl.GBDTRFClassifier):
+class XGBRFClassifier(_TrainedObjective, _XGBForest, _skl.GBDTRFClassifier):
     """XGBoost's XGBRFClassifier (dgbdt's GBDTRFClassifier, module doc)."""
 
 

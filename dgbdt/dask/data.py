@@ -416,26 +416,40 @@ class DaskDataset:
                       for f in self._held]
         self._graph = [delayed(recode_part, pure=True)(g, cats) for g in self._graph]
 
-    def with_categories(self, categories: list, name: str) -> None:
+    def with_categories(self, categories: list, name: str, *,
+                        against: str = "the training data") -> None:
         """Re-code this dataset (an eval set) to a training's category values, by value: its
         category columns must be the training's, their values among the training's (as in
-        XGBoost). Checked now, so a bad eval set fails before the training starts."""
+        XGBoost). Checked now, so a bad eval set fails before the training starts.
+        ``name``: what the errors call this dataset (an eval set's name), ``against``: what
+        they call the categories' owner."""
         mine = self.categories
         if mine == categories:
             return
+        what = name if against != "the training data" else f"eval set '{name}'"
         if mine is None or [c is None for c in mine] != [c is None for c in categories]:
-            raise ValueError(f"eval set '{name}' has other category columns than the training "
-                             "data: make both from frames with the same category columns")
+            raise ValueError(f"{what} has other category columns than {against}: make both "
+                             "from frames with the same category columns")
         for f, (have, want) in enumerate(zip(mine, categories)):
             extra = [] if have is None else sorted(set(have) - set(want), key=str)
             if extra:
                 col = self.feature_names[f] if self.feature_names else str(f)
-                raise ValueError(f"eval set '{name}': column '{col}' has categories the "
-                                 f"training data lacks ({', '.join(map(repr, extra[:5]))}); "
+                raise ValueError(f"{what}: column '{col}' has categories {against} lacks "
+                                 f"({', '.join(map(repr, extra[:5]))}); "
                                  "XGBoost refuses them too: map them to known categories or "
                                  "to NaN (missing)")
         self.categories = categories
         self._recode_parts()
+
+    def recode_to_model(self, categories: list) -> None:
+        """Re-code this dataset (the rows of a continued training, ``xgb_model=``) to the
+        model's category values, by value, as XGBoost does (with_categories' checks); its
+        quantile cuts are then sketched again from the new codes."""
+        if self.categories is None or self.categories == categories:
+            return
+        self.with_categories(categories, "the training data", against="the model to continue "
+                             "(xgb_model)")
+        self._cuts = {}
 
     def resolve_max_bin(self, param_max_bin: int) -> int:
         if self.max_bin is not None and self.max_bin != param_max_bin:

@@ -87,10 +87,17 @@ def _level(unit: WorkerUnit, nthread, start, after, *inputs):
         if start is not None:
             spec, k, n_rows, epoch = start
             maxima = [i[1] for i in inputs]     # (tree or None, (max |g|, max h)) each
-            max_g = max(float(m[0][k]) for m in maxima)
-            max_h = max(float(m[1][k]) for m in maxima)
-            unit.growth = spec.start(k, scale_for(max_g, n_rows), scale_for(max_h, n_rows),
-                                     epoch)
+            if k is None:       # a vector-leaf tree: every target's scales
+                max_g = np.max([np.asarray(m[0], np.float64) for m in maxima], axis=0)
+                max_h = np.max([np.asarray(m[1], np.float64) for m in maxima], axis=0)
+                unit.growth = spec.start_vector(
+                    np.array([scale_for(float(v), n_rows) for v in max_g]),
+                    np.array([scale_for(float(v), n_rows) for v in max_h]), epoch)
+            else:
+                max_g = max(float(m[0][k]) for m in maxima)
+                max_h = max(float(m[1][k]) for m in maxima)
+                unit.growth = spec.start(k, scale_for(max_g, n_rows),
+                                         scale_for(max_h, n_rows), epoch)
             unit.parents = None
         else:
             if unit.growth.done:
@@ -374,9 +381,11 @@ class DaskSeam:
         grads = self.grads
         tspec = spec.forest_trees()
         sets, after = [], list(self.last)    # the unit's last task (a finish, or its eval)
+        # a vector-leaf training (spec.targets) grows one tree (k = None) for the K outputs
+        ks, last_k = ([None], None) if spec.targets else (range(K), K - 1)
         for j in range(P):
             trees = []
-            for k in range(K):
+            for k in ks:
                 t = self.n_trees
                 parts = [self.on_unit(i, _level, nt, (tspec, k, self.n_rows, spec.draw(epoch, j)),
                                       after[i], *grads, key=f"dgbdt-hist-t{t}-L0-w{i}")
@@ -386,10 +395,11 @@ class DaskSeam:
                 for level in range(1, spec.max_requests()):
                     parts = [self.on_unit(i, _level, nt, None, None, *parts,
                                           key=f"dgbdt-hist-t{t}-L{level}-w{i}") for i in W]
-                parts = self._leaf_hops(parts, spec, leaf_alpha_of(objective, k), t)
+                parts = self._leaf_hops(parts, spec, None if k is None
+                                        else leaf_alpha_of(objective, k), t)
                 # after a set's last tree: the next set's gradients (a forest), or the next
                 # round's
-                following = None if k < K - 1 else _grads(objective, spec, epoch, j + 1) \
+                following = None if k != last_k else _grads(objective, spec, epoch, j + 1) \
                     if j < P - 1 else _grads(objective, spec, epoch + 1, 0)
                 after = [self.on_unit(i, _finish, nt, i == 0, following,
                                       *parts, key=f"dgbdt-finish-t{t}-w{i}") for i in W]
@@ -399,7 +409,7 @@ class DaskSeam:
             sets.append(trees)
             if j < P - 1:
                 grads = after
-        trees = [sets[j][k] for k in range(K) for j in range(P)]
+        trees = [sets[j][k] for k in range(len(ks)) for j in range(P)]
         self.last = after
         self.grads = self._gathered(objective, spec, epoch + 1, r + 1, after, K)
         self.n_rounds += 1
@@ -454,17 +464,18 @@ class DaskSeam:
         docs/benchmarks-archive.md#figures-behind-code-choices); the trees are
         ``Queued`` handles until then (``result`` and ``wait`` submit what is queued)."""
         grow = (_spec(objective), K, spec, epoch)
+        n = (1 if spec.targets else K) * spec.parallel      # the round's trees
         if not self.block_rounds:
             self._flush()
             r = self.n_rounds
             fut = self.on_unit(0, _round, self.nthread, grow, self.last[0],
                                key=f"dgbdt-round-r{r}-w0")
-            trees = self._items(fut, K * spec.parallel)
+            trees = self._items(fut, n)
             self.n_rounds += 1
             self._bounded()
             return trees
         self.queued.append(grow)
-        trees = [Queued() for _ in range(K * spec.parallel)]
+        trees = [Queued() for _ in range(n)]
         self.queued_trees.extend(trees)
         if len(self.queued) >= self.BLOCK:
             self._flush()

@@ -57,8 +57,8 @@ def _trailing(booster: Booster, output_margin: bool, pred_leaf: bool, iteration_
         if pred_contribs:
             return (K, F)
         if pred_leaf:       # rounds, outputs, parallel trees
-            P = booster.num_parallel_tree
-            return (len(booster._trees_in(iteration_range)) // (K * P), K, P)
+            P, R = booster.num_parallel_tree, booster.trees_per_round   # (vector trees: 1 an
+            return (len(booster._trees_in(iteration_range)) // R, R // P, P)   # output group)
         return (_output_columns(booster, output_margin, False, iteration_range) or 1,)
     if pred_interactions:
         return (F, F) if booster.n_outputs == 1 else (booster.n_outputs, F, F)

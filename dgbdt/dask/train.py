@@ -206,6 +206,12 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
                 mode=mode)
     p, objective, metrics, evals, prior = s.p, s.objective, s.metrics, s.evals, s.prior
     num_class = s.num_class
+    if p["booster"] == "gblinear" or (prior is not None and prior.linear is not None):
+        raise NotImplementedError(
+            "booster='gblinear' is not built on Dask (XGBoost's Dask interface has no "
+            "gblinear either). Fix: gather the rows and train in process with dgbdt.train "
+            "(dgbdt.compat.xgboost.train), or booster='gbtree' (linear_tree=True for linear "
+            "leaves) on Dask.")
     if p["linear_tree"]:
         check_linear(p, dtrain, mode)
     check_raw_rows(p, False)
@@ -213,6 +219,8 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         raise NotImplementedError('booster="dart" in graph mode is not built (a task hop for '
                                   'every drop). Fix: mode="collective" or "task" (the same '
                                   'model), or mode="auto"')
+    if prior is not None and prior.categories is not None:
+        dtrain.recode_to_model(prior.categories)    # the model's codes, by value (XGBoost's)
     if getattr(dtrain, "categories", None) is not None:
         for d, name in evals:       # category codes as the training's, by value
             d.with_categories(dtrain.categories, name)

@@ -49,6 +49,8 @@ def save(d, path) -> None:
         arrays[f"cuts{max_bin}_min"] = np.asarray(cuts.min_values)
         if cuts.categorical is not None:
             arrays[f"cuts{max_bin}_categorical"] = np.asarray(cuts.categorical)
+        if cuts.first_values is not None:
+            arrays[f"cuts{max_bin}_first"] = np.asarray(cuts.first_values)
     for (max_bin, where), pages in d._pages.items():
         if where != "cpu":          # device pages are rebuilt where they are needed
             continue
@@ -96,7 +98,8 @@ def load(path, dataset_class):
         d._cuts[max_bin] = Cuts(values=z[f"cuts{max_bin}_values"],
                                 ptrs=z[f"cuts{max_bin}_ptrs"],
                                 min_values=z[f"cuts{max_bin}_min"],
-                                categorical=get(f"cuts{max_bin}_categorical"))
+                                categorical=get(f"cuts{max_bin}_categorical"),
+                                first_values=get(f"cuts{max_bin}_first"))
     for entry in header["pages"]:
         max_bin = entry["max_bin"]
         d._pages[(max_bin, "cpu")] = [

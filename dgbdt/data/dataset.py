@@ -391,3 +391,33 @@ def quantize_on_device(X: np.ndarray, cuts: Cuts, backend) -> Page:
             used = ((b - a) * nf * bits + 31) // 32
             words[at:at + used] = part.words[:used]
     return Page(words=words, n_rows=int(n), n_features=int(nf), bits=bits)
+
+
+def recoded_to_model(dtrain, categories):
+    """The training rows of a continued training (``xgb_model=``) with their category codes
+    re-coded by value to the model's ``categories`` (XGBoost's re-coding: a frame whose
+    categories are ordered otherwise, or are a subset, trains on as the same frame). Returns
+    ``dtrain`` itself when its codes already index the model's categories, else a copy of
+    the Dataset (dense rows, host or device) with re-coded rows; the model's category columns
+    must be the data's, and a value the model lacks is an error (recode)."""
+    have = getattr(dtrain, "categories", None)
+    if categories is None or have is None or have == categories:
+        return dtrain
+    if [c is None for c in have] != [c is None for c in categories]:
+        raise ValueError("the model to continue (xgb_model) has other category columns "
+                         "than this data: make the data from frames with the model's "
+                         "category columns")
+    if type(dtrain) is not Dataset or dtrain.sparse:
+        raise NotImplementedError(
+            "continuing a model (xgb_model) on sparse or external-memory rows whose "
+            "categories are ordered otherwise than the model's is not implemented: make the "
+            "data from frames with the model's categories (one pd.CategoricalDtype per "
+            "column)")
+    import copy
+    from .categorical import mask_of, recode
+    d = copy.copy(dtrain)
+    d.data = recode(dtrain.data, mask_of(dtrain.feature_types), have, categories,
+                    dtrain.feature_names)
+    d.categories = [None if c is None else list(c) for c in categories]
+    d._cuts, d._pages = {}, {}           # the copy's quantization: of its own codes
+    return d

@@ -51,6 +51,9 @@ class Cuts:
     min_values: np.ndarray  # float32 [F]
     #: bool [F]: categorical features (their cuts are the codes 0..c_max), or None
     categorical: np.ndarray | None = None
+    #: float32 [F]: each feature's smallest value (``lo_0``; NaN without values): bin 0's one
+    #: value under tree_method="exact" (dgbdt.tree.exact_split); None when not kept
+    first_values: np.ndarray | None = None
 
     def n_bins(self) -> np.ndarray:
         """int64 [F]: bins per feature (``>= 1``), missing slot not counted."""
@@ -174,6 +177,7 @@ def cuts_from_summaries(s: Summaries, max_bin: int, categorical=None) -> Cuts:
     nf = s.n_features
     parts = []
     mins = np.empty(nf, np.float32)
+    firsts = np.full(nf, np.nan, np.float32)
     ptrs = np.zeros(nf + 1, np.int64)
     for f in range(nf):
         a, b = int(s.ptrs[f]), int(s.ptrs[f + 1])
@@ -181,13 +185,15 @@ def cuts_from_summaries(s: Summaries, max_bin: int, categorical=None) -> Cuts:
             cuts, mins[f] = _category_cuts(s.weights[a:b], s.hi[a:b])
         else:
             cuts, mins[f] = _feature_cuts(s.weights[a:b], s.lo[a:b], s.hi[a:b], max_bin)
+            if b > a:
+                firsts[f] = s.lo[a]
         parts.append(cuts)
         ptrs[f + 1] = ptrs[f] + cuts.shape[0]
     values = np.concatenate(parts) if parts else np.zeros(0, np.float32)
     cat = None if categorical is None or not np.any(categorical) else \
         np.asarray(categorical, dtype=bool).copy()
     return Cuts(values=values.astype(np.float32, copy=False), ptrs=ptrs, min_values=mins,
-                categorical=cat)
+                categorical=cat, first_values=firsts)
 
 
 def quantize(X, cuts: Cuts, out: np.ndarray | None = None) -> np.ndarray:

@@ -64,7 +64,17 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
                          f"{booster.num_parallel_tree} trees a round for each output: a "
                          "training continues with the model's num_parallel_tree")
     booster.num_parallel_tree = P
-    T = K * P       # trees a round: each output's P parallel trees, output by output
+    # multi_strategy="multi_output_tree": one vector-leaf tree a round for every output
+    vector = p.get("multi_strategy") == "multi_output_tree" and K > 1
+    if booster.trees and booster.vector_leaf != vector:
+        raise ValueError(f"multi_strategy={p.get('multi_strategy')!r}, but the model continued "
+                         f"was trained with multi_strategy={booster.multi_strategy!r}: a "
+                         "training continues with the model's multi_strategy")
+    if vector:
+        from ..tree.multi_target import check_vector_leaf
+        check_vector_leaf(p, cuts)
+        booster.multi_strategy = "multi_output_tree"
+    T = (1 if vector else K) * P    # trees a round: each output's P parallel trees, in turn
     dropout = Dropout.from_params(p)
     if dropout is not None and booster.tree_weights is None:   # a gbtree model goes on as dart
         booster.tree_weights = [1.0] * len(booster.trees)
@@ -81,7 +91,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     history.clear()
     spec = GrowthSpec(cuts, hist_ptrs, p["max_depth"], sp, Sampling.from_params(p),
                       p["grow_policy"], p["max_leaves"], linear, P,
-                      p["max_bin"] if p["tree_method"] == "approx" else 0)
+                      p["max_bin"] if p["tree_method"] == "approx" else 0, K if vector else 0,
+                      exact=p["tree_method"] == "exact")
     # callbacks carried by the progress (a survivor's, dgbdt.dask) go on as they stand; the
     # caller's are new (a fresh training, or a checkpoint's resume: dgbdt.engine.checkpoint)
     carried = resumed and progress.callbacks is not None
@@ -219,6 +230,9 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         booster.best_score = stopper.best_score
     timers.update(seam.stage_times())
     booster.timings = timers
+    bias = getattr(seam, "rank_position_bias", None)
+    if bias is not None:    # lambdarank_unbiased's estimates: after_training reads them too
+        booster.position_bias = bias.as_dict()
     for cb in callbacks:
         booster = cb.after_training(booster)
     return booster

@@ -76,6 +76,9 @@ logger = logging.getLogger("dgbdt.engine.checkpoint")
 
 # parameters that do not change the model: not compared on resume
 _NOT_MODEL = ("device", "device_memory_budget", "nthread", "verbosity", "validate_parameters")
+# gblinear's parameters (a gblinear training keeps no checkpoint, dgbdt.engine.gblinear): left
+# out, so a tree training's fingerprint is what it was before they existed
+_LINEAR_ONLY = ("updater", "feature_selector", "top_k", "tolerance")
 
 # why a fingerprint entry may differ, for the error message
 _HINTS = {"data.cuts": "the feature quantiles differ: other training rows",
@@ -147,7 +150,7 @@ def fingerprint(p: dict, num_boost_round: int, early_stopping_rounds, maximize, 
     normalized parameters; ``evals``: (name, rows) per eval set; ``metrics``: their names."""
     fp = {
         "params": {k: (_metric_names(v) if k == "eval_metric" else v)
-                   for k, v in p.items() if k not in _NOT_MODEL},
+                   for k, v in p.items() if k not in _NOT_MODEL + _LINEAR_ONLY},
         "num_boost_round": int(num_boost_round),
         "early_stopping_rounds": early_stopping_rounds,
         "maximize": maximize,

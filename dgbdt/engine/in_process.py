@@ -37,6 +37,10 @@ def train_in_process(p, dtrain, rounds, evals, early_stopping_rounds, evals_resu
            objective, num_class, K, metrics, backend, prior=None, callbacks=None,
            custom_metric=None, maximize=None, checkpoint=None) -> Booster:
     t = time.perf_counter()
+    if prior is not None:     # the data's category codes as the model's, by value (XGBoost's)
+        from ..data.dataset import recoded_to_model
+        given, dtrain = dtrain, recoded_to_model(dtrain, prior.categories)
+        evals = [(dtrain if d is given else d, name) for d, name in evals]
     max_bin = training_max_bin(p, dtrain)
     with gpu_memory_errors(p, "quantizing the training rows"):
         cuts = dtrain.cuts(max_bin, backend)

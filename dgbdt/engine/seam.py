@@ -60,13 +60,16 @@ def device_growable_linear(spec) -> bool:
 
 def device_growable(spec) -> bool:
     """Whether dgbdt.tree.device_grower grows the trees of ``spec``: depth-wise, numerical
-    splits, no monotone or interaction constraints, constant leaves, no leaf limit. The others
-    (lossguide, categorical sets, constraints, linear leaves, max_leaves) grow on the host
+    splits, no monotone or interaction constraints, constant leaves, no leaf limit, not
+    tree_method="exact" (whose thresholds read the node's histogram: dgbdt.tree.exact_split).
+    The others (lossguide, categorical sets, constraints, linear leaves, max_leaves, exact) grow
+    on the host
     (dgbdt.tree.grower, dgbdt.tree.lossguide, dgbdt.tree.linear_growth), whose requests GPU
     shards run as CPU ones do."""
     return (spec.policy == "depthwise" and getattr(spec.cuts, "categorical", None) is None
             and spec.p.monotone is None and spec.p.interactions is None
-            and getattr(spec, "linear", None) is None and not spec.max_leaves)
+            and getattr(spec, "linear", None) is None and not spec.max_leaves
+            and not spec.exact)
 
 
 class TrainingSeam(Protocol):
@@ -209,7 +212,7 @@ class LocalSeam:
         sets = [self._grow_set(objective, K, spec, timers, spec.draw(epoch, j), (j, P))
                 for j in range(P)]
         self._forest = None
-        return [sets[j][k] for k in range(K) for j in range(P)]
+        return [sets[j][k] for k in range(len(sets[0])) for j in range(P)]
 
     def forest_gradients(self, objective, forest):
         """The round's gradients for parallel tree j of P (``forest`` = (j, P), or None for
@@ -252,6 +255,10 @@ class LocalSeam:
             seam, graphs = self, (None if self._refreshes_leaves or spec.approx_bins
                                   else self._tree_graphs())
         trees, base = [], spec
+        if spec.targets:        # one vector-leaf tree of every target (multi_output_tree)
+            sg = np.array([scale_for(max_g[k], self.n_rows) for k in range(K)])
+            sh = np.array([scale_for(max_h[k], self.n_rows) for k in range(K)])
+            return [grow_tree(seam, spec.start_vector(sg, sh, draw), timers)]
         for k in range(K):
             sg, sh = scale_for(max_g[k], self.n_rows), scale_for(max_h[k], self.n_rows)
             if base.approx_bins:     # every tree's own cuts (dgbdt.engine.approx)

@@ -47,6 +47,9 @@ class Shard:
     #: a streamed page's raw rows on the host (float32 [n, F]) on a GPU: dgbdt.data.page_stream
     #: copies them into a device slot with the page, ``raw`` for the visit; else None
     raw_stream = None
+    #: a vector-leaf tree's fixed-point gradients, int64 [T, n, 2] (target t's (g, h) at
+    #: [t]), while one grows (Shard.start_tree with k = None); else None
+    grad_targets = None
 
     def __init__(self, page: Page, n_bins: np.ndarray, label, weight, margin, max_nodes: int,
                  backend=None, hist_ptrs=None):
@@ -99,9 +102,15 @@ class Shard:
         return self.be.gradients(objective, self.margin, self.label, self.weight, self.g, self.h,
                                  wait)
 
-    def start_tree(self, k: int, scale_g: float, scale_h: float, consts=None) -> None:
+    def start_tree(self, k: int | None, scale_g, scale_h, consts=None) -> None:
         """Fixed-point gradients of class k; every row back in the root's segment
-        (``consts``: the tree's constants on the device, dgbdt.backends.cuda.tree_consts)."""
+        (``consts``: the tree's constants on the device, dgbdt.backends.cuda.tree_consts).
+        ``k = None``: a vector-leaf tree's (dgbdt.tree.multi_target): every target's
+        gradients, with the scales [T] of each, into ``grad_targets``."""
+        if k is None:
+            self.be.start_vector_tree(self, scale_g, scale_h)
+            return
+        self.grad_targets = None
         self.be.start_tree(self, k, scale_g, scale_h, consts)
 
     def level_step(self, req, hist_ptrs: np.ndarray):
@@ -134,6 +143,9 @@ class Shard:
         t = be.clock()
         if fin.linear is not None:
             be.add_linear_leaves(self, fin)
+        elif fin.k is None:     # a vector-leaf tree: values [leaves, T], target t's column t
+            for t in range(fin.values.shape[1]):
+                be.add_leaves(self, t, fin.leaves, np.ascontiguousarray(fin.values[:, t]))
         else:
             be.add_leaves(self, fin.k, fin.leaves, fin.values)
         self.timers["leaf_update"] += be.clock() - t

@@ -2,40 +2,7 @@
 model files (dgbdt's, or XGBoost's through dgbdt.model.xgboost_format), and XGBoost's model API
 (slicing by rounds, attributes, dumps).
 
-A model file is JSON (never pickle)::
-
-    {"format": "dgbdt-model", "version": 2,
-     "learner": {"objective", "num_class", "base_margin": [K floats], "num_features",
-                 "feature_names", "best_iteration", "best_score",
-                 "attributes": {str: str} (optional: absent before 0.7),
-                 "feature_types": [XGBoost type per feature] (optional: categorical models),
-                 "categories": [list of category values, or null, per feature] (optional),
-                 "objective_params": {"quantile_alpha": [K floats]} or
-                                     {"num_target": K} (version 4)},
-     "trees": [tree, ...], "tree_class": [k of each tree]}
-
-Version 2 added categorical splits (dgbdt.tree.model) and the two optional learner fields;
-version 1 files (numerical splits only) load as before. Version 3 added linear leaves
-(``linear_tree``; a tree's ``linear_leaves``, dgbdt.tree.model): a model with linear trees is
-written as version 3, any other still as version 2 (the same bytes as before, readable by
-older dgbdt), and a file of version 1 or 2 may not hold linear leaves. Version 4 added
-``objective_params``, the objective's parameters that the model needs to predict:
-reg:quantileerror's list of several quantiles (one output each), or ``num_target``, the
-targets of a multi-target label (one output each; dgbdt.objectives.multi_target); only such
-models are written as version 4 (an older dgbdt refuses them rather than read one output).
-Version 6 added dart models (learner ``booster``: "dart" and ``tree_weights``, one a tree:
-a tree adds its leaf values times its weight); only those are written as version 6.
-Version 5 added ``num_parallel_tree`` (learner; boosted random forests: P trees a round for
-each output, tree i of class (i // P) % K); only such models are written as version 5.
-
-A categorical model predicts from category codes (arrays, with the model's feature types) or
-pandas category columns, whose values are re-coded to the training's codes by value (the
-model's ``categories``; a value the training did not have is an error, as in XGBoost 3).
-
-with trees in XGBoost's array layout (dgbdt.tree.model). Loading validates every field and the
-tree structure, so a truncated or edited file fails with a ModelFormatError naming the problem.
-The margin of row x for output k is base_margin[k] + sum of the leaf values of the trees of class
-k (round r holds trees r*K*P .. (r+1)*K*P-1, P = num_parallel_tree).
+A model file is JSON (never pickle): its format and versions are dgbdt.model.model_file's.
 """
 from __future__ import annotations
 
@@ -53,19 +20,11 @@ from ..data.input import as_features, as_matrix, inplace_input, is_nan_missing
 from ..data.sparse import as_csr, dense_chunks, densify, is_sparse
 from ..backends.device import array_module
 from ..objectives.registry import get_objective
-from ..objectives.registry import OBJECTIVES
-from ..objectives.multi_target import MULTI_TARGET
+from . import model_file
 from .model_api import ModelAPI
 from .margins import _concatenated, add_tree_margins, initial_margins, scaled_tree
-from ..tree.model import MAX_FEATURES, ModelFormatError, Tree, finite_numbers
+from ..tree.model import Tree
 
-FORMAT = "dgbdt-model"
-VERSION = 2
-LINEAR_VERSION = 3  # the version of models with linear leaves (others are written as VERSION)
-QUANTILES_VERSION = 4  # models whose objective has parameters (objective_params)
-FOREST_VERSION = 5     # models with several trees a round for each output (num_parallel_tree)
-DART_VERSION = 6       # booster="dart" models: a weight a tree
-READS = (1, 2, 3, 4, 5, 6)   # model format versions load_model reads
 
 
 PREDICT_FIX = ("predict in row batches (the model's prediction is per row), or pass the rows in "
@@ -73,7 +32,11 @@ PREDICT_FIX = ("predict in row batches (the model's prediction is per row), or p
 
 
 class Booster(ModelAPI):
-    """A trained gradient-boosted tree ensemble."""
+    """A trained gradient-boosted tree ensemble, or linear model (``linear``)."""
+
+    #: booster="gblinear": the model's weights (dgbdt.model.gblinear.LinearWeights); None for
+    #: trees. A class default: XGBoost's Booster() constructor (dgbdt.compat) skips __init__
+    linear = None
 
     def __init__(self, objective: str, num_class: int | None, base_margin, num_features: int,
                  feature_names: list[str] | None = None, objective_params: dict | None = None):
@@ -91,6 +54,9 @@ class Booster(ModelAPI):
         # trees a round for each output (a boosted random forest when > 1): round r holds
         # trees r*K*P .. (r+1)*K*P - 1, output k's P trees together
         self.num_parallel_tree = 1
+        # "multi_output_tree": one vector-leaf tree a round for all the outputs
+        # (dgbdt.tree.multi_target); "one_output_per_tree": a tree an output
+        self.multi_strategy = "one_output_per_tree"
         # booster="dart": every tree's weight (dgbdt.engine.dart); None for gbtree (all 1)
         self.tree_weights: list[float] | None = None
         self.best_iteration: int | None = None
@@ -98,18 +64,26 @@ class Booster(ModelAPI):
         self.timings: dict[str, float] = {}   # seconds per training stage (not saved)
         self.memory: dict[str, int] = {}      # where the training's pages lived (not saved)
         self._attributes: dict[str, str] = {}  # set_attr's strings (saved)
-        # XGBoost's feature types ("c": categorical), or None when all are numerical, and the
+        # XGBoost's feature types ("c": categorical; "int", "float", ... only names, as a
+        # frame's columns give them in dgbdt.compat.xgboost), or None, and the
         # category values of each categorical feature trained from a pandas category column
         self.feature_types: list[str] | None = None
         self.categories: list | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def num_boosted_rounds(self) -> int:
+        if self.linear is not None:
+            return self.linear.rounds
         return len(self.trees) // self.trees_per_round
 
     @property
     def trees_per_round(self) -> int:
-        return self.n_outputs * self.num_parallel_tree
+        return (1 if self.vector_leaf else self.n_outputs) * self.num_parallel_tree
+
+    @property
+    def vector_leaf(self) -> bool:
+        """Whether the trees are vector-leaf trees (multi_strategy="multi_output_tree")."""
+        return self.multi_strategy == "multi_output_tree"
 
     def num_features(self) -> int:
         return self.n_features
@@ -126,14 +100,17 @@ class Booster(ModelAPI):
 
     # -- prediction --------------------------------------------------------------------------
     def _matrix(self, data) -> tuple[np.ndarray, np.ndarray | None]:
+        from ..data.categorical import mask_of, recode
         data = getattr(data, "__dgbdt_dataset__", data)   # dgbdt.compat.xgboost.DMatrix
+        # feature types without a categorical one (XGBoost's "int", "float", ...) are names
+        categorical = mask_of(self.feature_types) is not None
         if isinstance(data, Dataset):
             X, names, bm = data.data, data.feature_names, data.base_margin
             have = getattr(data, "categories", None)
-        elif is_sparse(data) and self.feature_types is None:     # kept sparse
+        elif is_sparse(data) and not categorical:     # kept sparse
             X, names = as_csr(data), None
             bm = None
-        elif self.feature_types is not None:
+        elif categorical:
             X, names, _, have = as_features(data, feature_types=self.feature_types,
                                             enable_categorical=True, check=False)
             bm = None
@@ -144,8 +121,7 @@ class Booster(ModelAPI):
             raise ValueError(f"data has {X.shape[1]} features but the model was trained on "
                              f"{self.n_features}")
         check_feature_names(names, self.feature_names, "data")
-        if self.feature_types is not None:
-            from ..data.categorical import mask_of, recode
+        if categorical:
             if is_sparse(X):
                 X = densify(X)
             X = recode(X, mask_of(self.feature_types), have, self.categories, names)
@@ -180,7 +156,10 @@ class Booster(ModelAPI):
 
     @property
     def booster_type(self) -> str:
-        """XGBoost's ``booster``: "dart" when the trees have weights, else "gbtree"."""
+        """XGBoost's ``booster``: "gblinear" for a linear model, "dart" when the trees have
+        weights, else "gbtree"."""
+        if self.linear is not None:
+            return "gblinear"
         return "gbtree" if self.tree_weights is None else "dart"
 
     def tree_at(self, i: int) -> Tree:
@@ -231,7 +210,11 @@ class Booster(ModelAPI):
         n = data.num_row if isinstance(data, Dataset) else shape[0] if shape else "the"
         with keyboard_interrupts(), gpu_memory_errors({}, f"predicting {n} rows", PREDICT_FIX):
             X, bm = self._matrix(data)
-            if pred_contribs or pred_interactions:
+            if self.linear is not None:     # gblinear: no trees, no iteration range
+                from .gblinear import linear_predict
+                out = linear_predict(self, X, bm, output_margin, pred_leaf, pred_contribs,
+                                     pred_interactions)
+            elif pred_contribs or pred_interactions:
                 out = self._contributions(X, bm, self._trees_in(iteration_range),
                                           pred_interactions, approx_contribs)
             else:
@@ -239,8 +222,9 @@ class Booster(ModelAPI):
         if not strict_shape:
             return out
         rows, K = out.shape[0], self.n_outputs
-        if pred_leaf:       # a round's trees: K outputs of P parallel trees each
-            return out.reshape(rows, -1, K, self.num_parallel_tree)
+        if pred_leaf:       # a round's trees: K outputs (a vector tree: 1) of P trees each
+            return out.reshape(rows, -1, self.trees_per_round // self.num_parallel_tree,
+                               self.num_parallel_tree)
         if pred_interactions:
             return out.reshape(rows, K, self.n_features + 1, self.n_features + 1)
         if pred_contribs:
@@ -266,6 +250,11 @@ class Booster(ModelAPI):
         in the last column (the last diagonal entry). [n, ...] without K for one output."""
         from .saabas import approx_contributions
         from .shap import contributions
+        if self.vector_leaf:        # (XGBoost 3.2 refuses them too)
+            raise NotImplementedError(
+                "pred_contribs / pred_interactions of a multi_strategy='multi_output_tree' "
+                "model (vector-leaf trees) are not implemented. Fix: train with "
+                "multi_strategy='one_output_per_tree' for SHAP values")
         if is_sparse(X):        # sparse rows: dense a chunk at a time
             xp = array_module(X)
             return xp.concatenate([self._contributions(
@@ -303,6 +292,9 @@ class Booster(ModelAPI):
     def __getitem__(self, key) -> "Booster":
         """The model of some boosting rounds: ``booster[a:b]`` (a step too) or ``booster[i]``
         (one round), as XGBoost slices; the intercept and attributes are kept."""
+        if self.linear is not None:     # (XGBoost's words; its XGBoostError is a ValueError)
+            raise ValueError("Slice is not supported by the current booster: a gblinear "
+                             "model's weights are the sum of all its rounds")
         rounds = self.num_boosted_rounds()
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             i = int(key) + (rounds if key < 0 else 0)
@@ -347,7 +339,10 @@ class Booster(ModelAPI):
                     self.feature_names, self.objective_params)
         b.trees, b.tree_class = list(self.trees), list(self.tree_class)
         b.num_parallel_tree = self.num_parallel_tree
+        b.multi_strategy = self.multi_strategy
         b.tree_weights = None if self.tree_weights is None else list(self.tree_weights)
+        if self.linear is not None:
+            b.linear = self.linear.copy()
         b.best_iteration, b.best_score = self.best()
         b._attributes, b.feature_types = dict(self._attributes), self.feature_types
         b.categories = self.categories
@@ -356,29 +351,8 @@ class Booster(ModelAPI):
 
     # -- serialization -----------------------------------------------------------------------
     def to_dict(self) -> dict:
-        linear = any(t.linear for t in self.trees)
-        version = DART_VERSION if self.tree_weights is not None else \
-            FOREST_VERSION if self.num_parallel_tree > 1 else \
-            QUANTILES_VERSION if self.objective_params else \
-            LINEAR_VERSION if linear else VERSION
-        return {
-            "format": FORMAT, "version": version,
-            "learner": {
-                "objective": self.objective.name, "num_class": self.num_class,
-                "base_margin": self.base_margin.tolist(), "num_features": self.n_features,
-                "feature_names": self.feature_names, "best_iteration": self.best()[0],
-                "best_score": self.best()[1], "attributes": dict(self._attributes),
-                **({"feature_types": list(self.feature_types), "categories": self.categories}
-                   if self.feature_types is not None else {}),
-                **({"objective_params": dict(self.objective_params)}
-                   if self.objective_params else {}),
-                **({"num_parallel_tree": self.num_parallel_tree}
-                   if self.num_parallel_tree > 1 else {}),
-                **({"booster": "dart", "tree_weights": [float(w) for w in self.tree_weights]}
-                   if self.tree_weights is not None else {})},
-            "trees": [t.to_dict() for t in self.trees],
-            "tree_class": list(self.tree_class),
-        }
+        """The model as dgbdt's JSON document (dgbdt.model.model_file)."""
+        return model_file.document(self)
 
     def save_raw(self, format: str = "dgbdt") -> str:
         """The model as a JSON string (deterministic: same model, same bytes).
@@ -405,7 +379,7 @@ class Booster(ModelAPI):
 
     @classmethod
     def from_dict(cls, d) -> "Booster":
-        return _from_dict(d)
+        return model_file.from_dict(d, cls)
 
     def __repr__(self) -> str:
         return (f"Booster(objective={self.objective.name!r}, rounds={self.num_boosted_rounds()}, "
@@ -416,152 +390,6 @@ def load_model(source: str | os.PathLike | bytes | dict) -> Booster:
     """Load a model: a path, a JSON string/bytes, or a parsed dict, in dgbdt's format
     (Booster.save_model) or XGBoost's format, JSON or its binary UBJSON (a model saved by
     XGBoost with ``save_model("model.json")`` or ``"model.ubj"``; dgbdt.model.ubjson; see
-    dgbdt.model.xgboost_format for what is read)."""
-    if isinstance(source, dict):
-        return _from_document(source)
-    if isinstance(source, (bytes, bytearray)):
-        raw, where = bytes(source), "model bytes"
-    elif isinstance(source, str) and source.lstrip().startswith("{"):
-        raw, where = source.encode("utf-8"), "model string"
-    else:
-        with open(source, "rb") as f:
-            raw, where = f.read(), str(source)
-    if raw[:1] == b"{" and raw[1:2] in (b"L", b"i", b"U", b"l", b"I", b"$", b"#", b"}"):
-        from .ubjson import UBJSONError, loads     # XGBoost's binary form (model.ubj)
-        try:
-            d = loads(raw)
-        except (UBJSONError, UnicodeDecodeError, RecursionError) as e:
-            raise ModelFormatError(f"{where} is not a valid UBJSON model ({e})") from None
-        return _from_document(d)
-    try:
-        d = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ModelFormatError(f"{where} is not valid JSON ({e}); the file may be truncated "
-                               "or not a dgbdt model") from None
-    except RecursionError:
-        raise ModelFormatError(f"{where} nests its JSON too deeply to be a model") from None
-    return _from_document(d)
-
-
-def _from_document(d) -> Booster:
-    """A Booster from a parsed document: every malformed file ends in ModelFormatError (the
-    checks name the field; a value that fails its conversion is named by what failed)."""
-    from .xgboost_format import from_xgboost, is_xgboost_model
-    xgb = is_xgboost_model(d)
-    try:
-        return from_xgboost(d, Booster) if xgb else _from_dict(d)
-    except ModelFormatError:
-        raise
-    except (ValueError, TypeError, OverflowError, KeyError, IndexError, AttributeError,
-            RecursionError) as e:
-        raise ModelFormatError(f"{'XGBoost' if xgb else 'dgbdt'} model: a malformed field "
-                               f"({type(e).__name__}: {e})") from None
-
-
-def _require(d: dict, key: str, types, where: str):
-    if key not in d:
-        raise ModelFormatError(f"{where}: missing field '{key}'")
-    v = d[key]
-    if not isinstance(v, types) or isinstance(v, bool):
-        raise ModelFormatError(f"{where}: field '{key}' has the wrong type "
-                               f"({type(v).__name__})")
-    return v
-
-
-def _from_dict(d) -> Booster:
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise ModelFormatError(f"not a dgbdt model: expected \"format\": \"{FORMAT}\" at the top")
-    version = d.get("version")
-    if version not in READS:
-        raise ModelFormatError(f"unsupported dgbdt model version {version!r}; this dgbdt "
-                               f"reads versions {', '.join(map(str, READS))}")
-    ln = _require(d, "learner", dict, "model")
-    obj = _require(ln, "objective", str, "learner")
-    if obj not in OBJECTIVES:
-        raise ModelFormatError(f"learner: unknown objective {obj!r}")
-    num_class = ln.get("num_class")
-    if num_class is not None and (not isinstance(num_class, int) or num_class < 2):
-        raise ModelFormatError("learner: num_class must be null or an integer >= 2")
-    n_features = _require(ln, "num_features", int, "learner")
-    if not 1 <= n_features <= MAX_FEATURES:
-        raise ModelFormatError(f"learner: num_features must be in [1, {MAX_FEATURES}] (the "
-                               f"feature ids the kernels read); got {n_features}")
-    names = ln.get("feature_names")
-    if names is not None and (not isinstance(names, list) or len(names) != n_features
-                              or not all(isinstance(x, str) for x in names)):
-        raise ModelFormatError(f"learner: feature_names must be null or {n_features} strings")
-    bm = _require(ln, "base_margin", list, "learner")
-    oparams = ln.get("objective_params") if version >= QUANTILES_VERSION else None
-    if oparams is not None:
-        if not isinstance(oparams, dict) or set(oparams) - {"quantile_alpha", "num_target"}:
-            raise ModelFormatError("learner: objective_params must be an object with "
-                                   "quantile_alpha or num_target only")
-        nt = oparams.get("num_target", 2)
-        if not isinstance(nt, int) or isinstance(nt, bool) or nt < 2:
-            raise ModelFormatError("learner: objective_params num_target must be an integer "
-                                   ">= 2")
-        if "num_target" in oparams and obj not in MULTI_TARGET:
-            raise ModelFormatError(f"learner: objective {obj} has no multi-target form")
-        qa = oparams.get("quantile_alpha", [0.5])
-        if not (isinstance(qa, list) and qa and all(
-                isinstance(a, (int, float)) and not isinstance(a, bool) and 0 < a < 1
-                for a in qa)):
-            raise ModelFormatError("learner: objective_params quantile_alpha must be a list "
-                                   "of numbers in (0, 1)")
-    n_outputs = get_objective(obj).n_outputs(num_class) if obj.startswith("multi:") and \
-        num_class else get_objective(obj, oparams).n_outputs(None) if oparams else 1
-    if obj.startswith("multi:") and num_class is None:
-        raise ModelFormatError(f"learner: objective {obj} needs num_class")
-    if len(bm) != n_outputs or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                       and np.isfinite(v) for v in bm):
-        raise ModelFormatError(f"learner: base_margin must be {n_outputs} finite numbers")
-    b = Booster(obj, num_class, np.asarray(bm, dtype=np.float64), n_features, names, oparams)
-    trees = _require(d, "trees", list, "model")
-    tree_class = _require(d, "tree_class", list, "model")
-    if len(tree_class) != len(trees):
-        raise ModelFormatError(f"model: {len(trees)} trees but {len(tree_class)} tree_class "
-                               "entries")
-    P = ln.get("num_parallel_tree", 1) if version >= FOREST_VERSION else 1
-    if not isinstance(P, int) or isinstance(P, bool) or P < 1:
-        raise ModelFormatError("learner: num_parallel_tree must be an integer >= 1")
-    b.num_parallel_tree = P
-    if len(trees) % b.trees_per_round:
-        raise ModelFormatError(f"model: {len(trees)} trees is not a multiple of the "
-                               f"{b.n_outputs} outputs x {P} parallel trees")
-    for i, (t, k) in enumerate(zip(trees, tree_class)):
-        want = (i // P) % b.n_outputs
-        if k != want:
-            raise ModelFormatError(f"model: tree {i} has class {k!r}, expected {want}")
-        b.trees.append(Tree.from_dict(t, n_features, f"tree {i}"))
-        if b.trees[-1].linear and version < LINEAR_VERSION:
-            raise ModelFormatError(f"tree {i}: linear_leaves need model format version "
-                                   f"{LINEAR_VERSION}; the file says {version}")
-    b.tree_class = [int(k) for k in tree_class]
-    if version >= DART_VERSION and ln.get("booster", "gbtree") != "gbtree":
-        if ln["booster"] != "dart":
-            raise ModelFormatError(f"learner: booster must be 'gbtree' or 'dart'; got "
-                                   f"{ln['booster']!r}")
-        b.tree_weights = finite_numbers(ln.get("tree_weights"), len(trees), "learner",
-                                        "a dart model's tree_weights (one a tree)").tolist()
-    bi = ln.get("best_iteration")
-    if bi is not None and (not isinstance(bi, int) or not 0 <= bi < max(1, len(trees))):
-        raise ModelFormatError("learner: best_iteration out of range")
-    b.best_iteration = bi
-    b.best_score = ln.get("best_score")
-    attrs = ln.get("attributes", {})    # optional: models saved before 0.7 have none
-    if not isinstance(attrs, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                              for k, v in attrs.items()):
-        raise ModelFormatError("learner: attributes must map strings to strings")
-    b._attributes = dict(attrs)
-    types, cats = ln.get("feature_types"), ln.get("categories")
-    if types is not None:
-        if not isinstance(types, list) or len(types) != n_features or not all(
-                isinstance(t, str) for t in types):
-            raise ModelFormatError(f"learner: feature_types must be null or {n_features} "
-                                   "strings")
-        if cats is not None and (not isinstance(cats, list) or len(cats) != n_features
-                                 or not all(c is None or isinstance(c, list) for c in cats)):
-            raise ModelFormatError(f"learner: categories must be null or {n_features} lists "
-                                   "(or nulls)")
-        b.feature_types, b.categories = list(types), cats
-    return b
+    dgbdt.model.xgboost_format for what is read). Every malformed file ends in
+    ModelFormatError naming the problem (dgbdt.model.model_file)."""
+    return model_file.load(source, Booster)

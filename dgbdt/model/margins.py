@@ -21,6 +21,9 @@ def scaled_tree(tree: Tree, s: float) -> Tree:
     """A copy of ``tree`` whose leaf values are s times its own (a dart tree's weight, or a
     weight's change); its split nodes are the same."""
     leaf = tree.left < 0
+    if tree.vector is not None:
+        return dataclasses.replace(tree, vector=np.where(leaf[:, None], tree.vector * s,
+                                                         tree.vector).astype(np.float32))
     return dataclasses.replace(tree, threshold=np.where(leaf, tree.threshold * s,
                                                         tree.threshold))
 
@@ -75,6 +78,14 @@ def add_tree_margins(X: np.ndarray, trees: list[Tree], classes: list[int], out: 
             add_tree_margins(densify(X, a, b), trees, classes, out[a:b],
                              None if leaves is None else leaves[a:b])
         return
+    if any(t.vector is not None for t in trees):     # vector leaves: T trees each
+        from ..tree.multi_target import expand_vector_trees
+        trees, classes, first = expand_vector_trees(trees, classes)
+        if leaves is not None:      # a vector tree's leaf: its first per-target tree's
+            every = array_module(leaves).zeros((leaves.shape[0], len(trees)), leaves.dtype)
+            add_tree_margins(X, trees, classes, out, every)
+            leaves[...] = every[:, first]
+            return
     cat, ptrs, cls = _concatenated(trees, classes)
     if "lin_size" in cat:        # piecewise-linear trees (dgbdt.kernels.linear_math)
         add_linear_margins(X, cat, ptrs, cls, out, leaves)

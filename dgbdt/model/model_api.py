@@ -34,6 +34,8 @@ class ModelAPI:
         ``fmap``: XGBoost's feature map file (``<id>\t<name>\t<type>`` a line) naming the
         features (every split prints as a comparison, indicator features too)."""
         from ..tree import dump
+        if self.linear is not None:     # gblinear: its weights' dump
+            return self.linear.dump(dump_format)
         if dump_format not in ("text", "json"):
             raise ValueError(f"dump_format must be 'text' or 'json'; got {dump_format!r}")
         names = dump.read_feature_map(fmap, self._names()) if fmap else self._names()
@@ -53,5 +55,7 @@ class ModelAPI:
         total_gain / total_cover: their sums. Features never used are left out (as XGBoost).
         """
         from .importance import feature_importance
+        if self.linear is not None:     # gblinear: the weights
+            return self.linear.score(self._names(), importance_type)
         return feature_importance(self.trees, self.n_features, self.feature_names,
                                   importance_type)

@@ -23,9 +23,12 @@ differs is around the trees:
 
 Import reads gradient-boosted tree models (``gbtree``, ``dart`` with its trees' weights) with
 num_parallel_tree trees per output per round and an objective dgbdt has, categorical splits
-included (with the string or number categories of XGBoost's encoder, when it has them);
-anything else (``gblinear``, multi-target trees, another objective) is refused by a
-``ModelFormatError`` that says what the model has and what dgbdt reads.
+included (with the string or number categories of XGBoost's encoder, when it has them), and
+linear models (``gblinear``: its ``weights``, dgbdt.model.gblinear; both ways), and
+multi-target trees (``multi_strategy="multi_output_tree"``: ``size_leaf_vector`` T, each node's
+T ``base_weights``, the leaves' values in ``leaf_weights``; dgbdt.tree.multi_target; both
+ways); anything else (another objective, categorical vector-leaf trees) is refused by a ``ModelFormatError`` that says what
+the model has and what dgbdt reads.
 """
 from __future__ import annotations
 
@@ -134,12 +137,6 @@ def _quantile_params(ln: dict, obj: str, num_target: int) -> dict | None:
     if num_target == 1:
         return None
     if obj in MULTI_TARGET:
-        if ln.get("gradient_booster", {}).get("model", {}).get("trees") and any(
-                str(t.get("tree_param", {}).get("size_leaf_vector", "1")) not in ("0", "1")
-                for t in ln["gradient_booster"]["model"]["trees"]):
-            raise ModelFormatError("XGBoost model: vector-leaf trees (multi_strategy="
-                                   "'multi_output_tree'); dgbdt reads one_output_per_tree "
-                                   "models")
         return {"num_target": num_target}
     text = ""
     if obj == "reg:quantileerror":
@@ -157,18 +154,22 @@ def _quantile_params(ln: dict, obj: str, num_target: int) -> dict | None:
 
 def to_xgboost(booster) -> dict:
     """The model as XGBoost's JSON document (a dict; json.dumps writes the file)."""
+    if booster.linear is not None:
+        return _linear_document(booster)
     if any(t.linear for t in booster.trees):
         raise ValueError("a model with linear trees (linear_tree=True) cannot be written in "
                          "XGBoost's format: XGBoost's trees have constant leaves. Save it in "
                          "dgbdt's format (the default of save_model).")
     obj = booster.objective
-    K = booster.n_outputs
     P = booster.num_parallel_tree
     num_class = booster.num_class if obj.name.startswith("multi:") else 0
     base = obj.margin_to_base_score(booster.base_margin)
     objective = _objective_config(obj, num_class)
     trees = []
     for i, t in enumerate(booster.trees):
+        if t.vector is not None:
+            trees.append(_vector_tree_json(t, i, booster.n_features))
+            continue
         n = t.n_nodes
         parents = t.parent.astype(np.int64)
         parents[parents < 0] = _ROOT_PARENT
@@ -197,16 +198,12 @@ def to_xgboost(booster) -> dict:
     # XGBoost keeps the intercept as a float32 base_score: the exact margins ride along as
     # an attribute (XGBoost keeps attributes as they are), read back when still consistent
     attributes[EXACT_MARGIN] = ",".join(repr(float(m)) for m in booster.base_margin)
-    best_iteration, best_score = booster.best()
-    if best_iteration is not None:
-        attributes["best_iteration"] = str(best_iteration)
-    if best_score is not None:
-        attributes["best_score"] = repr(float(best_score))
+    _best_attributes(booster, attributes)
     gbtree = {
         "model": {
             "cats": _encoder(booster),
             "gbtree_model_param": {"num_parallel_tree": str(P), "num_trees": str(len(trees))},
-            "iteration_indptr": [r * K * P for r in range(rounds + 1)],
+            "iteration_indptr": [r * booster.trees_per_round for r in range(rounds + 1)],
             "tree_info": [int(k) for k in booster.tree_class],
             "trees": trees,
         },
@@ -215,13 +212,46 @@ def to_xgboost(booster) -> dict:
     if booster.tree_weights is not None:     # dart: the gbtree model and the trees' weights
         gbtree = {"gbtree": gbtree, "name": "dart",
                   "weight_drop": [float(w) for w in booster.tree_weights]}
+    return _document(booster, attributes, gbtree, objective, base, num_class)
+
+
+def _best_attributes(booster, attributes: dict) -> None:
+    """Early stopping's best round and score, as XGBoost keeps them (attributes)."""
+    best_iteration, best_score = booster.best()
+    if best_iteration is not None:
+        attributes["best_iteration"] = str(best_iteration)
+    if best_score is not None:
+        attributes["best_score"] = repr(float(best_score))
+
+
+def _linear_document(booster) -> dict:
+    """A gblinear model as XGBoost's document: ``{"name": "gblinear", "model": {"weights":
+    [(F + 1) K floats, feature-major, the biases last], "boosted_rounds": r}}``. The
+    intercept is written for every output as the model's first (XGBoost's gblinear adds
+    base_score[0] to each); its float64 margin rides along as for trees."""
+    obj = booster.objective
+    num_class = booster.num_class if obj.name.startswith("multi:") else 0
+    base = obj.margin_to_base_score(booster.base_margin)
+    attributes = booster.attributes()
+    attributes[EXACT_MARGIN] = ",".join(repr(float(m)) for m in booster.base_margin)
+    _best_attributes(booster, attributes)
+    gb = {"model": {"boosted_rounds": booster.linear.rounds,
+                    "weights": [float(v) for v in booster.linear.weights.reshape(-1)]},
+          "name": "gblinear"}
+    return _document(booster, attributes, gb, _objective_config(obj, num_class), base,
+                     num_class)
+
+
+def _document(booster, attributes, gradient_booster, objective, base, num_class) -> dict:
+    """XGBoost's document around a gradient booster's part."""
+    K = booster.n_outputs
     return {
         "learner": {
             "attributes": attributes,
             "feature_names": list(booster.feature_names or []),
-            "feature_types": (list(booster.feature_types) if booster.feature_types else
-                              ["float"] * booster.n_features if booster.feature_names else []),
-            "gradient_booster": gbtree,
+            # none: [], as XGBoost writes a model of data without types
+            "feature_types": list(booster.feature_types or []),
+            "gradient_booster": gradient_booster,
             "learner_model_param": {
                 "base_score": "[" + ",".join(_num(v) for v in base) + "]",
                 "boost_from_average": "1", "num_class": str(num_class),
@@ -332,6 +362,73 @@ def _parse_base_score(text: str, n: int) -> np.ndarray:
     return out
 
 
+def _vector_tree_json(t: Tree, i: int, n_features: int) -> dict:
+    """A vector-leaf tree (dgbdt.tree.multi_target) in XGBoost 3.2's layout of a
+    multi-target tree: ``base_weights`` every node's T weights, ``leaf_weights`` the leaves'
+    (in node order), a leaf's right child the index of its values there."""
+    n, T = t.vector.shape
+    leaf = t.left == -1
+    right = t.right.astype(np.int64)
+    right[leaf] = np.arange(int(leaf.sum()))
+    parents = t.parent.astype(np.int64)
+    parents[parents < 0] = _ROOT_PARENT
+    return {
+        "base_weights": t.vector.astype(np.float64).ravel().tolist(),
+        "categories": [], "categories_nodes": [], "categories_segments": [],
+        "categories_sizes": [],
+        "default_left": [int(v) for v in t.default_left],
+        "id": i,
+        "leaf_weights": t.vector[leaf].astype(np.float64).ravel().tolist(),
+        "left_children": t.left.astype(np.int64).tolist(),
+        "loss_changes": t.loss_change.astype(np.float64).tolist(),
+        "parents": parents.tolist(),
+        "right_children": right.tolist(),
+        "split_conditions": t.threshold.astype(np.float64).tolist(),
+        "split_indices": t.feature.astype(np.int64).tolist(),
+        "split_type": [0] * n,
+        "sum_hessian": t.sum_hessian.astype(np.float64).tolist(),
+        "tree_param": {"num_deleted": "0", "num_feature": str(n_features),
+                       "num_nodes": str(n), "size_leaf_vector": str(T)},
+    }
+
+
+def _vector_tree(t: dict, T: int, n_features: int, where: str) -> Tree:
+    """A vector-leaf tree of XGBoost's JSON (see _vector_tree_json; a file without
+    ``leaf_weights`` keeps the leaves' values in ``base_weights``), validated."""
+    if not isinstance(t, dict):
+        raise ModelFormatError(f"{where}: expected an object")
+    d = {k: t[k] for k in ("left_children", "right_children", "split_indices",
+                           "default_left", "loss_changes", "sum_hessian") if k in t}
+    left = _param(t, "left_children", where)
+    n = len(left) if isinstance(left, list) else 0
+    base = finite_numbers(_param(t, "base_weights", where), n * T, where,
+                          f"base_weights ({T} a node)").reshape(n, T)
+    leaf = np.array([c == -1 for c in left], dtype=bool)
+    right = finite_numbers(_param(t, "right_children", where), n, where, "right_children",
+                           integer=True).astype(np.int64)
+    if "leaf_weights" in t:
+        n_leaves = int(leaf.sum())
+        values = finite_numbers(t["leaf_weights"], n_leaves * T, where,
+                                f"leaf_weights ({T} a leaf)").reshape(n_leaves, T)
+        if np.any(right[leaf] < 0) or np.any(right[leaf] >= n_leaves):
+            raise ModelFormatError(f"{where}: a leaf's right_children is not an index into "
+                                   "its leaf_weights")
+        base[leaf] = values[right[leaf]]
+    right[leaf] = -1
+    d["right_children"] = right.tolist()
+    d["parents"] = [(-1 if int(p) == _ROOT_PARENT else int(p))
+                    for p in _param(t, "parents", where)]
+    d["base_weights"] = [0.0] * n
+    conds = finite_numbers(_param(t, "split_conditions", where), n, where, "split_conditions")
+    d["split_conditions"] = np.where(leaf, 0.0, conds).tolist()
+    if any(int(v) for v in t.get("split_type", []) or []) or t.get("categories_nodes"):
+        raise ModelFormatError(f"{where}: a vector-leaf tree with categorical splits; dgbdt "
+                               "reads numerical ones")
+    tree = Tree.from_dict(d, n_features, where)
+    tree.vector = base.astype(np.float32)
+    return tree
+
+
 def from_xgboost(d: dict, booster_class):
     """A dgbdt Booster (of ``booster_class``, dgbdt.model.booster.Booster) of an XGBoost JSON model
     (see the module docstring for what it reads)."""
@@ -340,9 +437,9 @@ def from_xgboost(d: dict, booster_class):
     ln = _param(d, "learner", "the document")
     gb = _param(ln, "gradient_booster", "learner")
     name = gb.get("name") if isinstance(gb, dict) else None
-    if name not in ("gbtree", "dart"):
-        raise ModelFormatError(f"XGBoost model: booster {name!r}; dgbdt reads gradient-boosted "
-                               "trees ('gbtree' and 'dart'), not gblinear")
+    if name not in ("gbtree", "dart", "gblinear"):
+        raise ModelFormatError(f"XGBoost model: booster {name!r}; dgbdt reads 'gbtree', "
+                               "'dart' and 'gblinear'")
     weights = None
     if name == "dart":      # the trees' model under "gbtree", their weights beside it
         weights = _param(gb, "weight_drop", "gradient_booster")
@@ -354,9 +451,11 @@ def from_xgboost(d: dict, booster_class):
         raise ModelFormatError(f"XGBoost model: objective {obj!r}; dgbdt has "
                                f"{', '.join(OBJECTIVES)}")
     num_class = int(mp.get("num_class", "0") or 0)
-    oparams = _quantile_params(ln, obj, _num_target(mp.get("num_target", "1"),
-                                                    len(model.get("trees") or [])))
-    param = _param(model, "gbtree_model_param", "model")
+    linear = name == "gblinear"      # a linear model: weights, no trees
+    oparams = _quantile_params(ln, obj, _num_target(
+        mp.get("num_target", "1"), len(model.get("weights") or []) if linear
+        else len(model.get("trees") or [])))
+    param = {} if linear else _param(model, "gbtree_model_param", "model")
     P = param.get("num_parallel_tree", "1")
     if isinstance(P, bool) or not isinstance(P, (str, int)) or not str(P).isdigit() \
             or int(P) < 1:
@@ -380,6 +479,8 @@ def from_xgboost(d: dict, booster_class):
     base = _parse_base_score(_param(mp, "base_score", "learner_model_param"), K)
     margin = np.concatenate([objective.base_score_to_margin(b, num_class)[:1] for b in base])
     margin = _exact_margin(ln.get("attributes") or {}, base, objective, margin)
+    if linear:      # XGBoost's gblinear adds base_score[0] to every output
+        margin = np.full(K, margin[0])
     names = ln.get("feature_names") or None
     types = ln.get("feature_types") or []
     if any(t not in ("float", "q", "int", "i", "c") for t in types) or (
@@ -388,25 +489,41 @@ def from_xgboost(d: dict, booster_class):
                                f"{n_features} of 'c', 'q', 'float', 'int', 'i'")
     booster = booster_class(obj, num_class, margin, n_features,
                             [str(n) for n in names] if names else None, oparams)
-    if "c" in types:
+    if types:                # XGBoost's types: its Booster.feature_types after loading
         booster.feature_types = [str(t) for t in types]
+    if "c" in types:
         booster.categories = _decoded_categories(model, n_features)
-    trees = _param(model, "trees", "model")
-    info = _param(model, "tree_info", "model")
-    if len(info) != len(trees) or len(trees) % (K * P):
+    if linear:
+        from .gblinear import LinearWeights
+        booster.linear = LinearWeights.from_dict(model, n_features, K, "XGBoost gblinear model")
+    trees = [] if linear else _param(model, "trees", "model")
+    info = [] if linear else _param(model, "tree_info", "model")
+    sizes = {str(t.get("tree_param", {}).get("size_leaf_vector", "1")) if isinstance(t, dict)
+             else "1" for t in trees}
+    KT = K          # trees a round for each parallel tree: one an output
+    if sizes - {"0", "1"}:      # vector-leaf trees (multi_strategy="multi_output_tree")
+        if sizes != {str(K)} or K < 2:
+            raise ModelFormatError(f"XGBoost model: trees of size_leaf_vector {sorted(sizes)}"
+                                   f"; a multi_output_tree model of {K} targets has {K} "
+                                   "values a leaf in every tree")
+        booster.multi_strategy = "multi_output_tree"
+        KT = 1      # one tree a round (of class 0) for every output
+    if len(info) != len(trees) or len(trees) % (KT * P):
         raise ModelFormatError(f"XGBoost model: {len(trees)} trees and {len(info)} tree_info "
-                               f"entries for {K} outputs x {P} parallel trees")
+                               f"entries for {KT} trees a round x {P} parallel trees")
     indptr = model.get("iteration_indptr")
-    if indptr is not None and list(indptr) != list(range(0, len(trees) + 1, K * P)):
-        raise ModelFormatError(f"XGBoost model: iteration_indptr is not {K * P} trees a round "
-                               "(dgbdt reads models whose every round has num_parallel_tree "
-                               "trees for each output)")
+    if indptr is not None and list(indptr) != list(range(0, len(trees) + 1, KT * P)):
+        raise ModelFormatError(f"XGBoost model: iteration_indptr is not {KT * P} trees a "
+                               "round (dgbdt reads models whose every round has "
+                               "num_parallel_tree trees for each output)")
     booster.num_parallel_tree = P
     for i, (t, k) in enumerate(zip(trees, info)):
-        if int(k) != (i // P) % K:
+        if int(k) != (i // P) % KT:
             raise ModelFormatError(f"XGBoost model: tree {i} is of class {k}, expected "
-                                   f"{(i // P) % K} ({P} trees per class per round)")
-        booster.trees.append(_tree(t, n_features, f"XGBoost tree {i}"))
+                                   f"{(i // P) % KT} ({P} trees per class per round)")
+        booster.trees.append(_vector_tree(t, K, n_features, f"XGBoost tree {i}")
+                             if booster.vector_leaf else _tree(t, n_features,
+                                                               f"XGBoost tree {i}"))
         booster.tree_class.append(int(k))
     if weights is not None:
         booster.tree_weights = finite_numbers(weights, len(trees), "XGBoost model",

@@ -1,5 +1,7 @@
 """Multi-target objectives: a label of T targets ``y [n, T]``, one model output per target
-(XGBoost's ``multi_strategy="one_output_per_tree"``: each round grows one tree per target).
+(XGBoost's ``multi_strategy="one_output_per_tree"``: each round grows one tree per target;
+with ``"multi_output_tree"`` one vector-leaf tree for all, dgbdt.tree.multi_target, from the
+same [n, T] gradients).
 
 The losses that XGBoost applies element-wise (squared error, squared log error, pseudo-Huber,
 the logistic family, Poisson, gamma, Tweedie, hinge) are sums over the targets of the

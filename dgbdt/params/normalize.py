@@ -382,6 +382,7 @@ def normalize_params(params: Mapping[str, object] | None) -> dict[str, object]:
         # exp(m + max_delta_step) and the trees' leaf clipping share the name and the value
         out["max_delta_step"] = 0.7
     _check_objective_rules(out, given)
+    _check_gblinear_rules(out, given)
     _check_growth_rules(out)
     _check_linear_rules(out)
     return out
@@ -414,6 +415,21 @@ def _check_linear_rules(out: dict[str, object]) -> None:
         raise ParameterError(
             "monotone_constraints with linear_tree=True: bounding linear leaves is not "
             "built. Fix: drop monotone_constraints, or linear_tree=False.")
+
+
+def _check_gblinear_rules(out: dict[str, object], given: dict) -> None:
+    """XGBoost's gblinear defaults (eta 0.5, lambda 0, unless given) and the selectors its
+    shotgun updater takes."""
+    if out["booster"] != "gblinear":
+        return
+    for name, default in (("eta", 0.5), ("lambda", 0.0)):
+        if name not in given:
+            out[name] = default
+    if out["updater"] == "shotgun" and out["feature_selector"] not in ("cyclic", "shuffle"):
+        raise ParameterError(
+            f"feature_selector={out['feature_selector']!r} with updater='shotgun': XGBoost's "
+            "shotgun updater takes 'cyclic' or 'shuffle' only. Fix: updater='coord_descent', "
+            "or feature_selector='cyclic'.")
 
 
 def _check_growth_rules(out: dict[str, object]) -> None:
@@ -454,12 +470,6 @@ def _check_objective_rules(out: dict[str, object], given: dict[str, tuple[str, o
                 f"or drop num_class.")
         out["num_class"] = None
 
-    if out.get("multi_strategy") == "multi_output_tree":
-        raise NotImplementedError(
-            "multi_strategy='multi_output_tree' (XGBoost's trees with a vector of leaf "
-            "values, one tree for all targets) is not implemented in dgbdt. Fix: "
-            "multi_strategy='one_output_per_tree' (the default: one tree per target each "
-            "round).")
     base_score = out["base_score"]
     if base_score is not None and objective in PROBABILITY_BASE_SCORE:
         if not all(0.0 < b < 1.0 for b in np.atleast_1d(base_score)):

@@ -222,11 +222,19 @@ _SPECS = [
               "gradients are then [n, num_target].",
               kind="int", low=1),
     ParamSpec("multi_strategy", "one_output_per_tree",
-              "How a multi-target (or multi-quantile) model grows trees: "
-              "'one_output_per_tree' (XGBoost's default: each round one tree per target).",
+              "How a model of several outputs (a multi-target label, or multi:* classes) "
+              "grows trees: 'one_output_per_tree' (XGBoost's default: each round one tree "
+              "per output) or 'multi_output_tree' (XGBoost's vector-leaf trees: each round "
+              "one tree for all T outputs, each leaf holding T values; a split's gain is the "
+              "sum of the outputs' gains). multi_output_tree trains on the CPU (in-process "
+              "or Dask) with tree_method 'hist', depth-wise; it refuses 'approx'/'exact', "
+              "dart, monotone and interaction constraints (as XGBoost does), lossguide, "
+              "categorical features, linear trees and the GPU (not built); SHAP values and "
+              "dumps with statistics are refused (as in XGBoost). Its model files are "
+              "XGBoost's multi-target trees (size_leaf_vector) or dgbdt's format version 8; "
+              "with one output it changes nothing.",
               kind="choice", choices=("one_output_per_tree", "multi_output_tree"),
-              allowed="'one_output_per_tree' ('multi_output_tree', XGBoost's vector-leaf "
-                      "trees, is not implemented)"),
+              allowed="'one_output_per_tree', 'multi_output_tree'"),
     ParamSpec("num_class", None,
               "Number of classes; required by the multi:* objectives.",
               kind="int", low=1,  # 1 is tolerated (as None) for non-multi objectives
@@ -246,9 +254,8 @@ _SPECS = [
               "weighted by its hessian (XGBoost's approximate method; slower: a sketch and a "
               "quantization a tree); 'exact' evaluates the split between every two "
               "consecutive distinct values of a feature (XGBoost's exact greedy method: a "
-              "bin a distinct value, up to 65535 a feature; a split's threshold is the "
-              "smallest value going right where XGBoost takes the midpoint, the same on the "
-              "training rows).",
+              "bin a distinct value, up to 65535 a feature; a split's threshold is XGBoost's: "
+              "the float32 midpoint of the node's two values either side).",
               kind="choice", choices=("hist", "approx", "exact", "auto"),
               value_map={"auto": "hist"},
               allowed="'hist', 'approx' (a new sketch of the rows weighted by their hessians "
@@ -260,17 +267,39 @@ _SPECS = [
                               'with tree_method="hist".',
               }),
     ParamSpec("booster", "gbtree",
-              "The model: boosted trees ('gbtree'), or trees with dropouts ('dart', XGBoost's "
+              "The model: boosted trees ('gbtree'), trees with dropouts ('dart', XGBoost's "
               "DART: each round drops some trees before the gradients and weighs the new and "
-              "dropped trees after; see rate_drop).",
-              kind="choice", choices=("gbtree", "dart"),
+              "dropped trees after; see rate_drop), or a linear model ('gblinear', XGBoost's: "
+              "margin = bias + X W, W fitted by elastic-net coordinate descent on the raw "
+              "feature values; eta defaults to 0.5 and lambda to 0 for it; see updater).",
+              kind="choice", choices=("gbtree", "dart", "gblinear")),
+    ParamSpec("updater", "shotgun",
+              "booster='gblinear': the coordinate-descent updater. XGBoost's 'shotgun' "
+              "updates the features in parallel threads that race; dgbdt runs them one "
+              "after another in the feature_selector's order, so 'shotgun' is deterministic "
+              "and the same as 'coord_descent' (and as XGBoost's with nthread=1). Tree "
+              "updaters are not chosen by name in dgbdt (tree_method picks the growth).",
+              kind="choice", choices=("shotgun", "coord_descent"),
               rejected={
-                  "gblinear": "dgbdt has no linear booster (XGBoost's gblinear: a "
-                              "generalized linear model by coordinate descent). Fix: "
-                              "scikit-learn's linear models (LogisticRegression, Ridge, "
-                              "SGDRegressor), or booster=\"gbtree\" with linear_tree=True "
-                              "for trees whose leaves are linear.",
+                  "gpu_coord_descent": '"gpu_coord_descent" was removed in XGBoost 2 (GPU '
+                                       'training is chosen with device="cuda"); dgbdt trains '
+                                       'gblinear on the CPU. Fix: updater="coord_descent".',
               }),
+    ParamSpec("feature_selector", "cyclic",
+              "booster='gblinear': the order of the features a round: 'cyclic' (0..F-1), "
+              "'shuffle' (a permutation a round, from seed), 'random' (F draws with "
+              "replacement, from seed), 'greedy' (the largest step first, each step; "
+              "coord_descent only), 'thrifty' (sorted by their step once a round; "
+              "coord_descent only).",
+              kind="choice", choices=("cyclic", "shuffle", "random", "greedy", "thrifty")),
+    ParamSpec("top_k", 0,
+              "booster='gblinear' with feature_selector 'greedy' or 'thrifty': the features "
+              "updated a round for each output (0: all but one, XGBoost's bound).",
+              kind="int", low=0),
+    ParamSpec("tolerance", 0.0,
+              "booster='gblinear': once a round changes no weight by more than this, the "
+              "next rounds update nothing (0: never stop).",
+              low=0.0),
     ParamSpec("rate_drop", 0.0,
               "booster='dart': the probability that each tree is dropped in a round.",
               low=0.0, high=1.0),

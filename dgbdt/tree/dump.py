@@ -24,6 +24,20 @@ def _g(v) -> str:
     return f"{float(np.float32(v)):.9g}"
 
 
+def _leaf(tree: Tree, n: int) -> str:
+    """A leaf's value as XGBoost prints it: a number, or a vector leaf's ``[a, b, ...]``."""
+    if tree.vector is None:
+        return _g(tree.threshold[n])
+    return "[" + ", ".join(_g(v) for v in tree.vector[n]) + "]"
+
+
+def _no_stats(tree: Tree, with_stats: bool) -> None:
+    if with_stats and tree.vector is not None:      # (XGBoost 3.2 refuses them too)
+        raise NotImplementedError("a tree dump with statistics (with_stats) of a vector-leaf "
+                                  "tree (multi_strategy='multi_output_tree') is not "
+                                  "implemented. Fix: with_stats=False")
+
+
 def _order(tree: Tree) -> list[tuple[int, int]]:
     """(node, depth) depth first: a node, its left (yes) subtree, its right (no) subtree."""
     out, stack = [], [(0, 0)]
@@ -54,12 +68,13 @@ def escape(name: str) -> str:
 
 
 def text(tree: Tree, names: list[str], with_stats: bool) -> str:
+    _no_stats(tree, with_stats)
     names = [escape(n) for n in names]
     lines = []
     for n, d in _order(tree):
         pad = "\t" * d
         if tree.left[n] == -1:
-            s = f"{pad}{n}:leaf={_g(tree.threshold[n])}"
+            s = f"{pad}{n}:leaf={_leaf(tree, n)}"
             if with_stats:
                 s += f",cover={_g(tree.sum_hessian[n])}"
         elif _set(tree, n) is not None:
@@ -87,13 +102,14 @@ def dot(tree: Tree, names: list[str], with_stats: bool, graph_attrs: dict | None
     def attrs(params):
         return "".join(f'{k}="{v}" ' for k, v in (params or {}).items())
 
+    _no_stats(tree, with_stats)
     names = [escape(n) for n in names]
     out = ["digraph {", "    graph [ rankdir=TB ]"]
     out += [f'    graph [ {k}="{v}" ]' for k, v in (graph_attrs or {}).items()]
     out.append("")
     for n, _ in _order(tree):
         if tree.left[n] == -1:
-            label = f"leaf={_g(tree.threshold[n])}"
+            label = f"leaf={_leaf(tree, n)}"
             if with_stats:
                 label += f"\ncover={_g(tree.sum_hessian[n])}"
             out += [f'    {n} [ label="{label}" {attrs(leaf_node_params)}]', ""]
@@ -116,9 +132,12 @@ def dot(tree: Tree, names: list[str], with_stats: bool, graph_attrs: dict | None
 
 
 def as_json(tree: Tree, names: list[str], with_stats: bool) -> str:
+    _no_stats(tree, with_stats)
+
     def node(n: int, d: int) -> dict:
         if tree.left[n] == -1:
-            out = {"nodeid": n, "leaf": float(np.float32(tree.threshold[n]))}
+            out = {"nodeid": n, "leaf": float(np.float32(tree.threshold[n])) if tree.vector
+                   is None else [float(v) for v in tree.vector[n]]}
             if with_stats:
                 out["cover"] = float(np.float32(tree.sum_hessian[n]))
             return out
@@ -141,6 +160,7 @@ def dataframe(trees: list[Tree], names: list[str]):
 
     rows = []
     for t, tree in enumerate(trees):
+        _no_stats(tree, True)       # the table holds gain and cover
         for n in range(tree.n_nodes):
             leaf = tree.left[n] == -1
             cats = _set(tree, n)

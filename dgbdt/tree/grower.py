@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.device import array_module, backend_of, to_host
+from .exact_split import exact_threshold
 from .split import SplitBatch
 from .model import Tree
 from .split import SplitParams, evaluate, leaf_weights
@@ -80,6 +81,8 @@ class Growth:
                    "threshold": 0.0, "loss_change": 0.0, "totals": 0, "lower": -np.inf,
                    "upper": np.inf}
     FIRST_CAPACITY = 64
+    #: tree_method="exact": thresholds between the node's adjacent values (GrowthSpec.start)
+    exact = False
 
     def __init__(self, k: int, cuts, hist_ptrs: np.ndarray, max_depth: int, p: SplitParams,
                  scale_g: float, scale_h: float, columns=None, max_leaves: int = 0):
@@ -154,9 +157,7 @@ class Growth:
             hist = self.columns.apply(hist, self.depth, ids)
         if self.paths is not None:         # features the nodes' paths forbid: slots zeroed
             hist = self._interaction_mask(hist, ids)
-        bounds = None if self.lower is None else (self.lower[ids], self.upper[ids])
-        cand = evaluate(hist, self.totals[ids], self.hist_ptrs, self.scale_g,
-                        self.scale_h, self.p, bounds, self.categorical)
+        cand = self._evaluate(hist, ids)
         if order is not None and not np.array_equal(order, np.arange(len(order))):
             cand = cand.take(order)         # in level order
         ok = np.flatnonzero(cand.splittable(self.p))
@@ -176,6 +177,11 @@ class Growth:
         self.loss_change[nodes] = cand.gain[ok]
         self.threshold[nodes] = np.where(b >= 0, cuts.values[cuts.ptrs[f] + np.maximum(b, 0)],
                                          cuts.min_values[f])
+        if self.exact:                      # the node's adjacent values (exact_split)
+            rows = ok if order is None else order[ok]
+            for i, node, fi, bi in zip(rows.tolist(), nodes.tolist(), f.tolist(), b.tolist()):
+                self.threshold[node] = exact_threshold(cuts, self.hist_ptrs, hist[i], fi, bi,
+                                                       self.threshold[node])
         # children numbered in order, left then right (as XGBoost numbers them)
         self._reserve(self.n_nodes + 2 * m)
         lefts = self.n_nodes + 2 * np.arange(m, dtype=np.int64)
@@ -213,6 +219,12 @@ class Growth:
                 keep=self.depth + 1 < self.max_depth)
             self.pending = None
         self.eval_seconds += time.perf_counter() - t
+
+    def _evaluate(self, hist, ids):
+        """The best split candidates of the nodes ``ids`` from their histograms."""
+        bounds = None if self.lower is None else (self.lower[ids], self.upper[ids])
+        return evaluate(hist, self.totals[ids], self.hist_ptrs, self.scale_g,
+                        self.scale_h, self.p, bounds, self.categorical)
 
     def _bound_children(self, nodes, features, lefts, rights, left_sums, right_sums) -> None:
         """XGBoost's AddSplit: the children inherit the node's bounds; on a constrained

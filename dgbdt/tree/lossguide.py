@@ -31,6 +31,7 @@ import numpy as np
 
 from ..backends.device import to_host
 from .split import SplitBatch
+from .exact_split import exact_threshold
 from .grower import Growth, LevelRequest, pack_sets
 from .split import evaluate
 
@@ -152,6 +153,9 @@ class LossguideGrowth(Growth):
         self.feature[node], self.default_left[node] = f, dleft
         self.loss_change[node] = gain
         self.threshold[node] = (cuts.values[cuts.ptrs[f] + b] if b >= 0 else cuts.min_values[f])
+        if self.exact:          # the node's adjacent values (dgbdt.tree.exact_split)
+            self.threshold[node] = exact_threshold(cuts, self.hist_ptrs, self._hist[node], f, b,
+                                                   self.threshold[node])
         self._reserve(self.n_nodes + 2)
         left, right = self.n_nodes, self.n_nodes + 1
         self.n_nodes += 2

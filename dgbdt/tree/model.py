@@ -100,6 +100,9 @@ class Tree:
     #: linear leaves: node -> {"features", "coefs", "centers", "scales"} (module doc;
     #: prediction: dgbdt.tree.linear_model); None for constant leaves
     linear: dict | None = None
+    #: a vector-leaf tree's node weights, float32 [n_nodes, T] (dgbdt.tree.multi_target;
+    #: its leaves' threshold is 0); None for a tree of one output
+    vector: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -111,6 +114,7 @@ class Tree:
     # (docs/benchmarks-archive.md#figures-behind-code-choices).
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
+        state.pop("_per_target", None)      # prediction's views (dgbdt.tree.multi_target)
         if self.linear:
             state["linear"] = _PackedNodes.of(self.linear, _LINEAR_KEYS) or self.linear
         if self.categories:
@@ -153,6 +157,9 @@ class Tree:
             out["categories"] = [int(c) for n in nodes for c in self.categories[n]]
         if self.linear:
             out["linear_leaves"] = linear_leaves_json(self.linear)
+        if self.vector is not None:
+            out["size_leaf_vector"] = int(self.vector.shape[1])
+            out["leaf_vector"] = self.vector.astype(np.float64).ravel().tolist()
         return out
 
     @classmethod
@@ -185,6 +192,8 @@ class Tree:
         tree._check_structure(n_features, where)
         if "linear_leaves" in d:
             tree.linear = linear_leaves_from(d["linear_leaves"], tree, n_features, where)
+        if "size_leaf_vector" in d or "leaf_vector" in d:
+            tree.vector = _vector_from(d, n, where)
         return tree
 
     def _check_structure(self, n_features: int, where: str) -> None:
@@ -206,6 +215,21 @@ class Tree:
         f = self.feature[inner]
         if np.any(f < 0) or np.any(f >= n_features):
             raise ModelFormatError(f"{where}: a split feature is outside [0, {n_features})")
+
+
+def _vector_from(d: dict, n: int, where: str) -> np.ndarray:
+    """A vector-leaf tree's node weights float32 [n, T] from its ``size_leaf_vector`` T >= 2
+    and ``leaf_vector`` (n * T numbers, node by node), validated."""
+    T = d.get("size_leaf_vector")
+    if not isinstance(T, int) or isinstance(T, bool) or T < 2:
+        raise ModelFormatError(f"{where}: size_leaf_vector must be an integer >= 2 (the "
+                               f"targets of a vector-leaf tree), got {T!r}")
+    if d.get("categories_nodes") or d.get("linear_leaves"):
+        raise ModelFormatError(f"{where}: a vector-leaf tree has neither categorical splits "
+                               "nor linear leaves")
+    v = finite_numbers(d.get("leaf_vector"), n * T, where,
+                       f"leaf_vector ({T} values for each of the {n} nodes)")
+    return v.reshape(n, T).astype(np.float32)
 
 
 def _categories_from(d: dict, n: int, where: str) -> dict | None:

@@ -27,6 +27,11 @@ class GrowthSpec:
     linear: object = None       # dgbdt.kernels.linear_math.LinearSpec: piecewise-linear trees
     parallel: int = 1           # num_parallel_tree: trees a round for each output (a forest)
     approx_bins: int = 0        # tree_method="approx": max_bin of each tree's sketch (0: hist)
+    #: multi_strategy="multi_output_tree": the targets of the round's one vector-leaf tree
+    #: (dgbdt.tree.multi_target); 0: a tree an output
+    targets: int = 0
+    #: tree_method="exact": thresholds between the node's adjacent values (dgbdt.tree.exact_split)
+    exact: bool = False
 
     def draw(self, epoch: int, j: int) -> int:
         """The sampling draw of round ``epoch``'s parallel tree j: the round itself for a
@@ -56,6 +61,13 @@ class GrowthSpec:
             return max_requests(self.max_depth, self.max_leaves)
         return self.max_depth
 
+    def start_vector(self, scale_g, scale_h, epoch: int = 0) -> Growth:
+        """A new vector-leaf tree of every target, with the targets' fixed-point scales
+        (float64 [T] each; dgbdt.tree.multi_target)."""
+        from .multi_target import VectorGrowth
+        return VectorGrowth(self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g,
+                            scale_h, self.columns(0, epoch), self.max_leaves)
+
     def start(self, k: int, scale_g: float, scale_h: float, epoch: int = 0) -> Growth:
         """A new tree of output class k with this round's fixed-point scales."""
         if self.linear is not None:
@@ -67,11 +79,14 @@ class GrowthSpec:
             return LinearGrowth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g,
                                 scale_h, self.linear, self.columns(k, epoch))
         if self.policy == "lossguide":
-            return LossguideGrowth(k, self.cuts, self.hist_ptrs, self.max_depth,
-                                   self.max_leaves, self.p, scale_g, scale_h,
-                                   self.columns(k, epoch))
-        return Growth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g, scale_h,
-                      self.columns(k, epoch), self.max_leaves)
+            growth = LossguideGrowth(k, self.cuts, self.hist_ptrs, self.max_depth,
+                                     self.max_leaves, self.p, scale_g, scale_h,
+                                     self.columns(k, epoch))
+        else:
+            growth = Growth(k, self.cuts, self.hist_ptrs, self.max_depth, self.p, scale_g,
+                            scale_h, self.columns(k, epoch), self.max_leaves)
+        growth.exact = self.exact
+        return growth
 
 
 def max_nodes(p: dict, n_rows: int) -> int:
