@@ -12,6 +12,9 @@ Legs (each timed after a 2-round warm-up on 20k rows, so compilation stays outsi
                 trains fewer rounds: the per-round time is what compares)
   xgboost_dask  xgboost.dask.train with DaskQuantileDMatrix on the same cluster
   one_gpu       dgbdt.train in this process on GPU 0, all training rows (the 1-GPU baseline)
+  nccl_ooc      mode="nccl" with each rank's device_memory_budget at --ooc-fraction (0.25) of
+                the largest rank's page bytes: every rank streams the pages beyond it (issue
+                46); ``nccl_ooc_equals_nccl`` says whether the model is the in-core one
 Data: bench_gpu.py's Higgs-shaped formula, generated on the workers' GPUs as --chunks-per-gpu
 (2) partitions per GPU of the largest count (the same rows for every count); the test set (10 % of --rows) in this
 process. Times include quantization / DMatrix construction. For nccl the booster's timings split
@@ -33,7 +36,7 @@ from bench_gpu import (TEST_SEED, TRAIN_SEED, WARM_ROWS, WARM_SEED, dask_data,  
                        free_gpu_pool, make_data_gpu, run_leg, split_rows, stages)
 from bench_cpu import auc  # noqa: E402
 
-LEGS = ("nccl", "graph", "xgboost_dask", "one_gpu")
+LEGS = ("nccl", "graph", "xgboost_dask", "one_gpu", "nccl_ooc")
 
 
 def main() -> None:
@@ -49,6 +52,8 @@ def main() -> None:
     ap.add_argument("--gpus", default="2", help="GPU workers; a comma list for a scaling run")
     ap.add_argument("--chunks-per-gpu", type=int, default=2,
                     help="partitions per GPU of the largest count (the same rows every count)")
+    ap.add_argument("--ooc-fraction", type=float, default=0.25,
+                    help="nccl_ooc: each rank's budget as a fraction of the largest rank's pages")
     ap.add_argument("--skip", default="", help=f"comma list of legs to skip: {','.join(LEGS)}")
     ap.add_argument("--out", help="also write the JSON line to this file")
     a = ap.parse_args()
@@ -158,23 +163,30 @@ def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, mode
         out["rows_per_worker"] = sorted(sum(r for r, w in zip(sizes, where) if w == x)
                                         for x in set(where))
 
-        def dask_leg(mode, rounds):
+        def dask_leg(mode, rounds, name=None, leg_params=None):
+            name = name or mode
+            leg_params = {**params, **(leg_params or {})}
+
             def leg():
-                dgd.train(client, params, dw, 2, mode=mode, verbose_eval=False)
+                dgd.train(client, leg_params, dw, 2, mode=mode, verbose_eval=False)
                 t = time.perf_counter()
-                b = dgd.train(client, params, dgd.DaskDataset(client, Xd, yd), rounds, mode=mode,
-                              verbose_eval=False)["booster"]
+                b = dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd), rounds,
+                              mode=mode, verbose_eval=False)["booster"]
                 s = time.perf_counter() - t
-                r = {f"{mode}_s": round(s, 3), f"{mode}_auc": score(b.predict(Xte)),
-                     f"{mode}_level_ms": per_level(s, rounds), f"{mode}_stages_s": stages(b)}
+                r = {f"{name}_s": round(s, 3), f"{name}_auc": score(b.predict(Xte)),
+                     f"{name}_level_ms": per_level(s, rounds), f"{name}_stages_s": stages(b)}
                 if "communication" in b.timings:
-                    r[f"{mode}_level_comm_ms"] = per_level(b.timings["communication"], rounds)
-                    r[f"{mode}_level_compute_ms"] = round(r[f"{mode}_level_ms"]
-                                                          - r[f"{mode}_level_comm_ms"], 3)
-                    r[f"{mode}_level_bytes"] = round(b.timings["communication_bytes"]
+                    r[f"{name}_level_comm_ms"] = per_level(b.timings["communication"], rounds)
+                    r[f"{name}_level_compute_ms"] = round(r[f"{name}_level_ms"]
+                                                          - r[f"{name}_level_comm_ms"], 3)
+                    r[f"{name}_level_bytes"] = round(b.timings["communication_bytes"]
                                                      / (rounds * a.depth))
-                if mode == "nccl":
+                if name == "nccl":
                     models[n_gpus] = b.save_raw()
+                if name == "nccl_ooc":
+                    r["nccl_ooc_memory"] = b.memory
+                    if n_gpus in models:
+                        r["nccl_ooc_equals_nccl"] = b.save_raw() == models[n_gpus]
                 return r
             return leg
 
@@ -196,6 +208,14 @@ def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, mode
             run_leg(out, "xgboost_dask", leg_xgboost_dask, free_all)
         if "graph" not in skip:
             run_leg(out, "graph", dask_leg("graph", graph_rounds), free_all)
+        if "nccl_ooc" not in skip:
+            from dgbdt.data.page_store import packed_bytes
+            rows = max(out["rows_per_worker"])
+            budget = int(packed_bytes(rows, a.features, (a.max_bin + 1).bit_length())
+                         * a.ooc_fraction)
+            out["nccl_ooc_budget_bytes"] = budget
+            run_leg(out, "nccl_ooc", dask_leg("nccl", a.rounds, "nccl_ooc",
+                                              {"device_memory_budget": budget}), free_all)
 
 
 if __name__ == "__main__":

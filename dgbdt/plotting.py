@@ -98,9 +98,26 @@ def plot_metric(evals_result: dict, metric: str | None = None, ax=None, xlabel="
     return ax
 
 
-def plot_tree(booster, tree_idx: int = 0, ax=None, fontsize: int = 8, precision: int = 4):
+def _tree_idx(where: str, tree_idx: int, num_trees: int | None) -> int:
+    """``tree_idx``, or XGBoost's old name of it, ``num_trees`` (deprecated, with XGBoost's
+    FutureWarning)."""
+    if num_trees is None:
+        return tree_idx
+    import warnings
+    warnings.warn(f"{where}: `num_trees` is deprecated (as in XGBoost), use `tree_idx` "
+                  "instead", FutureWarning, stacklevel=3)
+    if tree_idx not in (0, num_trees):
+        raise ValueError(f"{where}: both `num_trees` and `tree_idx` are given; pass "
+                         "`tree_idx` only")
+    return num_trees
+
+
+def plot_tree(booster, tree_idx: int = 0, ax=None, fontsize: int = 8, precision: int = 4, *,
+              num_trees: int | None = None):
     """One tree drawn with matplotlib: split boxes ``feature < threshold``, leaf boxes
-    ``leaf = value``; edges "yes" (x < threshold), "no", and "missing" on the default side."""
+    ``leaf = value``; edges "yes" (x < threshold), "no", and "missing" on the default side.
+    ``num_trees``: XGBoost's old name of ``tree_idx``."""
+    tree_idx = _tree_idx("plot_tree", tree_idx, num_trees)
     b = _booster(booster)
     if not 0 <= tree_idx < len(b.trees):
         raise IndexError(f"tree_idx {tree_idx} is outside the model's {len(b.trees)} trees")
@@ -160,14 +177,7 @@ def to_graphviz(booster, *, fmap="", num_trees: int | None = None, rankdir: str 
         raise ImportError("to_graphviz needs the graphviz package: pip install graphviz") \
             from None
     from .tree import dump
-    if num_trees is not None:
-        import warnings
-        warnings.warn("to_graphviz: `num_trees` is deprecated (as in XGBoost), use "
-                      "`tree_idx` instead", FutureWarning, stacklevel=2)
-        if tree_idx not in (0, num_trees):
-            raise ValueError("to_graphviz: both `num_trees` and `tree_idx` are given; pass "
-                             "`tree_idx` only")
-        tree_idx = num_trees
+    tree_idx = _tree_idx("to_graphviz", tree_idx, num_trees)
     b = _booster(booster)
     if not 0 <= tree_idx < len(b.trees):
         raise IndexError(f"tree_idx {tree_idx} is outside the model's {len(b.trees)} trees")

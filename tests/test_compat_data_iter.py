@@ -108,9 +108,9 @@ def test_categorical_batches():
     whole = xgb.DMatrix(pd.concat([a, b]), np.concatenate([ya, yb]), enable_categorical=True)
     bst = xgb.train({"max_depth": 3}, m, 3)
     np.testing.assert_array_equal(bst.predict(m), bst.predict(whole))
-    with pytest.raises(ValueError, match="categorical"):
+    with pytest.raises(ValueError, match="categorical features"):
         xgb.train({"tree_method": "exact"}, m)
-    with pytest.raises(ValueError, match="categorical"):
+    with pytest.raises(ValueError, match="categorical features"):
         xgb.train({"booster": "gblinear"}, whole)
     c, yc = _cats(100, 2, ["f1", "f2"])          # f2 categorical here only
     with pytest.raises(ValueError, match="Inconsistent number of categories between") as e:

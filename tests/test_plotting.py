@@ -63,3 +63,14 @@ def test_plot_tree(trained, tmp_path):
     with pytest.raises(IndexError, match="outside the model's 8 trees"):
         dgbdt.plot_tree(b, tree_idx=8)
     plt.close("all")
+
+
+def test_plot_tree_takes_xgboosts_old_num_trees(trained):
+    """XGBoost's ``plot_tree(model, num_trees=0)`` (deprecated there too): the same tree, with
+    XGBoost's FutureWarning; both names at once is an error."""
+    with pytest.warns(FutureWarning, match="num_trees"):
+        ax = dgbdt.plotting.plot_tree(trained[0], num_trees=1)
+    assert ax.texts
+    with pytest.raises(ValueError, match="tree_idx"):
+        dgbdt.plotting.plot_tree(trained[0], tree_idx=2, num_trees=1)
+    plt.close("all")

@@ -22,8 +22,11 @@ def refuse_categorical(method, booster, feature_types) -> None:
     from ..data.categorical import mask_of
     if mask_of(feature_types) is not None and (method == "exact" or booster == "gblinear"):
         what = 'tree_method="exact"' if method == "exact" else 'booster="gblinear"'
-        raise ValueError(f"{what} does not support categorical data (XGBoost's rule). "
-                         'Fix: tree_method="hist" or "approx" with booster="gbtree"')
+        # both of XGBoost's words: its DMatrix says "categorical features", its Dask
+        # estimators "categorical data" (users' code and XGBoost's tests match either)
+        raise ValueError(f"{what} does not support categorical features (categorical data; "
+                         'XGBoost\'s rule). Fix: tree_method="hist" or "approx" with '
+                         'booster="gbtree"')
 
 
 def xgb_params(params, dtrain=None) -> dict:
