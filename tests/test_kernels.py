@@ -382,3 +382,29 @@ def test_evaluate_splits_no_gain_no_split():
     hist = np.array([[2, 4], [4, 8], [1, 2], [0, 0]], dtype=np.int64) * (1 << 30)
     gain, feat, _, _, _ = check_nodes([hist], [hist.sum(axis=0)], hist_ptrs, 0.0, 0.0, 0.0, 0.0)
     assert feat[0] == -1 and gain[0] == 0.0
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_level_histograms_derive_the_siblings(n_threads):
+    """level_histograms: the built nodes' histograms (as build_histograms) and, in the same
+    call, each larger sibling's as its parent's minus the built one, exact in integers, for
+    any thread count."""
+    rng = np.random.default_rng(7 + n_threads)
+    n, nf, m = 600, 5, 4
+    S, page, nb, hist_ptrs = random_page(rng, n, nf, 8)
+    rows = rng.permutation(n).astype(np.int32)
+    grad = np.empty((n, 2), dtype=np.int64)
+    grad[:, 0] = rng.integers(-(1 << 40), 1 << 40, size=n)
+    grad[:, 1] = rng.integers(0, 1 << 40, size=n)
+    begin, end = random_segments(rng, n, m)
+    n_slots = int(hist_ptrs[-1])
+    built = cpu_tree.build_histograms(page.words, page.bits, nf, hist_ptrs, rows, grad, begin,
+                                      end, n_slots, 1)
+    parent = rng.integers(-(1 << 50), 1 << 50, size=(3, n_slots, 2)).astype(np.int64)
+    parent_slot = np.array([2, 0, 1], dtype=np.int64)[: m - 1]
+    out = np.full((m + len(parent_slot), n_slots, 2), 12345, dtype=np.int64)   # stale values
+    cpu_tree.level_histograms(page.words, page.bits, nf, hist_ptrs, rows, grad, begin, end,
+                              n_threads, parent, parent_slot, out)
+    np.testing.assert_array_equal(out[:m], built)
+    for i, p in enumerate(parent_slot):
+        np.testing.assert_array_equal(out[m + i], parent[p] - built[i])

@@ -9,6 +9,15 @@ import numpy as np
 from ..kernels.arrays import to_host
 from .protocol import Capabilities
 from ..kernels import cpu_categorical, cpu_linear, cpu_linear_fit, cpu_sparse, cpu_split, cpu_tree
+from ..kernels.threads import kernel_threads, serial_below
+
+#: shards of fewer rows run their row kernels (histograms, partitions, gradients' fixed
+#: point, leaf updates) on one thread (kernels.threads.serial_below): a parallel region costs
+#: ~20-50 us to wake the sleeping threads on a busy 2-core machine, more than such a shard's
+#: level. Decided by the shard, not the call: a training whose calls switched between one
+#: thread and all (a deep level's few rows) measured slower, the pool's threads sleeping
+#: longer between its parallel calls (issue 47)
+SERIAL_ROWS = 1 << 14
 
 
 class CpuBackend:
@@ -55,7 +64,8 @@ class CpuBackend:
         return np.abs(g).max(axis=0), np.abs(h).max(axis=0)
 
     def start_tree(self, shard, k: int, scale_g: float, scale_h: float, consts=None) -> None:
-        cpu_tree.quantize_gradients(shard.g, shard.h, k, scale_g, scale_h, shard.grad)
+        with kernel_threads(serial_below(shard.n_rows, SERIAL_ROWS)):
+            cpu_tree.quantize_gradients(shard.g, shard.h, k, scale_g, scale_h, shard.grad)
         shard.rows[:] = np.arange(shard.n_rows, dtype=np.int32)
         shard.begin[0] = 0
         shard.end[0] = shard.n_rows
@@ -93,9 +103,23 @@ class CpuBackend:
         if p.ell:       # an ELLPACK page (dgbdt.data.sparse)
             return self._ell_histograms(shard, nodes, hist_ptrs,
                                         np.empty((len(nodes), int(hist_ptrs[-1]), 2), np.int64))
-        return cpu_tree.build_histograms(
-            p.words, p.bits, p.n_features, hist_ptrs, shard.rows, shard.grad,
-            shard.begin[nodes], shard.end[nodes], int(hist_ptrs[-1]), numba.get_num_threads())
+        out = np.empty((len(nodes), int(hist_ptrs[-1]), 2), np.int64)
+        self._dense_histograms(shard, nodes, hist_ptrs, out)
+        return out
+
+    @staticmethod
+    def _dense_histograms(shard, nodes, hist_ptrs, out, parent=None, parent_slot=None):
+        """out[:m] = the histograms of ``nodes`` (m) from their rows; with ``parent``,
+        out[m + i] = parent[parent_slot[i]] - out[i] (cpu_tree.level_histograms), on one
+        thread for a small shard (SERIAL_ROWS)."""
+        p = shard.page
+        b, e = shard.begin[nodes], shard.end[nodes]
+        S = int(hist_ptrs[-1])
+        if parent is None:
+            parent, parent_slot = np.zeros((0, S, 2), np.int64), np.zeros(0, np.int64)
+        with kernel_threads(serial_below(shard.n_rows, SERIAL_ROWS)) as threads:
+            cpu_tree.level_histograms(p.words, p.bits, p.n_features, hist_ptrs, shard.rows,
+                                      shard.grad, b, e, threads, parent, parent_slot, out)
 
     def level_histograms(self, shard, req, hist_ptrs: np.ndarray) -> np.ndarray:
         """The smaller children from rows, their siblings = parent - smaller (exact)."""
@@ -108,16 +132,14 @@ class CpuBackend:
             large = shard.level_hist[np.asarray(req.parent_slot, np.int64)] - small
             return np.concatenate([small, large])
         m = len(req.small)
-        if shard.page.ell:      # wide histograms: into one buffer, no copies
-            out = np.empty((m + len(req.large), int(hist_ptrs[-1]), 2), dtype=np.int64)
-            self._ell_histograms(shard, req.small, hist_ptrs, out[:m])
-        else:
-            small = self.histograms(shard, req.small, hist_ptrs)
-            if not len(req.large):
-                return small
-            out = np.empty((m + len(req.large),) + small.shape[1:], dtype=np.int64)
-            out[:m] = small
-            del small
+        # one buffer for the level: the smaller children, then their siblings
+        out = np.empty((m + len(req.large), int(hist_ptrs[-1]), 2), dtype=np.int64)
+        if not shard.page.ell:      # the siblings in the same call (one kernel a level)
+            slots = np.ascontiguousarray(req.parent_slot, np.int64) if len(req.large) else None
+            self._dense_histograms(shard, req.small, hist_ptrs, out,
+                                   shard.level_hist if slots is not None else None, slots)
+            return out
+        self._ell_histograms(shard, req.small, hist_ptrs, out[:m])
         if not len(req.large):
             return out
         cpu_tree.subtract_siblings(shard.level_hist, np.ascontiguousarray(req.parent_slot,
@@ -138,11 +160,13 @@ class CpuBackend:
         if shard.scratch_l is None:
             shard.scratch_l = np.empty(shard.n_rows, dtype=np.int32)
             shard.scratch_r = np.empty(shard.n_rows, dtype=np.int32)
-        n_left = cpu_tree.partition_rows(
-            p.words, p.bits, p.n_features, shard.n_bins, shard.rows, shard.scratch_l,
-            shard.scratch_r, b, e, s.feature, s.split_bin, s.default_left,
-            max(1, min(numba.get_num_threads() * 4, shard.n_rows // 4096)), s.is_cat, s.cats,
-            p.ell, shard.hist_ptrs)
+        threads = serial_below(shard.n_rows, SERIAL_ROWS)
+        with kernel_threads(threads):
+            n_left = cpu_tree.partition_rows(
+                p.words, p.bits, p.n_features, shard.n_bins, shard.rows, shard.scratch_l,
+                shard.scratch_r, b, e, s.feature, s.split_bin, s.default_left,
+                max(1, min(threads * 4, shard.n_rows // 4096)), s.is_cat, s.cats,
+                p.ell, shard.hist_ptrs)
         shard.begin[s.left], shard.end[s.left] = b, b + n_left
         shard.begin[s.right], shard.end[s.right] = b + n_left, e
 
@@ -154,8 +178,9 @@ class CpuBackend:
                            shard.hist_ptrs)
 
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
-        cpu_tree.add_leaf_values(shard.margin, k, shard.rows, shard.begin[nodes],
-                                 shard.end[nodes], values)
+        with kernel_threads(serial_below(shard.n_rows, SERIAL_ROWS)):
+            cpu_tree.add_leaf_values(shard.margin, k, shard.rows, shard.begin[nodes],
+                                     shard.end[nodes], values)
 
     # -- linear trees (dgbdt.tree.linear_growth; kernels.cpu_linear) ---------------------
     @staticmethod

@@ -154,7 +154,8 @@ def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_de
                         t_left[task, 1] = th - rh
         t_gain[task] = bg
     best_gain, best_feat, best_bin, best_dleft, best_left = _split_results(m)
-    for j in prange(m):
+    # serial: m * n_ranges comparisons cost less than waking the threads again
+    for j in range(m):
         for c in range(n_ranges):      # in feature order; strictly larger replaces
             t = j * n_ranges + c
             if t_feat[t] >= 0 and t_gain[t] > best_gain[j]:

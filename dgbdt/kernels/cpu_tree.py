@@ -22,57 +22,98 @@ from .cpu_data import read_symbol
 from .cpu_sparse import ell_symbol
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def build_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, seg_end, n_slots,
                      n_threads):
-    """Histograms of the nodes whose rows are ``rows[seg_begin[j]:seg_end[j]]``.
+    """Histograms of the nodes whose rows are ``rows[seg_begin[j]:seg_end[j]]``: int64
+    [len(seg_begin), n_slots, 2] (level_histograms without siblings)."""
+    out = np.empty((seg_begin.shape[0], n_slots, 2), dtype=np.int64)
+    level_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, seg_end,
+                     n_threads, np.zeros((0, n_slots, 2), np.int64), np.zeros(0, np.int64), out)
+    return out
 
-    hist[j, hist_ptrs[f] + bin(r, f)] += grad[r] for every row r of node j and feature f.
-    Work is split into ``n_threads`` slices of every node's segment, each slice accumulating
-    into a private flat histogram; the private copies are then summed (exact: integers).
-    Indices are unsigned so numba emits no negative-index wraparound checks (faster:
+
+@njit(cache=True, nogil=True)
+def _add_rows(acc, off, words, view, bits, mask, n_features, ptrs, rows, grad, lo, hi):
+    """acc[off + 2 (ptrs[f] + bin(r, f)) + c] += grad[r, c] for the rows rows[lo:hi]."""
+    nf = np.uint64(n_features)
+    one = np.uint64(1)
+    for idx in range(lo, hi):
+        r = np.uint64(rows[idx])
+        g0 = grad[r, 0]
+        g1 = grad[r, 1]
+        base = r * nf
+        for f in range(n_features):
+            uf = np.uint64(f)
+            if bits == 8:
+                sym = np.uint64(view[base + uf])
+            else:
+                sym = np.uint64(read_symbol(words, base + uf, bits, mask))
+            s = off + np.uint64(2) * (ptrs[uf] + sym)
+            acc[s] += g0
+            acc[s + one] += g1
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def level_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, seg_end,
+                     n_threads, parent, parent_slot, out):
+    """One level's histograms into ``out`` (int64 [>= m + n, S, 2], m = len(seg_begin),
+    n = len(parent_slot)):
+
+    out[j, hist_ptrs[f] + bin(r, f)] = sum of grad[r] over node j's rows r (rows[seg_begin[j]:
+    seg_end[j]]), every feature f, for j < m; then out[m + i] = parent[parent_slot[i]] - out[i]
+    for i < n (the larger siblings, exact in integers).
+
+    Pass 1: thread t sums slice t of every node's segment, thread 0 straight into out[:m],
+    the others into private copies (each zeroes its own: the zeroing is parallel, and one
+    thread needs no copy at all). Pass 2, in chunks of slots: out[:m] += the private copies,
+    then the siblings. Integer sums: the same histograms for any thread count. Indices are
+    unsigned so numba emits no negative-index wraparound checks (faster:
     docs/benchmarks-archive.md#figures-behind-code-choices).
     """
-    n_nodes = seg_begin.shape[0]
-    size = n_nodes * n_slots * 2
-    private = np.zeros(n_threads * size, dtype=np.int64)
+    m = seg_begin.shape[0]
+    n = parent_slot.shape[0]
+    S2 = out.shape[1] * 2
+    size = m * S2
+    flat = out.reshape(out.size)
+    private = np.empty(max(n_threads - 1, 0) * size, dtype=np.int64)
     mask = np.uint64((1 << bits) - 1)
-    nf = np.uint64(n_features)
     ptrs = hist_ptrs.astype(np.uint64)
     view = words.view(np.uint8)
-    one = np.uint64(1)
     for t in prange(n_threads):
-        for j in range(n_nodes):
+        acc = flat if t == 0 else private
+        off = 0 if t == 0 else (t - 1) * size
+        for i in range(off, off + size):
+            acc[i] = 0
+        for j in range(m):
             b = seg_begin[j]
             length = seg_end[j] - b
-            lo = b + (length * t) // n_threads
-            hi = b + (length * (t + 1)) // n_threads
-            off = np.uint64(t * size + j * n_slots * 2)
-            for idx in range(lo, hi):
-                r = np.uint64(rows[idx])
-                g0 = grad[r, 0]
-                g1 = grad[r, 1]
-                base = r * nf
-                for f in range(n_features):
-                    uf = np.uint64(f)
-                    if bits == 8:
-                        sym = np.uint64(view[base + uf])
-                    else:
-                        sym = np.uint64(read_symbol(words, base + uf, bits, mask))
-                    s = off + np.uint64(2) * (ptrs[uf] + sym)
-                    private[s] += g0
-                    private[s + one] += g1
-    out = np.zeros(size, dtype=np.int64)
-    for t in range(n_threads):
-        out += private[t * size:(t + 1) * size]
-    return out.reshape((n_nodes, n_slots, 2))
+            _add_rows(acc, np.uint64(off + j * S2), words, view, bits, mask, n_features, ptrs,
+                      rows, grad, b + (length * t) // n_threads,
+                      b + (length * (t + 1)) // n_threads)
+    if n_threads == 1 and n == 0:
+        return
+    pflat = parent.reshape(parent.size)
+    step = 8192         # entries a task: a few pages, many tasks for few wide nodes
+    per = (S2 + step - 1) // step
+    for task in prange(m * per):
+        j = task // per
+        a = j * S2 + (task % per) * step
+        e = min(j * S2 + S2, a + step)
+        for t in range(n_threads - 1):
+            po = t * size
+            for i in range(a, e):
+                flat[i] += private[po + i]
+        if j < n:
+            pa = parent_slot[j] * S2 - j * S2
+            for i in range(a, e):
+                flat[size + i] = pflat[pa + i] - flat[i]
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def subtract_siblings(parent, parent_slot, out, m):
     """out[m + i] = parent[parent_slot[i]] - out[i] (int64 [*, S, 2], exact): the larger
     siblings in place, without the temporaries of the array expression (a histogram of wide
-    data is megabytes a node)."""
+    data is megabytes a node); ELLPACK pages' levels (dense ones: level_histograms)."""
     S = out.shape[1]
     n = parent_slot.shape[0]
     step = 4096

@@ -20,8 +20,9 @@ says what applies. Intel's and LLVM's runtimes (KMP_BLOCKTIME) are left alone: n
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
-__all__ = ["SPINCOUNT", "prefer_short_spin", "spin_policy"]
+__all__ = ["SPINCOUNT", "kernel_threads", "prefer_short_spin", "serial_below", "spin_policy"]
 
 SPINCOUNT = "1000"
 _USER = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
@@ -54,6 +55,38 @@ def spin_policy() -> str:
     if _STARTED_BEFORE:
         return "unknown"
     return "user" if _CHOSEN_BY_USER else "short-spin"
+
+
+def serial_below(work: int, grain: int) -> int:
+    """The threads for a kernel call of ``work`` units: 1 below ``grain`` units, else
+    numba's. A parallel region wakes the pool's sleeping threads and waits for the last to
+    finish: tens of microseconds on a 2-core machine (more when it is busy), the time of
+    ``grain`` units of work or more, so small work (a small data set's) runs on the calling
+    thread alone. The kernels' results do not depend on their
+    thread count (integer sums, stable partitions, ties broken in a fixed order)."""
+    return 1 if work < grain else numba_threads()
+
+
+def numba_threads() -> int:
+    """numba's thread count for kernels called from this thread."""
+    import numba
+    return numba.get_num_threads()
+
+
+@contextmanager
+def kernel_threads(n: int):
+    """The kernels called inside run on ``n`` of numba's threads (n below the current
+    count: one thread is a region that wakes nobody); restored after."""
+    import numba
+    previous = numba.get_num_threads()
+    if n >= previous:
+        yield previous
+        return
+    numba.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        numba.set_num_threads(previous)
 
 
 prefer_short_spin()
