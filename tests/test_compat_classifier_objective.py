@@ -50,6 +50,27 @@ def test_dgbdt_classifier_keeps_its_objective():
     assert clf.get_booster().objective.name == "multi:softprob"
 
 
+@pytest.mark.parametrize("cls", [xgb.XGBClassifier, xgb.XGBRFClassifier])
+def test_load_model_sets_the_model_objective(cls, tmp_path):
+    path = str(tmp_path / "m.json")
+    xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(X, Y3).save_model(path)
+    clf = cls()
+    clf.load_model(path)
+    assert clf.objective == "multi:softprob"          # XGBoost's load_model sets it
+    assert clf.get_params()["objective"] is None
+    clf.objective = "multi:softmax"                   # setting it again: the given one
+    assert clf.objective == clf.get_params()["objective"] == "multi:softmax"
+
+
+def test_dask_load_model_sets_the_model_objective(tmp_path):
+    from dgbdt.compat import xgboost_dask as dxgb
+    path = str(tmp_path / "m.json")
+    xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(X, Y2).save_model(path)
+    clf = dxgb.DaskXGBClassifier()
+    clf.load_model(path)
+    assert clf.objective == "binary:logistic"
+
+
 def test_dask_classifier_objective(client1):
     dd = pytest.importorskip("dask.dataframe")
     from dgbdt.compat import xgboost_dask as dxgb

@@ -76,9 +76,7 @@ def test_errors(tmp_path):
     X, y, qid = rank_data(n_queries=10, seed=34)
     d = dgbdt.Dataset(X, label=y, qid=qid)
     params = {"objective": "rank:ndcg", **UNBIASED}
-    model = dgbdt.train(params, d, 2)
-    with pytest.raises(ValueError, match="cannot continue a model .xgb_model=. yet"):
-        dgbdt.train(params, d, 2, xgb_model=model)
+    dgbdt.train(params, d, 2)
     with pytest.raises(ValueError, match="with checkpoint_dir is not supported yet"):
         dgbdt.train(params, d, 2, checkpoint_dir=str(tmp_path / "ck"))
     with pytest.raises(ValueError, match="trains on the CPU for now.*device='cpu'"):
@@ -88,6 +86,51 @@ def test_errors(tmp_path):
     # a biased model continues as before
     biased = dgbdt.train({"objective": "rank:ndcg"}, d, 2)
     dgbdt.train({"objective": "rank:ndcg"}, d, 1, xgb_model=biased)
+
+
+def test_continued_training_equals_uninterrupted():
+    """The model keeps the estimates (and their round count) in its file: 4 + 4 continued
+    rounds (from the Booster or its saved bytes) give the 8-round model's bytes."""
+    X, y, qid = rank_data(n_queries=20, seed=34)
+    d = dgbdt.Dataset(X, label=y, qid=qid)
+    params = {"objective": "rank:ndcg", **UNBIASED}
+    full, half = dgbdt.train(params, d, 8), dgbdt.train(params, d, 4)
+    assert json.loads(half.save_raw())["learner"]["position_bias"]["rounds"] == 4
+    for start in (half, dgbdt.load_model(half.save_raw())):
+        assert dgbdt.train(params, d, 4, xgb_model=start).save_raw() == full.save_raw()
+    # without the estimates (a slice keeps none): XGBoost's restart from 1, with a warning
+    with pytest.warns(UserWarning, match="restart from 1.*differ from an uninterrupted"):
+        other = dgbdt.train(params, d, 4, xgb_model=half[0:4])
+    assert other.save_raw() != full.save_raw()
+    # a biased model's file has no such field (its bytes as before)
+    assert "position_bias" not in dgbdt.train({"objective": "rank:ndcg"}, d, 1).save_raw()
+
+
+def test_compat_ranker_continues(tmp_path):
+    import dgbdt.compat.xgboost as cxgb
+    X, y, qid = rank_data(n_queries=20, seed=38)
+    kw = dict(n_estimators=4, lambdarank_unbiased=True, max_depth=3)
+    ltr = cxgb.XGBRanker(**kw).fit(X, y, qid=qid)
+    cont = cxgb.XGBRanker(**kw).fit(X, y, qid=qid, xgb_model=ltr)
+    full = cxgb.XGBRanker(**dict(kw, n_estimators=8)).fit(X, y, qid=qid)
+    assert cont.get_booster().save_raw("dgbdt") == full.get_booster().save_raw("dgbdt")
+
+
+@pytest.mark.parametrize("bad,match", [
+    ({"ti+": [1.0], "tj-": [1.0]}, "must be an object with ti"),
+    ({"ti+": [], "tj-": [], "rounds": 1}, "ti\\+ must be a non-empty list"),
+    ({"ti+": [1.0, 0.5], "tj-": [1.0], "rounds": 1}, "tj- .as many as ti\\+"),
+    ({"ti+": [1.0, -0.5], "tj-": [1.0, 1.0], "rounds": 1}, "must be >= 0"),
+    ({"ti+": [1.0], "tj-": [1.0], "rounds": 9}, "rounds must be an integer in .1, 2."),
+])
+def test_model_file_checks_the_estimates(bad, match):
+    from dgbdt.tree.model import ModelFormatError
+    X, y, qid = rank_data(n_queries=10, seed=39)
+    doc = json.loads(dgbdt.train({"objective": "rank:ndcg", **UNBIASED},
+                                 dgbdt.Dataset(X, label=y, qid=qid), 2).save_raw())
+    doc["learner"]["position_bias"] = bad
+    with pytest.raises(ModelFormatError, match=match):
+        dgbdt.load_model(json.dumps(doc))
 
 
 def test_state_guard():

@@ -26,6 +26,7 @@ from .ranker_extras import is_metric_custom, per_query_metric, qid_column, ranki
 
 class _XGBBehaviour:
     _VERBOSE = True
+    _PREDICTS_FLOAT32 = True    # the predictions of XGBoost's Booster (compat.booster.predict)
     # scikit-learn's HTML repr links an estimator to its API page: these classes are
     # XGBoost's names and behaviour, documented on XGBoost's page of the release they follow
     _doc_link_module = "dgbdt"
@@ -150,6 +151,12 @@ class _TrainedObjective:
         if not callable(self.__dict__.get("_objective")):
             self.__dict__["_objective_trained"] = params["objective"]
         return out
+
+    def load_model(self, path) -> None:
+        """Load a saved model; ``objective`` then reads the model's objective, as XGBoost's
+        load_model sets it (get_params keeps the objective given)."""
+        super().load_model(path)
+        self.__dict__["_objective_trained"] = self._Booster.objective.name
 
 
 class XGBRegressor(_XGBBehaviour, _skl.GBDTRegressor):

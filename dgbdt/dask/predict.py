@@ -86,7 +86,7 @@ def _empty_output(booster, output_margin, pred_leaf, iteration_range=None, like=
     """A zero-row output, on the GPU when ``like`` (the input) is there."""
     tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs,
                      pred_interactions, strict_shape)
-    dtype = np.int32 if pred_leaf else np.float64
+    dtype = booster.prediction_dtype(pred_leaf)
     xp = array_module(like) if like is not None else np
     return xp.zeros((0,) + tail, dtype=dtype)
 
@@ -121,7 +121,7 @@ def predict(client, booster: Booster, data, output_margin: bool = False,
     tail = _trailing(booster, output_margin, pred_leaf, iteration_range, pred_contribs,
                      pred_interactions, strict_shape)
     cols = tail[0] if len(tail) == 1 else None
-    dtype = np.int32 if pred_leaf else np.float64
+    dtype = booster.prediction_dtype(pred_leaf)
     if isinstance(data, DaskDataset):
         if data.num_col != booster.n_features:
             raise ValueError(f"data has {data.num_col} features but the model was trained on "

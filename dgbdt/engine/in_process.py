@@ -77,6 +77,8 @@ def train_in_process(p, dtrain, rounds, evals, early_stopping_rounds, evals_resu
             hold_raw_rows(dtrain, shards)
     quantize_seconds = time.perf_counter() - t
     seam = LocalSeam(shards, cuts.hist_ptrs(), store.slots)
+    if prior is not None:   # lambdarank_unbiased resumes the continued model's estimates
+        seam.rank_position_bias_start = getattr(prior, "position_bias", None) or {}
     sources = [(SeamEval(seam, d.label, d.weight, d, d.qid) if d is dtrain
                 else dataset_eval(d, booster),
                 name) for d, name in evals]
@@ -86,7 +88,7 @@ def train_in_process(p, dtrain, rounds, evals, early_stopping_rounds, evals_resu
                         custom_metric, maximize, progress=progress, linear=linear)
     booster.timings["quantize"] = quantize_seconds
     bias = getattr(seam, "rank_position_bias", None)
-    if bias is not None:    # lambdarank_unbiased: the estimates, to look at (not saved)
+    if bias is not None:    # lambdarank_unbiased: the estimates (saved with the model)
         booster.position_bias = bias.as_dict()
     booster.memory = {**store.stats(), **seam.stream_stats()}
     return booster

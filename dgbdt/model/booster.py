@@ -231,6 +231,11 @@ class Booster(ModelAPI):
             return out.reshape(rows, K, self.n_features + 1)
         return out.reshape(rows, -1)
 
+    def prediction_dtype(self, pred_leaf: bool = False):
+        """The dtype of predict's output: int32 leaf indices with ``pred_leaf``, else float64
+        (what dgbdt.dask.predict declares for its lazy arrays)."""
+        return np.int32 if pred_leaf else np.float64
+
     def inplace_predict(self, data, iteration_range=None, predict_type: str = "value",
                         missing: float = np.nan, validate_features: bool = True,
                         base_margin=None, strict_shape: bool = False):

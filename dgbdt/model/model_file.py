@@ -9,6 +9,8 @@ A model file is JSON (never pickle)::
                  "feature_types": [XGBoost type per feature] (optional: categorical models,
                                    and models of data with XGBoost's type names),
                  "categories": [list of category values, or null, per feature] (optional),
+                 "position_bias": {"ti+": [P floats], "tj-": [P floats], "rounds": int}
+                                  (optional, any version: lambdarank_unbiased's estimates),
                  "objective_params": {"quantile_alpha": [K floats]} or
                                      {"num_target": K} (version 4)},
      "trees": [tree, ...], "tree_class": [k of each tree]}
@@ -92,7 +94,9 @@ def document(b) -> dict:
             **({"booster": "dart", "tree_weights": [float(w) for w in b.tree_weights]}
                if b.tree_weights is not None else {}),
             **({"booster": "gblinear", "linear": b.linear.to_dict()}
-               if b.linear is not None else {})},
+               if b.linear is not None else {}),
+            **({"position_bias": _bias_document(b.position_bias)}
+               if getattr(b, "position_bias", None) else {})},
         "trees": [t.to_dict() for t in b.trees],
         "tree_class": list(b.tree_class),
     }
@@ -272,4 +276,31 @@ def from_dict(d, make):
             raise ModelFormatError(f"learner: categories must be null or {n_features} lists "
                                    "(or nulls)")
         b.feature_types, b.categories = list(types), cats
+    if "position_bias" in ln:
+        b.position_bias = _bias_from(ln["position_bias"], b.num_boosted_rounds())
     return b
+
+
+def _bias_document(bias: dict) -> dict:
+    return {"ti+": [float(v) for v in bias["ti+"]], "tj-": [float(v) for v in bias["tj-"]],
+            "rounds": int(bias["rounds"])}
+
+
+def _bias_from(d, rounds: int) -> dict:
+    """The learner's optional ``position_bias`` (lambdarank_unbiased's estimates after the
+    training's last round, dgbdt.objectives.rank_bias: {"ti+": [P], "tj-": [P], "rounds"}),
+    validated: P >= 1 finite ratios >= 0 each, rounds in [1, the model's rounds]."""
+    where = "learner position_bias"
+    if not isinstance(d, dict) or set(d) != {"ti+", "tj-", "rounds"}:
+        raise ModelFormatError(f"{where} must be an object with ti+, tj- and rounds")
+    ti, tj, n = d["ti+"], d["tj-"], d["rounds"]
+    if not isinstance(ti, list) or not ti:
+        raise ModelFormatError(f"{where}: ti+ must be a non-empty list of numbers")
+    ti = finite_numbers(ti, len(ti), where, "ti+")
+    tj = finite_numbers(tj, len(ti), where, "tj- (as many as ti+)")
+    if np.any(ti < 0) or np.any(tj < 0):
+        raise ModelFormatError(f"{where}: the ratios ti+ and tj- must be >= 0")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= max(rounds, 1):
+        raise ModelFormatError(f"{where}: rounds must be an integer in [1, {rounds}] (the "
+                               "model's rounds)")
+    return {"ti+": ti, "tj-": tj, "rounds": n}

@@ -24,10 +24,13 @@ summed in the query's pair order as XGBoost). Across queries the per-position su
 worker count; the collective ranks all-reduce them as int64 limbs), where XGBoost adds the
 queries' float64 terms in query order: the two differ in the last bits of a sum at most.
 
-The ratios are state carried from round to round; ``PositionBias.rounds`` counts the updates,
-so a training that would start from a model without its ratios (continued training, a
-checkpoint's resume, a restarted Dask training) is refused rather than silently restarted from
-``t = 1`` (XGBoost's continued training does restart from 1).
+The ratios are state carried from round to round; ``PositionBias.rounds`` counts the updates.
+A trained model keeps them (Booster.position_bias, saved in dgbdt's model file), and an
+in-process training that continues it (xgb_model=) resumes from them, so its rounds are those
+of an uninterrupted training. A model without them (trained biased, saved by an older dgbdt,
+sliced, or read from XGBoost's format) restarts them from ``t = 1`` with a UserWarning, as
+XGBoost's continued training does. A checkpoint's resume and Dask's continued or restarted
+trainings are refused rather than silently restarted (refuse_unsupported).
 """
 from __future__ import annotations
 
@@ -81,9 +84,35 @@ class PositionBias:
                 "the estimates are not stored in models or checkpoints yet). Train it from "
                 "round 0 in one run, or with lambdarank_unbiased=False")
 
+    @classmethod
+    def start(cls, stored: dict | None, n_pos: int, regularizer: float,
+              epoch: int) -> "PositionBias":
+        """The ratios a training's first round ``epoch`` weighs with: ones at round 0; for a
+        continued model (``epoch`` > 0) its stored estimates (``as_dict``'s) when they are
+        those after ``epoch`` rounds over ``n_pos`` positions, else ones again, with a
+        UserWarning (XGBoost's restart)."""
+        state = cls(n_pos, regularizer)
+        if epoch == 0:
+            return state
+        if stored is not None and int(stored.get("rounds", -1)) == epoch and \
+                len(stored["ti+"]) == n_pos and len(stored["tj-"]) == n_pos:
+            state.ti = np.array(stored["ti+"], dtype=np.float64)
+            state.tj = np.array(stored["tj-"], dtype=np.float64)
+        else:
+            import warnings
+            why = ("has no position-bias estimates" if stored is None else
+                   f"holds the estimates of {stored.get('rounds')} rounds over "
+                   f"{len(stored['ti+'])} positions, not of its {epoch} rounds over {n_pos}")
+            warnings.warn(f"lambdarank_unbiased=True: the model continued (xgb_model=) {why}; "
+                          "they restart from 1, as in XGBoost, so the continued rounds differ "
+                          "from an uninterrupted training's", UserWarning, stacklevel=2)
+        state.rounds = epoch
+        return state
+
     def as_dict(self) -> dict:
-        """{"ti+": t+, "tj-": t-} (float64 copies; XGBoost's save_config names)."""
-        return {"ti+": self.ti.copy(), "tj-": self.tj.copy()}
+        """{"ti+": t+, "tj-": t-, "rounds": updates} (float64 copies; XGBoost's save_config
+        names): what Booster.position_bias and the model file keep."""
+        return {"ti+": self.ti.copy(), "tj-": self.tj.copy(), "rounds": self.rounds}
 
     def update(self, sums: list) -> None:
         """XGBoost's eqs. 30-31 from the round's per-position sums (``position_sums``, summed
@@ -109,11 +138,11 @@ def refuse_unsupported(objective, xgb_model=None, checkpoint_dir=None, device: s
     if device != "cpu":
         raise ValueError(f"{what} trains on the CPU for now (the GPU ranking kernel has no "
                          "position debiasing yet): pass device='cpu'")
-    if xgb_model is not None:
-        raise ValueError(f"{what} cannot continue a model (xgb_model=) yet: models do not "
-                         "store the position-bias estimates, so the continued rounds would not "
-                         "be those of an uninterrupted training (XGBoost restarts them from 1). "
-                         "Train all the rounds in one run")
+    if xgb_model is not None and mode is not None:
+        raise ValueError(f"{what} cannot continue a model (xgb_model=) in a Dask training "
+                         "yet: the workers do not resume the model's position-bias estimates. "
+                         "Continue it in-process (dgbdt.train), or train all the rounds in one "
+                         "run")
     if checkpoint_dir is not None:
         raise ValueError(f"{what} with checkpoint_dir is not supported yet: checkpoints do not "
                          "store the position-bias estimates, so a resume could not give the "

@@ -200,7 +200,11 @@ class _LambdaRank(Objective):
             if comm is not None:
                 longest = comm.allreduce_host(longest, "max")
             n_pos = tracked_positions(self.pair_method, self.num_pair, int(longest[0]))
-            state = seam.rank_position_bias = PositionBias(n_pos, 1.0 / (1.0 + self.bias_norm))
+            # a continued model's estimates ({} without them) resume; else ones at round 0
+            stored = getattr(seam, "rank_position_bias_start", None)
+            reg = 1.0 / (1.0 + self.bias_norm)
+            state = seam.rank_position_bias = PositionBias(n_pos, reg) if stored is None else \
+                PositionBias.start(stored or None, n_pos, reg, epoch)
         state.check_round(epoch)
         n = qid.shape[0]
         li, lj = np.empty(n, np.float64), np.empty(n, np.float64)
