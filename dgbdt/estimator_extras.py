@@ -103,7 +103,6 @@ class XGBMethods:
     _VERBOSE = False        # fit's verbose when not given (XGBoost's estimators: True)
     _TYPE = None            # the estimator type when scikit-learn's tags do not say it
     _MORE_TAGS: dict = {}   # the estimator kind's own scikit-learn tags (see _more_tags)
-    _PREDICTS_FLOAT32 = False   # dgbdt predicts float64 (XGBoost's names: float32)
 
     def _verbose(self, verbose):
         return self._VERBOSE if verbose is None else verbose
@@ -271,10 +270,6 @@ def expected_failed_checks(est) -> dict[str, str]:
                       "check_sample_weight_equivalence_on_sparse_data"):
             out.setdefault(check, f"subsample={subsample} draws rows: a row given twice is "
                            "drawn twice, independently, unlike one row of weight 2")
-    if est._PREDICTS_FLOAT32 and est._get_type() == "regressor":
-        out["check_regressor_multioutput"] = (
-            "XGBoost's estimators predict float32 (dgbdt.compat.xgboost too) where the check "
-            "wants float64; XGBoost's own test expects it to fail with 'Got float32'")
     return out
 
 

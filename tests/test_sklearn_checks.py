@@ -23,16 +23,13 @@ def test_sklearn_estimator_checks(estimator, check):
 
 
 def test_expected_failures_have_reasons():
-    """Only the rankers (no queries in the checks' fits), row-sampling estimators
-    (subsample < 1, the forests) and XGBoost's regressors (float32) are excused."""
+    """Only the rankers (no queries in the checks' fits) and row-sampling estimators
+    (subsample < 1, the forests) are excused from any check."""
     assert expected_failed_checks(skl.GBDTRegressor()) == {}
     assert expected_failed_checks(xgb.XGBClassifier()) == {}
     forest = expected_failed_checks(xgb.XGBRFClassifier())
     assert set(forest) == {"check_sample_weight_equivalence_on_dense_data",
                            "check_sample_weight_equivalence_on_sparse_data"}
     assert all("subsample=0.8" in why for why in forest.values())
-    # XGBoost's regressors predict float32, as XGBoost's do: the multi-output check's dtype
-    assert set(expected_failed_checks(xgb.XGBRegressor())) == {"check_regressor_multioutput"}
-    assert "check_regressor_multioutput" in expected_failed_checks(xgb.XGBRFRegressor())
-    assert "check_regressor_multioutput" not in expected_failed_checks(skl.GBDTRFRegressor())
+    assert expected_failed_checks(xgb.XGBRegressor()) == {}
     assert "check_fit_idempotent" in expected_failed_checks(skl.GBDTRanker())

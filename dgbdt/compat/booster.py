@@ -70,19 +70,16 @@ class Booster(_Booster):
             raise AttributeError(f"`{name}` is only defined when early stopping is used.")
         return value
 
-    def prediction_dtype(self, pred_leaf: bool = False):
-        """float32, whatever is predicted (leaf indices too), as XGBoost's predict gives."""
-        return np.float32
-
     def predict(self, data, *args, validate_features: bool = True, **kwargs):
         """dgbdt's predict, with XGBoost's check of a DMatrix's feature names: a model
         trained with names refuses a DMatrix without them (dgbdt compares names where both
         have them); a one-tree model's leaf indices as [n], as XGBoost's.
 
-        The output is float32, as XGBoost's (values, margins, leaf indices, SHAP values;
-        inplace_predict and the compat estimators' predict / predict_proba too): XGBoost
-        computes in float32, dgbdt in float64 and rounds the result to float32 at the end,
-        so the values can differ from XGBoost's in the last float32 digit."""
+        The output is dgbdt's float64 where XGBoost's is float32. Rounding dgbdt's float64
+        sums to float32 at the end was tried and undone: XGBoost's own tests that chain
+        predictions (a model's margins as the next one's base_margin, tree by tree) then
+        differ from the whole model's by float32 rounding (XGBoost sums in float32 in one
+        order, so its chains are exact), while float64 keeps them equal to ~1e-16."""
         if isinstance(data, DMatrix) and data.num_row() == 0:     # XGBoost: nothing to say
             return np.zeros((0,) if self.n_outputs == 1 else (0, self.n_outputs), np.float32)
         if validate_features and isinstance(data, DMatrix) and self.feature_names \
@@ -90,7 +87,7 @@ class Booster(_Booster):
             raise ValueError("data did not contain feature names, but the following fields "
                              f"are expected: {', '.join(self.feature_names)} (XGBoost's "
                              "words; predict(..., validate_features=False) skips the check)")
-        out = super().predict(data, *args, **kwargs).astype(np.float32, copy=False)
+        out = super().predict(data, *args, **kwargs)
         if kwargs.get("pred_leaf") and not kwargs.get("strict_shape") and out.ndim == 2 \
                 and out.shape[1] == 1:
             return out[:, 0]            # XGBoost's leaves of a one-tree model: [n]

@@ -26,7 +26,6 @@ from .ranker_extras import is_metric_custom, per_query_metric, qid_column, ranki
 
 class _XGBBehaviour:
     _VERBOSE = True
-    _PREDICTS_FLOAT32 = True    # the predictions of XGBoost's Booster (compat.booster.predict)
     # scikit-learn's HTML repr links an estimator to its API page: these classes are
     # XGBoost's names and behaviour, documented on XGBoost's page of the release they follow
     _doc_link_module = "dgbdt"
