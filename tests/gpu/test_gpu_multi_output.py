@@ -39,3 +39,28 @@ def test_multi_target_model_is_the_cpus(objective, weighted):
                       verbose_eval=False)
     assert cpu.predict(X).shape == (len(X), 3)
     assert _json(cpu) == _json(gpu)
+
+
+def test_vector_leaf_trees_are_refused_on_the_gpu_by_name():
+    """multi_strategy="multi_output_tree" grows on the CPU only: cupy input is refused with
+    the feature's name and both alternatives, before any tree."""
+    X, Y = _data(n=2000)
+    p = {"multi_strategy": "multi_output_tree", "max_depth": 3}
+    with pytest.raises(NotImplementedError, match="multi_output_tree.*GPU"):
+        dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(Y)), 2, verbose_eval=False)
+    cpu = dgbdt.train(p, dgbdt.Dataset(X, label=Y), 2, verbose_eval=False)   # the alternative
+    assert cpu.predict(X).shape == (len(X), 3)
+
+
+def test_gblinear_on_cupy_input_is_the_host_model():
+    """booster="gblinear" trains on the host: cupy rows are copied there, the same weights."""
+    X, Y = _data(n=3000)
+    X = np.nan_to_num(X)
+    p = {"booster": "gblinear", "updater": "coord_descent", "lambda": 0.1, "alpha": 0.01}
+    cpu = dgbdt.train(p, dgbdt.Dataset(X, label=Y[:, 0]), 5, verbose_eval=False)
+    gpu = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(Y[:, 0])), 5,
+                      verbose_eval=False)
+    assert _json(gpu) == _json(cpu)
+    out = gpu.predict(cp.asarray(X))
+    np.testing.assert_array_equal(cp.asnumpy(out) if isinstance(out, cp.ndarray) else out,
+                                  cpu.predict(X))
