@@ -86,6 +86,24 @@ def _split_results(n):
             np.zeros((n, 2), dtype=np.int64))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def combine_ranges(m, n_ranges, t_gain, t_feat, t_bin, t_dleft, t_left,
+                   best_gain, best_feat, best_bin, best_dleft, best_left):
+    """Node j's best split over its n_ranges feature ranges' bests (task t = j * n_ranges + c),
+    in feature order, a strictly larger gain replacing; the left sums are t_left's row (2
+    columns, or 2 a target). Serial: m * n_ranges comparisons cost less than waking the
+    threads again."""
+    for j in range(m):
+        for c in range(n_ranges):
+            t = j * n_ranges + c
+            if t_feat[t] >= 0 and t_gain[t] > best_gain[j]:
+                best_gain[j] = t_gain[t]
+                best_feat[j] = t_feat[t]
+                best_bin[j] = t_bin[t]
+                best_dleft[j] = t_dleft[t]
+                best_left[j, :] = t_left[t, :]
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_delta_step,
                      min_child_weight, n_ranges):
@@ -154,17 +172,8 @@ def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_de
                         t_left[task, 1] = th - rh
         t_gain[task] = bg
     best_gain, best_feat, best_bin, best_dleft, best_left = _split_results(m)
-    # serial: m * n_ranges comparisons cost less than waking the threads again
-    for j in range(m):
-        for c in range(n_ranges):      # in feature order; strictly larger replaces
-            t = j * n_ranges + c
-            if t_feat[t] >= 0 and t_gain[t] > best_gain[j]:
-                best_gain[j] = t_gain[t]
-                best_feat[j] = t_feat[t]
-                best_bin[j] = t_bin[t]
-                best_dleft[j] = t_dleft[t]
-                best_left[j, 0] = t_left[t, 0]
-                best_left[j, 1] = t_left[t, 1]
+    combine_ranges(m, n_ranges, t_gain, t_feat, t_bin, t_dleft, t_left,
+                   best_gain, best_feat, best_bin, best_dleft, best_left)
     return best_gain, best_feat, best_bin, best_dleft, best_left
 
 

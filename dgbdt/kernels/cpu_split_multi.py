@@ -23,7 +23,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .cpu_split import leaf_weight, threshold_l1
+from .cpu_split import combine_ranges, leaf_weight, threshold_l1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -136,13 +136,6 @@ def _evaluate(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_delta_ste
     best_bin = np.zeros(m, np.int32)
     best_dleft = np.zeros(m, np.bool_)
     best_left = np.zeros((m, T2), np.int64)
-    for j in prange(m):
-        for c in range(n_ranges):      # in feature order; strictly larger replaces
-            t = j * n_ranges + c
-            if t_feat[t] >= 0 and t_gain[t] > best_gain[j]:
-                best_gain[j] = t_gain[t]
-                best_feat[j] = t_feat[t]
-                best_bin[j] = t_bin[t]
-                best_dleft[j] = t_dleft[t]
-                best_left[j, :] = t_left[t, :]
+    combine_ranges(m, n_ranges, t_gain, t_feat, t_bin, t_dleft, t_left,
+                   best_gain, best_feat, best_bin, best_dleft, best_left)
     return best_gain, best_feat, best_bin, best_dleft, best_left
