@@ -31,6 +31,14 @@ def random_segments(rng, n, m):
     return begin[order], end[order]
 
 
+def _fixed_grad(rng, n):
+    """Fixed-point (g, h) pairs as the kernels take them: int64 [n, 2], h >= 0."""
+    grad = np.empty((n, 2), dtype=np.int64)
+    grad[:, 0] = rng.integers(-(1 << 40), 1 << 40, size=n)
+    grad[:, 1] = rng.integers(0, 1 << 40, size=n)
+    return grad
+
+
 # -- build_histograms ----------------------------------------------------------------------
 @pytest.mark.parametrize("bits", [1, 3, 4, 8, 9, 16])
 @pytest.mark.parametrize("n_threads", [1, 3])
@@ -39,9 +47,7 @@ def test_build_histograms(bits, n_threads):
     n, nf, m = 500, 4, 5
     S, page, nb, hist_ptrs = random_page(rng, n, nf, bits)
     rows = rng.permutation(n).astype(np.int32)
-    grad = np.empty((n, 2), dtype=np.int64)
-    grad[:, 0] = rng.integers(-(1 << 40), 1 << 40, size=n)
-    grad[:, 1] = rng.integers(0, 1 << 40, size=n)
+    grad = _fixed_grad(rng, n)
     begin, end = random_segments(rng, n, m)
     n_slots = int(hist_ptrs[-1])
     got = cpu_tree.build_histograms(page.words, page.bits, nf, hist_ptrs, rows, grad, begin, end,
@@ -393,9 +399,7 @@ def test_level_histograms_derive_the_siblings(n_threads):
     n, nf, m = 600, 5, 4
     S, page, nb, hist_ptrs = random_page(rng, n, nf, 8)
     rows = rng.permutation(n).astype(np.int32)
-    grad = np.empty((n, 2), dtype=np.int64)
-    grad[:, 0] = rng.integers(-(1 << 40), 1 << 40, size=n)
-    grad[:, 1] = rng.integers(0, 1 << 40, size=n)
+    grad = _fixed_grad(rng, n)
     begin, end = random_segments(rng, n, m)
     n_slots = int(hist_ptrs[-1])
     built = cpu_tree.build_histograms(page.words, page.bits, nf, hist_ptrs, rows, grad, begin,

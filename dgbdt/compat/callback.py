@@ -40,28 +40,39 @@ class TrainingCheckPoint(_CheckPoint):
         return False
 
 
-class _AsXGBoost(TrainingCallback):
-    """A callback given XGBoost's Booster (dgbdt.compat.booster.Booster: save_config, ...)
-    for the model being trained: the same object, its class set to XGBoost's."""
+class Wrapped(TrainingCallback):
+    """A user's callback, each of its calls made through ``_run`` (what a wrapper changes:
+    the model handed over, the configuration it runs under)."""
 
     def __init__(self, callback):
         self.callback = callback
 
+    def _run(self, method: str, model, *args):
+        return getattr(self.callback, method)(model, *args)
+
     def before_training(self, model):
-        return self.callback.before_training(_as_compat(model))
+        return self._run("before_training", model)
 
     def after_training(self, model):
-        return self.callback.after_training(_as_compat(model))
+        return self._run("after_training", model)
 
     def before_iteration(self, model, epoch, evals_log):
-        return self.callback.before_iteration(_as_compat(model), epoch, evals_log)
+        return self._run("before_iteration", model, epoch, evals_log)
 
     def after_iteration(self, model, epoch, evals_log):
-        return self.callback.after_iteration(_as_compat(model), epoch, evals_log)
+        return self._run("after_iteration", model, epoch, evals_log)
 
     def resume(self, model, epoch, evals_log):
         if getattr(self.callback, "resume", None) is not None:    # a checkpoint's replay
-            return self.callback.resume(_as_compat(model), epoch, evals_log)
+            return self._run("resume", model, epoch, evals_log)
+
+
+class _AsXGBoost(Wrapped):
+    """A callback given XGBoost's Booster (dgbdt.compat.booster.Booster: save_config, ...)
+    for the model being trained: the same object, its class set to XGBoost's."""
+
+    def _run(self, method: str, model, *args):
+        return getattr(self.callback, method)(_as_compat(model), *args)
 
 
 def _as_compat(model):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..callback import TrainingCallback
+from .callback import Wrapped
 from ..data.input import is_nan_missing
 from ..model.booster import Booster
 from ..dask.data import DaskDataset
@@ -34,34 +34,19 @@ def _check_dask_config() -> None:
                      "own collectives, with no tracker")
 
 
-class _InConfig(TrainingCallback):
+class _InConfig(Wrapped):
     """A callback run under the client's global configuration (xgboost.config), as
     XGBoost's Dask workers run the training: the callbacks may run on the workers' threads,
     whose configuration is otherwise the defaults."""
 
     def __init__(self, callback, settings: dict):
-        self.callback, self.settings = callback, settings
+        super().__init__(callback)
+        self.settings = settings
 
-    def _run(self, method, *args):
+    def _run(self, method: str, model, *args):
         from .config import config_context
         with config_context(**self.settings):
-            return getattr(self.callback, method)(*args)
-
-    def before_training(self, model):
-        return self._run("before_training", model)
-
-    def after_training(self, model):
-        return self._run("after_training", model)
-
-    def before_iteration(self, model, epoch, evals_log):
-        return self._run("before_iteration", model, epoch, evals_log)
-
-    def after_iteration(self, model, epoch, evals_log):
-        return self._run("after_iteration", model, epoch, evals_log)
-
-    def resume(self, model, epoch, evals_log):
-        if getattr(self.callback, "resume", None) is not None:    # a checkpoint's replay
-            return self._run("resume", model, epoch, evals_log)
+            return super()._run(method, model, *args)
 
 
 def _in_config(callbacks):
