@@ -65,11 +65,22 @@ def label_values(y, what: str = "y"):
         arr = arr[:, 0]
     if arr.ndim != 1:
         raise ValueError(f"{what} must be 1-D class labels; got shape {tuple(arr.shape)}")
-    if arr.dtype.kind == "f" and bool(xp.isnan(arr).any()):
+    if arr.dtype.kind == "f" and _has_nan(arr, xp):
         raise ValueError(f"{what} has missing values (first at row "
                          f"{int(xp.flatnonzero(xp.isnan(arr))[0])}); drop those rows or fill "
                          "them before fitting")
     return arr
+
+
+def _has_nan(arr, xp) -> bool:
+    """Whether a float label vector holds a NaN (a cupy float64 one by a kernel that ships
+    compiled: dgbdt.kernels.gpu_checks.label_scan)."""
+    if xp is not np and arr.dtype == np.float64 and arr.flags.c_contiguous and arr.size:
+        from ..kernels.gpu_checks import label_scan
+        bad = label_scan(arr)[0]
+        if bad is None:
+            return False
+    return bool(xp.isnan(arr).any())
 
 
 def label_targets(values, what: str, n: int, device: bool = False):
@@ -131,10 +142,14 @@ def multilabel_values(y, what: str = "y"):
 
 
 def distinct(values) -> np.ndarray:
-    """The sorted distinct labels, as a host array (computed on the labels' device)."""
+    """The sorted distinct labels, as a host array (computed on the labels' device: integer
+    labels by dgbdt.kernels.gpu_checks' kernels, which ship compiled, others by a sort)."""
     xp = _xp(values)
-    u = xp.unique(values)
-    return u.get() if xp is not np else u
+    if xp is np:
+        return np.unique(values)
+    from ..kernels.gpu_checks import integer_classes
+    u = integer_classes(values)
+    return u if u is not None else xp.unique(values).get()
 
 
 def encode(values, classes: np.ndarray):
@@ -146,6 +161,11 @@ def encode(values, classes: np.ndarray):
         xp = np
     if values.dtype.kind == "b" and classes.dtype.kind == "b":   # searchsorted has no bool
         values, classes = values.astype(np.int8), classes.astype(np.int8)
+    if xp is not np:        # integer labels: one kernel (CuPy's below compile at first use)
+        from ..kernels.gpu_checks import encode_integer_classes
+        done = encode_integer_classes(values, classes)
+        if done is not None and done[1] is None:
+            return done[0]
     c = xp.asarray(classes)
     idx = xp.clip(xp.searchsorted(c, values), 0, len(classes) - 1)
     unknown = c[idx] != values

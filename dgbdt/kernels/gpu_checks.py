@@ -48,3 +48,76 @@ def label_scan(y) -> tuple[int | None, int | None, float | None, float | None]:
     finite = lo != 2 ** 64 - 1
     return (bad if bad < n else None, nonint if nonint < n else None,
             _from_key(lo) if finite else None, _from_key(hi) if finite else None)
+
+
+#: the widest label range the class kernels take (a uint32 flag and an int64 rank per value)
+MAX_CLASS_RANGE = 1 << 20
+
+
+def _label_range(y) -> tuple[float, float] | tuple[int, int] | None:
+    """(least, greatest) label of a float64 or int64 cupy vector whose labels are all finite
+    integers, else None."""
+    import cupy as cp
+    if y.dtype == np.float64:
+        bad, nonint, lo, hi = label_scan(y)
+        return None if bad is not None or nonint is not None or lo is None else (lo, hi)
+    n = int(y.size)
+    with y.device:
+        out = cp.asarray(np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min], np.int64))
+        kernel("checks", "int_range_i64")((_blocks(y),), (BLOCK,), (y, _i64(n), out))
+        lo, hi = (int(v) for v in cp.asnumpy(out))
+    return lo, hi
+
+
+def _usable(y) -> bool:
+    return (y.ndim == 1 and y.size > 0 and y.dtype in (np.float64, np.int64)
+            and y.flags.c_contiguous)
+
+
+def integer_classes(y) -> np.ndarray | None:
+    """The sorted distinct labels of a cupy vector (float64 or int64) as a host array of its
+    dtype, by two kernels and a copy of a presence flag per value of [min, max], where the
+    labels are finite integers spanning at most MAX_CLASS_RANGE values; else None (the caller
+    falls back to a sort)."""
+    import cupy as cp
+    if not _usable(y):
+        return None
+    span = _label_range(y)
+    if span is None or span[1] - span[0] >= MAX_CLASS_RANGE:
+        return None
+    lo, hi = span
+    rng = int(hi - lo) + 1
+    with y.device:
+        present = cp.zeros(rng, dtype=np.uint32)
+        name = "label_presence_f64" if y.dtype == np.float64 else "label_presence_i64"
+        kernel("checks", name)((_blocks(y),), (BLOCK,),
+                               (y, _i64(y.size), y.dtype.type(lo), _i64(rng), present))
+        offsets = np.flatnonzero(cp.asnumpy(present))
+    return (offsets + y.dtype.type(lo)).astype(y.dtype)
+
+
+def encode_integer_classes(y, classes: np.ndarray):
+    """(float64 cupy vector of each label's index into the sorted ``classes``, the index of
+    the first label not among them or None), by one kernel, where ``y`` (float64 or int64)
+    and ``classes`` (numbers) suit integer_classes; else None."""
+    import cupy as cp
+    if not _usable(y) or len(classes) == 0 or classes.dtype.kind not in "iuf":
+        return None
+    lo, hi = classes[0], classes[-1]
+    if not (np.all(np.isfinite(classes)) and np.all(classes == np.floor(classes))
+            and hi - lo < MAX_CLASS_RANGE and abs(float(lo)) < 2 ** 53
+            and abs(float(hi)) < 2 ** 53):
+        return None
+    rng = int(hi - lo) + 1
+    rank = np.full(rng, -1, dtype=np.int64)
+    rank[(classes - lo).astype(np.int64)] = np.arange(len(classes))
+    n = int(y.size)
+    with y.device:
+        out = cp.empty(n, dtype=np.float64)
+        unknown = cp.asarray(np.array([n], dtype=np.uint64))
+        name = "label_encode_f64" if y.dtype == np.float64 else "label_encode_i64"
+        kernel("checks", name)((_blocks(y),), (BLOCK,),
+                               (y, _i64(n), y.dtype.type(lo), _i64(rng), cp.asarray(rank),
+                                out, unknown))
+        first = int(cp.asnumpy(unknown)[0])
+    return out, (first if first < n else None)

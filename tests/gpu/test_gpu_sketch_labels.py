@@ -100,3 +100,35 @@ def test_bad_device_labels_name_the_first_bad_row():
     get_objective("multi:softprob").check_label_array(cp.asarray([0.0, 2.0, 1.0]), 3)
     with pytest.raises(ValueError, match="integer in"):
         get_objective("multi:softprob").check_label_array(cp.asarray([0.0, 1.5, 1.0]), 3)
+
+
+@pytest.mark.parametrize("labels", [
+    np.array([3.0, 1.0, 1.0, -2.0, 7.0, 3.0]),                 # float integers, negatives
+    np.array([5, 5, 9, 0, 2 ** 40], dtype=np.int64),           # int64: range too wide -> sort
+    np.array([0, 1, 1, 0, 1], dtype=np.int64),
+    np.array([0.5, 1.0, 0.5]),                                  # not integers -> sort
+    np.array([-0.0, 0.0, 1.0]),
+])
+def test_class_kernels_equal_numpy(labels):
+    """distinct / encode of device labels (integer ones by gpu_checks' kernels, others by a
+    sort) give numpy's classes and indices; an unseen label raises as on the host."""
+    from dgbdt.data.labels import distinct, encode
+    from dgbdt.kernels.gpu_checks import integer_classes
+    d = cp.asarray(labels)
+    classes = distinct(d)
+    np.testing.assert_array_equal(classes, np.unique(labels))
+    assert classes.dtype == labels.dtype
+    fast = integer_classes(d)
+    wide = labels.dtype.kind == "i" and labels.max() - labels.min() >= 2 ** 20
+    assert (fast is None) == (wide or bool(np.any(labels != np.floor(labels))))
+    np.testing.assert_array_equal(cp.asnumpy(encode(d, classes)), encode(labels, classes))
+    with pytest.raises(ValueError, match="not seen in fit"):
+        encode(cp.asarray(np.append(labels, labels.max() + 1)), classes)
+
+
+def test_device_classifier_labels_with_nan_name_the_row():
+    from dgbdt.data.labels import label_values
+    y = cp.asarray(np.array([0.0, 1.0, np.inf, np.nan, 1.0]))
+    with pytest.raises(ValueError, match="first at row 3"):
+        label_values(y)
+    assert label_values(cp.asarray(np.array([0.0, 1.0, np.inf]))).shape == (3,)
