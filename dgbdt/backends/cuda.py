@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from ..kernels.arrays import sync_timers
+from .device import kept_allocations
 from .cuda_linear import CudaLinear
 from .cuda_pages import CudaPages
 from .cuda_sampling import CudaSampling
@@ -146,7 +147,8 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
     def _hist_ptrs(self, hist_ptrs: np.ndarray):
         key = hist_ptrs.tobytes()
         if key not in self._hp_cache:
-            self._hp_cache = {key: self.xp.asarray(np.asarray(hist_ptrs, dtype=np.int64))}
+            with kept_allocations():        # kept beyond the training
+                self._hp_cache = {key: self.xp.asarray(np.asarray(hist_ptrs, dtype=np.int64))}
         return self._hp_cache[key]
 
     def _static(self, shard, hist_ptrs: np.ndarray) -> dict:
@@ -191,11 +193,12 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
         # one wave of resident blocks: as many per SM as threads and shared memory allow
         per_sm = max(1, min(self.threads_per_sm // HIST_BLOCK,
                             self.smem_per_sm // (smem + 1024)))
-        st = {"key": hist_ptrs.tobytes(), "hist_ptrs": cp.asarray(hp),
-              "groups": cp.asarray(g.ravel() if len(g) else np.zeros(2, np.int32)),
-              "n_groups": len(g), "smem": smem, "wide": cp.asarray(np.asarray(
-                  wide or [0], dtype=np.int32)), "n_wide": len(wide),
-              "n_slots": int(hp[-1]), "blocks": self.n_sm * per_sm}
+        with kept_allocations():        # cached beyond the training
+            st = {"key": hist_ptrs.tobytes(), "hist_ptrs": cp.asarray(hp),
+                  "groups": cp.asarray(g.ravel() if len(g) else np.zeros(2, np.int32)),
+                  "n_groups": len(g), "smem": smem, "wide": cp.asarray(np.asarray(
+                      wide or [0], dtype=np.int32)), "n_wide": len(wide),
+                  "n_slots": int(hp[-1]), "blocks": self.n_sm * per_sm}
         use_shared = len(g) > 0
         if use_shared and smem > 48 * 1024:
             kernel("tree", "build_histograms").max_dynamic_shared_size_bytes = smem

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..kernels.launch import BLOCK, _grid, _i32, _i64
+from .device import kept_allocations
 
 ELL_HIST_BLOCK = 512
 
@@ -59,7 +60,8 @@ class CudaPages:
         cp = self.xp
         n, nf = X.shape
         bits = bits_for(int(cuts.n_bins().max()) if nf else 0)
-        words = cp.zeros(n_words(n * nf, bits), dtype=cp.uint32)
+        with kept_allocations():       # the Dataset keeps its page beyond the training
+            words = cp.zeros(n_words(n * nf, bits), dtype=cp.uint32)
         n_data = (n * nf * bits + 31) // 32
         if n_data:
             self._kernel("data", "quantize_pack")(

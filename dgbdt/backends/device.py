@@ -15,12 +15,14 @@ data lives (cupy/cuDF input trains on the GPU, host input on the CPU).
 from __future__ import annotations
 
 import contextlib
+import gc
+import threading
 
 from ..kernels.arrays import array_module, is_device_array, sync_timers, to_host
 
 __all__ = ["array_module", "backend_of", "beside", "cuda_available", "device_ordinal",
-           "device_scope", "get_backend", "is_device_array", "pooled_allocations", "release_pooled",
-           "resolve_device", "sync_timers", "to_host"]
+           "device_scope", "get_backend", "is_device_array", "kept_allocations",
+           "pooled_allocations", "release_pooled", "resolve_device", "sync_timers", "to_host"]
 
 
 def cuda_available() -> bool:
@@ -123,6 +125,7 @@ class _Beside:
 _RMM_POOLED = {"PoolMemoryResource", "ArenaMemoryResource", "CudaAsyncMemoryResource",
                "BinningMemoryResource", "FixedSizeMemoryResource"}
 _pooled_used = False
+_outer = threading.local()      # the allocator pooled_allocations replaced, per thread
 
 
 def _allocation_syncs() -> bool:
@@ -163,8 +166,23 @@ def pooled_allocations():
         yield
         return
     _pooled_used = True
-    with cupy.cuda.using_allocator(cupy.get_default_memory_pool().malloc):
-        yield
+    _outer.allocator = cupy.cuda.get_allocator()
+    try:
+        with cupy.cuda.using_allocator(cupy.get_default_memory_pool().malloc):
+            yield
+    finally:
+        _outer.allocator = None
+
+
+def kept_allocations():
+    """Inside ``pooled_allocations``: the user's allocator again, for arrays that outlive the
+    training (a Dataset's pages); in CuPy's pool one such array would keep a whole cached
+    block from going back to the device. Elsewhere nothing changes."""
+    allocator = getattr(_outer, "allocator", None)
+    if allocator is None:
+        return contextlib.nullcontext()
+    import cupy
+    return cupy.cuda.using_allocator(allocator)
 
 
 def release_pooled() -> None:
@@ -172,6 +190,7 @@ def release_pooled() -> None:
     device, where the user's allocator is RMM's, so cuDF can use them again."""
     if _pooled_used:
         import cupy
+        gc.collect()        # arrays that only the training's reference cycles still hold
         cupy.get_default_memory_pool().free_all_blocks()
 
 
