@@ -166,6 +166,10 @@ class Communicator:
         (watched) when called; later ones are not its business. None: nothing to wait for."""
         return None
 
+    def watch_queued(self) -> None:
+        """Wait (watched) for everything queued on this rank's device so far: before a host
+        read that would otherwise wait unwatched behind a peer's all-reduces."""
+
     def allreduce_host(self, a: np.ndarray, op: str = "sum") -> np.ndarray:
         """The all-reduce of a small host array, returned on the host."""
         x = self.xp.array(np.ascontiguousarray(a))
@@ -449,6 +453,9 @@ class NcclComm(Communicator):
                 self.graph_calls += calls
             self.n_bytes += nbytes
             self.calls += calls
+
+    def watch_queued(self) -> None:
+        self._watch(f"rank {self.rank}: the trees queued so far")
 
     def _watch(self, what: str) -> None:
         import cupy

@@ -77,6 +77,9 @@ class CollectiveSeam(LocalSeam):
         self._parents = None     # the previous level's merged histograms
 
     def compute_gradients(self, objective):
+        # the round's first host read: the previous round's trees may still be queued
+        # (engine.boosting reads them a round late), behind a peer that may be stuck
+        self.comm.watch_queued()
         max_g, max_h = super().compute_gradients(objective)
         both = self.comm.allreduce_host(np.concatenate([max_g, max_h]).astype(np.float64), "max")
         k = len(max_g)

@@ -121,7 +121,12 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     # timed as "scores_wait", not as the evaluation's cost (which bench_user_path measures
     # as a fit with the eval set beside one without)
     eval_key = "scores_wait" if ahead else "evaluation"
-    if defer:
+    # nothing reads a round's trees before the end (no eval set, no callbacks, no checkpoint
+    # sink): on a GPU each round's trees stay pending while the next round is queued and are
+    # read a round later, so the device does not idle while the host copies and builds them
+    trail = (not sources and not callbacks and dropout is None and progress.sink is None
+             and bool(getattr(seam, "defers_scores", False)))
+    if defer or trail:
         seam.lazy_trees = True
     # a seam that can grow several rounds a step (graph mode on one worker) may, when nothing
     # reads a round's trees before the end: no eval set, no callbacks
@@ -172,6 +177,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         if callbacks:        # Dask graph mode: the round's trees are futures until fetched
             # (under watch: a plain result() on a lost worker's tree waited for ever)
             booster.trees[-T:] = seam.trees_now(booster.trees[-T:])
+        if trail and len(booster.trees) >= 2 * T:
+            booster.trees[-2 * T:-T] = seam.trees_behind(booster.trees[-2 * T:-T])
         if not sources:
             stopped = bool(callbacks) and any(cb.after_iteration(booster, epoch, history)
                                               for cb in callbacks)
@@ -218,7 +225,7 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         del booster.trees[-T * len(pending):], booster.tree_class[-T * len(pending):]
         if booster.tree_weights is not None:     # (dart does not run ahead: gbtree's 1s)
             del booster.tree_weights[-T * len(pending):]
-    if defer:
+    if defer or trail:
         seam.lazy_trees = False
         _resolve(booster, range(len(booster.trees)))
     if blocks:

@@ -22,7 +22,10 @@ worker count and partitioning, which is what lets the next attempt use fewer wor
 from __future__ import annotations
 
 import copy
+import itertools
 from dataclasses import dataclass, field
+
+from ..tree.device_grower import PendingTree
 
 
 @dataclass
@@ -59,6 +62,9 @@ class Progress:
         K = b.trees_per_round
         if trees is not None:
             b.trees = list(trees)
+        else:       # a GPU's last trees may be pending (engine.boosting): not kept
+            b.trees = list(itertools.takewhile(lambda t: not isinstance(t, PendingTree),
+                                               b.trees))
         rounds = min(self.rounds, len(b.trees) // K - prior_rounds)
         keep = (prior_rounds + rounds) * K
         b.trees, b.tree_class = b.trees[:keep], b.tree_class[:keep]

@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from ..backends.device import to_host
+from ..backends.device import is_device_array, to_host
 from .split import SplitBatch
 from .grower import FinishRequest, LevelRequest, make_tree, node_weights
 from .model import Tree
@@ -275,8 +275,13 @@ class DeviceGrowth:
         tree's work on the stream (a CUDA graph replays into the same table, and the next
         tree may be enqueued before this one is read). ``settle``: called before the host
         reads it (the collective seam's watched wait for the tree's all-reduces)."""
-        return PendingTree([a.copy() for a in self._table()], self.n_nodes.copy(),
-                           self.scale_g, self.scale_h, self.p, settle)
+        table, n_nodes = [a.copy() for a in self._table()], self.n_nodes.copy()
+        ready = None
+        if is_device_array(n_nodes):      # the copies' end, for a read on another stream
+            import cupy
+            ready = cupy.cuda.Event(disable_timing=True)
+            ready.record()
+        return PendingTree(table, n_nodes, self.scale_g, self.scale_h, self.p, settle, ready)
 
 
 class PendingTree:
@@ -284,17 +289,26 @@ class PendingTree:
     and the copies happen then, once). The boosting loop keeps these in the model's tree list
     while it runs a round ahead (dgbdt.engine.boosting.boost) and replaces them before it uses them."""
 
-    def __init__(self, table, n_nodes, scale_g, scale_h, p, settle=None):
-        self._args = (table, n_nodes, scale_g, scale_h, p, settle)
+    def __init__(self, table, n_nodes, scale_g, scale_h, p, settle=None, ready=None):
+        self._args = (table, n_nodes, scale_g, scale_h, p, settle, ready)
         self._tree: Tree | None = None
 
-    def result(self) -> Tree:
+    def result(self, stream=None) -> Tree:
+        """The tree. ``stream``: a CUDA stream to copy it on, which waits only for this
+        tree's own copies (the current stream would wait for every kernel queued since, such
+        as the next tree's)."""
         if self._tree is None:
-            table, n_nodes, scale_g, scale_h, p, settle = self._args
+            table, n_nodes, scale_g, scale_h, p, settle, ready = self._args
             if settle is not None:
                 settle()
-            n = int(to_host(n_nodes)[0])
-            self._tree = make_tree(*[to_host(a[:n]) for a in table], scale_g, scale_h, p)
+            if stream is None or ready is None:
+                n = int(to_host(n_nodes)[0])
+                host = [to_host(a[:n]) for a in table]
+            else:
+                stream.wait_event(ready)
+                n = int(n_nodes.get(stream=stream)[0])
+                host = [a[:n].get(stream=stream) for a in table]
+            self._tree = make_tree(*host, scale_g, scale_h, p)
             self._args = None
         return self._tree
 
