@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..kernels.arrays import sync_timers
-from .device import kept_allocations
+from .pool import kept_allocations
 from .cuda_linear import CudaLinear
 from .cuda_pages import CudaPages
 from .cuda_sampling import CudaSampling

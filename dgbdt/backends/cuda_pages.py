@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..kernels.launch import BLOCK, _grid, _i32, _i64
-from .device import kept_allocations
+from .pool import kept_allocations
 
 ELL_HIST_BLOCK = 512
 

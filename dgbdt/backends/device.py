@@ -15,10 +15,9 @@ data lives (cupy/cuDF input trains on the GPU, host input on the CPU).
 from __future__ import annotations
 
 import contextlib
-import gc
-import threading
 
 from ..kernels.arrays import array_module, is_device_array, sync_timers, to_host
+from .pool import kept_allocations, pooled_allocations, release_pooled
 
 __all__ = ["array_module", "backend_of", "beside", "cuda_available", "device_ordinal",
            "device_scope", "get_backend", "is_device_array", "kept_allocations",
@@ -119,79 +118,6 @@ class _Beside:
         self._stream.__exit__(*exc)
         self._stream = None
         return False
-
-
-#: RMM memory resources that allocate without synchronizing (pools, stream-ordered)
-_RMM_POOLED = {"PoolMemoryResource", "ArenaMemoryResource", "CudaAsyncMemoryResource",
-               "BinningMemoryResource", "FixedSizeMemoryResource"}
-_pooled_used = False
-_outer = threading.local()      # the allocator pooled_allocations replaced, per thread
-
-
-def _allocation_syncs() -> bool:
-    """Whether CuPy's current allocator is RMM's over a resource that calls cudaMalloc and
-    cudaFree per allocation (RMM's default: importing cuDF makes RMM CuPy's allocator, and
-    dask-cuda workers without rmm_pool_size keep that default). cudaFree waits for the whole
-    device, so every temporary array freed would stop the GPU pipeline."""
-    import cupy
-    allocator = cupy.cuda.get_allocator()
-    if not str(getattr(allocator, "__module__", None) or "").startswith("rmm"):
-        return False
-    try:
-        import rmm
-        mr = rmm.mr.get_current_device_resource()
-    except Exception:                    # an RMM we do not know: leave the user's choice
-        return False
-    for _ in range(8):                   # adaptors (statistics, limits, ...) wrap a resource
-        name = type(mr).__name__
-        if name in _RMM_POOLED:
-            return False
-        upstream = getattr(mr, "upstream_mr", None)
-        if upstream is None:
-            return name in ("CudaMemoryResource", "ManagedMemoryResource",
-                            "SystemMemoryResource")
-        mr = upstream
-    return False
-
-
-@contextlib.contextmanager
-def pooled_allocations():
-    """CuPy allocates from its own memory pool in this thread for the context, where the
-    current allocator would synchronize the device (``_allocation_syncs``); otherwise (CuPy's
-    pool, an RMM pool, RMM's async resource) nothing changes. Memory the pool caches is given
-    back by ``release_pooled`` at the end of a training."""
-    global _pooled_used
-    import cupy
-    if not _allocation_syncs():
-        yield
-        return
-    _pooled_used = True
-    _outer.allocator = cupy.cuda.get_allocator()
-    try:
-        with cupy.cuda.using_allocator(cupy.get_default_memory_pool().malloc):
-            yield
-    finally:
-        _outer.allocator = None
-
-
-def kept_allocations():
-    """Inside ``pooled_allocations``: the user's allocator again, for arrays that outlive the
-    training (a Dataset's pages); in CuPy's pool one such array would keep a whole cached
-    block from going back to the device. Elsewhere nothing changes."""
-    allocator = getattr(_outer, "allocator", None)
-    if allocator is None:
-        return contextlib.nullcontext()
-    import cupy
-    return cupy.cuda.using_allocator(allocator)
-
-
-def release_pooled() -> None:
-    """Give the blocks CuPy's pool cached for dgbdt (``pooled_allocations``) back to the
-    device, where the user's allocator is RMM's, so cuDF can use them again."""
-    if _pooled_used:
-        import cupy
-        gc.collect()        # arrays that only the training's reference cycles still hold
-        cupy.get_default_memory_pool().free_all_blocks()
 
 
 def backend_of(a):

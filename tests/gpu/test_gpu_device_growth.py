@@ -163,7 +163,7 @@ def test_one_rank_nccl_defers_its_all_reduces_and_gives_the_in_process_model(cud
 def test_rmm_allocators_pooled_or_kept(rmm_default):
     """RMM's default resource syncs: training allocates from CuPy's pool in its thread (and
     gives the cached blocks back after); an RMM pool is kept; the model is the same."""
-    from dgbdt.backends import device as backend
+    from dgbdt.backends import pool as backend
     from rmm.allocators.cupy import rmm_cupy_allocator
     rmm = rmm_default
     assert backend._allocation_syncs()
