@@ -68,17 +68,24 @@ def test_build_histograms(bits, n_threads):
 
 
 # -- partition_rows ------------------------------------------------------------------------
-@pytest.mark.parametrize("n_chunks", [1, 7])
-@pytest.mark.parametrize("bits", [3, 8, 9])
-def test_partition_rows_is_stable(n_chunks, bits):
-    rng = np.random.default_rng(100 + n_chunks + bits)
-    n, nf, m = 400, 3, 4
+def _random_splits(rng, n, nf, m, bits):
+    """A random page, a row order, m node segments and a numerical split of each."""
     S, page, nb, _ = random_page(rng, n, nf, bits)
     rows = rng.permutation(n).astype(np.int32)
     begin, end = random_segments(rng, n, m)
     feature = rng.integers(0, nf, size=m).astype(np.int64)
     split_bin = np.array([rng.integers(-1, nb[f]) for f in feature], dtype=np.int64)
     default_left = np.array([True, False] * (m // 2), dtype=np.bool_)
+    return S, page, nb, rows, begin, end, feature, split_bin, default_left
+
+
+@pytest.mark.parametrize("n_chunks", [1, 7])
+@pytest.mark.parametrize("bits", [3, 8, 9])
+def test_partition_rows_is_stable(n_chunks, bits):
+    rng = np.random.default_rng(100 + n_chunks + bits)
+    n, nf, m = 400, 3, 4
+    S, page, nb, rows, begin, end, feature, split_bin, default_left = _random_splits(
+        rng, n, nf, m, bits)
     before = rows.copy()
     scratch_l = np.full(n, -1, dtype=np.int32)
     scratch_r = np.full(n, -1, dtype=np.int32)
@@ -132,6 +139,33 @@ def test_add_leaf_values():
         expect[rows[begin[j]:end[j]], 1] += values[j]
     cpu_tree.add_leaf_values(margin, 1, rows, begin, end, values)
     np.testing.assert_array_equal(margin, expect)
+
+
+@pytest.mark.parametrize("n_chunks", [1, 7])
+@pytest.mark.parametrize("bits", [3, 8, 9])
+def test_partition_rows_leaf_update_is_partition_then_add(n_chunks, bits):
+    """partition_rows with ``leaves``: each row's margin gets its side's value, exactly as a
+    partition followed by add_leaf_values; no row moves."""
+    rng = np.random.default_rng(200 + n_chunks + bits)
+    n, nf, m, K = 500, 3, 4, 2
+    S, page, nb, rows, begin, end, feature, split_bin, default_left = _random_splits(
+        rng, n, nf, m, bits)
+    vl, vr = rng.normal(size=m), rng.normal(size=m)
+    margin = rng.normal(size=(n, K))
+    expect = margin.copy()
+    moved = rows.copy()
+    n_left = cpu_tree.partition_rows(page.words, page.bits, nf, nb, moved, np.empty_like(rows),
+                                     np.empty_like(rows), begin, end, feature, split_bin,
+                                     default_left, n_chunks)
+    for j in range(m):
+        seg = moved[begin[j]:end[j]]
+        expect[seg[:n_left[j]], 1] += vl[j]
+        expect[seg[n_left[j]:], 1] += vr[j]
+    before = rows.copy()
+    cpu_tree.partition_rows(page.words, page.bits, nf, nb, rows, rows, rows, begin, end, feature,
+                            split_bin, default_left, n_chunks, leaves=(margin, 1, vl, vr))
+    np.testing.assert_array_equal(margin, expect)
+    np.testing.assert_array_equal(rows, before)
 
 
 def test_quantize_gradients():

@@ -182,6 +182,35 @@ class CpuBackend:
             cpu_tree.add_leaf_values(shard.margin, k, shard.rows, shard.begin[nodes],
                                      shard.end[nodes], values)
 
+    def split_add_leaves(self, shard, k: int, s, nodes: np.ndarray, values: np.ndarray):
+        """apply_splits(s), then add_leaves(k, nodes, values), in one pass that moves no
+        rows (cpu_tree.partition_rows' leaf update): the children's segments are left unset."""
+        p = shard.page
+        nodes = np.asarray(nodes, np.int64)
+        values = np.asarray(values, np.float64)
+        table = np.zeros(int(max(nodes.max(), s.right.max())) + 1)
+        table[nodes] = values
+        split = np.zeros(len(table), np.bool_)
+        split[s.left] = split[s.right] = True
+        old = nodes[~split[nodes]]          # leaves of earlier levels: both sides one value
+        m, n_old = len(s.node), len(old)
+        seg = np.concatenate([s.node, old])
+        zeros = np.zeros(n_old, np.int64)
+        is_cat = np.zeros(m + n_old, np.bool_)
+        cats = np.zeros((m + n_old, 1 if s.cats is None else s.cats.shape[1]), np.uint8)
+        if s.is_cat is not None:
+            is_cat[:m], cats[:m] = s.is_cat, s.cats
+        threads = serial_below(shard.n_rows, SERIAL_ROWS)
+        with kernel_threads(threads):
+            cpu_tree.partition_rows(
+                p.words, p.bits, p.n_features, shard.n_bins, shard.rows, shard.rows,
+                shard.rows, shard.begin[seg], shard.end[seg], np.concatenate([s.feature, zeros]),
+                np.concatenate([s.split_bin, zeros]),
+                np.concatenate([s.default_left, np.ones(n_old, np.bool_)]),
+                max(1, min(threads * 4, shard.n_rows // 4096)), is_cat, cats, p.ell,
+                shard.hist_ptrs, (shard.margin, k, np.concatenate([table[s.left], table[old]]),
+                                  np.concatenate([table[s.right], table[old]])))
+
     # -- linear trees (dgbdt.tree.linear_growth; kernels.cpu_linear) ---------------------
     @staticmethod
     def _raw(shard):

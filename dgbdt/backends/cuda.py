@@ -367,6 +367,11 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
              table, values, _i32(steps), _i64(shard.n_rows), shard.margin,
              _i32(shard.margin.shape[1]), _i32(k), _i32(p.ell), shard.hist_ptrs))
 
+    def split_add_leaves(self, shard, k: int, s, nodes: np.ndarray, values: np.ndarray):
+        """apply_splits(s), then add_leaves(k, nodes, values) (the CPU fuses the two)."""
+        self.apply_splits(shard, s)
+        self.add_leaves(shard, k, nodes, values)
+
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
         m = len(nodes)
         if m == 0 or shard.n_rows == 0:

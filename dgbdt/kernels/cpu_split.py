@@ -11,16 +11,17 @@ A candidate is valid when both sides have hessian >= min_child_weight. Its loss 
 float32 as XGBoost does, replaces the node's best only when strictly larger, so ties keep the
 first candidate in (feature, forward, backward) order. The best starts at 0: a split must gain.
 
-An empty bin (g = h = 0) is skipped: its candidate has the same sums as the one before it in the
-scan, hence the same gain, which cannot be strictly larger; and a first candidate with an empty
-side gains exactly 0 (its sides' scores are 0 and the parent's). So the choice is the full
-scan's, while sparse features (most bins of a deep node empty) cost only their filled bins.
+An empty bin (g = h = 0) changes nothing: its candidate has the same sums as the one before it in
+the scan, hence the same gain, which cannot be strictly larger; and a first candidate with an
+empty side gains exactly 0 (its sides' scores are 0 and the parent's). So the kernel scores
+every bin, without a branch on emptiness, and chooses what a scan of the filled bins would.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import njit, prange
+
+from .threads import kernel_threads, serial_below
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -72,10 +73,16 @@ def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_del
     """
     m = hist.shape[0]
     n_features = hist_ptrs.shape[0] - 1
-    n_ranges = max(1, min(n_features, (4 * numba.get_num_threads()) // max(m, 1),
-                          n_features // 64))
-    return _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha,
-                            max_delta_step, min_child_weight, n_ranges)
+    threads = serial_below(m * hist.shape[1], SERIAL_SLOTS)
+    n_ranges = max(1, min(n_features, (4 * threads) // max(m, 1), n_features // 64))
+    with kernel_threads(threads):
+        return _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha,
+                                max_delta_step, min_child_weight, n_ranges)
+
+
+#: levels of fewer histogram slots (nodes x slots) are evaluated on one thread: waking the
+#: pool costs more than their scan (kernels.threads.serial_below)
+SERIAL_SLOTS = 1 << 15
 
 
 @njit(cache=True, nogil=True)
@@ -104,14 +111,47 @@ def combine_ranges(m, n_ranges, t_gain, t_feat, t_bin, t_dleft, t_left,
                 best_left[j, :] = t_left[t, :]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _scan_gains(gl, hl, gr, hr, n, parent, lam, alpha, max_delta_step, min_child_weight,
+                plain, gain):
+    """gain[b] = float32(score(left b) + score(right b) - parent) for b < n, 0 where a side's
+    hessian is below min_child_weight. ``plain`` (alpha = max_delta_step = 0): node_gain's
+    G^2 / (H + lambda) written out (the same operations, so the same values) as a loop
+    without calls, which the compiler vectorizes."""
+    if plain:
+        for b in range(n):
+            a = gl[b] * gl[b] / (hl[b] + lam) if hl[b] > 0.0 else 0.0
+            r = gr[b] * gr[b] / (hr[b] + lam) if hr[b] > 0.0 else 0.0
+            ok = hl[b] >= min_child_weight and hr[b] >= min_child_weight
+            gain[b] = np.float32(a + r - parent) if ok else np.float32(0.0)
+        return
+    for b in range(n):
+        if hl[b] >= min_child_weight and hr[b] >= min_child_weight:
+            gain[b] = np.float32(
+                node_gain(gl[b], hl[b], lam, alpha, max_delta_step, min_child_weight)
+                + node_gain(gr[b], hr[b], lam, alpha, max_delta_step, min_child_weight)
+                - parent)
+        else:
+            gain[b] = np.float32(0.0)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_delta_step,
                      min_child_weight, n_ranges):
-    """evaluate_splits with node j's features cut into ``n_ranges`` ranges, one task each."""
+    """evaluate_splits with node j's features cut into ``n_ranges`` ranges, one task each.
+
+    A feature's scan in three loops: the candidates' sums (prefix sums, in order), their
+    gains (_scan_gains: independent, vectorized), the first strictly largest. An empty bin
+    is a candidate here too: equal to the one before it, it cannot be strictly larger
+    (module docstring), so the choice is the skipping scan's."""
     m = hist.shape[0]
     n_features = hist_ptrs.shape[0] - 1
     tasks = m * n_ranges
     t_gain, t_feat, t_bin, t_dleft, t_left = _split_results(tasks)
+    wide = 1
+    for f in range(n_features):
+        wide = max(wide, hist_ptrs[f + 1] - hist_ptrs[f])
+    plain = alpha == 0.0 and max_delta_step == 0.0
     for task in prange(tasks):
         j = task // n_ranges
         c = task % n_ranges
@@ -120,63 +160,71 @@ def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_de
         tg = totals[j, 0]
         th = totals[j, 1]
         parent = node_gain(tg * inv_sg, th * inv_sh, lam, alpha, max_delta_step, min_child_weight)
+        sg = np.empty(wide, dtype=np.int64)      # the candidates' left (G, H) sums
+        sh = np.empty(wide, dtype=np.int64)
+        gl = np.empty(wide)
+        hl = np.empty(wide)
+        gr = np.empty(wide)
+        hr = np.empty(wide)
+        gain = np.empty(wide, dtype=np.float32)
+        # the task's best in locals, stored once at its end
         bg = np.float32(0.0)
+        bf = -1
+        bb = 0
+        bd = False
+        blg = np.int64(0)
+        blh = np.int64(0)
         for f in range(fa, fb):
             p0 = hist_ptrs[f]
             nb = hist_ptrs[f + 1] - p0 - 1
-            lg = np.int64(0)
-            lh = np.int64(0)
-            for b in range(nb):
-                if hist[j, p0 + b, 0] == 0 and hist[j, p0 + b, 1] == 0:
-                    continue        # an empty bin: the previous candidate again (see doc)
-                lg += hist[j, p0 + b, 0]
-                lh += hist[j, p0 + b, 1]
-                hl = lh * inv_sh
-                hr = (th - lh) * inv_sh
-                if hl >= min_child_weight and hr >= min_child_weight:
-                    gain = np.float32(
-                        node_gain(lg * inv_sg, hl, lam, alpha, max_delta_step, min_child_weight)
-                        + node_gain((tg - lg) * inv_sg, hr, lam, alpha, max_delta_step,
-                                    min_child_weight)
-                        - parent)
-                    if gain > bg:
-                        bg = gain
-                        t_feat[task] = f
-                        t_bin[task] = b
-                        t_dleft[task] = False
-                        t_left[task, 0] = lg
-                        t_left[task, 1] = lh
-            if hist[j, p0 + nb, 0] == 0 and hist[j, p0 + nb, 1] == 0:
-                continue
-            rg = np.int64(0)
-            rh = np.int64(0)
-            for i in range(nb - 1, -1, -1):
-                if hist[j, p0 + i, 0] == 0 and hist[j, p0 + i, 1] == 0:
-                    continue
-                rg += hist[j, p0 + i, 0]
-                rh += hist[j, p0 + i, 1]
-                hr = rh * inv_sh
-                hl = (th - rh) * inv_sh
-                if hl >= min_child_weight and hr >= min_child_weight:
-                    gain = np.float32(
-                        node_gain((tg - rg) * inv_sg, hl, lam, alpha, max_delta_step,
-                                  min_child_weight)
-                        + node_gain(rg * inv_sg, hr, lam, alpha, max_delta_step, min_child_weight)
-                        - parent)
-                    if gain > bg:
-                        bg = gain
-                        t_feat[task] = f
-                        t_bin[task] = i - 1
-                        t_dleft[task] = True
-                        t_left[task, 0] = tg - rg
-                        t_left[task, 1] = th - rh
+            for back in range(2):   # one _scan_gains site: compiled (inlined) once
+                if back == 0:       # forward: missing values right
+                    lg = np.int64(0)
+                    lh = np.int64(0)
+                    for b in range(nb):
+                        lg += hist[j, p0 + b, 0]
+                        lh += hist[j, p0 + b, 1]
+                        sg[b] = lg
+                        sh[b] = lh
+                        gl[b] = lg * inv_sg
+                        hl[b] = lh * inv_sh
+                        gr[b] = (tg - lg) * inv_sg
+                        hr[b] = (th - lh) * inv_sh
+                else:               # backward, missing values left: candidate i (bins
+                    if hist[j, p0 + nb, 0] == 0 and hist[j, p0 + nb, 1] == 0:
+                        break       # i.. right) at q = nb - 1 - i, in scan order
+                    rg = np.int64(0)
+                    rh = np.int64(0)
+                    for i in range(nb - 1, -1, -1):
+                        rg += hist[j, p0 + i, 0]
+                        rh += hist[j, p0 + i, 1]
+                        q = nb - 1 - i
+                        sg[q] = tg - rg
+                        sh[q] = th - rh
+                        gl[q] = (tg - rg) * inv_sg
+                        hl[q] = (th - rh) * inv_sh
+                        gr[q] = rg * inv_sg
+                        hr[q] = rh * inv_sh
+                _scan_gains(gl, hl, gr, hr, nb, parent, lam, alpha, max_delta_step,
+                            min_child_weight, plain, gain)
+                for q in range(nb):
+                    if gain[q] > bg:
+                        bg = gain[q]
+                        bf = f
+                        bb = q if back == 0 else nb - 2 - q
+                        bd = back == 1
+                        blg = sg[q]
+                        blh = sh[q]
         t_gain[task] = bg
+        t_feat[task] = bf
+        t_bin[task] = bb
+        t_dleft[task] = bd
+        t_left[task, 0] = blg
+        t_left[task, 1] = blh
     best_gain, best_feat, best_bin, best_dleft, best_left = _split_results(m)
     combine_ranges(m, n_ranges, t_gain, t_feat, t_bin, t_dleft, t_left,
                    best_gain, best_feat, best_bin, best_dleft, best_left)
     return best_gain, best_feat, best_bin, best_dleft, best_left
-
-
 
 
 @njit(cache=True, nogil=True)

@@ -19,7 +19,13 @@ import numpy as np
 from numba import njit, prange
 
 from .cpu_data import read_symbol
+from .cpu_prefetch import prefetch
 from .cpu_sparse import ell_symbol
+
+#: rows ahead whose page bytes the row kernels prefetch
+PREFETCH_ROWS = 32
+#: the partition's (a row is a few instructions there, so further ahead)
+PARTITION_AHEAD = 64
 
 
 def build_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, seg_end, n_slots,
@@ -37,7 +43,15 @@ def _add_rows(acc, off, words, view, bits, mask, n_features, ptrs, rows, grad, l
     """acc[off + 2 (ptrs[f] + bin(r, f)) + c] += grad[r, c] for the rows rows[lo:hi]."""
     nf = np.uint64(n_features)
     one = np.uint64(1)
+    last = np.uint64((n_features * bits + 7) // 8 - 1)     # a row's last byte, from its first
+    ahead = hi - PREFETCH_ROWS
     for idx in range(lo, hi):
+        if idx < ahead:         # a later row's page bytes and gradients (cpu_prefetch)
+            q = np.uint64(rows[idx + PREFETCH_ROWS])
+            at = (q * nf * np.uint64(bits)) >> np.uint64(3)
+            prefetch(view, at)
+            prefetch(view, at + last)
+            prefetch(grad, q * np.uint64(2))
         r = np.uint64(rows[idx])
         g0 = grad[r, 0]
         g1 = grad[r, 1]
@@ -63,35 +77,59 @@ def level_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, 
     seg_end[j]]), every feature f, for j < m; then out[m + i] = parent[parent_slot[i]] - out[i]
     for i < n (the larger siblings, exact in integers).
 
-    Pass 1: thread t sums slice t of every node's segment, thread 0 straight into out[:m],
-    the others into private copies (each zeroes its own: the zeroing is parallel, and one
-    thread needs no copy at all). Pass 2, in chunks of slots: out[:m] += the private copies,
-    then the siblings. Integer sums: the same histograms for any thread count. Indices are
-    unsigned so numba emits no negative-index wraparound checks (faster:
-    docs/benchmarks-archive.md#figures-behind-code-choices).
+    Pass 1: the level's rows, node after node, are cut into ``n_threads`` equal ranges, one
+    a thread. A node's first thread zeroes it and sums its rows of the range straight into
+    out; a node that began in an earlier range (at most one a thread: its first) goes into
+    the thread's private histogram. Pass 2, in chunks of slots: the private histograms added
+    to their nodes, then the siblings. Few copies to zero and add, whatever the level's
+    nodes (a deep level of small data was mostly that). Integer sums: the same histograms
+    for any thread count. Indices are unsigned so numba emits no negative-index wraparound
+    checks (faster: docs/benchmarks-archive.md#figures-behind-code-choices).
     """
     m = seg_begin.shape[0]
     n = parent_slot.shape[0]
     S2 = out.shape[1] * 2
     size = m * S2
     flat = out.reshape(out.size)
-    private = np.empty(max(n_threads - 1, 0) * size, dtype=np.int64)
+    cum = np.empty(m + 1, dtype=np.int64)      # the nodes' first positions in the level
+    cum[0] = 0
+    for j in range(m):
+        cum[j + 1] = cum[j] + seg_end[j] - seg_begin[j]
+    total = cum[m]
+    private = np.empty(n_threads * S2, dtype=np.int64)
+    shared = np.empty(n_threads, dtype=np.int64)    # thread t's private node, or -1
+    for t in range(n_threads):      # loops, not np.full / .max(): less to compile
+        shared[t] = -1
     mask = np.uint64((1 << bits) - 1)
     ptrs = hist_ptrs.astype(np.uint64)
     view = words.view(np.uint8)
     for t in prange(n_threads):
-        acc = flat if t == 0 else private
-        off = 0 if t == 0 else (t - 1) * size
-        for i in range(off, off + size):
-            acc[i] = 0
+        start = (total * t) // n_threads
+        stop = (total * (t + 1)) // n_threads
         for j in range(m):
-            b = seg_begin[j]
-            length = seg_end[j] - b
-            _add_rows(acc, np.uint64(off + j * S2), words, view, bits, mask, n_features, ptrs,
-                      rows, grad, b + (length * t) // n_threads,
-                      b + (length * (t + 1)) // n_threads)
-    if n_threads == 1 and n == 0:
-        return
+            first = start <= cum[j] < stop or (t == n_threads - 1 and cum[j] == total)
+            if first:
+                off = j * S2
+                acc = flat
+                lo = cum[j]
+            elif cum[j] < start < cum[j + 1]:
+                off = t * S2
+                acc = private
+                lo = start
+                shared[t] = j
+            else:
+                continue
+            for i in range(off, off + S2):
+                acc[i] = 0
+            b = seg_begin[j] - cum[j]
+            _add_rows(acc, np.uint64(off), words, view, bits, mask, n_features, ptrs, rows,
+                      grad, b + lo, b + min(cum[j + 1], stop))
+    if n == 0:
+        any_shared = False
+        for t in range(n_threads):
+            any_shared = any_shared or shared[t] >= 0
+        if not any_shared:
+            return
     pflat = parent.reshape(parent.size)
     step = 8192         # entries a task: a few pages, many tasks for few wide nodes
     per = (S2 + step - 1) // step
@@ -99,10 +137,11 @@ def level_histograms(words, bits, n_features, hist_ptrs, rows, grad, seg_begin, 
         j = task // per
         a = j * S2 + (task % per) * step
         e = min(j * S2 + S2, a + step)
-        for t in range(n_threads - 1):
-            po = t * size
-            for i in range(a, e):
-                flat[i] += private[po + i]
+        for t in range(n_threads):
+            if shared[t] == j:
+                po = t * S2 - j * S2
+                for i in range(a, e):
+                    flat[i] += private[po + i]
         if j < n:
             pa = parent_slot[j] * S2 - j * S2
             for i in range(a, e):
@@ -151,25 +190,51 @@ def _goes_left(s, missing, cut, dleft, categorical, cats, j):
     return s <= cut
 
 
+@njit(cache=True, nogil=True)
+def _partition_bytes(view, rows, scratch_l, scratch_r, lo, hi, nf, f, missing, cut, dleft):
+    """_partition_rows' pass 1 over rows[lo:hi] for a numerical split of an 8-bit dense
+    page: (lefts, rights). Its own loop: the general one, with ELLPACK, categorical and leaf
+    branches in it, keeps fewer values in registers."""
+    nl = 0
+    nr = 0
+    ahead = hi - PARTITION_AHEAD
+    for idx in range(lo, hi):
+        if idx < ahead:
+            prefetch(view, np.uint64(rows[idx + PARTITION_AHEAD]) * nf + f)
+        r = rows[idx]
+        s = np.int64(view[np.uint64(r) * nf + f])
+        go = np.int64(dleft) if s == missing else np.int64(s <= cut)
+        # both sides written, the counts advanced by the outcome: no branch on a coin
+        # flip (a mispredicted one a row cost more than the extra store)
+        scratch_l[lo + nl] = r
+        scratch_r[lo + nr] = r
+        nl += go
+        nr += 1 - go
+    return nl, nr
+
+
 def partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
                    seg_end, feature, split_bin, default_left, n_chunks, is_cat=None, cats=None,
-                   ell=False, hist_ptrs=None):
+                   ell=False, hist_ptrs=None, leaves=None):
     """_partition_rows; ``is_cat``/``cats`` default to numerical splits only; ``ell``: the
-    page is ELLPACK (row stride ``n_features``, slots from ``hist_ptrs``)."""
+    page is ELLPACK (row stride ``n_features``, slots from ``hist_ptrs``). ``leaves``:
+    (margin, k, value_left, value_right) for the leaf update instead of the partition."""
     if is_cat is None:
         is_cat = np.zeros(len(feature), dtype=np.bool_)
         cats = np.zeros((len(feature), 1), dtype=np.uint8)
     if hist_ptrs is None:
         hist_ptrs = np.zeros(1, np.int64)
+    if leaves is None:
+        leaves = (np.zeros((0, 1)), 0, np.zeros(0), np.zeros(0))
     return _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
                            seg_begin, seg_end, feature, split_bin, default_left, n_chunks,
-                           is_cat, cats, ell, hist_ptrs)
+                           is_cat, cats, ell, hist_ptrs, *leaves)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
                     seg_end, feature, split_bin, default_left, n_chunks, is_cat, cats, ell,
-                    hist_ptrs):
+                    hist_ptrs, margin, k, value_left, value_right):
     """Stable partition of each split node's segment; returns the left child's row count per node.
 
     Row r goes left iff its symbol s of ``feature[j]`` satisfies s <= split_bin[j] (a
@@ -179,11 +244,19 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
     ``n_chunks`` chunks partitioned in parallel into the scratch arrays (pass 1); pass 2 copies
     every chunk's lefts, then every chunk's rights, back in chunk order, which keeps both sides
     in their previous order.
+
+    With ``value_left`` non-empty, a tree's last splits: margin[r, k] += value_left[j] if
+    row r goes left, else value_right[j], and no row moves (nothing after reads the leaves'
+    segments; returns zeros): one pass for the last partition and the leaf update, with no
+    kernel of its own to compile. A leaf of an earlier level is a segment of equal values.
     """
     n_split = seg_begin.shape[0]
     mask = np.uint64((1 << bits) - 1)
     view = words.view(np.uint8)
     nf = np.uint64(n_features)
+    fused = value_left.shape[0] > 0
+    K = np.uint64(margin.shape[1])
+    uk = np.uint64(k)
     n_left = np.zeros((n_split, n_chunks), dtype=np.int64)
     n_right = np.zeros((n_split, n_chunks), dtype=np.int64)
     for task in prange(n_split * n_chunks):
@@ -200,17 +273,38 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
         categorical = is_cat[j]
         nl = 0
         nr = 0
+        vl = value_left[j] if fused else 0.0
+        vr = value_right[j] if fused else 0.0
+        if bits == 8 and not (ell or fused or categorical):    # the common case, alone
+            nl, nr = _partition_bytes(view, rows, scratch_l, scratch_r, lo, hi, nf, f,
+                                      missing, cut, dleft)
+            n_left[j, c] = nl
+            n_right[j, c] = nr
+            continue
+        ahead = hi - PARTITION_AHEAD
         for idx in range(lo, hi):
+            if idx < ahead:     # a later row's byte of the feature, margin (cpu_prefetch)
+                q = np.uint64(rows[idx + PARTITION_AHEAD])
+                if not ell:
+                    prefetch(view, ((q * nf + f) * np.uint64(bits)) >> np.uint64(3))
+                if fused:
+                    prefetch(margin, q * K + uk)
             r = rows[idx]
             s = row_symbol(words, view, bits, mask, r, nf, f, ell, slot0, missing)
-            if _goes_left(s, missing, cut, dleft, categorical, cats, j):
-                scratch_l[lo + nl] = r
-                nl += 1
-            else:
-                scratch_r[lo + nr] = r
-                nr += 1
+            go = _goes_left(s, missing, cut, dleft, categorical, cats, j)
+            if fused:
+                margin[r, k] += vl if go else vr
+                continue
+            # both sides written, the counts advanced by the outcome: no branch on a
+            # coin flip (a mispredicted one a row cost more than the extra store)
+            scratch_l[lo + nl] = r
+            scratch_r[lo + nr] = r
+            nl += np.int64(go)
+            nr += 1 - np.int64(go)
         n_left[j, c] = nl
         n_right[j, c] = nr
+    if fused:
+        return np.zeros(n_split, dtype=np.int64)
     # a loop, not n_left.sum(axis=1): numba's axis sum compiles its bounds check's message
     # formatting too, ~2 s of every first fit (docs/benchmarks.md, first fit on the CPU)
     total_left = np.zeros(n_split, dtype=np.int64)
@@ -343,3 +437,4 @@ def fold_tree(words, bits, mask, n_features, n_bins, table, values, steps, n, ma
             node = table[node, 3] if left else table[node, 4]
             d += 1
         margin[r, k] += values[node]
+
