@@ -38,7 +38,7 @@ from .categories import (categorical_block, frame_categories, merge_categories,
                          part_categories, recode_part)
 from .pages import PagePlan, make_paged
 from .reduce import tree_reduce
-from .worker import check_synchronous
+from .worker import check_synchronous, data_task_threads
 
 _ROW = re.compile(r"\brow (\d+)")
 
@@ -214,16 +214,19 @@ def check_queries_within_partitions(ids: list) -> None:
 def part_summary(part: Part, scale: float | None, max_keys: int) -> Summaries:
     """The part's sketch summaries (dgbdt.data.sketch.summarize_weighted)."""
     w = part.weight if scale is not None else None
-    if is_sparse(part.X):       # the stored entries alone: the dense rows' summaries
-        return summarize_csr(part.X, w, scale, max_keys)
-    summarize = summarize_weighted_device if is_device_array(part.X) else summarize_weighted
-    return summarize(part.X, w, scale, max_keys)
+    with data_task_threads():
+        if is_sparse(part.X):       # the stored entries alone: the dense rows' summaries
+            return summarize_csr(part.X, w, scale, max_keys)
+        summarize = (summarize_weighted_device if is_device_array(part.X)
+                     else summarize_weighted)
+        return summarize(part.X, w, scale, max_keys)
 
 
 def merge_summaries(*parts: Summaries) -> Summaries:
     out = parts[0]
-    for s in parts[1:]:
-        out = out.merge(s, out.max_keys)
+    with data_task_threads():
+        for s in parts[1:]:
+            out = out.merge(s, out.max_keys)
     return out
 
 

@@ -37,6 +37,7 @@ from ..kernels.pages import Page, bits_for, pack
 from ..data.quantize import quantize
 from ..data.sparse import densify, is_sparse, planned_layout
 from ..data.sparse import page_of as sparse_page
+from .worker import data_task_threads
 
 
 @dataclass
@@ -134,7 +135,7 @@ def make_paged(part, cuts, device: str, plan: PagePlan) -> PagedPart:
     """The part's pages on this worker (see the module docstring)."""
     be = get_backend(device)
     n = part.n_rows
-    with device_scope(be), gpu_memory_errors({"device_memory_budget": plan.budget},
+    with device_scope(be), data_task_threads(), gpu_memory_errors({"device_memory_budget": plan.budget},
                                              "packing a partition's pages"):
         width, bits = int(part.X.shape[1]), None
         if is_sparse(part.X):       # planned at the ELLPACK size (dgbdt.data.sparse)

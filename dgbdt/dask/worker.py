@@ -24,6 +24,7 @@ import ctypes
 import os
 
 from ..backends.device import release_pooled
+from ..kernels.threads import kernel_threads
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _GLIBC_MMAP_DEFAULT = 128 * 1024
@@ -41,6 +42,24 @@ def use_worker_threads(nthread) -> None:
         except (ImportError, ValueError, AttributeError):
             n = numba.config.NUMBA_NUM_THREADS
     numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+
+
+@contextlib.contextmanager
+def data_task_threads():
+    """numba threads for a data task on a worker (a partition's sketch, a merge of sketches, a
+    partition's packing): at most the worker's thread count, as a training task's, so a
+    one-thread worker runs the kernels' serial builds (dgbdt.kernels.twins: a first fit
+    compiles those alone); restored after. Outside a worker nothing changes."""
+    try:
+        from distributed import get_worker
+        n = get_worker().state.nthreads
+    except (ImportError, ValueError, AttributeError):
+        n = None
+    if n is None:
+        yield
+        return
+    with kernel_threads(max(1, int(n))):
+        yield
 
 
 @contextlib.contextmanager

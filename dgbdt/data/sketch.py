@@ -209,7 +209,9 @@ def _compact(counts: np.ndarray, src_ptr: np.ndarray, arrays, dtypes):
     out = []
     for a, dt in zip(arrays, dtypes):
         dst = np.empty(int(ptrs[-1]), dt)
-        K.compact_rows(a, src_ptr, counts, dst, ptrs)
+        # as unsigned words of their width: two kernel signatures, not one per dtype
+        word = np.uint64 if dst.itemsize == 8 else np.uint32
+        K.compact_rows(a.view(word), src_ptr, counts, dst.view(word), ptrs)
         out.append(dst)
     return ptrs, out
 

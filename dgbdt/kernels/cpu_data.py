@@ -38,6 +38,8 @@ Pack / unpack
 import numpy as np
 from numba import njit, prange
 
+from .twins import serial_twin
+
 NAN_KEY = 0xFFFFFFFF
 POS_INF_KEY = 0xFF800000  # key(+inf)
 NEG_INF_KEY = 0x007FFFFF  # key(-inf)
@@ -241,7 +243,7 @@ def summarize_columns(colkeys, weights, weighted, max_keys,
         shifts[f] = s
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _merge_feature(f, ak, aw, alo, ahi, aptr, ashift,
                    bk, bw, blo, bhi, bptr, bshift, max_keys,
                    ok, ow, olo, ohi, optr, counts, shifts):
@@ -454,3 +456,13 @@ def unpack_all(words, bits, out):
         base = np.int64(r) * nf
         for f in range(nf):
             out[r, f] = read_symbol(words, base + f, bits, mask)
+
+
+# callers on one numba thread run the serial builds (dgbdt.kernels.twins): a first fit on
+# one-thread workers compiles those alone
+column_keys = serial_twin(column_keys)
+summarize_columns = serial_twin(summarize_columns)
+quantize_rows = serial_twin(quantize_rows)
+pack_rows = serial_twin(pack_rows)
+unpack_rows_kernel = serial_twin(unpack_rows_kernel)
+unpack_all = serial_twin(unpack_all)

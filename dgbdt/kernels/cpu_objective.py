@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .twins import serial_twin
+
 HESS_FLOOR = 1e-16
 
 
@@ -192,3 +194,11 @@ def cox(order, m, y, w, has_w, g, h):
         h[ind, 0] = (exp_p * r_k - exp_p * exp_p * s_k) * wi
         last_abs_y = abs_y
         last_exp_p = exp_p
+
+
+# callers on one numba thread run the serial builds (dgbdt.kernels.twins): elementwise
+# kernels, the same values either way
+(squared_error, logistic, softmax, squared_log_error, pseudo_huber, poisson, gamma_regression,
+ tweedie, hinge, absolute_error, quantile, quantiles) = map(serial_twin, (
+    squared_error, logistic, softmax, squared_log_error, pseudo_huber, poisson,
+    gamma_regression, tweedie, hinge, absolute_error, quantile, quantiles))

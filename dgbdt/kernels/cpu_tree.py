@@ -21,6 +21,7 @@ from numba import njit, prange
 from .cpu_data import read_symbol
 from .cpu_prefetch import prefetch
 from .cpu_sparse import ell_symbol
+from .twins import serial_twin
 
 #: rows ahead whose page bytes the row kernels prefetch
 PREFETCH_ROWS = 32
@@ -438,3 +439,10 @@ def fold_tree(words, bits, mask, n_features, n_bins, table, values, steps, n, ma
             d += 1
         margin[r, k] += values[node]
 
+
+# callers on one numba thread (a one-thread Dask worker, a small shard: threads.serial_below)
+# run the serial builds (dgbdt.kernels.twins), so a first fit compiles only the build that
+# runs; the same values on any thread count
+level_histograms, _partition_rows, add_leaf_values, quantize_gradients, predict_raw = map(
+    serial_twin, (level_histograms, _partition_rows, add_leaf_values, quantize_gradients,
+                  predict_raw))
