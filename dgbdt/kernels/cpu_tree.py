@@ -214,6 +214,21 @@ def _partition_bytes(view, rows, scratch_l, scratch_r, lo, hi, nf, f, missing, c
     return nl, nr
 
 
+@njit(cache=True, nogil=True)
+def _leaf_bytes(view, rows, margin, k, lo, hi, nf, f, missing, cut, dleft, vl, vr):
+    """_partition_rows' leaf update over rows[lo:hi] for a numerical split of an 8-bit dense
+    page: margin[r, k] += vl if row r goes left else vr. Its own loop, as _partition_bytes:
+    inside the general one, a serial build (dgbdt.kernels.twins) ran it 4x slower."""
+    ahead = hi - PARTITION_AHEAD
+    for idx in range(lo, hi):
+        if idx < ahead:
+            prefetch(view, np.uint64(rows[idx + PARTITION_AHEAD]) * nf + f)
+        r = np.uint64(rows[idx])
+        s = np.int64(view[r * nf + f])
+        go = dleft if s == missing else s <= cut
+        margin[r, k] += vl if go else vr
+
+
 def partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
                    seg_end, feature, split_bin, default_left, n_chunks, is_cat=None, cats=None,
                    ell=False, hist_ptrs=None, leaves=None):
@@ -276,6 +291,9 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
         nr = 0
         vl = value_left[j] if fused else 0.0
         vr = value_right[j] if fused else 0.0
+        if bits == 8 and fused and not (ell or categorical):
+            _leaf_bytes(view, rows, margin, uk, lo, hi, nf, f, missing, cut, dleft, vl, vr)
+            continue
         if bits == 8 and not (ell or fused or categorical):    # the common case, alone
             nl, nr = _partition_bytes(view, rows, scratch_l, scratch_r, lo, hi, nf, f,
                                       missing, cut, dleft)
