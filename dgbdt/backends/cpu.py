@@ -1,6 +1,7 @@
 """The CPU backend: the kernel seam (dgbdt.backends.device) over numba kernels and numpy arrays."""
 from __future__ import annotations
 
+import threading
 import time
 
 import numba
@@ -18,6 +19,10 @@ from ..kernels.threads import kernel_threads, serial_below
 #: thread and all (a deep level's few rows) measured slower, the pool's threads sleeping
 #: longer between its parallel calls (issue 47)
 SERIAL_ROWS = 1 << 14
+
+#: ``warm``: whether this thread's last dense histograms ran on numba's pool, whose threads
+#: are then awake for the level's split evaluation (cpu_split.WARM_SERIAL_SLOTS)
+_POOL = threading.local()
 
 
 class CpuBackend:
@@ -120,6 +125,7 @@ class CpuBackend:
         with kernel_threads(serial_below(shard.n_rows, SERIAL_ROWS)) as threads:
             cpu_tree.level_histograms(p.words, p.bits, p.n_features, hist_ptrs, shard.rows,
                                       shard.grad, b, e, threads, parent, parent_slot, out)
+        _POOL.warm = threads > 1
 
     def level_histograms(self, shard, req, hist_ptrs: np.ndarray) -> np.ndarray:
         """The smaller children from rows, their siblings = parent - smaller (exact)."""
@@ -326,8 +332,10 @@ class CpuBackend:
             cat["lin_center"], cat["lin_inv_scale"], ptrs, classes, out, depth)
 
     def evaluate_splits(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p):
-        return cpu_split.evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam,
-                                         p.alpha, p.max_delta_step, p.min_child_weight)
+        warm = getattr(_POOL, "warm", False)
+        return cpu_split.evaluate_splits(
+            hist, hist_ptrs, totals, inv_sg, inv_sh, p.lam, p.alpha, p.max_delta_step,
+            p.min_child_weight, cpu_split.WARM_SERIAL_SLOTS if warm else None)
 
     def evaluate_splits_monotone(self, hist, totals, hist_ptrs, inv_sg, inv_sh, p, lower, upper):
         return cpu_split.evaluate_splits_monotone(

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from ..kernels.arrays import array_module, is_device_array, sync_timers, to_host
 from .pool import kept_allocations, pooled_allocations, release_pooled
 
@@ -122,6 +124,9 @@ class _Beside:
 
 def backend_of(a):
     """The backend that computes on arrays like ``a`` (the current GPU for device arrays)."""
+    if type(a) is np.ndarray:       # the host's, without the device probes (a few a level)
+        from .cpu import CPU
+        return CPU
     if is_device_array(a):
         from .cuda import CudaBackend
         import cupy

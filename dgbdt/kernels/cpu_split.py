@@ -60,7 +60,7 @@ def node_gain(g, h, lam, alpha, max_delta_step, min_child_weight):
 
 
 def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_delta_step,
-                    min_child_weight):
+                    min_child_weight, serial_slots=None):
     """Best split of each node. hist int64 [m, S, 2]; totals int64 [m, 2] (node sums).
 
     Returns (gain float32 [m], feature int32 [m] (-1: none), split_bin int32 [m],
@@ -70,10 +70,12 @@ def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_del
     few nodes and many features: wide or sparse data, whose root would be one thread's work);
     the ranges' bests are combined in feature order, replacing only on a strictly larger gain,
     which is the scan's rule, so the result is the one-range scan's for any thread count.
+    Levels of fewer than ``serial_slots`` slots (default SERIAL_SLOTS) run on one thread.
     """
     m = hist.shape[0]
     n_features = hist_ptrs.shape[0] - 1
-    threads = serial_below(m * hist.shape[1], SERIAL_SLOTS)
+    threads = serial_below(m * hist.shape[1],
+                           SERIAL_SLOTS if serial_slots is None else serial_slots)
     n_ranges = max(1, min(n_features, (4 * threads) // max(m, 1), n_features // 64))
     with kernel_threads(threads):
         return _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha,
@@ -83,6 +85,11 @@ def evaluate_splits(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_del
 #: levels of fewer histogram slots (nodes x slots) are evaluated on one thread: waking the
 #: pool costs more than their scan (kernels.threads.serial_below)
 SERIAL_SLOTS = 1 << 15
+#: the same where the pool just ran the level's histograms (a shard of SERIAL_ROWS rows or
+#: more, backends.cpu): its threads are awake, and a serial scan of 2-4 nodes (a root of 28
+#: features x 256 bins stays serial) leaves them time to fall asleep before the next
+#: partition wakes them (2-core machine, 50k x 28: 5 % of the fit; issue 47)
+WARM_SERIAL_SLOTS = 1 << 13
 
 
 @njit(cache=True, nogil=True)

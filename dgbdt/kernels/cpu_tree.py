@@ -229,6 +229,23 @@ def _leaf_bytes(view, rows, margin, k, lo, hi, nf, f, missing, cut, dleft, vl, v
         margin[r, k] += vl if go else vr
 
 
+#: partition_rows' defaults, made once (the kernel only reads them): a tree's levels call it
+#: a few times each, between kernels whose threads should find the next one soon (issue 47)
+_NO_PTRS = np.zeros(1, np.int64)
+_NO_LEAVES = (np.zeros((0, 1)), 0, np.zeros(0), np.zeros(0))
+_NUMERICAL = [np.zeros(0, np.bool_), np.zeros((0, 1), np.uint8)]
+
+
+def _numerical_splits(m: int):
+    """(is_cat, cats) of m numerical splits: all-false flags, a 1-byte empty set each
+    (views of shared zero arrays the kernel only reads)."""
+    is_cat, cats = _NUMERICAL
+    if is_cat.shape[0] < m:        # this call's own arrays (another thread may swap them)
+        is_cat, cats = np.zeros(2 * m, np.bool_), np.zeros((2 * m, 1), np.uint8)
+        _NUMERICAL[:] = [is_cat, cats]
+    return is_cat[:m], cats[:m]
+
+
 def partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
                    seg_end, feature, split_bin, default_left, n_chunks, is_cat=None, cats=None,
                    ell=False, hist_ptrs=None, leaves=None):
@@ -236,12 +253,11 @@ def partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, 
     page is ELLPACK (row stride ``n_features``, slots from ``hist_ptrs``). ``leaves``:
     (margin, k, value_left, value_right) for the leaf update instead of the partition."""
     if is_cat is None:
-        is_cat = np.zeros(len(feature), dtype=np.bool_)
-        cats = np.zeros((len(feature), 1), dtype=np.uint8)
+        is_cat, cats = _numerical_splits(len(feature))
     if hist_ptrs is None:
-        hist_ptrs = np.zeros(1, np.int64)
+        hist_ptrs = _NO_PTRS
     if leaves is None:
-        leaves = (np.zeros((0, 1)), 0, np.zeros(0), np.zeros(0))
+        leaves = _NO_LEAVES
     return _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
                            seg_begin, seg_end, feature, split_bin, default_left, n_chunks,
                            is_cat, cats, ell, hist_ptrs, *leaves)

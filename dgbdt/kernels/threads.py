@@ -20,7 +20,6 @@ says what applies. Intel's and LLVM's runtimes (KMP_BLOCKTIME) are left alone: n
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 
 __all__ = ["SPINCOUNT", "kernel_threads", "prefer_short_spin", "serial_below", "spin_policy"]
 
@@ -73,20 +72,31 @@ def numba_threads() -> int:
     return numba.get_num_threads()
 
 
-@contextmanager
-def kernel_threads(n: int):
+class kernel_threads:
     """The kernels called inside run on ``n`` of numba's threads (n below the current
-    count: one thread is a region that wakes nobody); restored after."""
-    import numba
-    previous = numba.get_num_threads()
-    if n >= previous:
-        yield previous
-        return
-    numba.set_num_threads(n)
-    try:
-        yield n
-    finally:
-        numba.set_num_threads(previous)
+    count: one thread is a region that wakes nobody); restored after. ``with`` gives the
+    count the kernels run on. A class, not a generator context manager: a boosting round
+    enters one around each of its few dozen kernel calls (issue 47)."""
+
+    __slots__ = ("n", "previous")
+
+    def __init__(self, n: int):
+        self.n = n
+        self.previous = None
+
+    def __enter__(self) -> int:
+        import numba
+        previous = self.previous = numba.get_num_threads()
+        if self.n >= previous:
+            return previous
+        numba.set_num_threads(self.n)
+        return self.n
+
+    def __exit__(self, *exc) -> bool:
+        if self.n < self.previous:
+            import numba
+            numba.set_num_threads(self.previous)
+        return False
 
 
 prefer_short_spin()

@@ -80,7 +80,9 @@ class Growth:
     NODE_ARRAYS = {"left": -1, "right": -1, "parent": -1, "feature": 0, "default_left": False,
                    "threshold": 0.0, "loss_change": 0.0, "totals": 0, "lower": -np.inf,
                    "upper": np.inf}
-    FIRST_CAPACITY = 64
+    #: 127 nodes: a tree of the default max_depth=6 grows none (each growth was a tenth of
+    #: its tree's host work on small data)
+    FIRST_CAPACITY = 128
     #: tree_method="exact": thresholds between the node's adjacent values (GrowthSpec.start)
     exact = False
 
@@ -146,40 +148,47 @@ class Growth:
             self.totals[0] = to_host(
                 merged[0, self.hist_ptrs[0]:self.hist_ptrs[1]].sum(axis=0)).astype(np.int64)
             self.have_root_totals = True
-        slot = {n: i for i, n in enumerate(req.nodes.tolist())}
-        order = np.array([slot[n] for n in self.level_nodes.tolist()], dtype=np.int64)
-        if len(order) == len(req.nodes):    # the request's order: the candidates are
-            hist, ids = merged, np.asarray(req.nodes, dtype=np.int64)  # permuted, not the
-        else:                               # histograms (megabytes a node when wide)
-            hist, ids = merged[backend_of(merged).upload(order)], self.level_nodes
-            order = None
+        req_nodes = req.nodes
+        slot = {n: i for i, n in enumerate(req_nodes.tolist())}
+        order = [slot[n] for n in self.level_nodes.tolist()]
+        in_request_order = len(order) == len(req_nodes)
+        if in_request_order:                # the request's order: the candidates are
+            hist, ids = merged, np.asarray(req_nodes, dtype=np.int64)  # permuted, not the
+            if order == list(range(len(order))):    # histograms (megabytes a node when
+                order = None                        # wide)
+            else:
+                order = np.array(order, dtype=np.int64)
+        else:
+            hist = merged[backend_of(merged).upload(np.array(order, dtype=np.int64))]
+            ids, order = self.level_nodes, None
         if self.columns is not None:       # features outside the sample: slots zeroed (a copy)
             hist = self.columns.apply(hist, self.depth, ids)
         if self.paths is not None:         # features the nodes' paths forbid: slots zeroed
             hist = self._interaction_mask(hist, ids)
         cand = self._evaluate(hist, ids)
-        if order is not None and not np.array_equal(order, np.arange(len(order))):
-            cand = cand.take(order)         # in level order
-        ok = np.flatnonzero(cand.splittable(self.p))
+        # ok: the splitting nodes' positions in the level, in level order; sel: their
+        # candidates' (and histograms') positions (the request's order)
+        split_mask = cand.splittable(self.p)
+        ok = np.flatnonzero(split_mask if order is None else split_mask[order])
         if self.max_leaves:             # the level's first nodes (ids ascending) that fit
             ok = ok[:max(0, self.max_leaves - self.n_leaves)]
             self.n_leaves += ok.size
+        sel = ok if order is None else order[ok]
         if self.depth == self.max_depth or ok.size == 0:
             self.pending, self.done = None, True
             self.eval_seconds += time.perf_counter() - t
             return
         cuts, m = self.cuts, ok.size
         nodes = self.level_nodes[ok]
-        f = cand.feature[ok].astype(np.int64)
-        b = cand.split_bin[ok].astype(np.int64)
+        f = cand.feature[sel].astype(np.int64)
+        b = cand.split_bin[sel].astype(np.int64)
         self.feature[nodes] = f
-        self.default_left[nodes] = cand.default_left[ok]
-        self.loss_change[nodes] = cand.gain[ok]
+        self.default_left[nodes] = cand.default_left[sel]
+        self.loss_change[nodes] = cand.gain[sel]
         self.threshold[nodes] = np.where(b >= 0, cuts.values[cuts.ptrs[f] + np.maximum(b, 0)],
                                          cuts.min_values[f])
         if self.exact:                      # the node's adjacent values (exact_split)
-            rows = ok if order is None else order[ok]
-            for i, node, fi, bi in zip(rows.tolist(), nodes.tolist(), f.tolist(), b.tolist()):
+            for i, node, fi, bi in zip(sel.tolist(), nodes.tolist(), f.tolist(), b.tolist()):
                 self.threshold[node] = exact_threshold(cuts, self.hist_ptrs, hist[i], fi, bi,
                                                        self.threshold[node])
         # children numbered in order, left then right (as XGBoost numbers them)
@@ -189,33 +198,36 @@ class Growth:
         self.n_nodes += 2 * m
         self.left[nodes], self.right[nodes] = lefts, rights
         self.parent[lefts], self.parent[rights] = nodes, nodes
-        self.totals[lefts], self.totals[rights] = cand.left[ok], cand.right[ok]
+        lsum, rsum = cand.left[sel], cand.right[sel]
+        self.totals[lefts], self.totals[rights] = lsum, rsum
         if self.lower is not None:
-            self._bound_children(nodes, f, lefts, rights, cand.left[ok], cand.right[ok])
+            self._bound_children(nodes, f, lefts, rights, lsum, rsum)
         if self.paths is not None:
             for node, feat, lft, rgt in zip(nodes.tolist(), f.tolist(), lefts.tolist(),
                                             rights.tolist()):
                 self.paths[lft] = self.paths[rgt] = self.paths[node] | {feat}
         is_cat = cats = None
         if cand.is_cat is not None:
-            is_cat, cats = cand.is_cat[ok].copy(), cand.cats[ok]
+            is_cat, cats = cand.is_cat[sel].copy(), cand.cats[sel]
             for node, i in zip(nodes[is_cat].tolist(), np.flatnonzero(is_cat).tolist()):
                 self.split_cats[node] = np.flatnonzero(cats[i]).astype(np.int32)
             cats = pack_sets(cats)
         self.pending = SplitBatch(node=nodes, feature=f, split_bin=b,
-                                  default_left=cand.default_left[ok].copy(),
+                                  default_left=cand.default_left[sel],
                                   left=lefts, right=rights, is_cat=is_cat, cats=cats)
-        self.level_nodes = np.stack([lefts, rights], axis=1).ravel()
+        self.level_nodes = np.empty(2 * m, np.int64)       # lefts[0], rights[0], ...
+        self.level_nodes[0::2], self.level_nodes[1::2] = lefts, rights
         self.depth += 1
         if self.depth == self.max_depth:       # children are leaves: no histograms needed
             self.done = True
         else:
-            left_smaller = cand.left[ok, 1] <= cand.right[ok, 1]
+            left_smaller = lsum[:, 1] <= rsum[:, 1]
             self.request = LevelRequest(
                 splits=self.pending,
                 small=np.where(left_smaller, lefts, rights),
                 large=np.where(left_smaller, rights, lefts),
-                parent_slot=np.array([slot[n] for n in nodes.tolist()], dtype=np.int64),
+                parent_slot=(sel if in_request_order       # sel: the nodes' slots there
+                             else np.array([slot[n] for n in nodes.tolist()], dtype=np.int64)),
                 keep=self.depth + 1 < self.max_depth)
             self.pending = None
         self.eval_seconds += time.perf_counter() - t
