@@ -191,19 +191,31 @@ def _goes_left(s, missing, cut, dleft, categorical, cats, j):
     return s <= cut
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _dense_symbol(words, view, bits, mask, i):
+    """Symbol i of a dense page (a byte where ``bits`` is 8)."""
+    if bits == 8:
+        return np.int64(view[i])
+    return np.int64(read_symbol(words, i, bits, mask))
+
+
 @njit(cache=True, nogil=True)
-def _partition_bytes(view, rows, scratch_l, scratch_r, lo, hi, nf, f, missing, cut, dleft):
-    """_partition_rows' pass 1 over rows[lo:hi] for a numerical split of an 8-bit dense
-    page: (lefts, rights). Its own loop: the general one, with ELLPACK, categorical and leaf
-    branches in it, keeps fewer values in registers."""
+def _partition_dense(words, view, bits, mask, rows, scratch_l, scratch_r, lo, hi, nf, f,
+                     missing, cut, dleft):
+    """_partition_rows' pass 1 over rows[lo:hi] for a numerical split of a dense page:
+    (lefts, rights). Its own loop: the general one, with ELLPACK, categorical and leaf
+    branches in it, keeps fewer values in registers, and its serial build (one-thread Dask
+    workers, dgbdt.kernels.twins) ran several times slower."""
     nl = 0
     nr = 0
     ahead = hi - PARTITION_AHEAD
+    ub = np.uint64(bits)
     for idx in range(lo, hi):
         if idx < ahead:
-            prefetch(view, np.uint64(rows[idx + PARTITION_AHEAD]) * nf + f)
+            q = np.uint64(rows[idx + PARTITION_AHEAD]) * nf + f
+            prefetch(view, q if bits == 8 else (q * ub) >> np.uint64(3))
         r = rows[idx]
-        s = np.int64(view[np.uint64(r) * nf + f])
+        s = _dense_symbol(words, view, bits, mask, np.uint64(r) * nf + f)
         go = np.int64(dleft) if s == missing else np.int64(s <= cut)
         # both sides written, the counts advanced by the outcome: no branch on a coin
         # flip (a mispredicted one a row cost more than the extra store)
@@ -215,16 +227,19 @@ def _partition_bytes(view, rows, scratch_l, scratch_r, lo, hi, nf, f, missing, c
 
 
 @njit(cache=True, nogil=True)
-def _leaf_bytes(view, rows, margin, k, lo, hi, nf, f, missing, cut, dleft, vl, vr):
-    """_partition_rows' leaf update over rows[lo:hi] for a numerical split of an 8-bit dense
-    page: margin[r, k] += vl if row r goes left else vr. Its own loop, as _partition_bytes:
-    inside the general one, a serial build (dgbdt.kernels.twins) ran it 4x slower."""
+def _leaf_dense(words, view, bits, mask, rows, margin, k, lo, hi, nf, f, missing, cut, dleft,
+                vl, vr):
+    """_partition_rows' leaf update over rows[lo:hi] for a numerical split of a dense page:
+    margin[r, k] += vl if row r goes left else vr. Its own loop, as _partition_dense: inside
+    the general one, a serial build (dgbdt.kernels.twins) ran it 4x slower."""
     ahead = hi - PARTITION_AHEAD
+    ub = np.uint64(bits)
     for idx in range(lo, hi):
         if idx < ahead:
-            prefetch(view, np.uint64(rows[idx + PARTITION_AHEAD]) * nf + f)
+            q = np.uint64(rows[idx + PARTITION_AHEAD]) * nf + f
+            prefetch(view, q if bits == 8 else (q * ub) >> np.uint64(3))
         r = np.uint64(rows[idx])
-        s = np.int64(view[r * nf + f])
+        s = _dense_symbol(words, view, bits, mask, r * nf + f)
         go = dleft if s == missing else s <= cut
         margin[r, k] += vl if go else vr
 
@@ -307,12 +322,13 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
         nr = 0
         vl = value_left[j] if fused else 0.0
         vr = value_right[j] if fused else 0.0
-        if bits == 8 and fused and not (ell or categorical):
-            _leaf_bytes(view, rows, margin, uk, lo, hi, nf, f, missing, cut, dleft, vl, vr)
+        if fused and not (ell or categorical):
+            _leaf_dense(words, view, bits, mask, rows, margin, uk, lo, hi, nf, f, missing, cut,
+                        dleft, vl, vr)
             continue
-        if bits == 8 and not (ell or fused or categorical):    # the common case, alone
-            nl, nr = _partition_bytes(view, rows, scratch_l, scratch_r, lo, hi, nf, f,
-                                      missing, cut, dleft)
+        if not (ell or fused or categorical):    # the common case, alone
+            nl, nr = _partition_dense(words, view, bits, mask, rows, scratch_l, scratch_r, lo,
+                                      hi, nf, f, missing, cut, dleft)
             n_left[j, c] = nl
             n_right[j, c] = nr
             continue
