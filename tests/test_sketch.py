@@ -226,18 +226,6 @@ def test_default_max_keys():
     assert default_max_keys(16) == 4096
 
 
-def test_parallel_and_serial_merge_agree(monkeypatch):
-    import dgbdt.data.sketch as sk
-
-    rng = np.random.default_rng(6)
-    X = _mixed_data(rng, 5000)
-    parts = [summarize(X[i::3], None, 100) for i in range(3)]
-    serial = merge_all(parts)
-    monkeypatch.setattr(sk, "_PARALLEL_MERGE_MIN", 0)
-    parallel = merge_all(parts)
-    assert parallel.equals(serial) and serial.equals(summarize(X, None, 100))
-
-
 def test_memory_layouts_agree():
     rng = np.random.default_rng(8)
     X = _mixed_data(rng, 1500)

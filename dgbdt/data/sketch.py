@@ -53,6 +53,7 @@ import numba
 import numpy as np
 
 from ..kernels import cpu_data as K
+from .sketch_merge import merge_buckets
 
 __all__ = [
     "Summaries",
@@ -65,8 +66,7 @@ __all__ = [
 ]
 
 
-_PARALLEL_MERGE_MIN = 1 << 18  # buckets in a + b
-_KEY_GROUP = 8                 # features keyed at once by summarize (at least: threads)
+_KEY_GROUP = 8  # features keyed at once by summarize (at least: threads)
 
 
 def default_max_keys(max_bin: int) -> int:
@@ -202,18 +202,15 @@ class Summaries:
         )
 
 
-def _compact(counts: np.ndarray, src_ptr: np.ndarray, arrays, dtypes):
-    """Concatenate the first ``counts[f]`` slots of each feature's region."""
+def _compact(counts: np.ndarray, arrays):
+    """``(ptrs, [a[f, :counts[f]] for every f, concatenated, for each [F, cap] array a])``.
+
+    A row-major boolean mask ``slot < counts[f]`` selects those slots in that order (numpy:
+    no kernel to compile on a first fit)."""
     ptrs = np.zeros(counts.shape[0] + 1, np.int64)
     np.cumsum(counts, out=ptrs[1:])
-    out = []
-    for a, dt in zip(arrays, dtypes):
-        dst = np.empty(int(ptrs[-1]), dt)
-        # as unsigned words of their width: two kernel signatures, not one per dtype
-        word = np.uint64 if dst.itemsize == 8 else np.uint32
-        K.compact_rows(a.view(word), src_ptr, counts, dst.view(word), ptrs)
-        out.append(dst)
-    return ptrs, out
+    keep = np.arange(arrays[0].shape[1], dtype=np.int64) < counts[:, None]
+    return ptrs, [a[keep] for a in arrays]
 
 
 def check_summarize_args(X, weights_fixed, max_keys, xp):
@@ -278,10 +275,7 @@ def summarize(X, weights_fixed=None, max_keys: int = 4096) -> Summaries:
     if status.any():
         bad = np.flatnonzero(status).tolist()
         raise ValueError(f"infinite values in feature(s) {bad[:10]}")
-    src_ptr = np.arange(nf, dtype=np.int64) * cap
-    ptrs, (keys, weights, lo, hi) = _compact(
-        counts, src_ptr, [ok.ravel(), ow.ravel(), olo.ravel(), ohi.ravel()],
-        [np.uint64, np.int64, np.uint32, np.uint32])
+    ptrs, (keys, weights, lo, hi) = _compact(counts, [ok, ow, olo, ohi])
     return Summaries(keys=keys, weights=weights, lo=lo.view(np.float32),
                      hi=hi.view(np.float32), ptrs=ptrs, shifts=shifts,
                      n_rows=n, max_keys=max_keys)
@@ -311,23 +305,8 @@ def merge(a: Summaries, b: Summaries, max_keys: int | None = None) -> Summaries:
     max_keys = lim if max_keys is None else int(max_keys)
     if max_keys < 1 or max_keys > lim:
         raise ValueError(f"max_keys must be in [1, {lim}] to merge exactly")
-    nf = a.n_features
-    optr = a.ptrs + b.ptrs
-    cap = int(optr[-1])
-    ok = np.empty(cap, np.uint64)
-    ow = np.empty(cap, np.int64)
-    olo = np.empty(cap, np.float32)
-    ohi = np.empty(cap, np.float32)
-    counts = np.empty(nf, np.int64)
-    shifts = np.empty(nf, np.int64)
-    # a parallel launch only pays off for large summaries
-    kernel = K.merge_summaries if cap >= _PARALLEL_MERGE_MIN else K.merge_summaries_serial
-    kernel(a.keys, a.weights, a.lo, a.hi, a.ptrs, a.shifts,
-           b.keys, b.weights, b.lo, b.hi, b.ptrs, b.shifts, max_keys,
-           ok, ow, olo, ohi, optr, counts, shifts)
-    ptrs, (keys, weights, lo, hi) = _compact(
-        counts, optr, [ok, ow, olo, ohi],
-        [np.uint64, np.int64, np.float32, np.float32])
+    # numpy over all features at once (dgbdt.data.sketch_merge): nothing to compile
+    keys, weights, lo, hi, ptrs, shifts = merge_buckets(a, b, max_keys)
     return Summaries(keys=keys, weights=weights, lo=lo, hi=hi, ptrs=ptrs,
                      shifts=shifts, n_rows=a.n_rows + b.n_rows, max_keys=max_keys)
 
