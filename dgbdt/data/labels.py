@@ -73,9 +73,10 @@ def label_values(y, what: str = "y"):
 
 
 def _has_nan(arr, xp) -> bool:
-    """Whether a float label vector holds a NaN (a cupy float64 one by a kernel that ships
+    """Whether a float label vector holds a NaN (a cupy float32/64 one by a kernel that ships
     compiled: dgbdt.kernels.gpu_checks.label_scan)."""
-    if xp is not np and arr.dtype == np.float64 and arr.flags.c_contiguous and arr.size:
+    if (xp is not np and arr.dtype in (np.float32, np.float64) and arr.flags.c_contiguous
+            and arr.size):
         from ..kernels.gpu_checks import label_scan
         bad = label_scan(arr)[0]
         if bad is None:

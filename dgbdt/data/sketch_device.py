@@ -197,11 +197,7 @@ def _shifts(comp, n: int, nf: int, cnt, max_keys: int, xp):
 
 def _starts(comp, n: int, nf: int, cnt, s, xp):
     """bool [F, n]: bucket starts (step 4): position 0 of a feature with a non-NaN value,
-    and every j with h_j > s_f. One kernel on a GPU (dgbdt.kernels.gpu_sketch); the kernels
-    see the same shapes for any feature group, so none compiles at a size only."""
-    if xp is not np:
-        from ..kernels.gpu_sketch import sketch_starts
-        return sketch_starts(comp, n, nf, cnt, s)
+    and every j with h_j > s_f (numpy; a GPU finds the buckets in _device_buckets)."""
     first = (cnt > 0)[:, None]
     if n == 1:
         return first
@@ -230,46 +226,79 @@ def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
     else:
         comp.sort()
 
-    def keys_at(flat):      # the sorted keys at flat [F * n] positions, uint32
-        return (comp[flat] & np.uint64(0xFFFFFFFF)).astype(xp.uint32)
-
-    # 3. shifts from the per-feature histogram of bit lengths; 4. bucket starts
+    # 3. shifts from the per-feature histogram of bit lengths; 4. the buckets
     s = _shifts(comp, n, nf, cnt, max_keys, xp)
-    starts = _starts(comp, n, nf, cnt, s, xp)
-    counts = _row_counts(starts, xp)
-    idx = xp.flatnonzero(starts)  # flat [F * n] positions of bucket starts, by feature
+    buckets = _host_buckets if xp is np else _device_buckets
+    return buckets(comp, n, nf, cnt, s, infs, ws, max_keys)
+
+
+def _host_buckets(comp, n: int, nf: int, cnt, s, infs, ws, max_keys: int) -> Summaries:
+    """Step 4 in numpy (the specification of the device's _device_buckets): bucket starts,
+    each bucket's end (the next start - 1, or the feature's last non-NaN position), its key
+    ``k_a >> s_f``, weight and the float32 bits of its first and last key."""
+    def keys_at(flat):      # the sorted keys at flat [F * n] positions, uint32
+        return (comp[flat] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+    starts = _starts(comp, n, nf, cnt, s, np)
+    counts = _row_counts(starts, np)
+    idx = np.flatnonzero(starts)  # flat [F * n] positions of bucket starts, by feature
     del starts
-    ptrs = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(counts)])
+    ptrs = np.concatenate([np.zeros(1, np.int64), np.cumsum(counts)])
     m = int(idx.size)
-    ends = xp.empty(m + 1, dtype=xp.int64)      # slot m: for features without a bucket
+    ends = np.empty(m + 1, dtype=np.int64)      # slot m: for features without a bucket
     ends[:m - 1] = idx[1:] - 1
-    ends[xp.where(counts > 0, ptrs[1:] - 1, m)] = xp.arange(nf, dtype=xp.int64) * n + cnt - 1
+    ends[np.where(counts > 0, ptrs[1:] - 1, m)] = np.arange(nf, dtype=np.int64) * n + cnt - 1
     ends = ends[:m]                                 # ^ each feature's last bucket
     kb = keys_at(idx)
-    keys = kb.astype(xp.uint64) >> s.astype(xp.uint64)[idx // n]
-    if weighted:
-        cw = xp.cumsum(ws)      # flat: a bucket's two ends are in one feature's run
+    keys = kb.astype(np.uint64) >> s.astype(np.uint64)[idx // n]
+    if ws is not None:
+        cw = np.cumsum(ws)      # flat: a bucket's two ends are in one feature's run
         bw = cw[ends] - cw[idx] + ws[idx]
     else:
         bw = ends - idx + 1
-    lo = _key_to_bits(kb, xp)
-    hi = _key_to_bits(keys_at(ends), xp)
-    # one copy to the host (a GPU waits once): every output as int64, then split
-    got = _to_host(xp.concatenate([keys.view(xp.int64), bw.astype(xp.int64),
-                                   lo.astype(xp.int64), hi.astype(xp.int64), ptrs,
-                                   s.astype(xp.int64), infs.astype(xp.int64)]))
-    keys, bw, lo, hi, ptrs, s, infs = np.split(got, np.cumsum([m, m, m, m, nf + 1, nf]))
     if infs.any():
         raise _Infinite(np.flatnonzero(infs).tolist())
     if m == 0:
         out = Summaries.empty(nf, max_keys)
         out.n_rows = n
-        out.shifts = s
+        out.shifts = s.astype(np.int64)
         return out
-    return Summaries(keys=keys.view(np.uint64), weights=bw,
+    return Summaries(keys=keys, weights=bw.astype(np.int64),
+                     lo=_key_to_bits(kb, np).view(np.float32),
+                     hi=_key_to_bits(keys_at(ends), np).view(np.float32),
+                     ptrs=ptrs.astype(np.int64), shifts=s.astype(np.int64), n_rows=n,
+                     max_keys=max_keys)
+
+
+def _device_buckets(comp, n: int, nf: int, cnt, s, infs, ws, max_keys: int) -> Summaries:
+    """Step 4 on a GPU: the buckets by kernels (dgbdt.kernels.gpu_sketch.sketch_buckets: the
+    array code of _host_buckets, which CuPy would compile with NVRTC at a fresh install's first fit),
+    then on the host each feature's bucket count from the buckets' positions. Weighted, a
+    bucket's weight is ``C[last] - C[first] + w[first]`` with C the running sum of the sorted
+    weights (CuPy; unweighted it is ``last - first + 1``, computed here)."""
+    from ..kernels.gpu_sketch import sketch_buckets
+    m, out = sketch_buckets(comp, n, nf, cnt, s)
+    bw = None
+    if ws is not None and m:
+        cw = ws.cumsum()
+        bw = (cw[out[4]] - cw[out[3]] + ws[out[3]]).get()
+    got, s, infs = out.get(), s.get(), infs.get()
+    if infs.any():
+        raise _Infinite(np.flatnonzero(infs).tolist())
+    if m == 0:
+        empty = Summaries.empty(nf, max_keys)
+        empty.n_rows = n
+        empty.shifts = s
+        return empty
+    keys, lo, hi, first, last = got
+    if bw is None:
+        bw = last - first + 1
+    ptrs = np.zeros(nf + 1, np.int64)
+    np.cumsum(np.bincount(first // n, minlength=nf), out=ptrs[1:])
+    return Summaries(keys=keys.view(np.uint64), weights=bw.astype(np.int64),
                      lo=lo.astype(np.uint32).view(np.float32),
-                     hi=hi.astype(np.uint32).view(np.float32), ptrs=ptrs, shifts=s,
-                     n_rows=n, max_keys=max_keys)
+                     hi=hi.astype(np.uint32).view(np.float32), ptrs=ptrs,
+                     shifts=s.astype(np.int64), n_rows=n, max_keys=max_keys)
 
 
 def summarize_weighted_device(X, weight, scale: float | None, max_keys: int,

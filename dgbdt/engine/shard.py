@@ -28,7 +28,8 @@ def merged_maxima(parts, xp):
     them all; non-negative floats order as their bits)."""
     if isinstance(parts[0], tuple):
         return np.max([p[0] for p in parts], axis=0), np.max([p[1] for p in parts], axis=0)
-    mx = to_host(xp.stack(parts).max(axis=0)).view(np.float64)
+    # on the host: a [2, K] array a shard (CuPy's stack and max compile at a first fit)
+    mx = np.max([to_host(p) for p in parts], axis=0).view(np.float64)
     return mx[0], mx[1]
 
 

@@ -8,6 +8,14 @@ import numpy as np
 from .launch import BLOCK, _grid, _i64, kernel
 
 _KERNELS = {np.dtype(np.float32): "first_inf_f32", np.dtype(np.float64): "first_inf_f64"}
+#: the label kernels' name suffix of each label dtype they take (cuda/checks.cu)
+_LABEL_TYPES = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
+                np.dtype(np.int64): "i64", np.dtype(np.int32): "i32"}
+
+
+def _arith(y, v):
+    """v as the kernels' arithmetic type for y's labels (double for floats, int64 for ints)."""
+    return np.float64(v) if y.dtype.kind == "f" else np.int64(v)
 
 
 def _blocks(x) -> int:
@@ -37,13 +45,14 @@ def _from_key(k: int) -> float:
 def label_scan(y) -> tuple[int | None, int | None, float | None, float | None]:
     """(index of the first non-finite label, index of the first finite non-integer one, the
     least finite label, the greatest), each None where there is none, of a contiguous float64
-    cupy vector ``y``."""
+    or float32 cupy vector ``y``."""
     import cupy as cp
     n = int(y.size)
+    name = {np.dtype(np.float64): "label_scan", np.dtype(np.float32): "label_scan_f32"}[y.dtype]
     with y.device:
         out = cp.asarray(np.array([n, n, 2 ** 64 - 1, 0], dtype=np.uint64))
         if n:
-            kernel("checks", "label_scan")((_blocks(y),), (BLOCK,), (y, _i64(n), out))
+            kernel("checks", name)((_blocks(y),), (BLOCK,), (y, _i64(n), out))
         bad, nonint, lo, hi = (int(v) for v in cp.asnumpy(out))
     finite = lo != 2 ** 64 - 1
     return (bad if bad < n else None, nonint if nonint < n else None,
@@ -55,28 +64,28 @@ MAX_CLASS_RANGE = 1 << 20
 
 
 def _label_range(y) -> tuple[float, float] | tuple[int, int] | None:
-    """(least, greatest) label of a float64 or int64 cupy vector whose labels are all finite
-    integers, else None."""
+    """(least, greatest) label of a float or integer cupy vector (_LABEL_TYPES) whose labels
+    are all finite integers, else None."""
     import cupy as cp
-    if y.dtype == np.float64:
+    if y.dtype.kind == "f":
         bad, nonint, lo, hi = label_scan(y)
         return None if bad is not None or nonint is not None or lo is None else (lo, hi)
     n = int(y.size)
     with y.device:
         out = cp.asarray(np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min], np.int64))
-        kernel("checks", "int_range_i64")((_blocks(y),), (BLOCK,), (y, _i64(n), out))
+        kernel("checks", "int_range_" + _LABEL_TYPES[y.dtype])((_blocks(y),), (BLOCK,),
+                                                            (y, _i64(n), out))
         lo, hi = (int(v) for v in cp.asnumpy(out))
     return lo, hi
 
 
 def _usable(y) -> bool:
-    return (y.ndim == 1 and y.size > 0 and y.dtype in (np.float64, np.int64)
-            and y.flags.c_contiguous)
+    return y.ndim == 1 and y.size > 0 and y.dtype in _LABEL_TYPES and y.flags.c_contiguous
 
 
 def integer_classes(y) -> np.ndarray | None:
-    """The sorted distinct labels of a cupy vector (float64 or int64) as a host array of its
-    dtype, by two kernels and a copy of a presence flag per value of [min, max], where the
+    """The sorted distinct labels of a cupy vector (a dtype of _LABEL_TYPES) as a host array of
+    its dtype, by two kernels and a copy of a presence flag per value of [min, max], where the
     labels are finite integers spanning at most MAX_CLASS_RANGE values; else None (the caller
     falls back to a sort)."""
     import cupy as cp
@@ -89,16 +98,15 @@ def integer_classes(y) -> np.ndarray | None:
     rng = int(hi - lo) + 1
     with y.device:
         present = cp.zeros(rng, dtype=np.uint32)
-        name = "label_presence_f64" if y.dtype == np.float64 else "label_presence_i64"
-        kernel("checks", name)((_blocks(y),), (BLOCK,),
-                               (y, _i64(y.size), y.dtype.type(lo), _i64(rng), present))
+        kernel("checks", "label_presence_" + _LABEL_TYPES[y.dtype])(
+            (_blocks(y),), (BLOCK,), (y, _i64(y.size), _arith(y, lo), _i64(rng), present))
         offsets = np.flatnonzero(cp.asnumpy(present))
     return (offsets + y.dtype.type(lo)).astype(y.dtype)
 
 
 def encode_integer_classes(y, classes: np.ndarray):
     """(float64 cupy vector of each label's index into the sorted ``classes``, the index of
-    the first label not among them or None), by one kernel, where ``y`` (float64 or int64)
+    the first label not among them or None), by one kernel, where ``y`` (_LABEL_TYPES)
     and ``classes`` (numbers) suit integer_classes; else None."""
     import cupy as cp
     if not _usable(y) or len(classes) == 0 or classes.dtype.kind not in "iuf":
@@ -115,9 +123,8 @@ def encode_integer_classes(y, classes: np.ndarray):
     with y.device:
         out = cp.empty(n, dtype=np.float64)
         unknown = cp.asarray(np.array([n], dtype=np.uint64))
-        name = "label_encode_f64" if y.dtype == np.float64 else "label_encode_i64"
-        kernel("checks", name)((_blocks(y),), (BLOCK,),
-                               (y, _i64(n), y.dtype.type(lo), _i64(rng), cp.asarray(rank),
-                                out, unknown))
+        kernel("checks", "label_encode_" + _LABEL_TYPES[y.dtype])(
+            (_blocks(y),), (BLOCK,),
+            (y, _i64(n), _arith(y, lo), _i64(rng), cp.asarray(rank), out, unknown))
         first = int(cp.asnumpy(unknown)[0])
     return out, (first if first < n else None)

@@ -29,3 +29,52 @@ def auc_twice_area(score, pos, cneg, offsets: list[int]) -> tuple[int, int]:
                 (score, pos, cneg, _i64(n), np.int32(n_parts), *(_i64(o) for o in off), out))
     got = cp.asnumpy(out).view(np.int64)
     return int(got[0]), int(got[1])
+
+
+def _launch(name: str, n: int, args: tuple, like) -> None:
+    n_sm = like.device.attributes["MultiProcessorCount"]
+    kernel("metric", name)((max(1, min(_grid(n), n_sm * 8)),), (BLOCK,), args)
+
+
+def _stride(a) -> int:
+    """a 1-D device array's element stride."""
+    return int(a.strides[0]) // a.itemsize if a.ndim == 1 and a.shape[0] > 1 else 1
+
+
+def sigmoid(m):
+    """float64 [n]: the stable sigmoid of a 1-D float64 device vector (any stride), by a
+    kernel that ships compiled (dgbdt.objectives.base.sigmoid's operations)."""
+    import cupy as cp
+    n = int(m.shape[0])
+    with m.device:
+        p = cp.empty(n, dtype=cp.float64)
+        if n:
+            _launch("sigmoid_f64", n, (m, _i64(n), _i64(_stride(m)), p), m)
+    return p
+
+
+def unit_labels(y):
+    """(pos, neg) int64 [n] of a float64 device label vector (any stride): pos 1 for y = 1,
+    0 for y = 0, else rint(y); neg = 1 - pos."""
+    import cupy as cp
+    n = int(y.shape[0])
+    with y.device:
+        pos, neg = cp.empty(n, dtype=cp.int64), cp.empty(n, dtype=cp.int64)
+        if n:
+            _launch("unit_labels", n, (y, _i64(n), _i64(_stride(y)), pos, neg), y)
+    return pos, neg
+
+
+def gather3(order, a, b, c):
+    """(a[order], b[order], c[order]) for contiguous 1-D device arrays of 8-byte values and
+    an int64 device ``order``."""
+    import cupy as cp
+    n = int(order.shape[0])
+    arrays = [cp.ascontiguousarray(x) for x in (a, b, c)]
+    if any(x.itemsize != 8 for x in arrays):
+        raise TypeError("gather3 takes arrays of 8-byte values")
+    with order.device:
+        outs = [cp.empty(n, dtype=x.dtype) for x in arrays]
+        if n:
+            _launch("gather3_u64", n, (order, _i64(n), *arrays, *outs), order)
+    return tuple(outs)

@@ -45,16 +45,31 @@ def sketch_bit_hist(comp, n: int, g: int, cnt):
     return hist.view(cp.int64).reshape(g, 33)
 
 
-def sketch_starts(comp, n: int, g: int, cnt, shift):
-    """bool [g, n]: where a bucket starts in each feature's sorted keys: position 0 if the
-    feature has a non-NaN value, else where the bit length of key[j] ^ key[j - 1] exceeds
-    the feature's shift (int64 [g])."""
+BUCKET_ITEMS = 16        # positions a thread takes in the bucket kernels (cuda/sketch.cu)
+
+
+def sketch_buckets(comp, n: int, g: int, cnt, shift):
+    """(m, out) for the sorted comp [g * n] (see sketch_keys), with cnt [g] non-NaN counts and
+    shift [g] each feature's shift: out int64 [5, m] holds, for each of the m buckets in
+    feature-major order, its key >> shift, the float32 bits of its first and last key, and its
+    first and last flat position f * n + j. A bucket starts at position 0 of a feature with a
+    non-NaN value and at every j where the bit length of key[j] ^ key[j - 1] exceeds the
+    feature's shift (the array code of dgbdt.data.sketch_device). The host reads m (one small
+    copy) to size ``out``."""
     import cupy as cp
-    starts = cp.empty((g, n), dtype=cp.uint8)
-    if n and g:
-        kernel("sketch", "sketch_starts")((_grid_x(comp, n, g), g), (BLOCK,),
-                                          (comp, np.int64(n), cnt, shift, starts))
-    return starts.view(cp.bool_)
+    total = n * g
+    per_block = BLOCK * BUCKET_ITEMS
+    nb = max(1, (total + per_block - 1) // per_block)
+    offsets = cp.zeros(nb + 1, dtype=cp.uint64)
+    args = (comp, np.int64(n), np.int32(g), cnt, shift)
+    if total:
+        kernel("sketch", "sketch_bucket_counts")((nb,), (BLOCK,), (*args, offsets))
+        kernel("sketch", "sketch_bucket_offsets")((1,), (1024,), (offsets, np.int64(nb)))
+    m = int(offsets[nb:].get()[0])
+    out = cp.empty((5, m), dtype=cp.int64)
+    if m:
+        kernel("sketch", "sketch_buckets")((nb,), (BLOCK,), (*args, offsets, np.int64(m), out))
+    return m, out
 
 
 def sketch_shifts(comp, n: int, g: int, cnt, max_keys: int):

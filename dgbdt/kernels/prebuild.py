@@ -86,15 +86,27 @@ def nvcc_version(nvcc: str) -> str:
     return m.group(2) if m else text.strip().splitlines()[-1]
 
 
-def build(nvcc: str | None = None, jobs: int | None = None) -> dict:
+def build(nvcc: str | None = None, jobs: int | None = None, only=None) -> dict:
+    """Every module's fatbin and the manifest; ``only``: rebuild just these modules and keep
+    the manifest's entries of the others (an edit to one kernel file)."""
     nvcc = nvcc or shutil.which("nvcc")
     if not nvcc:
         raise SystemExit("nvcc not found: install the CUDA toolkit (13) or pass --nvcc")
     OUT.mkdir(exist_ok=True)
     names = modules()
+    kept = {}
+    if only:
+        unknown = sorted(set(only) - set(names))
+        if unknown:
+            raise SystemExit(f"--only: no module {unknown}; modules: {', '.join(names)}")
+        if MANIFEST.exists():
+            kept = {k: v for k, v in json.loads(MANIFEST.read_text())["modules"].items()
+                    if k in names and k not in only}
+        names = sorted(only)
     with tempfile.TemporaryDirectory() as tmp, \
             concurrent.futures.ThreadPoolExecutor(jobs or os.cpu_count() or 2) as pool:
         built = dict(zip(names, pool.map(lambda n: build_module(nvcc, n, Path(tmp)), names)))
+    built = {**kept, **built}
     for stale in OUT.glob("*.fatbin"):
         if stale.stem not in built:
             stale.unlink()
@@ -108,8 +120,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nvcc", help="the nvcc to use (default: the one on PATH)")
     ap.add_argument("--jobs", type=int, help="modules compiled at once (default: the cores)")
+    ap.add_argument("--only", help="comma list of modules to rebuild (the others' entries kept)")
     a = ap.parse_args(argv)
-    m = build(a.nvcc, a.jobs)
+    m = build(a.nvcc, a.jobs, [s.strip() for s in a.only.split(",")] if a.only else None)
     size = sum((OUT / e["file"]).stat().st_size for e in m["modules"].values())
     print(f"{len(m['modules'])} modules, {size / 1e6:.1f} MB, nvcc {m['nvcc']} -> {OUT}",
           file=sys.stderr)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.fixedpoint import ExactSum, _module, scale_for
+from ..kernels.gpu_metric import unit_labels
 from .base import Metric, _as, _class_index, _labels, _vector_pred, _weights
 from .sorted_scores import SortedScores
 
@@ -163,10 +164,14 @@ class AUC(Metric):
         if hit is not None and hit[0] is y:
             return hit[1], hit[2]
         yy = _labels(xp, y, n)
-        pos = xp.where(yy == 1, 1, xp.where(yy == 0, 0, xp.rint(yy))).astype(np.int64)
+        if xp is np:
+            pos = xp.where(yy == 1, 1, xp.where(yy == 0, 0, xp.rint(yy))).astype(np.int64)
+            neg = 1 - pos
+        else:       # the same rule by a kernel that ships built (no compile at a first fit)
+            pos, neg = unit_labels(yy)
         if len(cache) >= 4:
             cache.clear()
-        cache[id(y)] = hit = (y, pos, 1 - pos)
+        cache[id(y)] = hit = (y, pos, neg)
         return hit[1], hit[2]
 
     def __getstate__(self):

@@ -19,6 +19,9 @@ def sigmoid(m: np.ndarray) -> np.ndarray:
     """Numerically stable ``1 / (1 + exp(-m))`` (no overflow for any finite m); numpy or cupy."""
     xp = array_module(m)
     m = xp.asarray(m, dtype=np.float64)
+    if xp is not np and m.ndim == 1:    # a kernel that ships built (CuPy's compile at first use)
+        from ..kernels.gpu_metric import sigmoid as device_sigmoid
+        return device_sigmoid(m)
     e = xp.exp(-xp.abs(m))  # in (0, 1]
     return xp.where(m >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 

@@ -25,7 +25,8 @@ def test_modules_compile(module):
                  "split": ["evaluate_splits", "finish_splits"], "data": ["quantize_pack"],
                  "predict": ["predict_raw"],
                  "objective": ["squared_error", "logistic", "softmax", "column_max"],
-                 "sketch": ["sketch_keys", "sketch_bit_hist", "sketch_starts", "sketch_shifts"]}[module]:
+                 "sketch": ["sketch_keys", "sketch_bit_hist", "sketch_shifts", "sketch_bucket_counts",
+                            "sketch_bucket_offsets", "sketch_buckets"]}[module]:
         assert launch.kernel(module, name).attributes["max_threads_per_block"] > 0
 
 
@@ -221,3 +222,29 @@ def test_exact_sum_device_equals_host(kind):
 def test_count_rows_equals_numpy(shape):
     m = np.random.default_rng(1).random(shape) < 0.1
     np.testing.assert_array_equal(cp.asnumpy(gpu_sum.count_rows(cp.asarray(m))), m.sum(axis=1))
+
+
+def test_metric_kernels_equal_cupys_array_code():
+    """The metric kernels that replaced CuPy array code (compiled by NVRTC at a first fit) give
+    the array code's bits: sigmoid, unit-weight labels, rows gathered in score order."""
+    from dgbdt.kernels import gpu_metric
+    rng = np.random.default_rng(3)
+    m = cp.asarray(np.concatenate([rng.standard_normal(5000) * 30, [0.0, -0.0, 800.0, -800.0,
+                                                                   np.nan, np.inf, -np.inf]]))
+    e = cp.exp(-cp.abs(m))
+    want = cp.where(m >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+    for v in (m, cp.stack([m, m * 2], axis=1)[:, 1] / 2):       # contiguous and strided
+        got = gpu_metric.sigmoid(v)
+        np.testing.assert_array_equal(cp.asnumpy(got).view(np.int64),
+                                      cp.asnumpy(want).view(np.int64))
+    y = cp.asarray(np.array([0.0, 1.0, 0.4, 0.6, 2.0, -1.0, 1.0, 0.0]))
+    pos, neg = gpu_metric.unit_labels(y)
+    ref = cp.where(y == 1, 1, cp.where(y == 0, 0, cp.rint(y))).astype(cp.int64)
+    np.testing.assert_array_equal(cp.asnumpy(pos), cp.asnumpy(ref))
+    np.testing.assert_array_equal(cp.asnumpy(neg), 1 - cp.asnumpy(ref))
+    order = cp.argsort(m[:5000])
+    a, b, c = gpu_metric.gather3(order, m[:5000], pos[cp.arange(5000) % 8],
+                                 -cp.arange(5000, dtype=cp.int64))
+    np.testing.assert_array_equal(cp.asnumpy(a), cp.asnumpy(m[:5000][order]))
+    np.testing.assert_array_equal(cp.asnumpy(b), cp.asnumpy(pos[order % 8]))
+    np.testing.assert_array_equal(cp.asnumpy(c), -cp.asnumpy(order))

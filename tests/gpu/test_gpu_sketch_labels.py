@@ -41,10 +41,18 @@ def test_sketch_kernels_equal_their_specification(n, nf):
         np.testing.assert_array_equal(
             cp.asnumpy(sd._shifts(comp_d, n, nf, cnt_d, max_keys, cp)),
             sd._shifts(comp_h, n, nf, cnt_h, max_keys, np))
-    shifts = np.random.default_rng(n).integers(0, 33, nf)
-    np.testing.assert_array_equal(
-        cp.asnumpy(sd._starts(comp_d, n, nf, cnt_d, cp.asarray(shifts), cp)),
-        sd._starts(comp_h, n, nf, cnt_h, shifts, np))
+    no_inf = np.zeros(nf, np.int64)
+    for seed in range(3):           # the bucket kernels at any shifts (32 included)
+        shifts = np.random.default_rng(n + seed).integers(0, 33, nf)
+        shifts[::5] = 32
+        host = sd._host_buckets(comp_h, n, nf, cnt_h, shifts, no_inf, None, 4096)
+        dev = sd._device_buckets(comp_d, n, nf, cnt_d, cp.asarray(shifts), cp.asarray(no_inf),
+                                 None, 4096)
+        assert host.equals(dev)
+        w = np.random.default_rng(seed).integers(0, 1 << 40, nf * n, dtype=np.int64)
+        assert sd._host_buckets(comp_h, n, nf, cnt_h, shifts, no_inf, w, 4096).equals(
+            sd._device_buckets(comp_d, n, nf, cnt_d, cp.asarray(shifts),
+                               cp.asarray(no_inf), cp.asarray(w), 4096))
 
 
 @pytest.mark.parametrize("layout", ["fortran", "column_slice", "reversed_rows"])
@@ -108,6 +116,9 @@ def test_bad_device_labels_name_the_first_bad_row():
     np.array([0, 1, 1, 0, 1], dtype=np.int64),
     np.array([0.5, 1.0, 0.5]),                                  # not integers -> sort
     np.array([-0.0, 0.0, 1.0]),
+    np.array([1.0, 0.0, 4.0, 1.0], dtype=np.float32),          # 32-bit labels: kernels too
+    np.array([3, -1, 3, 8], dtype=np.int32),
+    np.array([0.5, 1.0], dtype=np.float32),
 ])
 def test_class_kernels_equal_numpy(labels):
     """distinct / encode of device labels (integer ones by gpu_checks' kernels, others by a
@@ -131,4 +142,6 @@ def test_device_classifier_labels_with_nan_name_the_row():
     y = cp.asarray(np.array([0.0, 1.0, np.inf, np.nan, 1.0]))
     with pytest.raises(ValueError, match="first at row 3"):
         label_values(y)
+    with pytest.raises(ValueError, match="first at row 3"):
+        label_values(y.astype(cp.float32))
     assert label_values(cp.asarray(np.array([0.0, 1.0, np.inf]))).shape == (3,)

@@ -43,3 +43,42 @@ extern "C" __global__ void auc_twice_area(
         if (p) atomicAdd(out + 1, (unsigned long long)p);
     }
 }
+
+// p[i] = sigmoid(m[i * stride]), stably: e = exp(-|m|), then 1 / (1 + e) for m >= 0, else
+// e / (1 + e) (dgbdt.objectives.base.sigmoid: the same operations, so the same bits).
+extern "C" __global__ void sigmoid_f64(const double* __restrict__ m, i64 n, i64 stride,
+                                       double* __restrict__ p) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) {
+        const double x = m[i * stride];
+        const double e = exp(-fabs(x));
+        p[i] = x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+    }
+}
+
+// Unit-weight binary labels (dgbdt.metrics.auc): pos[i] = 1 for y = 1, 0 for y = 0, else
+// rint(y) as int64; neg[i] = 1 - pos[i].
+extern "C" __global__ void unit_labels(const double* __restrict__ y, i64 n, i64 stride,
+                                       i64* __restrict__ pos, i64* __restrict__ neg) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) {
+        const double v = y[i * stride];
+        const i64 p = v == 1.0 ? 1 : (v == 0.0 ? 0 : (i64)rint(v));
+        pos[i] = p;
+        neg[i] = 1 - p;
+    }
+}
+
+// out_k[i] = in_k[order[i]] for three arrays of 8-byte values (rows sorted by score).
+extern "C" __global__ void gather3_u64(const i64* __restrict__ order, i64 n,
+                                       const u64* __restrict__ a, const u64* __restrict__ b,
+                                       const u64* __restrict__ c, u64* __restrict__ oa,
+                                       u64* __restrict__ ob, u64* __restrict__ oc) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) {
+        const i64 r = order[i];
+        oa[i] = a[r];
+        ob[i] = b[r];
+        oc[i] = c[r];
+    }
+}

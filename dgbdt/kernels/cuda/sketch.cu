@@ -1,7 +1,8 @@
 // The device quantile sketch's passes over every value (dgbdt/data/sketch_device.py, whose
 // array operations are the specification): the sort keys, and the bit lengths of neighbouring
-// sorted keys with their per-feature histogram. One kernel each instead of a dozen array
-// passes (10M x 28: the sketch's elementwise work was most of the quantize stage).
+// sorted keys with their per-feature histogram, and the buckets. Kernels instead of array
+// passes: 10M x 28, the sketch's elementwise work was most of the quantize stage, and CuPy's
+// array operations are compiled by NVRTC at a fresh install's first fit (these ship built).
 #include "common.cuh"
 
 #define NAN_KEY 0xFFFFFFFFu
@@ -86,20 +87,124 @@ extern "C" __global__ void sketch_bit_hist(const u64* __restrict__ comp, i64 n,
         atomicAdd(hist + (i64)f * 33 + threadIdx.x, (u64)h33[threadIdx.x]);
 }
 
-// starts[f, j] = 1 where a bucket of feature f starts at sorted position j: j = 0 if the
-// feature has a non-NaN value, else h_j > shift[f] (uint8 [g, n]). Grid (x, g).
-extern "C" __global__ void sketch_starts(const u64* __restrict__ comp, i64 n,
-                                         const i64* __restrict__ cnt,
-                                         const i64* __restrict__ shift,
-                                         unsigned char* __restrict__ starts) {
-    const int f = blockIdx.y;
-    const u64* k = comp + (i64)f * n;
-    const i64 c = cnt[f];
-    const u32 s = (u32)shift[f];
-    unsigned char* out = starts + (i64)f * n;
-    for (i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x; j < n;
-         j += (i64)gridDim.x * blockDim.x)
-        out[j] = j == 0 ? (c > 0) : (sorted_bit_length(k, j, c) > s);
+// Whether sorted position j of a feature (keys k, c non-NaN, shift s) starts a bucket: j = 0
+// if the feature has a non-NaN value, else h_j > s (never in the NaN tail, where h_j = 0).
+__device__ __forceinline__ bool bucket_start(const u64* __restrict__ k, i64 j, i64 c, u32 s) {
+    return j == 0 ? c > 0 : sorted_bit_length(k, j, c) > s;
+}
+
+// The inverse of sketch_key on a non-NaN key: the float32 bits it came from (-0.0 as +0.0).
+__device__ __forceinline__ u32 key_bits(u32 k) {
+    return k >= 0x80000000u ? (k & 0x7FFFFFFFu) : ~k;
+}
+
+// Buckets of the sorted comp [g, n] over flat positions p = f * n + j: a block takes
+// BUCKET_ITEMS consecutive positions a thread (BLOCK x BUCKET_ITEMS a block); the bucket of
+// position p is the number of starts at or before p, minus one (feature-major, the order of
+// the array code's flatnonzero of the starts).
+#define BUCKET_ITEMS 16
+
+// counts[b] = the bucket starts among block b's positions (three kernels: these counts, their
+// exclusive scan, then the buckets written at the scanned offsets).
+extern "C" __global__ void sketch_bucket_counts(const u64* __restrict__ comp, i64 n, int g,
+                                                const i64* __restrict__ cnt,
+                                                const i64* __restrict__ shift,
+                                                u64* __restrict__ counts) {
+    __shared__ u32 warp_sums[32];
+    const i64 total = n * (i64)g;
+    const i64 p0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * BUCKET_ITEMS;
+    u32 mine = 0;
+    i64 f = p0 / n, j = p0 - f * n;
+    for (int i = 0; i < BUCKET_ITEMS && p0 + i < total; ++i) {
+        mine += bucket_start(comp + f * n, j, cnt[f], (u32)shift[f]);
+        if (++j == n) { j = 0; ++f; }
+    }
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const u32 incl = warp_inclusive_scan(mine);
+    if (lane == 31) warp_sums[w] = incl;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 sum = 0;
+        for (int x = 0; x < (int)(blockDim.x >> 5); ++x) sum += warp_sums[x];
+        counts[blockIdx.x] = sum;
+    }
+}
+
+// The exclusive prefix sum of counts[0 .. nb) in place, the total at counts[nb]. One block of
+// 1024 threads (nb is at most a few thousand: a group's positions / 4096).
+extern "C" __global__ void sketch_bucket_offsets(u64* __restrict__ counts, i64 nb) {
+    __shared__ u64 warp_sums[32];
+    __shared__ u64 carry;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    if (threadIdx.x == 0) carry = 0;
+    __syncthreads();
+    for (i64 b0 = 0; b0 < nb; b0 += blockDim.x) {
+        const i64 b = b0 + threadIdx.x;
+        const u64 v = b < nb ? counts[b] : 0;
+        const u64 incl = warp_inclusive_scan(v);
+        if (lane == 31) warp_sums[w] = incl;
+        __syncthreads();
+        if (w == 0) {
+            const u64 t = warp_inclusive_scan(lane < warps ? warp_sums[lane] : (u64)0);
+            if (lane < warps) warp_sums[lane] = t;      // inclusive over the warps
+        }
+        __syncthreads();
+        const u64 before = carry + (w ? warp_sums[w - 1] : 0) + incl - v;
+        const u64 chunk = warp_sums[warps - 1];
+        if (b < nb) counts[b] = before;
+        __syncthreads();
+        if (threadIdx.x == 0) carry += chunk;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) counts[nb] = carry;
+}
+
+// Bucket b of the sorted comp: out[b] = its key >> shift[f], out[m + b] / out[2m + b] = the
+// float32 bits of its first / last key, out[3m + b] / out[4m + b] = its first / last flat
+// position (m buckets in all; offsets from sketch_bucket_offsets). Same launch as the counts;
+// a bucket's first and last position may lie in different blocks, hence rows of their own.
+extern "C" __global__ void sketch_buckets(const u64* __restrict__ comp, i64 n, int g,
+                                          const i64* __restrict__ cnt,
+                                          const i64* __restrict__ shift,
+                                          const u64* __restrict__ offsets, i64 m,
+                                          i64* __restrict__ out) {
+    __shared__ u32 warp_sums[32];
+    const i64 total = n * (i64)g;
+    const i64 p0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * BUCKET_ITEMS;
+    const i64 f0 = p0 / n, j0 = p0 - f0 * n;
+    u32 mine = 0;
+    i64 f = f0, j = j0;
+    for (int i = 0; i < BUCKET_ITEMS && p0 + i < total; ++i) {
+        mine += bucket_start(comp + f * n, j, cnt[f], (u32)shift[f]);
+        if (++j == n) { j = 0; ++f; }
+    }
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const u32 incl = warp_inclusive_scan(mine);
+    if (lane == 31) warp_sums[w] = incl;
+    __syncthreads();
+    i64 b = (i64)offsets[blockIdx.x] + (i64)(incl - mine) - 1;    // the bucket before p0's
+    for (int x = 0; x < w; ++x) b += warp_sums[x];
+    f = f0;
+    j = j0;
+    for (int i = 0; i < BUCKET_ITEMS && p0 + i < total; ++i) {
+        const u64* k = comp + f * n;
+        const i64 c = cnt[f];
+        if (j < c) {
+            const u32 s = (u32)shift[f];
+            const u32 key = (u32)k[j];
+            if (bucket_start(k, j, c, s)) {
+                ++b;
+                out[b] = (i64)((u64)key >> s);      // s may be 32: shift in 64 bits
+                out[m + b] = (i64)key_bits(key);
+                out[3 * m + b] = p0 + i;
+            }
+            if (j == c - 1 || bucket_start(k, j + 1, c, s)) {
+                out[2 * m + b] = (i64)key_bits(key);
+                out[4 * m + b] = p0 + i;
+            }
+        }
+        if (++j == n) { j = 0; ++f; }
+    }
 }
 
 // shift[f] = #{s in 0 .. 32 : N_s > max_keys} with N_s = 1 + sum_{h > s} hist[f, h] (the
