@@ -168,15 +168,23 @@ def test_rmm_allocators_pooled_or_kept(rmm_default):
     rmm = rmm_default
     assert backend._allocation_syncs()
     seen = []
+    # the allocator where a tree is read: tree(), or pending_tree() when trees are read a
+    # round late (no eval set: this training)
     real = device_grower.DeviceGrowth.tree
+    real_pending = device_grower.DeviceGrowth.pending_tree
 
     def tree(self):
         seen.append(cp.cuda.get_allocator())
         return real(self)
+
+    def pending_tree(self, *args, **kwargs):
+        seen.append(cp.cuda.get_allocator())
+        return real_pending(self, *args, **kwargs)
     X, y = _data(n=200_000, seed=9)
     p = {"objective": "binary:logistic", "max_depth": 5}
     d = dgbdt.Dataset(cp.asarray(X), label=cp.asarray(y))
     device_grower.DeviceGrowth.tree = tree
+    device_grower.DeviceGrowth.pending_tree = pending_tree
     try:
         mempool = cp.get_default_memory_pool()
         mempool.free_all_blocks()
@@ -201,4 +209,5 @@ def test_rmm_allocators_pooled_or_kept(rmm_default):
         assert seen and all(f is rmm_cupy_allocator for f in seen)
     finally:
         device_grower.DeviceGrowth.tree = real
+        device_grower.DeviceGrowth.pending_tree = real_pending
     assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
