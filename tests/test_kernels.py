@@ -172,9 +172,32 @@ def test_quantize_gradients():
     rng = np.random.default_rng(4)
     g, h = rng.normal(size=(50, 2)), rng.uniform(0, 1, size=(50, 2))
     out = np.zeros((50, 2), dtype=np.int64)
-    cpu_tree.quantize_gradients(g, h, 1, 2.0 ** 30, 2.0 ** 31, out)
+    rows = np.full(50, -1, dtype=np.int32)
+    cpu_tree.quantize_gradients(g, h, 1, 2.0 ** 30, 2.0 ** 31, out, rows)
     np.testing.assert_array_equal(out[:, 0], np.rint(g[:, 1] * 2.0 ** 30).astype(np.int64))
     np.testing.assert_array_equal(out[:, 1], np.rint(h[:, 1] * 2.0 ** 31).astype(np.int64))
+    np.testing.assert_array_equal(rows, np.arange(50))
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 40000, 100003])
+def test_column_abs_maxima_equal_numpys(n):
+    """The fused maxima give numpy's max |g|, max |h| per column, NaN and inf included."""
+    from dgbdt.kernels.cpu_objective import column_abs_maxima
+    rng = np.random.default_rng(n)
+    g, h = rng.normal(size=(n, 3)) * 5, -rng.uniform(0, 1, size=(n, 3))
+    if n:
+        g[n // 2, 0] = -1e300
+        g[n - 1, 2] = -0.0
+    for gg, hh in ((g, h), (g.copy(), h.copy())):
+        mg, mh = column_abs_maxima(gg, hh)
+        want_g = np.abs(gg).max(axis=0) if n else np.zeros(3)
+        want_h = np.abs(hh).max(axis=0) if n else np.zeros(3)
+        np.testing.assert_array_equal(mg, want_g)
+        np.testing.assert_array_equal(mh, want_h)
+    if n:
+        g[n // 3, 1], h[0, 2] = np.nan, np.inf
+        mg, mh = column_abs_maxima(g, h)
+        assert np.isnan(mg[1]) and not np.isnan(mg[0]) and mh[2] == np.inf
 
 
 # -- predict_raw ---------------------------------------------------------------------------

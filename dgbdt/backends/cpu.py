@@ -8,6 +8,7 @@ import numba
 import numpy as np
 
 from ..kernels.arrays import to_host
+from ..kernels.cpu_objective import column_abs_maxima
 from .protocol import Capabilities
 from ..kernels import cpu_categorical, cpu_linear, cpu_linear_fit, cpu_sparse, cpu_split, cpu_tree
 from ..kernels.threads import kernel_threads, serial_below
@@ -66,12 +67,12 @@ class CpuBackend:
         objective.gradients(margin, label, weight, out=(g, h))
         if margin.shape[0] == 0:
             return np.zeros(margin.shape[1]), np.zeros(margin.shape[1])
-        return np.abs(g).max(axis=0), np.abs(h).max(axis=0)
+        return column_abs_maxima(g, h)
 
     def start_tree(self, shard, k: int, scale_g: float, scale_h: float, consts=None) -> None:
         with kernel_threads(serial_below(shard.n_rows, SERIAL_ROWS)):
-            cpu_tree.quantize_gradients(shard.g, shard.h, k, scale_g, scale_h, shard.grad)
-        shard.rows[:] = np.arange(shard.n_rows, dtype=np.int32)
+            cpu_tree.quantize_gradients(shard.g, shard.h, k, scale_g, scale_h, shard.grad,
+                                        shard.rows)
         shard.begin[0] = 0
         shard.end[0] = shard.n_rows
 
@@ -84,8 +85,7 @@ class CpuBackend:
             shard.grad_targets = np.empty((T, shard.n_rows, 2), np.int64)
         for t in range(T):
             cpu_tree.quantize_gradients(shard.g, shard.h, t, float(scale_g[t]),
-                                        float(scale_h[t]), shard.grad_targets[t])
-        shard.rows[:] = np.arange(shard.n_rows, dtype=np.int32)
+                                        float(scale_h[t]), shard.grad_targets[t], shard.rows)
         shard.begin[0] = 0
         shard.end[0] = shard.n_rows
 

@@ -202,3 +202,44 @@ def cox(order, m, y, w, has_w, g, h):
  tweedie, hinge, absolute_error, quantile, quantiles) = map(serial_twin, (
     squared_error, logistic, softmax, squared_log_error, pseudo_huber, poisson,
     gamma_regression, tweedie, hinge, absolute_error, quantile, quantiles))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _abs_maxima_chunks(g, h, out):
+    """out[c, 0, k] / out[c, 1, k]: max |g[i, k]| / max |h[i, k]| over chunk c's rows (the
+    rows cut into out.shape[0] ranges); NaN where the chunk's column holds one (numpy's max).
+    Each chunk writes its own slots: the same values for any thread count."""
+    n, K, C = g.shape[0], g.shape[1], out.shape[0]
+    for c in prange(C):
+        lo, hi = c * n // C, (c + 1) * n // C
+        for k in range(K):
+            mg, mh, ng, nh = 0.0, 0.0, False, False
+            for i in range(lo, hi):
+                a, b = abs(g[i, k]), abs(h[i, k])
+                if a > mg:
+                    mg = a
+                elif a != a:
+                    ng = True
+                if b > mh:
+                    mh = b
+                elif b != b:
+                    nh = True
+            out[c, 0, k] = np.nan if ng else mg
+            out[c, 1, k] = np.nan if nh else mh
+
+
+_abs_maxima_chunks = serial_twin(_abs_maxima_chunks)
+
+
+def column_abs_maxima(g, h):
+    """(max_i |g[i, k]|, max_i |h[i, k]|) per column k of float64 [n, K] arrays, as numpy's
+    ``np.abs(x).max(axis=0)`` gives them (NaN if a column holds one; 0 for n = 0), in one
+    parallel pass without temporaries (they were two numpy passes and two n x K copies a
+    round)."""
+    n, K = g.shape
+    if n == 0:
+        return np.zeros(K), np.zeros(K)
+    out = np.empty((max(1, min(64, n // 8192)), 2, K))
+    _abs_maxima_chunks(g, h, out)
+    mx = out.max(axis=0)
+    return mx[0], mx[1]
