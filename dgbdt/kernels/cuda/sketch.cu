@@ -104,6 +104,25 @@ __device__ __forceinline__ u32 key_bits(u32 k) {
 // the array code's flatnonzero of the starts).
 #define BUCKET_ITEMS 16
 
+// The bucket starts among this thread's BUCKET_ITEMS positions from p0 (returned), their
+// inclusive prefix sum over the warp's lanes (*incl), and each warp's total in
+// warp_sums[warp] (visible to the block on return). Every thread of the block calls it.
+__device__ __forceinline__ u32 thread_starts(const u64* __restrict__ comp, i64 n, i64 total,
+                                             const i64* __restrict__ cnt,
+                                             const i64* __restrict__ shift, i64 p0,
+                                             u32* warp_sums, u32* incl) {
+    u32 mine = 0;
+    i64 f = p0 / n, j = p0 - f * n;
+    for (int i = 0; i < BUCKET_ITEMS && p0 + i < total; ++i) {
+        mine += bucket_start(comp + f * n, j, cnt[f], (u32)shift[f]);
+        if (++j == n) { j = 0; ++f; }
+    }
+    *incl = warp_inclusive_scan(mine);
+    if ((threadIdx.x & 31) == 31) warp_sums[threadIdx.x >> 5] = *incl;
+    __syncthreads();
+    return mine;
+}
+
 // counts[b] = the bucket starts among block b's positions (three kernels: these counts, their
 // exclusive scan, then the buckets written at the scanned offsets).
 extern "C" __global__ void sketch_bucket_counts(const u64* __restrict__ comp, i64 n, int g,
@@ -111,18 +130,9 @@ extern "C" __global__ void sketch_bucket_counts(const u64* __restrict__ comp, i6
                                                 const i64* __restrict__ shift,
                                                 u64* __restrict__ counts) {
     __shared__ u32 warp_sums[32];
-    const i64 total = n * (i64)g;
     const i64 p0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * BUCKET_ITEMS;
-    u32 mine = 0;
-    i64 f = p0 / n, j = p0 - f * n;
-    for (int i = 0; i < BUCKET_ITEMS && p0 + i < total; ++i) {
-        mine += bucket_start(comp + f * n, j, cnt[f], (u32)shift[f]);
-        if (++j == n) { j = 0; ++f; }
-    }
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const u32 incl = warp_inclusive_scan(mine);
-    if (lane == 31) warp_sums[w] = incl;
-    __syncthreads();
+    u32 incl;
+    thread_starts(comp, n, n * (i64)g, cnt, shift, p0, warp_sums, &incl);
     if (threadIdx.x == 0) {
         u64 sum = 0;
         for (int x = 0; x < (int)(blockDim.x >> 5); ++x) sum += warp_sums[x];
@@ -171,21 +181,11 @@ extern "C" __global__ void sketch_buckets(const u64* __restrict__ comp, i64 n, i
     __shared__ u32 warp_sums[32];
     const i64 total = n * (i64)g;
     const i64 p0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * BUCKET_ITEMS;
-    const i64 f0 = p0 / n, j0 = p0 - f0 * n;
-    u32 mine = 0;
-    i64 f = f0, j = j0;
-    for (int i = 0; i < BUCKET_ITEMS && p0 + i < total; ++i) {
-        mine += bucket_start(comp + f * n, j, cnt[f], (u32)shift[f]);
-        if (++j == n) { j = 0; ++f; }
-    }
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const u32 incl = warp_inclusive_scan(mine);
-    if (lane == 31) warp_sums[w] = incl;
-    __syncthreads();
+    u32 incl;
+    const u32 mine = thread_starts(comp, n, total, cnt, shift, p0, warp_sums, &incl);
     i64 b = (i64)offsets[blockIdx.x] + (i64)(incl - mine) - 1;    // the bucket before p0's
-    for (int x = 0; x < w; ++x) b += warp_sums[x];
-    f = f0;
-    j = j0;
+    for (int x = 0; x < (int)(threadIdx.x >> 5); ++x) b += warp_sums[x];
+    i64 f = p0 / n, j = p0 - f * n;
     for (int i = 0; i < BUCKET_ITEMS && p0 + i < total; ++i) {
         const u64* k = comp + f * n;
         const i64 c = cnt[f];
