@@ -195,7 +195,7 @@ def _shifts(comp, n: int, nf: int, cnt, max_keys: int, xp):
     return ((cum[:, -1:] - cum + 1) > max_keys).sum(axis=1).astype(np.int64)
 
 
-def _starts(comp, n: int, nf: int, cnt, s, xp):
+def _starts(comp, n: int, nf: int, cnt, s):
     """bool [F, n]: bucket starts (step 4): position 0 of a feature with a non-NaN value,
     and every j with h_j > s_f (numpy; a GPU finds the buckets in _device_buckets)."""
     first = (cnt > 0)[:, None]
@@ -239,7 +239,7 @@ def _host_buckets(comp, n: int, nf: int, cnt, s, infs, ws, max_keys: int) -> Sum
     def keys_at(flat):      # the sorted keys at flat [F * n] positions, uint32
         return (comp[flat] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
-    starts = _starts(comp, n, nf, cnt, s, np)
+    starts = _starts(comp, n, nf, cnt, s)
     counts = _row_counts(starts, np)
     idx = np.flatnonzero(starts)  # flat [F * n] positions of bucket starts, by feature
     del starts
@@ -256,16 +256,26 @@ def _host_buckets(comp, n: int, nf: int, cnt, s, infs, ws, max_keys: int) -> Sum
         bw = cw[ends] - cw[idx] + ws[idx]
     else:
         bw = ends - idx + 1
+    return _buckets_summaries(keys, bw, _key_to_bits(kb, np), _key_to_bits(keys_at(ends), np),
+                              ptrs, s, infs, n, max_keys)
+
+
+def _buckets_summaries(keys, bw, lo_bits, hi_bits, ptrs, s, infs, n: int,
+                       max_keys: int) -> Summaries:
+    """The host Summaries of m buckets (key, weight, the float32 bits of the first and last
+    key) with ``ptrs`` [F + 1] and shifts ``s``; raises for infinities first (``infs`` [F],
+    each feature's count)."""
     if infs.any():
         raise _Infinite(np.flatnonzero(infs).tolist())
-    if m == 0:
+    nf = int(s.shape[0])
+    if keys.shape[0] == 0:
         out = Summaries.empty(nf, max_keys)
         out.n_rows = n
         out.shifts = s.astype(np.int64)
         return out
-    return Summaries(keys=keys, weights=bw.astype(np.int64),
-                     lo=_key_to_bits(kb, np).view(np.float32),
-                     hi=_key_to_bits(keys_at(ends), np).view(np.float32),
+    return Summaries(keys=keys.view(np.uint64), weights=bw.astype(np.int64),
+                     lo=lo_bits.astype(np.uint32).view(np.float32),
+                     hi=hi_bits.astype(np.uint32).view(np.float32),
                      ptrs=ptrs.astype(np.int64), shifts=s.astype(np.int64), n_rows=n,
                      max_keys=max_keys)
 
@@ -282,23 +292,12 @@ def _device_buckets(comp, n: int, nf: int, cnt, s, infs, ws, max_keys: int) -> S
     if ws is not None and m:
         cw = ws.cumsum()
         bw = (cw[out[4]] - cw[out[3]] + ws[out[3]]).get()
-    got, s, infs = out.get(), s.get(), infs.get()
-    if infs.any():
-        raise _Infinite(np.flatnonzero(infs).tolist())
-    if m == 0:
-        empty = Summaries.empty(nf, max_keys)
-        empty.n_rows = n
-        empty.shifts = s
-        return empty
-    keys, lo, hi, first, last = got
+    keys, lo, hi, first, last = out.get()
     if bw is None:
         bw = last - first + 1
     ptrs = np.zeros(nf + 1, np.int64)
     np.cumsum(np.bincount(first // n, minlength=nf), out=ptrs[1:])
-    return Summaries(keys=keys.view(np.uint64), weights=bw.astype(np.int64),
-                     lo=lo.astype(np.uint32).view(np.float32),
-                     hi=hi.astype(np.uint32).view(np.float32), ptrs=ptrs,
-                     shifts=s.astype(np.int64), n_rows=n, max_keys=max_keys)
+    return _buckets_summaries(keys, bw, lo, hi, ptrs, s.get(), infs.get(), n, max_keys)
 
 
 def summarize_weighted_device(X, weight, scale: float | None, max_keys: int,
