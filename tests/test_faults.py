@@ -49,7 +49,15 @@ COMMON = textwrap.dedent('''
                                da.from_array(y, chunks=10_000))
 
     def written(folder):
-        return {f: os.stat(f).st_mtime_ns for f in glob.glob(os.path.join(folder, "*"))}
+        """Each file's mtime; a checkpoint's temporary file may be renamed between the glob
+        and its stat (the training is still writing), so a file that went is left out."""
+        out = {}
+        for f in glob.glob(os.path.join(folder, "*")):
+            try:
+                out[f] = os.stat(f).st_mtime_ns
+            except FileNotFoundError:
+                pass
+        return out
 
     def interrupt(*_):
         raise KeyboardInterrupt
