@@ -9,6 +9,7 @@ from ..data.checks import check_feature_names
 from ..data.device_input import is_cudf
 from .blocks import is_dask_array, is_dask_frame
 from .data import DaskDataset
+from .worker import data_task_threads
 
 
 def _cupy_like():
@@ -24,9 +25,10 @@ def _predict_block(block, booster: Booster, output_margin: bool, pred_leaf: bool
                              like=_cupy_like() if is_cudf(block) else block,
                              pred_contribs=pred_contribs, pred_interactions=pred_interactions,
                              strict_shape=strict_shape)
-    return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf,
-                           iteration_range=iteration_range, pred_contribs=pred_contribs,
-                           pred_interactions=pred_interactions, strict_shape=strict_shape)
+    with data_task_threads():    # the worker's thread count: a one-thread worker runs serially
+        return booster.predict(block, output_margin=output_margin, pred_leaf=pred_leaf,
+                               iteration_range=iteration_range, pred_contribs=pred_contribs,
+                               pred_interactions=pred_interactions, strict_shape=strict_shape)
 
 
 def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool,
@@ -40,9 +42,10 @@ def _predict_part(part, booster: Booster, output_margin: bool, pred_leaf: bool,
     d = Dataset.__new__(Dataset)  # already checked on the worker: no second validation pass
     d.data, d.feature_names, d.base_margin = part.X, None, part.base_margin
     d.categories = getattr(part, "categories", None)
-    return booster.predict(d, output_margin=output_margin, pred_leaf=pred_leaf,
-                           iteration_range=iteration_range, pred_contribs=pred_contribs,
-                           pred_interactions=pred_interactions, strict_shape=strict_shape)
+    with data_task_threads():
+        return booster.predict(d, output_margin=output_margin, pred_leaf=pred_leaf,
+                               iteration_range=iteration_range, pred_contribs=pred_contribs,
+                               pred_interactions=pred_interactions, strict_shape=strict_shape)
 
 
 def _trailing(booster: Booster, output_margin: bool, pred_leaf: bool, iteration_range=None,

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from .threads import kernel_threads, serial_below
+from .twins import serial_twin
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -115,7 +116,8 @@ def combine_ranges(m, n_ranges, t_gain, t_feat, t_bin, t_dleft, t_left,
                 best_feat[j] = t_feat[t]
                 best_bin[j] = t_bin[t]
                 best_dleft[j] = t_dleft[t]
-                best_left[j, :] = t_left[t, :]
+                for c2 in range(t_left.shape[1]):    # not a slice copy: its shape check's
+                    best_left[j, c2] = t_left[t, c2]     # message alone compiles for ~1 s
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -232,6 +234,11 @@ def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_de
     combine_ranges(m, n_ranges, t_gain, t_feat, t_bin, t_dleft, t_left,
                    best_gain, best_feat, best_bin, best_dleft, best_left)
     return best_gain, best_feat, best_bin, best_dleft, best_left
+
+
+# a one-thread caller (a one-thread Dask worker, a level below SERIAL_SLOTS) runs and compiles
+# the serial build only (dgbdt.kernels.twins): a task writes its own t_* entries, no reduction
+_evaluate_ranges = serial_twin(_evaluate_ranges)
 
 
 @njit(cache=True, nogil=True)
