@@ -44,6 +44,11 @@ def assert_same_trees(booster, bst, rtol=1e-5):
         np.testing.assert_allclose(a.threshold[~inner], leaves, rtol=rtol,
                                    atol=rtol * np.abs(leaves).max(), err_msg=where)
         np.testing.assert_allclose(a.sum_hessian, b["sum_hessian"], rtol=1e-5, err_msg=where)
+        # base_weights: a leaf's value, an inner node's w* without eta (XGBoost's pruner
+        # makes eta * w* the value of a node it turns into a leaf)
+        base = np.array(b["base_weights"], np.float32)
+        np.testing.assert_allclose(a.base_weight, base, rtol=rtol,
+                                   atol=rtol * np.abs(base).max(), err_msg=where)
 
 
 def low_cardinality(n=4000, f=6, levels=12, missing=0.0, seed=0):

@@ -300,15 +300,21 @@ class Growth:
         return t
 
 
-def node_weights(totals, scale_g: float, scale_h: float, p: SplitParams, bounds=None):
-    """eta * w* of every node from its fixed-point sums [n, 2], as float32 (numpy or cupy:
-    one elementwise operation at a time, so the same float64 roundings on either); with
-    monotone constraints w* is first clipped to the node's ``bounds`` (lower, upper)."""
+def newton_weights(totals, scale_g: float, scale_h: float, p: SplitParams, bounds=None):
+    """w* of every node from its fixed-point sums [n, 2], float64 (numpy or cupy: one
+    elementwise operation at a time, so the same float64 roundings on either); with
+    monotone constraints clipped to the node's ``bounds`` (lower, upper)."""
     g, h = totals[:, 0] / scale_g, totals[:, 1] / scale_h
     w = leaf_weights(g, h, p)
     if bounds is not None:
         w = np.clip(w, bounds[0], bounds[1])
-    return (w * p.eta).astype(np.float32)
+    return w
+
+
+def node_weights(totals, scale_g: float, scale_h: float, p: SplitParams, bounds=None):
+    """eta * w* of every node (newton_weights) as float32: the value each would have as a
+    leaf."""
+    return (newton_weights(totals, scale_g, scale_h, p, bounds) * p.eta).astype(np.float32)
 
 
 def pack_sets(cats: np.ndarray) -> np.ndarray:
@@ -333,10 +339,16 @@ def make_tree(left, right, parent, feature, threshold, default_left, loss_change
     """The Tree of a grown node table (host arrays of its n nodes): leaves hold their value
     in ``threshold`` (XGBoost's split_conditions); ``categories``: node -> the categories a
     categorical split sends right (its threshold is 0)."""
-    weight = node_weights(totals, scale_g, scale_h, p, bounds)
+    w = newton_weights(totals, scale_g, scale_h, p, bounds)
     leaves = np.flatnonzero(left == -1)
     threshold = threshold.astype(np.float32)
-    threshold[leaves] = weight[leaves]
+    threshold[leaves] = (w[leaves] * p.eta).astype(np.float32)
+    # XGBoost's base_weights (hist, approx): a leaf's eta * w*, an inner node's and the
+    # root's w* without eta (its pruner makes eta * w* the value of a node it turns into a
+    # leaf). (Its exact method leaves eta out of every node's.)
+    weight = threshold.copy()
+    weight[left != -1] = w[left != -1]
+    weight[0] = w[0]
     cats = {int(n): np.asarray(c, np.int32) for n, c in (categories or {}).items()}
     for n in cats:
         threshold[n] = 0.0

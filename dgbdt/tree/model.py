@@ -3,8 +3,10 @@
 Node 0 is the root. For an internal node n: rows with ``x[feature[n]] < threshold[n]`` go to
 ``left[n]``, the others to ``right[n]``, missing values to ``left`` if ``default_left[n]``. A leaf
 has ``left[n] == right[n] == -1`` and its value in ``threshold[n]`` (XGBoost's
-``split_conditions`` holds both). ``base_weight`` is eta * w* of every node, ``loss_change`` the
-split's gain, ``sum_hessian`` the node's hessian sum. Floats are float32, as in XGBoost.
+``split_conditions`` holds both). ``base_weight`` is XGBoost's: a leaf's eta * w*, the
+root's and an inner node's w* (times eta, the value its pruner gives a node it makes a
+leaf); ``loss_change`` the split's gain, ``sum_hessian`` the node's hessian sum. Floats are
+float32, as in XGBoost.
 
 A categorical split (``categories[n]``: the sorted category codes it sends right; the others
 go left, as XGBoost's ``Decision``; threshold 0) is stored in XGBoost's fields: ``split_type``
