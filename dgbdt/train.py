@@ -86,6 +86,9 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         return _train_gblinear(s, p, int(num_boost_round), early_stopping_rounds,
                                evals_result, verbose_eval, callbacks, checkpoint_dir,
                                progress_bar)
+    if p["process_type"] == "update":     # xgb_model's trees updated, none grown
+        return _update(s, p, int(num_boost_round), early_stopping_rounds, evals_result,
+                       verbose_eval, callbacks, checkpoint_dir, obj, custom_metric)
     if p["linear_tree"]:
         _check_linear(dtrain)
     backend = get_backend(p["device"])
@@ -104,6 +107,27 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
         import numba
         numba.set_num_threads(previous_threads)
         release_pooled()
+
+
+def _update(s, p, rounds, early_stopping_rounds, evals_result, verbose_eval, callbacks,
+            checkpoint_dir, obj, custom_metric) -> Booster:
+    """process_type="update": dgbdt.engine.update_process, on the host."""
+    from .engine.update_process import update_model
+    given = [name for name, v in (("early_stopping_rounds", early_stopping_rounds),
+                                  ("callbacks", callbacks or None),
+                                  ("checkpoint_dir", checkpoint_dir), ("obj", obj),
+                                  ("custom_metric", custom_metric)) if v is not None]
+    if given:
+        raise NotImplementedError(f"process_type='update' with {', '.join(given)} is not "
+                                  "built: it takes evals, evals_result and verbose_eval")
+    previous_threads = _set_threads(p["nthread"])
+    try:
+        with keyboard_interrupts():
+            return update_model(p, s.dtrain, rounds, s.prior, s.objective, s.metrics,
+                                s.evals, evals_result, verbose_eval)
+    finally:
+        import numba
+        numba.set_num_threads(previous_threads)
 
 
 def _continue_gblinear(params, p) -> dict:

@@ -63,6 +63,8 @@ EXPECTED_DEFAULTS = {
     "num_parallel_tree": 1,
     "booster": "gbtree",
     "updater": "shotgun",
+    "process_type": "default",
+    "refresh_leaf": True,
     "feature_selector": "cyclic",
     "top_k": 0,
     "tolerance": 0.0,

@@ -212,6 +212,11 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             "gblinear either). Fix: gather the rows and train in process with dgbdt.train "
             "(dgbdt.compat.xgboost.train), or booster='gbtree' (linear_tree=True for linear "
             "leaves) on Dask.")
+    if p["process_type"] == "update":
+        raise NotImplementedError(
+            "process_type='update' (xgb_model's trees refreshed or pruned) is not built on "
+            "Dask. Fix: update in process with dgbdt.train on the rows gathered (or a "
+            "sample of them), then predict on Dask with the updated model.")
     if p["linear_tree"]:
         check_linear(p, dtrain, mode)
     check_raw_rows(p, False)

@@ -78,7 +78,9 @@ logger = logging.getLogger("dgbdt.engine.checkpoint")
 _NOT_MODEL = ("device", "device_memory_budget", "nthread", "verbosity", "validate_parameters")
 # gblinear's parameters (a gblinear training keeps no checkpoint, dgbdt.engine.gblinear): left
 # out, so a tree training's fingerprint is what it was before they existed
-_LINEAR_ONLY = ("updater", "feature_selector", "top_k", "tolerance")
+_LINEAR_ONLY = ("updater", "feature_selector", "top_k", "tolerance",
+                # process_type="update" keeps no checkpoint either (dgbdt.engine.update_process)
+                "process_type", "refresh_leaf")
 
 # why a fingerprint entry may differ, for the error message
 _HINTS = {"data.cuts": "the feature quantiles differ: other training rows",

@@ -417,9 +417,24 @@ def _check_linear_rules(out: dict[str, object]) -> None:
             "built. Fix: drop monotone_constraints, or linear_tree=False.")
 
 
+#: updater values of process_type="update" (dgbdt.tree.tree_updates)
+TREE_UPDATERS = ("refresh", "prune", "refresh,prune", "prune,refresh")
+
+
 def _check_gblinear_rules(out: dict[str, object], given: dict) -> None:
-    """XGBoost's gblinear defaults (eta 0.5, lambda 0, unless given) and the selectors its
-    shotgun updater takes."""
+    """The updater's rules: a tree updater (refresh, prune) with process_type="update" only,
+    and that process on gbtree only; XGBoost's gblinear defaults (eta 0.5, lambda 0, unless
+    given) and the selectors its shotgun updater takes."""
+    tree_updater = out["updater"] in TREE_UPDATERS
+    if out["process_type"] == "update" and (out["booster"] != "gbtree" or not tree_updater):
+        raise ParameterError(
+            "process_type='update' updates the trees of a gbtree model (xgb_model): pass "
+            "booster='gbtree' and updater='refresh', 'prune' or 'refresh,prune' (got booster="
+            f"{out['booster']!r}, updater={out['updater']!r}).")
+    if tree_updater and out["process_type"] != "update":
+        raise ParameterError(
+            f"updater={out['updater']!r} updates an existing model's trees: pass "
+            "process_type='update' with xgb_model= (new trees grow as tree_method says).")
     if out["booster"] != "gblinear":
         return
     for name, default in (("eta", 0.5), ("lambda", 0.0)):

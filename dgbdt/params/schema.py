@@ -277,14 +277,29 @@ _SPECS = [
               "booster='gblinear': the coordinate-descent updater. XGBoost's 'shotgun' "
               "updates the features in parallel threads that race; dgbdt runs them one "
               "after another in the feature_selector's order, so 'shotgun' is deterministic "
-              "and the same as 'coord_descent' (and as XGBoost's with nthread=1). Tree "
-              "updaters are not chosen by name in dgbdt (tree_method picks the growth).",
-              kind="choice", choices=("shotgun", "coord_descent"),
+              "and the same as 'coord_descent' (and as XGBoost's with nthread=1). With "
+              "process_type='update': what is done to each tree of xgb_model, in order: "
+              "'refresh' (the nodes' statistics, and the leaves with refresh_leaf, from "
+              "dtrain's gradients), 'prune' (splits gaining less than min_split_loss, or "
+              "deeper than max_depth, cut away) or both. Tree growth is not chosen by name "
+              "in dgbdt (tree_method picks it).",
+              kind="choice", choices=("shotgun", "coord_descent", "refresh", "prune",
+                                      "refresh,prune", "prune,refresh"),
               rejected={
                   "gpu_coord_descent": '"gpu_coord_descent" was removed in XGBoost 2 (GPU '
                                        'training is chosen with device="cuda"); dgbdt trains '
                                        'gblinear on the CPU. Fix: updater="coord_descent".',
               }),
+    ParamSpec("process_type", "default",
+              "'default': train new trees. 'update' (XGBoost's): train no new tree but go "
+              "through xgb_model's first num_boost_round rounds and apply the updater to "
+              "each of their trees (dgbdt.tree.tree_updates), each round's at the gradients "
+              "of the model updated so far; the result has those rounds only.",
+              kind="choice", choices=("default", "update")),
+    ParamSpec("refresh_leaf", True,
+              "updater='refresh': also set each leaf's value to eta * w* of its rows' "
+              "gradients (False: the nodes' statistics only).",
+              kind="bool"),
     ParamSpec("feature_selector", "cyclic",
               "booster='gblinear': the order of the features a round: 'cyclic' (0..F-1), "
               "'shuffle' (a permutation a round, from seed), 'random' (F draws with "
