@@ -112,7 +112,8 @@ def train(params: dict | None, dtrain: Dataset, num_boost_round: int = 10,
 def _update(s, p, rounds, early_stopping_rounds, evals_result, verbose_eval, callbacks,
             checkpoint_dir, obj, custom_metric) -> Booster:
     """process_type="update": dgbdt.engine.update_process, on the host."""
-    from .engine.update_process import update_model
+    from .engine.update_process import (LocalRows, UpdateRows, check_updatable, eval_holder,
+                                        update_model)
     given = [name for name, v in (("early_stopping_rounds", early_stopping_rounds),
                                   ("callbacks", callbacks or None),
                                   ("checkpoint_dir", checkpoint_dir), ("obj", obj),
@@ -123,8 +124,13 @@ def _update(s, p, rounds, early_stopping_rounds, evals_result, verbose_eval, cal
     previous_threads = _set_threads(p["nthread"])
     try:
         with keyboard_interrupts():
-            return update_model(p, s.dtrain, rounds, s.prior, s.objective, s.metrics,
-                                s.evals, evals_result, verbose_eval)
+            check_updatable(s.prior, rounds, s.objective, on_dask=False)
+            d = s.dtrain
+            rows = UpdateRows.of(s.prior, d, d.num_row, rounds, d.label, d.weight,
+                                 d.base_margin, d.qid)
+            holders = LocalRows(rows, [eval_holder(s.prior, e, rounds) for e, _ in s.evals])
+            return update_model(p, holders, rounds, s.prior, s.objective, s.metrics,
+                                [name for _, name in s.evals], evals_result, verbose_eval)
     finally:
         import numba
         numba.set_num_threads(previous_threads)

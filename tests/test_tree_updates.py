@@ -149,3 +149,44 @@ def test_what_the_update_process_refuses():
     dart = dgbdt.train({"booster": "dart", "max_depth": 2}, d, 2, verbose_eval=False)
     with pytest.raises(NotImplementedError, match="dart"):
         dgbdt.train({**up, "booster": "gbtree"}, d, 2, xgb_model=dart)
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize("objective", ["binary:logistic", "multi:softprob"])
+def test_dask_update_is_the_in_process_one(client2, objective):
+    """On Dask a holder a partition, the sums and maxima reduced over them: the in-process
+    model byte for byte, and the same eval history, for any partitioning."""
+    import dask.array as da
+
+    from dgbdt import dask as dgd
+    X, z = rows(3000, 0.0, 9)
+    X2, z2 = rows(2400, 0.6, 10)
+    lab = (lambda v: (v > 0).astype(np.float32)) if objective == "binary:logistic" else \
+        (lambda v: np.digitize(v, [-0.5, 0.5]).astype(np.float32))
+    p = {"objective": objective, "max_depth": 4,
+         "eval_metric": ["logloss" if objective == "binary:logistic" else "mlogloss"],
+         **({"num_class": 3} if objective.startswith("multi") else {})}
+    start = dgbdt.train(p, dgbdt.Dataset(X, lab(z)), 3, verbose_eval=False)
+    w = np.random.default_rng(0).uniform(0.5, 2, len(X2)).astype(np.float32)
+    q = {**p, "process_type": "update", "updater": "refresh,prune", "gamma": 1.0}
+    d2 = dgbdt.Dataset(X2, lab(z2), weight=w)
+    hist = {}
+    local = dgbdt.train(q, d2, 3, xgb_model=start, evals=[(d2, "v")], evals_result=hist,
+                        verbose_eval=False)
+    for chunks in (600, 1100):
+        dd = dgd.DaskDataset(client2, da.from_array(X2, chunks=(chunks, 5)),
+                             da.from_array(lab(z2), chunks=chunks),
+                             weight=da.from_array(w, chunks=chunks))
+        out = dgd.train(client2, q, dd, 3, xgb_model=start, evals=[(dd, "v")],
+                        verbose_eval=False)
+        assert out["booster"].save_raw() == local.save_raw()
+        assert out["history"] == hist
+
+
+def test_ranking_and_grouped_objectives_are_refused():
+    X, z = rows(300, 0.0, 11)
+    qid = np.repeat(np.arange(30), 10)
+    d = dgbdt.Dataset(X, (z > 0).astype(np.float32), qid=qid)
+    model = dgbdt.train({"objective": "rank:ndcg", "max_depth": 2}, d, 2, verbose_eval=False)
+    with pytest.raises(NotImplementedError, match="rank:ndcg"):
+        dgbdt.train({"process_type": "update", "updater": "refresh"}, d, 2, xgb_model=model)

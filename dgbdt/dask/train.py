@@ -212,11 +212,9 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             "gblinear either). Fix: gather the rows and train in process with dgbdt.train "
             "(dgbdt.compat.xgboost.train), or booster='gbtree' (linear_tree=True for linear "
             "leaves) on Dask.")
-    if p["process_type"] == "update":
-        raise NotImplementedError(
-            "process_type='update' (xgb_model's trees refreshed or pruned) is not built on "
-            "Dask. Fix: update in process with dgbdt.train on the rows gathered (or a "
-            "sample of them), then predict on Dask with the updated model.")
+    if p["process_type"] == "update":     # xgb_model's trees updated, none grown
+        return _update(client, p, s, int(num_boost_round), fan_in, verbose_eval,
+                       early_stopping_rounds, callbacks, checkpoint_dir, obj)
     if p["linear_tree"]:
         check_linear(p, dtrain, mode)
     check_raw_rows(p, False)
@@ -364,3 +362,26 @@ def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_b
                       callbacks, obj, progress, linear, fan_in, collective_timeout, recovering,
                       t0)
     return {**STRATEGIES[mode](attempt), "mode": mode}
+
+
+def _update(client, p, s, rounds, fan_in, verbose_eval, early_stopping_rounds, callbacks,
+            checkpoint_dir, obj) -> dict:
+    """process_type="update" over the partitions (dgbdt.dask.update; the algorithm is
+    dgbdt.engine.update_process)."""
+    from ..engine.update_process import check_updatable, update_model
+    from .update import DaskRows
+    given = [name for name, v in (("early_stopping_rounds", early_stopping_rounds),
+                                  ("callbacks", callbacks or None),
+                                  ("checkpoint_dir", checkpoint_dir), ("obj", obj))
+             if v is not None]
+    if given:
+        raise NotImplementedError(f"process_type='update' with {', '.join(given)} is not "
+                                  "built: it takes evals and verbose_eval")
+    check_updatable(s.prior, rounds, s.objective, on_dask=True)
+    if s.prior.categories is not None:
+        s.dtrain.recode_to_model(s.prior.categories)
+    holders = DaskRows(client, s.dtrain, [d for d, _ in s.evals], s.prior, rounds, fan_in)
+    history: dict = {}
+    booster = update_model(p, holders, rounds, s.prior, s.objective, s.metrics,
+                           [name for _, name in s.evals], history, verbose_eval)
+    return {"booster": booster, "history": history, "mode": "update", "restarts": 0}

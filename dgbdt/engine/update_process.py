@@ -6,12 +6,15 @@ margins of the model updated so far (the intercept, or dtrain's base_margin, plu
 (dgbdt.tree.tree_updates: ``refresh``, ``prune``), and its rows' margins take its new leaf
 values. The result holds the updated rounds only, as XGBoost's.
 
-A row's path through an old tree is found once, as its leaf (Booster.predict's pred_leaf on
-the raw rows, the trees' float thresholds); refresh keeps the structure, and prune says
-where each old node's rows end. The fixed-point scale of a tree's sums comes from its class's
-gradient maxima and the row count, as in training. A forest round (num_parallel_tree P)
-refreshes with eta / P, XGBoost's rescaling. The rows are read on the host: on a GPU the
-leaves, labels and weights are copied there once.
+The rows live in ``UpdateRows`` holders: one in process, one a partition on Dask
+(dgbdt.dask.update maps and reduces them; the algorithm is here). A holder finds a row's path
+through an old tree once, as its leaf (Booster.predict's pred_leaf on the raw rows, the
+trees' float thresholds); prune needs no rows and says where each old node's rows end, so a
+tree's refresh sums its rows by that map. Per round the holders give their gradient maxima
+(max-reduced: the fixed-point scale of each class, from the maxima and the row count, as in
+training), then the fixed-point node sums of the trees to refresh (added: exact, so any
+partitioning gives the same model), then take the updated trees into their margins. A forest
+round (num_parallel_tree P) refreshes with eta / P, XGBoost's rescaling.
 """
 from __future__ import annotations
 
@@ -25,11 +28,19 @@ from ..kernels.fixedpoint import scale_for, to_fixed
 from ..model.booster import Booster
 from ..tree.split import SplitParams
 from ..tree.tree_updates import node_sums, pruned, refreshed
-from .evaluation import DatasetEval
+from .evaluation import EvalRows, merge, values
 
 
-def check_updatable(prior: Booster | None, rounds: int) -> None:
-    """What an update needs of xgb_model and num_boost_round (XGBoost's limits)."""
+def check_updatable(prior: Booster | None, rounds: int, objective, on_dask: bool) -> None:
+    """What an update needs of xgb_model, num_boost_round (XGBoost's limits) and the
+    objective: a row's gradients from its own margin and label (on Dask: its partition's)."""
+    whole = getattr(objective, "needs_qid", False) or hasattr(objective, "seam_gradients") \
+        or (on_dask and objective.name in ("survival:cox", "survival:aft"))
+    if whole:
+        raise NotImplementedError(
+            f"process_type='update' with objective {objective.name!r} is not built"
+            + (" on Dask" if on_dask else "") + ": its gradients need more than a row's own "
+            "margin and label (query groups, the rows' order, label bounds)")
     if prior is None:
         raise ValueError("process_type='update' updates the trees of xgb_model: pass the "
                          "model to update (a Booster, or a model file)")
@@ -48,56 +59,147 @@ def check_updatable(prior: Booster | None, rounds: int) -> None:
                          "(XGBoost's limit)")
 
 
-def update_model(p: dict, dtrain, rounds: int, prior: Booster, objective, metrics, evals,
-                 evals_result: dict | None, verbose_eval) -> Booster:
-    """The model of ``prior``'s first ``rounds`` rounds, each tree updated (module doc)."""
-    check_updatable(prior, rounds)
+class UpdateRows:
+    """Rows under update, on the host: each row's leaf in every old tree, labels, weights, the
+    margins of the model updated so far. Its methods are pure (``advanced`` returns a new
+    holder), so a Dask partition's holder can be computed again from its lineage."""
+
+    def __init__(self, leaves, label, weight, margin, qid=None):
+        self.leaves, self.label, self.weight, self.margin = leaves, label, weight, margin
+        self.qid = qid
+        self._grad = None
+
+    @classmethod
+    def of(cls, prior: Booster, data, n: int, rounds: int, label, weight, base_margin,
+           qid=None):
+        """The holder of the ``n`` rows ``data`` (what Booster.predict reads) for ``prior``'s
+        first ``rounds`` rounds."""
+        leaves = to_host(prior.predict(data, pred_leaf=True, iteration_range=(0, rounds))
+                         ).reshape(n, -1).astype(np.int64) if rounds else np.zeros((n, 0), int)
+        margin = prior.initial_margin(n, None if base_margin is None else to_host(base_margin))
+        return cls(leaves, None if label is None else to_host(label),
+                   None if weight is None else to_host(weight), margin, qid)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.margin.shape[0])
+
+    def _gradients(self, objective):
+        if self._grad is None:
+            self._grad = objective.gradients(self.margin, self.label, self.weight)
+        return self._grad
+
+    def maxima(self, objective) -> np.ndarray:
+        """float64 [2, K]: each class's max |g| and max |h| at these margins."""
+        g, h = self._gradients(objective)
+        if g.shape[0] == 0:
+            return np.zeros((2, g.shape[1]))
+        return np.stack([np.abs(g).max(axis=0), np.abs(h).max(axis=0)])
+
+    def sums(self, objective, jobs) -> list:
+        """Each job's (G, H) int64 node sums: jobs are (tree index, tree, old leaf -> node
+        map, class, scale_g, scale_h)."""
+        g, h = self._gradients(objective)
+        return [node_sums(tree, at[self.leaves[:, i]], to_fixed(g[:, k], sg),
+                          to_fixed(h[:, k], sh)) for i, tree, at, k, sg, sh in jobs]
+
+    def advanced(self, jobs) -> "UpdateRows":
+        """The holder with these trees in its margins: jobs are (tree index, tree, old leaf
+        -> node map, class)."""
+        margin = self.margin.copy()
+        for i, tree, at, k in jobs:
+            margin[:, k] += tree.threshold[at[self.leaves[:, i]]].astype(np.float64)
+        return UpdateRows(self.leaves, self.label, self.weight, margin, self.qid)
+
+    def summaries(self, objective, metrics, scale) -> list:
+        """The metrics' summaries of these rows (an eval set's) at their margins."""
+        return EvalRows(self.label, self.weight, scale, self.qid).summaries(
+            objective, metrics, self.margin)
+
+
+def add_sums(a: list, b: list) -> list:
+    """Two holders' node sums, job by job (exact)."""
+    return [(ga + gb, ha + hb) for (ga, ha), (gb, hb) in zip(a, b)]
+
+
+class LocalRows:
+    """The holders of one process (dgbdt.train): the training rows and each eval set's."""
+
+    def __init__(self, rows: UpdateRows, evals: list):
+        self.rows, self.evals = rows, evals
+        self.n_rows = rows.n_rows
+
+    def maxima(self, objective):
+        return self.rows.maxima(objective)
+
+    def sums(self, objective, jobs):
+        return self.rows.sums(objective, jobs)
+
+    def advance(self, jobs) -> None:
+        self.rows = self.rows.advanced(jobs)
+        self.evals = [(e.advanced(jobs), scale) for e, scale in self.evals]
+
+    def scores(self, objective, metrics) -> list[list[float]]:
+        return [values(metrics, e.summaries(objective, metrics, scale))
+                for e, scale in self.evals]
+
+
+def eval_holder(prior, d, rounds) -> tuple:
+    """(holder, auc weight scale) of an in-process eval set."""
+    rows = UpdateRows.of(prior, d, d.num_row, rounds, d.label, d.weight, d.base_margin, d.qid)
+    whole = EvalRows.whole(rows.label, rows.weight, rows.qid)
+    return rows, whole.scale
+
+
+def update_model(p: dict, holders, rounds: int, prior: Booster, objective, metrics,
+                 eval_names: list, evals_result: dict | None, verbose_eval) -> Booster:
+    """The model of ``prior``'s first ``rounds`` rounds, each tree updated (module doc);
+    ``holders``: LocalRows, or dgbdt.dask.update's partitions, with the eval sets'
+    (check_updatable first)."""
     t0 = time.perf_counter()
     steps = p["updater"].split(",")
     T, P = prior.trees_per_round, prior.num_parallel_tree
     sp = SplitParams.from_params(p)
     # XGBoost's refresher rescales the learning rate by the trees of a round and output
     refresh_sp = SplitParams.from_params({**p, "eta": p["eta"] / P})
-    leaves = to_host(prior.predict(dtrain, pred_leaf=True, iteration_range=(0, rounds),
-                                   strict_shape=False)).reshape(dtrain.num_row, -1)
-    label = to_host(dtrain.label)
-    weight = None if dtrain.weight is None else to_host(dtrain.weight)
     out = prior[0:rounds]
     old_trees, classes = out.trees, out.tree_class
     out.trees, out.tree_class = [], []
     out.best_iteration = out.best_score = None
-    n = dtrain.num_row
-    margin = out.initial_margin(
-        n, None if dtrain.base_margin is None else to_host(dtrain.base_margin))
-    sources = [(DatasetEval(d, out), name) for d, name in evals]
+    n = holders.n_rows
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
     for r in range(rounds):
-        g, h = objective.gradients(margin, label, weight)
-        updated = []
-        for i in range(r * T, (r + 1) * T):
-            k = classes[i]
-            tree, at = old_trees[i], leaves[:, i].astype(np.int64)
-            for step in steps:
-                if step == "refresh":
-                    sg = scale_for(float(np.max(np.abs(g[:, k]), initial=0.0)), n)
-                    sh = scale_for(float(np.max(np.abs(h[:, k]), initial=0.0)), n)
-                    G, H = node_sums(tree, at, to_fixed(g[:, k], sg), to_fixed(h[:, k], sh))
-                    tree = refreshed(tree, G / sg, H / sh, refresh_sp, p["refresh_leaf"])
-                else:
+        mx = holders.maxima(objective)
+        trees, maps = [], []
+        for i in range(r * T, (r + 1) * T):     # the data-free steps before a refresh
+            tree, at = old_trees[i], np.arange(old_trees[i].n_nodes, dtype=np.int64)
+            for step in steps[:steps.index("refresh")] if "refresh" in steps else steps:
+                tree, moved = pruned(tree, sp, p["max_depth"])
+                at = moved[at]
+            trees.append(tree)
+            maps.append(at)
+        if "refresh" in steps:
+            jobs = [(i, trees[j], maps[j], classes[i],
+                     scale_for(float(mx[0, classes[i]]), n), scale_for(float(mx[1, classes[i]]), n))
+                    for j, i in enumerate(range(r * T, (r + 1) * T))]
+            for j, (G, H) in enumerate(holders.sums(objective, jobs)):
+                _, tree, at, k, sg, sh = jobs[j]
+                tree = refreshed(tree, G / sg, H / sh, refresh_sp, p["refresh_leaf"])
+                for step in steps[steps.index("refresh") + 1:]:
                     tree, moved = pruned(tree, sp, p["max_depth"])
                     at = moved[at]
-            updated.append((tree, k, at))
-        for tree, k, at in updated:     # a round's trees all start from its gradients
-            margin[:, k] += tree.threshold[at].astype(np.float64)
-            out.trees.append(tree)
-            out.tree_class.append(k)
-        scores = []
-        new = list(range(r * T, (r + 1) * T))
-        for source, name in sources:
-            for m, v in zip(metrics, source.scores(out, new, objective, metrics)):
-                history.setdefault(name, {}).setdefault(m.name, []).append(v)
-                scores.append((name, m.name, v))
+                trees[j], maps[j] = tree, at
+        # a round's trees all start from its gradients: into the margins together
+        holders.advance([(i, trees[j], maps[j], classes[i])
+                         for j, i in enumerate(range(r * T, (r + 1) * T))])
+        out.trees += trees
+        out.tree_class += [classes[i] for i in range(r * T, (r + 1) * T)]
+        scores = [(name, m.name, v) for name, vals in zip(eval_names,
+                                                          holders.scores(objective, metrics))
+                  for m, v in zip(metrics, vals)]
+        for name, metric, v in scores:
+            history.setdefault(name, {}).setdefault(metric, []).append(v)
         if scores and verbose_eval and (verbose_eval is True or r % int(verbose_eval) == 0
                                         or r == rounds - 1):
             emit(format_eval_line(r, scores))
