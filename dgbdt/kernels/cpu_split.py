@@ -121,24 +121,34 @@ def combine_ranges(m, n_ranges, t_gain, t_feat, t_bin, t_dleft, t_left,
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _scan_gains(gl, hl, gr, hr, n, parent, lam, alpha, max_delta_step, min_child_weight,
-                plain, gain):
+def _scan_gains(sg, sh, tg, th, inv_sg, inv_sh, n, parent, lam, alpha, max_delta_step,
+                min_child_weight, plain, gain):
     """gain[b] = float32(score(left b) + score(right b) - parent) for b < n, 0 where a side's
-    hessian is below min_child_weight. ``plain`` (alpha = max_delta_step = 0): node_gain's
-    G^2 / (H + lambda) written out (the same operations, so the same values) as a loop
-    without calls, which the compiler vectorizes."""
+    hessian is below min_child_weight; the left sums (sg, sh) are fixed-point, the node's
+    (tg, th). ``plain`` (alpha = max_delta_step = 0): node_gain's G^2 / (H + lambda) written
+    out (the same operations, so the same values) as a loop without calls, which the
+    compiler vectorizes. The sides' float sums are made here, from the integers, so the scan
+    before stores two arrays, not six."""
     if plain:
         for b in range(n):
-            a = gl[b] * gl[b] / (hl[b] + lam) if hl[b] > 0.0 else 0.0
-            r = gr[b] * gr[b] / (hr[b] + lam) if hr[b] > 0.0 else 0.0
-            ok = hl[b] >= min_child_weight and hr[b] >= min_child_weight
+            gl = sg[b] * inv_sg
+            hl = sh[b] * inv_sh
+            gr = (tg - sg[b]) * inv_sg
+            hr = (th - sh[b]) * inv_sh
+            a = gl * gl / (hl + lam) if hl > 0.0 else 0.0
+            r = gr * gr / (hr + lam) if hr > 0.0 else 0.0
+            ok = hl >= min_child_weight and hr >= min_child_weight
             gain[b] = np.float32(a + r - parent) if ok else np.float32(0.0)
         return
     for b in range(n):
-        if hl[b] >= min_child_weight and hr[b] >= min_child_weight:
+        gl = sg[b] * inv_sg
+        hl = sh[b] * inv_sh
+        gr = (tg - sg[b]) * inv_sg
+        hr = (th - sh[b]) * inv_sh
+        if hl >= min_child_weight and hr >= min_child_weight:
             gain[b] = np.float32(
-                node_gain(gl[b], hl[b], lam, alpha, max_delta_step, min_child_weight)
-                + node_gain(gr[b], hr[b], lam, alpha, max_delta_step, min_child_weight)
+                node_gain(gl, hl, lam, alpha, max_delta_step, min_child_weight)
+                + node_gain(gr, hr, lam, alpha, max_delta_step, min_child_weight)
                 - parent)
         else:
             gain[b] = np.float32(0.0)
@@ -171,10 +181,6 @@ def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_de
         parent = node_gain(tg * inv_sg, th * inv_sh, lam, alpha, max_delta_step, min_child_weight)
         sg = np.empty(wide, dtype=np.int64)      # the candidates' left (G, H) sums
         sh = np.empty(wide, dtype=np.int64)
-        gl = np.empty(wide)
-        hl = np.empty(wide)
-        gr = np.empty(wide)
-        hr = np.empty(wide)
         gain = np.empty(wide, dtype=np.float32)
         # the task's best in locals, stored once at its end
         bg = np.float32(0.0)
@@ -195,10 +201,6 @@ def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_de
                         lh += hist[j, p0 + b, 1]
                         sg[b] = lg
                         sh[b] = lh
-                        gl[b] = lg * inv_sg
-                        hl[b] = lh * inv_sh
-                        gr[b] = (tg - lg) * inv_sg
-                        hr[b] = (th - lh) * inv_sh
                 else:               # backward, missing values left: candidate i (bins
                     if hist[j, p0 + nb, 0] == 0 and hist[j, p0 + nb, 1] == 0:
                         break       # i.. right) at q = nb - 1 - i, in scan order
@@ -210,12 +212,8 @@ def _evaluate_ranges(hist, hist_ptrs, totals, inv_sg, inv_sh, lam, alpha, max_de
                         q = nb - 1 - i
                         sg[q] = tg - rg
                         sh[q] = th - rh
-                        gl[q] = (tg - rg) * inv_sg
-                        hl[q] = (th - rh) * inv_sh
-                        gr[q] = rg * inv_sg
-                        hr[q] = rh * inv_sh
-                _scan_gains(gl, hl, gr, hr, nb, parent, lam, alpha, max_delta_step,
-                            min_child_weight, plain, gain)
+                _scan_gains(sg, sh, tg, th, inv_sg, inv_sh, nb, parent, lam, alpha,
+                            max_delta_step, min_child_weight, plain, gain)
                 for q in range(nb):
                     if gain[q] > bg:
                         bg = gain[q]
