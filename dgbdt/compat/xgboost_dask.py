@@ -12,6 +12,7 @@ from ..dask.train import train as _train
 from ._common import _unsupported, refuse_categorical, xgb_params
 from .dask_dmatrix import DaskDMatrix, DaskQuantileDMatrix, worker_nthreads  # noqa: F401
 from .booster import _compat
+from .dask_async import maybe_awaitable
 
 
 def _ds(d):
@@ -63,7 +64,15 @@ def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=
           early_stopping_rounds=None, xgb_model=None, verbose_eval=True, callbacks=None,
           custom_metric=None, coll_cfg=None, feval=None):
     """xgboost.dask.train (its signature: an argument it does not take, such as
-    evals_result, is a TypeError): returns {"booster": Booster, "history": {...}}."""
+    evals_result, is a TypeError): returns {"booster": Booster, "history": {...}}; with an
+    asynchronous client, an awaitable of it (dgbdt.compat.dask_async)."""
+    return maybe_awaitable(client, _train_now, client, params, dtrain, num_boost_round,
+                           evals, obj, early_stopping_rounds, xgb_model, verbose_eval,
+                           callbacks, custom_metric, coll_cfg, feval)
+
+
+def _train_now(client, params, dtrain, num_boost_round, evals, obj, early_stopping_rounds,
+               xgb_model, verbose_eval, callbacks, custom_metric, coll_cfg, feval):
     if feval is not None or custom_metric is not None:
         _unsupported("custom metrics on Dask", "use dgbdt's metrics (eval_metric)")
     if coll_cfg is not None:
@@ -112,7 +121,15 @@ def predict(client, model, data, *, output_margin: bool = False, missing: float 
     """xgboost.dask.predict: lazy predictions of a DaskDMatrix or dask collection (model: a
     Booster, train's dict, or a Future of either, e.g. ``client.scatter(booster)``; values
     of a collection equal to ``missing`` are missing). Feature names are always checked
-    (validate_features is accepted for XGBoost's code)."""
+    (validate_features is accepted for XGBoost's code). With an asynchronous client, an
+    awaitable of the lazy array (dgbdt.compat.dask_async)."""
+    return maybe_awaitable(client, _predict_now, client, model, data, output_margin, missing,
+                           pred_leaf, pred_contribs, approx_contribs, pred_interactions,
+                           iteration_range, strict_shape)
+
+
+def _predict_now(client, model, data, output_margin, missing, pred_leaf, pred_contribs,
+                 approx_contribs, pred_interactions, iteration_range, strict_shape):
     if approx_contribs:
         _unsupported("approx_contribs (Saabas's approximate contributions)",
                      "pred_contribs=True gives the exact SHAP values")
@@ -130,9 +147,16 @@ def inplace_predict(client, model, data, *, iteration_range=None, predict_type: 
                     base_margin=None, strict_shape: bool = False):
     """xgboost.dask.inplace_predict: lazy predictions of a dask collection as it is
     (``predict_type`` "value" or "margin"; values equal to ``missing`` are missing;
-    ``base_margin`` a dask collection partitioned like ``data``)."""
+    ``base_margin`` a dask collection partitioned like ``data``). With an asynchronous
+    client, an awaitable of the lazy array."""
     if predict_type not in ("value", "margin"):
         raise ValueError(f"predict_type must be 'value' or 'margin'; got {predict_type!r}")
+    return maybe_awaitable(client, _inplace_now, client, model, data, iteration_range,
+                           predict_type, missing, base_margin, strict_shape)
+
+
+def _inplace_now(client, model, data, iteration_range, predict_type, missing, base_margin,
+                 strict_shape):
     if base_margin is not None or not is_nan_missing(missing):
         # the rows and their margins travel together (not persisted: the lazy result holds
         # its parts' graphs)
