@@ -66,6 +66,26 @@ def test_async_clients_are_refused_clearly():
     asyncio.run(main())
 
 
+def test_an_async_client_works_from_a_thread():
+    """What the refusal advises: off its event loop the asynchronous client blocks as a
+    synchronous one, so dgbdt.dask's calls run in a thread with it."""
+    import asyncio
+    from distributed import Client, LocalCluster
+    X, y = data()
+    ref = dgbdt.train(PARAMS, dgbdt.Dataset(X, label=y), 3).save_raw()
+
+    async def main():
+        async with LocalCluster(n_workers=2, threads_per_worker=1, asynchronous=True,
+                                processes=False, dashboard_address=":0") as cluster:
+            async with Client(cluster, asynchronous=True) as client:
+                def fit():
+                    d = dgd.DaskDataset(client, da.from_array(X, chunks=(500, 5)),
+                                        da.from_array(y, chunks=500))
+                    return dgd.train(client, PARAMS, d, 3, verbose_eval=False)["booster"]
+                return (await asyncio.to_thread(fit)).save_raw()
+    assert asyncio.run(main()) == ref
+
+
 def test_compat_predict_takes_a_scattered_booster(client2):
     import dgbdt.compat.xgboost as xgb
     X, y = data()

@@ -149,10 +149,11 @@ def check_synchronous(client) -> None:
     for their results; awaitable versions of them are not built."""
     if getattr(client, "asynchronous", False):
         raise NotImplementedError(
-            "dgbdt.dask takes a synchronous distributed.Client: Client(asynchronous=True) "
-            "(awaitable train, predict and fit) is not supported. Fix: make a Client(address) "
-            "for dgbdt's calls (it may share the scheduler), or call them in a thread "
-            "(asyncio.to_thread) with such a client")
+            "dgbdt.dask's calls block: on an asynchronous client's event loop they are not "
+            "awaitable. Fix: run them in a thread, where the same client blocks as a "
+            "synchronous one (await asyncio.to_thread(dgbdt.dask.train, client, ...)), or "
+            "use dgbdt.compat.xgboost.dask, whose functions and estimators are awaitable as "
+            "xgboost.dask's")
 
 
 def reaching_client(fn):
