@@ -72,6 +72,25 @@ def test_updated_trees_are_xgboosts(objective, updater, extra):
                                rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("updater", ["refresh", "prune", "refresh,prune", "prune,refresh"])
+def test_forest_updates_are_xgboosts(updater):
+    """A forest's round (num_parallel_tree P): XGBoost's updaters see eta / P, refresh's
+    leaves and prune's new leaves alike."""
+    X, z = rows(3000, 0.0, 12)
+    X2, z2 = rows(2000, 0.5, 13)
+    p = {"max_depth": 3, "eta": 0.3, "num_parallel_tree": 3, "subsample": 0.7,
+         "colsample_bynode": 0.6, "seed": 3}
+    start = bytes(xgb.train({**p, "tree_method": "hist"}, xgb.DMatrix(X, z), 3).save_raw("json"))
+    q = {**p, "process_type": "update", "updater": updater, "gamma": 1.0}
+    ours = dgbdt.train(q, dgbdt.Dataset(X2, z2), 3, xgb_model=start, verbose_eval=False)
+    theirs = xgb.train(q, xgb.DMatrix(X2, z2), 3, xgb_model=xgb.Booster(model_file=bytearray(start)))
+    assert [t.n_nodes for t in ours.trees] == [reachable(t) for t in xgb_trees(theirs)]
+    np.testing.assert_allclose(ours.predict(X2, output_margin=True),
+                               theirs.predict(xgb.DMatrix(X2), output_margin=True),
+                               rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("method", ["hist", "approx", "exact"])
 @pytest.mark.parametrize("params", [{"objective": "binary:logistic"},
                                     {"objective": "multi:softprob", "num_class": 3,

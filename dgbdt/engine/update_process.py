@@ -14,7 +14,7 @@ tree's refresh sums its rows by that map. Per round the holders give their gradi
 (max-reduced: the fixed-point scale of each class, from the maxima and the row count, as in
 training), then the fixed-point node sums of the trees to refresh (added: exact, so any
 partitioning gives the same model), then take the updated trees into their margins. A forest
-round (num_parallel_tree P) refreshes with eta / P, XGBoost's rescaling.
+round (num_parallel_tree P) refreshes and prunes with eta / P, XGBoost's rescaling.
 """
 from __future__ import annotations
 
@@ -159,9 +159,9 @@ def update_model(p: dict, holders, rounds: int, prior: Booster, objective, metri
     t0 = time.perf_counter()
     steps = p["updater"].split(",")
     T, P = prior.trees_per_round, prior.num_parallel_tree
-    sp = SplitParams.from_params(p)
-    # XGBoost's refresher rescales the learning rate by the trees of a round and output
-    refresh_sp = SplitParams.from_params({**p, "eta": p["eta"] / P})
+    # XGBoost rescales the learning rate its updaters see by the trees of a round and
+    # output (a forest's P), as a forest's trees grow with eta / P
+    sp = SplitParams.from_params({**p, "eta": p["eta"] / P})
     out = prior[0:rounds]
     old_trees, classes = out.trees, out.tree_class
     out.trees, out.tree_class = [], []
@@ -185,7 +185,7 @@ def update_model(p: dict, holders, rounds: int, prior: Booster, objective, metri
                     for j, i in enumerate(range(r * T, (r + 1) * T))]
             for j, (G, H) in enumerate(holders.sums(objective, jobs)):
                 _, tree, at, k, sg, sh = jobs[j]
-                tree = refreshed(tree, G / sg, H / sh, refresh_sp, p["refresh_leaf"])
+                tree = refreshed(tree, G / sg, H / sh, sp, p["refresh_leaf"])
                 for step in steps[steps.index("refresh") + 1:]:
                     tree, moved = pruned(tree, sp, p["max_depth"])
                     at = moved[at]
