@@ -169,32 +169,34 @@ def update_model(p: dict, holders, rounds: int, prior: Booster, objective, metri
     n = holders.n_rows
     history: dict = evals_result if evals_result is not None else {}
     history.clear()
+    refresh = "refresh" in steps       # the prunes before it, and after it
+    before, after = (steps[:steps.index("refresh")], steps[steps.index("refresh") + 1:]) \
+        if refresh else (steps, [])
+
+    def prunes(tree, at, count):
+        """``count`` prunes of the tree; ``at``: each old node's node, carried along."""
+        for _ in range(count):
+            tree, moved = pruned(tree, sp, p["max_depth"])
+            at = moved[at]
+        return tree, at
+
     for r in range(rounds):
-        mx = holders.maxima(objective)
-        trees, maps = [], []
-        for i in range(r * T, (r + 1) * T):     # the data-free steps before a refresh
-            tree, at = old_trees[i], np.arange(old_trees[i].n_nodes, dtype=np.int64)
-            for step in steps[:steps.index("refresh")] if "refresh" in steps else steps:
-                tree, moved = pruned(tree, sp, p["max_depth"])
-                at = moved[at]
-            trees.append(tree)
-            maps.append(at)
-        if "refresh" in steps:
-            jobs = [(i, trees[j], maps[j], classes[i],
-                     scale_for(float(mx[0, classes[i]]), n), scale_for(float(mx[1, classes[i]]), n))
-                    for j, i in enumerate(range(r * T, (r + 1) * T))]
-            for j, (G, H) in enumerate(holders.sums(objective, jobs)):
-                _, tree, at, k, sg, sh = jobs[j]
-                tree = refreshed(tree, G / sg, H / sh, sp, p["refresh_leaf"])
-                for step in steps[steps.index("refresh") + 1:]:
-                    tree, moved = pruned(tree, sp, p["max_depth"])
-                    at = moved[at]
-                trees[j], maps[j] = tree, at
+        ids = range(r * T, (r + 1) * T)
+        done = [prunes(old_trees[i], np.arange(old_trees[i].n_nodes, dtype=np.int64),
+                       len(before)) for i in ids]
+        if refresh:     # the nodes' sums at this round's gradients, over every holder
+            mx = holders.maxima(objective)
+            jobs = [(i, tree, at, classes[i], scale_for(float(mx[0, classes[i]]), n),
+                     scale_for(float(mx[1, classes[i]]), n)) for i, (tree, at) in zip(ids, done)]
+            done = [prunes(refreshed(tree, G / sg, H / sh, sp, p["refresh_leaf"]), at,
+                           len(after))
+                    for (_, tree, at, _, sg, sh), (G, H) in zip(jobs, holders.sums(objective,
+                                                                                   jobs))]
+        trees, maps = [t for t, _ in done], [a for _, a in done]
         # a round's trees all start from its gradients: into the margins together
-        holders.advance([(i, trees[j], maps[j], classes[i])
-                         for j, i in enumerate(range(r * T, (r + 1) * T))])
+        holders.advance([(i, tree, at, classes[i]) for i, tree, at in zip(ids, trees, maps)])
         out.trees += trees
-        out.tree_class += [classes[i] for i in range(r * T, (r + 1) * T)]
+        out.tree_class += [classes[i] for i in ids]
         scores = [(name, m.name, v) for name, vals in zip(eval_names,
                                                           holders.scores(objective, metrics))
                   for m, v in zip(metrics, vals)]
