@@ -1,6 +1,7 @@
-"""xgboost.dask's asynchronous interface through dgbdt.compat (dgbdt.compat.dask_async): with
+"""xgboost.dask's asynchronous interface through dgbdt.compat: with
 Client(asynchronous=True) the matrices, train, predict and the estimators are awaited, the
-blocking dgbdt call running in a thread; the same models as a synchronous client's."""
+blocking dgbdt call running in a thread (dgbdt.dask.worker.off_loop); the same models as a
+synchronous client's."""
 import asyncio
 
 import numpy as np
@@ -81,7 +82,7 @@ def test_a_matrix_not_awaited_says_so():
     async def main(client):
         m = dxgb.DaskDMatrix(client, da.from_array(X, chunks=300), da.from_array(y, chunks=300))
         with pytest.raises(RuntimeError, match="await"):
-            m.dataset
+            m.dataset.num_row
         return True
 
     assert _run(main)

@@ -50,40 +50,63 @@ def test_two_collective_trainings_at_once(client2):
         assert [r.result(timeout=120) for r in runs] == [ref, ref]
 
 
-def test_async_clients_are_refused_clearly():
+def _on_async_client(main):
     import asyncio
     from distributed import Client, LocalCluster
 
-    async def main():
-        async with LocalCluster(n_workers=1, threads_per_worker=1, asynchronous=True,
-                                processes=False, dashboard_address=":0") as cluster:
-            async with Client(cluster, asynchronous=True) as client:
-                X = da.random.random((100, 3), chunks=50)
-                with pytest.raises(NotImplementedError, match="synchronous"):
-                    dgd.DaskDataset(client, X, X[:, 0])
-                with pytest.raises(NotImplementedError, match="synchronous"):
-                    dgd.DaskGBDTRegressor(n_estimators=2, client=client).fit(X, X[:, 0])
-    asyncio.run(main())
-
-
-def test_an_async_client_works_from_a_thread():
-    """What the refusal advises: off its event loop the asynchronous client blocks as a
-    synchronous one, so dgbdt.dask's calls run in a thread with it."""
-    import asyncio
-    from distributed import Client, LocalCluster
-    X, y = data()
-    ref = dgbdt.train(PARAMS, dgbdt.Dataset(X, label=y), 3).save_raw()
-
-    async def main():
+    async def outer():
         async with LocalCluster(n_workers=2, threads_per_worker=1, asynchronous=True,
                                 processes=False, dashboard_address=":0") as cluster:
             async with Client(cluster, asynchronous=True) as client:
-                def fit():
-                    d = dgd.DaskDataset(client, da.from_array(X, chunks=(500, 5)),
-                                        da.from_array(y, chunks=500))
-                    return dgd.train(client, PARAMS, d, 3, verbose_eval=False)["booster"]
-                return (await asyncio.to_thread(fit)).save_raw()
-    assert asyncio.run(main()) == ref
+                return await main(client)
+    return asyncio.run(outer())
+
+
+def test_async_clients_await_datasets_training_and_estimators():
+    """On an asynchronous client's loop, DaskDataset, train and the estimators' methods are
+    awaited (each blocking call runs in a thread, where the client blocks): the models of a
+    synchronous client, and the loop serves the client meanwhile."""
+    X, y = data()
+    local = dgbdt.train(PARAMS, dgbdt.Dataset(X, label=y), 3)
+
+    async def main(client):
+        Xd, yd = da.from_array(X, chunks=(500, 5)), da.from_array(y, chunks=500)
+        d = dgd.DaskDataset(client, Xd, yd)
+        with pytest.raises(RuntimeError, match="await"):
+            d.num_row
+        d = await d
+        out = await dgd.train(client, PARAMS, d, 3, verbose_eval=False)
+        pred = await client.compute(dgd.predict(client, out["booster"], d))
+        est = await dgd.DaskGBDTRegressor(n_estimators=3, max_depth=3, learning_rate=0.3)
+        est.client = client
+        assert await est.fit(Xd, yd) is est
+        p = await client.compute(await est.predict(Xd))
+        clf = dgd.DaskGBDTClassifier(n_estimators=2)
+        clf.client = client
+        await clf.fit(Xd, yd)
+        proba = await client.compute(await clf.predict_proba(Xd))
+        return out["booster"].save_raw(), pred, p, proba
+
+    model, pred, p, proba = _on_async_client(main)
+    assert model == local.save_raw()
+    np.testing.assert_array_equal(pred, local.predict(X))
+    assert p.shape == (len(X),) and proba.shape == (len(X), 2)
+
+
+def test_an_async_client_works_from_a_thread():
+    """Any other dgbdt.dask call: off its event loop the asynchronous client blocks as a
+    synchronous one, so the call runs in a thread with it (what the refusal advises)."""
+    import asyncio
+    X, y = data()
+    ref = dgbdt.train(PARAMS, dgbdt.Dataset(X, label=y), 3).save_raw()
+
+    async def main(client):
+        def fit():
+            d = dgd.DaskDataset(client, da.from_array(X, chunks=(500, 5)),
+                                da.from_array(y, chunks=500))
+            return dgd.train(client, PARAMS, d, 3, verbose_eval=False)["booster"]
+        return (await asyncio.to_thread(fit)).save_raw()
+    assert _on_async_client(main) == ref
 
 
 def test_compat_predict_takes_a_scattered_booster(client2):

@@ -3,20 +3,16 @@ workers' thread count as XGBoost's Dask interface reports it (re-exported by
 dgbdt.compat.xgboost_dask; its estimators, dgbdt.compat.xgboost_dask_sklearn, use them too)."""
 from __future__ import annotations
 
-import asyncio
-import functools
-
 import numpy as np
 
 from ..dask.data import DaskDataset
 from ._common import _unsupported, refuse_unsupported
-from .dask_async import on_loop
 
 
 class DaskDMatrix:
     """xgboost.dask.DaskDMatrix: a dgbdt DaskDataset of dask collections. Made with an
     asynchronous client on its loop, it is built when awaited (``await DaskDMatrix(client,
-    X, y)``, XGBoost's way; dgbdt.compat.dask_async)."""
+    X, y)``, XGBoost's way, as the DaskDataset)."""
 
     def __init__(self, client, data, label=None, *, weight=None, base_margin=None,
                  missing=None, silent=False, feature_names=None, feature_types=None,
@@ -30,28 +26,19 @@ class DaskDMatrix:
         if group is not None:
             _unsupported("group= on Dask", "pass qid= partitioned like data (each query "
                          "within one partition), as xgboost.dask does")
-        build = functools.partial(
-            DaskDataset, client, data, label, weight, base_margin,
-            feature_names=feature_names, feature_types=feature_types,
-            enable_categorical=enable_categorical, qid=qid,
-            label_lower_bound=label_lower_bound, label_upper_bound=label_upper_bound,
-            missing=np.nan if missing is None else missing)
-        self._build = build if on_loop(client) else None
-        self._dataset = None if on_loop(client) else build()
+        # made on an asynchronous client's loop, the dataset is built when awaited
+        self.dataset = DaskDataset(client, data, label, weight, base_margin,
+                                   feature_names=feature_names, feature_types=feature_types,
+                                   enable_categorical=enable_categorical, qid=qid,
+                                   label_lower_bound=label_lower_bound,
+                                   label_upper_bound=label_upper_bound,
+                                   missing=np.nan if missing is None else missing)
 
     def __await__(self):
         async def built():
-            if self._dataset is None:
-                self._dataset = await asyncio.to_thread(self._build)
+            await self.dataset
             return self
         return built().__await__()
-
-    @property
-    def dataset(self) -> DaskDataset:
-        if self._dataset is None:
-            raise RuntimeError("a DaskDMatrix made with an asynchronous client is built when "
-                               "awaited: m = await DaskDMatrix(client, ...)")
-        return self._dataset
 
 
 class DaskQuantileDMatrix(DaskDMatrix):

@@ -12,7 +12,7 @@ from ..dask.train import train as _train
 from ._common import _unsupported, refuse_categorical, xgb_params
 from .dask_dmatrix import DaskDMatrix, DaskQuantileDMatrix, worker_nthreads  # noqa: F401
 from .booster import _compat
-from .dask_async import maybe_awaitable
+from ..dask.worker import off_loop as maybe_awaitable
 
 
 def _ds(d):
@@ -65,7 +65,7 @@ def train(client, params, dtrain, num_boost_round: int = 10, *, evals=None, obj=
           custom_metric=None, coll_cfg=None, feval=None):
     """xgboost.dask.train (its signature: an argument it does not take, such as
     evals_result, is a TypeError): returns {"booster": Booster, "history": {...}}; with an
-    asynchronous client, an awaitable of it (dgbdt.compat.dask_async)."""
+    asynchronous client, an awaitable of it (dgbdt.dask.worker.off_loop)."""
     return maybe_awaitable(client, _train_now, client, params, dtrain, num_boost_round,
                            evals, obj, early_stopping_rounds, xgb_model, verbose_eval,
                            callbacks, custom_metric, coll_cfg, feval)
@@ -122,7 +122,7 @@ def predict(client, model, data, *, output_margin: bool = False, missing: float 
     Booster, train's dict, or a Future of either, e.g. ``client.scatter(booster)``; values
     of a collection equal to ``missing`` are missing). Feature names are always checked
     (validate_features is accepted for XGBoost's code). With an asynchronous client, an
-    awaitable of the lazy array (dgbdt.compat.dask_async)."""
+    awaitable of the lazy array (dgbdt.dask.worker.off_loop)."""
     return maybe_awaitable(client, _predict_now, client, model, data, output_margin, missing,
                            pred_leaf, pred_contribs, approx_contribs, pred_interactions,
                            iteration_range, strict_shape)

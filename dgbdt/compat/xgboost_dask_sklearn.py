@@ -4,7 +4,6 @@ scikit-learn, which importing xgboost.dask does not."""
 from __future__ import annotations
 
 from ._common import refuse_categorical
-from .dask_async import awaitable_self, maybe_awaitable
 from .dask_dmatrix import DaskQuantileDMatrix, worker_nthreads
 from .xgboost_sklearn import _TrainedObjective, _XGBBehaviour
 
@@ -27,20 +26,6 @@ class _DaskXGBBehaviour(_XGBBehaviour):
         refuse_categorical(self.tree_method, self.booster, made[0].feature_types)
         return made
 
-    # an asynchronous client on its loop: the methods return awaitables, and the estimator
-    # itself is awaitable (``await DaskXGBRegressor(...)``), as xgboost.dask's
-    def __await__(self):
-        return awaitable_self(self)
-
-    def fit(self, X, y, *args, **kwargs):
-        return maybe_awaitable(self._client, super().fit, X, y, *args, **kwargs)
-
-    def predict(self, X, *args, **kwargs):
-        return maybe_awaitable(self._client, super().predict, X, *args, **kwargs)
-
-    def apply(self, X, *args, **kwargs):
-        return maybe_awaitable(self._client, super().apply, X, *args, **kwargs)
-
     def _fit(self, X, y, params, *args, **kwargs):
         super()._fit(X, y, params, *args, **kwargs)
         self._Booster.config_params = dict(self._Booster.config_params or {},
@@ -51,6 +36,3 @@ class _DaskXGBBehaviour(_XGBBehaviour):
 class _DaskXGBClassifierBehaviour(_TrainedObjective, _DaskXGBBehaviour):
     """The Dask classifiers' habits: _DaskXGBBehaviour's, and ``objective`` after fit the
     objective trained with, as xgboost.dask.DaskXGBClassifier sets it (_TrainedObjective)."""
-
-    def predict_proba(self, X, *args, **kwargs):
-        return maybe_awaitable(self._client, super().predict_proba, X, *args, **kwargs)

@@ -38,7 +38,7 @@ from .categories import (categorical_block, frame_categories, merge_categories,
                          part_categories, recode_part)
 from .pages import PagePlan, make_paged
 from .reduce import tree_reduce
-from .worker import check_synchronous, data_task_threads
+from .worker import check_synchronous, data_task_threads, on_loop
 
 _ROW = re.compile(r"\brow (\d+)")
 
@@ -260,11 +260,41 @@ class DaskDataset:
                  feature_names=None, max_bin: int | None = None, persist: bool = True, *,
                  feature_types=None, enable_categorical: bool = False, qid=None,
                  label_lower_bound=None, label_upper_bound=None, missing: float = np.nan):
+        args = (client, data, label, weight, base_margin, feature_names, max_bin, persist,
+                feature_types, enable_categorical, qid, label_lower_bound, label_upper_bound,
+                missing)
+        if on_loop(client):     # an asynchronous client's loop: built when awaited
+            self._deferred = args
+            return
+        self._made(*args)
+
+    def _made(self, client, data, label, weight, base_margin, feature_names, max_bin,
+              persist, *rest):
         self._build(client, data, label, weight, base_margin, feature_names, max_bin, persist,
-                    feature_types, enable_categorical, qid, label_lower_bound,
-                    label_upper_bound, missing)
+                    *rest)
         self._held = self.client.compute(self._graph) if persist else [None] * len(self._graph)
         self._check()
+        return self
+
+    #: the arguments of a dataset made on an asynchronous client's event loop, until awaited
+    _deferred = None
+
+    def __await__(self):
+        """``d = await DaskDataset(client, ...)`` with an asynchronous client: built in a
+        thread (dgbdt.dask.worker.off_loop); a built dataset is itself."""
+        async def built():
+            args, self._deferred = self._deferred, None
+            if args is not None:
+                import asyncio
+                await asyncio.to_thread(self._made, *args)
+            return self
+        return built().__await__()
+
+    def __getattr__(self, name):
+        if self.__dict__.get("_deferred") is not None:
+            raise RuntimeError("a DaskDataset made on an asynchronous client's event loop is "
+                               "built when awaited: d = await DaskDataset(client, ...)")
+        raise AttributeError(f"'DaskDataset' object has no attribute {name!r}")
 
     @classmethod
     def together(cls, client, datasets: list[dict]) -> list["DaskDataset"]:

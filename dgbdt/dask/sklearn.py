@@ -40,7 +40,7 @@ from .blocks import is_dask_array, is_dask_frame, is_dask_series
 from .data import DaskDataset
 from .predict import predict as _dask_predict
 from .train import train as _dask_train
-from .worker import client_in_reach
+from .worker import client_in_reach, off_loop, on_loop
 
 
 def _label_column(y):
@@ -82,9 +82,12 @@ def _as_array(out):
 
 def _reaching(method):
     """An estimator method run with client_in_reach's client (inside a task: its worker's,
-    the task's thread seceded while the training's tasks run), which ``client`` gives."""
+    the task's thread seceded while the training's tasks run), which ``client`` gives; on an
+    asynchronous client's loop, an awaitable of it (dgbdt.dask.worker.off_loop)."""
     @functools.wraps(method)
     def call(self, *args, **kwargs):
+        if on_loop(self._client):
+            return off_loop(self._client, call, self, *args, **kwargs)
         with client_in_reach(self._client) as c:
             self._active = c
             try:
@@ -94,8 +97,24 @@ def _reaching(method):
     return call
 
 
+def _awaitable(method):
+    """A method that calls the client (a prediction's datasets, a score's compute): on an
+    asynchronous client's loop, an awaitable of it (dgbdt.dask.worker.off_loop)."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        return off_loop(self._client, method, self, *args, **kwargs)
+    return call
+
+
 class _DaskGBDTModel(_GBDTModel):
-    """The Dask side of the estimators: the client, fitting and predicting on collections."""
+    """The Dask side of the estimators: the client, fitting and predicting on collections.
+    With an asynchronous client (``est.client = client``) their methods that reach the
+    cluster return awaitables, and ``await est`` is the estimator (xgboost.dask's habit)."""
+
+    def __await__(self):
+        async def itself():
+            return self
+        return itself().__await__()
 
     _client = None
 
@@ -192,6 +211,7 @@ class _DaskGBDTModel(_GBDTModel):
         return _dask_predict(self._client, booster, data, output_margin=output_margin,
                              iteration_range=self._iteration_range(iteration_range))
 
+    @_awaitable
     def apply(self, X, iteration_range=None):
         """Lazy leaf indices of each row in every tree, a dask array [n_rows, n_trees] with
         known row chunks (the rows as a DaskDataset), as xgboost.dask's apply; the iterations
@@ -222,12 +242,14 @@ class DaskGBDTRegressor(_RegressorMixin, _DaskGBDTModel):
         return self._fit(X, y, _regression_params(self), sample_weight, base_margin, eval_set,
                          sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model)
 
+    @_awaitable
     def predict(self, X, output_margin: bool = False, iteration_range=None, *,
                 validate_features: bool = True, base_margin=None):
         """Lazy predictions: a dask Series for a DataFrame, a dask array for an array.
         Feature names are always checked (validate_features is accepted for xgboost code)."""
         return _as_array(self._predict_raw(X, output_margin, iteration_range, base_margin))
 
+    @_awaitable
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R^2 of the predictions (computed)."""
         y, pred, w = self._compute(y, self.predict(X), sample_weight)
@@ -258,6 +280,7 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
             return y.map_partitions(encode_partition, classes=classes, meta=meta)
         return encode(label_values(y), classes)
 
+    @_awaitable
     def predict_proba(self, X, iteration_range=None, *, validate_features: bool = True,
                       base_margin=None):
         """Lazy class probabilities, a dask array [n, n_classes] (binary: [1 - p, p])."""
@@ -269,6 +292,7 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
                                 dtype=np.float64)
         return p
 
+    @_awaitable
     def predict(self, X, output_margin: bool = False, iteration_range=None, *,
                 validate_features: bool = True, base_margin=None):
         """Lazy predicted labels (from classes_): a dask Series for a DataFrame, else a dask
@@ -286,6 +310,7 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
             return p.map_blocks(labels_from_prediction, **kw)
         return p.map_blocks(labels_from_prediction, drop_axis=1, **kw)
 
+    @_awaitable
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy (weighted by sample_weight), computed."""
         y, pred, w = self._compute(y, self.predict(X), sample_weight)
@@ -319,6 +344,7 @@ class DaskGBDTRanker(_DaskGBDTModel):
                          sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model,
                          queries, eval_queries)
 
+    @_awaitable
     def predict(self, X, output_margin: bool = False, iteration_range=None, *,
                 validate_features: bool = True, base_margin=None):
         """Lazy ranking scores: a dask Series for a DataFrame, a dask array for an array."""

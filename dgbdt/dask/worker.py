@@ -144,24 +144,43 @@ def client_in_reach(client=None):
         yield c
 
 
+def on_loop(client) -> bool:
+    """Whether ``client`` is asynchronous (``Client(asynchronous=True)``) and this call runs
+    on its event loop. dgbdt.dask's blocking calls then return awaitables (``off_loop``)."""
+    return client is not None and bool(client.asynchronous)
+
+
+def off_loop(client, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; on an asynchronous client's event loop, an awaitable of it run
+    in a thread (asyncio.to_thread, which carries the caller's context). Off its loop an
+    asynchronous client blocks as a synchronous one does (distributed runs the call on its
+    loop and waits), and the loop stays free to serve it meanwhile."""
+    if on_loop(client):
+        import asyncio
+        return asyncio.to_thread(fn, *args, **kwargs)
+    return fn(*args, **kwargs)
+
+
 def check_synchronous(client) -> None:
     """Refuse an asynchronous client (``Client(asynchronous=True)``): dgbdt's Dask calls wait
     for their results; awaitable versions of them are not built."""
     if getattr(client, "asynchronous", False):
         raise NotImplementedError(
-            "dgbdt.dask's calls block: on an asynchronous client's event loop they are not "
-            "awaitable. Fix: run them in a thread, where the same client blocks as a "
-            "synchronous one (await asyncio.to_thread(dgbdt.dask.train, client, ...)), or "
-            "use dgbdt.compat.xgboost.dask, whose functions and estimators are awaitable as "
-            "xgboost.dask's")
+            "this dgbdt.dask call blocks, and on an asynchronous client's event loop it has no "
+            "awaitable form (DaskDataset, train and the estimators' methods have: await "
+            "them). Fix: run it in a thread, where the same client blocks as a synchronous "
+            "one: await asyncio.to_thread(fn, client, ...)")
 
 
 def reaching_client(fn):
-    """``fn(client, ...)`` run with client_in_reach(client)'s client."""
+    """``fn(client, ...)`` run with client_in_reach(client)'s client; on an asynchronous
+    client's loop, an awaitable of it (off_loop)."""
     import functools
 
     @functools.wraps(fn)
     def call(client=None, *args, **kwargs):
+        if on_loop(client):
+            return off_loop(client, call, client, *args, **kwargs)
         with client_in_reach(client) as c:
             return fn(c, *args, **kwargs)
     return call
