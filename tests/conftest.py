@@ -51,6 +51,24 @@ def _clusters():
 
 
 @pytest.fixture
+def on_async_client():
+    """``run(main)``: asyncio.run of ``await main(client)`` with an asynchronous client of a
+    fresh in-process 2-worker cluster (dgbdt.dask.worker.off_loop's tests)."""
+    def run(main):
+        import asyncio
+
+        from distributed import Client, LocalCluster
+
+        async def outer():
+            async with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                    asynchronous=True, dashboard_address=":0") as cluster:
+                async with Client(cluster, asynchronous=True) as client:
+                    return await main(client)
+        return asyncio.run(outer())
+    return run
+
+
+@pytest.fixture
 def client1(_clusters):
     """A 1-worker in-process cluster's client (the one-task training path)."""
     return _clusters(1)

@@ -2,8 +2,6 @@
 Client(asynchronous=True) the matrices, train, predict and the estimators are awaited, the
 blocking dgbdt call running in a thread (dgbdt.dask.worker.off_loop); the same models as a
 synchronous client's."""
-import asyncio
-
 import numpy as np
 import pytest
 
@@ -11,7 +9,6 @@ pytest.importorskip("distributed")
 pytestmark = pytest.mark.dask
 
 import dask.array as da  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
 
 import dgbdt.compat.xgboost as xgb  # noqa: E402
 
@@ -25,16 +22,7 @@ def _data():
     return X, y
 
 
-def _run(main):
-    async def outer():
-        async with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                asynchronous=True, dashboard_address=":0") as cluster:
-            async with Client(cluster, asynchronous=True) as client:
-                return await main(client)
-    return asyncio.run(outer())
-
-
-def test_train_and_predict_are_awaited():
+def test_train_and_predict_are_awaited(on_async_client):
     X, y = _data()
     ref = xgb.train({"max_depth": 3}, xgb.DMatrix(X, y), 3)
 
@@ -47,13 +35,13 @@ def test_train_and_predict_are_awaited():
         assert isinstance(with_m, da.Array)
         return out, await client.compute(with_m), await client.compute(with_x)
 
-    out, with_m, with_x = _run(main)
+    out, with_m, with_x = on_async_client(main)
     assert out["booster"].save_raw("dgbdt") == ref.save_raw("dgbdt")
     np.testing.assert_array_equal(with_m, with_x)
     np.testing.assert_allclose(with_m, ref.predict(xgb.DMatrix(X)), rtol=1e-6)
 
 
-def test_estimators_are_awaited():
+def test_estimators_are_awaited(on_async_client):
     X, y = _data()
     labels = (y > 0).astype(np.int32)
 
@@ -70,13 +58,13 @@ def test_estimators_are_awaited():
         proba = await client.compute(await clf.predict_proba(Xd))
         return reg, p, clf, proba
 
-    reg, p, clf, proba = _run(main)
+    reg, p, clf, proba = on_async_client(main)
     assert len(reg.evals_result()["validation_0"]["rmse"]) == 2
     assert p.shape == (600,) and proba.shape == (600, 2)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
 
 
-def test_a_matrix_not_awaited_says_so():
+def test_a_matrix_not_awaited_says_so(on_async_client):
     X, y = _data()
 
     async def main(client):
@@ -85,4 +73,4 @@ def test_a_matrix_not_awaited_says_so():
             m.dataset.num_row
         return True
 
-    assert _run(main)
+    assert on_async_client(main)

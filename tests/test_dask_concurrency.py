@@ -50,19 +50,7 @@ def test_two_collective_trainings_at_once(client2):
         assert [r.result(timeout=120) for r in runs] == [ref, ref]
 
 
-def _on_async_client(main):
-    import asyncio
-    from distributed import Client, LocalCluster
-
-    async def outer():
-        async with LocalCluster(n_workers=2, threads_per_worker=1, asynchronous=True,
-                                processes=False, dashboard_address=":0") as cluster:
-            async with Client(cluster, asynchronous=True) as client:
-                return await main(client)
-    return asyncio.run(outer())
-
-
-def test_async_clients_await_datasets_training_and_estimators():
+def test_async_clients_await_datasets_training_and_estimators(on_async_client):
     """On an asynchronous client's loop, DaskDataset, train and the estimators' methods are
     awaited (each blocking call runs in a thread, where the client blocks): the models of a
     synchronous client, and the loop serves the client meanwhile."""
@@ -87,13 +75,13 @@ def test_async_clients_await_datasets_training_and_estimators():
         proba = await client.compute(await clf.predict_proba(Xd))
         return out["booster"].save_raw(), pred, p, proba
 
-    model, pred, p, proba = _on_async_client(main)
+    model, pred, p, proba = on_async_client(main)
     assert model == local.save_raw()
     np.testing.assert_array_equal(pred, local.predict(X))
     assert p.shape == (len(X),) and proba.shape == (len(X), 2)
 
 
-def test_an_async_client_works_from_a_thread():
+def test_an_async_client_works_from_a_thread(on_async_client):
     """Any other dgbdt.dask call: off its event loop the asynchronous client blocks as a
     synchronous one, so the call runs in a thread with it (what the refusal advises)."""
     import asyncio
@@ -106,7 +94,7 @@ def test_an_async_client_works_from_a_thread():
                                 da.from_array(y, chunks=500))
             return dgd.train(client, PARAMS, d, 3, verbose_eval=False)["booster"]
         return (await asyncio.to_thread(fit)).save_raw()
-    assert _on_async_client(main) == ref
+    assert on_async_client(main) == ref
 
 
 def test_compat_predict_takes_a_scattered_booster(client2):
