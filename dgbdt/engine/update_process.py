@@ -64,10 +64,11 @@ class UpdateRows:
     margins of the model updated so far. Its methods are pure (``advanced`` returns a new
     holder), so a Dask partition's holder can be computed again from its lineage."""
 
-    def __init__(self, leaves, label, weight, margin, qid=None):
+    def __init__(self, leaves, label, weight, margin, qid=None, rows=None):
         self.leaves, self.label, self.weight, self.margin = leaves, label, weight, margin
         self.qid = qid
         self._grad = None
+        self._rows = rows       # an eval set's EvalRows (its weight sum), made once
 
     @classmethod
     def of(cls, prior: Booster, data, n: int, rounds: int, label, weight, base_margin,
@@ -109,12 +110,13 @@ class UpdateRows:
         margin = self.margin.copy()
         for i, tree, at, k in jobs:
             margin[:, k] += tree.threshold[at[self.leaves[:, i]]].astype(np.float64)
-        return UpdateRows(self.leaves, self.label, self.weight, margin, self.qid)
+        return UpdateRows(self.leaves, self.label, self.weight, margin, self.qid, self._rows)
 
     def summaries(self, objective, metrics, scale) -> list:
         """The metrics' summaries of these rows (an eval set's) at their margins."""
-        return EvalRows(self.label, self.weight, scale, self.qid).summaries(
-            objective, metrics, self.margin)
+        if self._rows is None:
+            self._rows = EvalRows(self.label, self.weight, scale, self.qid)
+        return self._rows.summaries(objective, metrics, self.margin)
 
 
 def add_sums(a: list, b: list) -> list:
