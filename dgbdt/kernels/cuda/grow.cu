@@ -3,6 +3,7 @@
 // DeviceGrowth._advance_arrays / _finish_arrays is the CPU twin and the specification: the same
 // decisions, child numbers and float roundings (compiled with --fmad=false).
 #include "common.cuh"
+#include "scan.cuh"
 
 // One level. cand [W, 6] = finish_splits' rows (float32 gain bits, feature or -1, split bin,
 // default left, left G, left H); totals [W, 2] the slots' fixed-point sums (0 for an absent
@@ -29,12 +30,8 @@ extern "C" __global__ void __launch_bounds__(1024) advance_level(
         float* __restrict__ t_loss, i64* __restrict__ t_totals, i64* __restrict__ flags,
         i64* __restrict__ batch, int want_next, i64* __restrict__ next_slots,
         i64* __restrict__ next_natural, i64* __restrict__ next_totals) {
-    __shared__ i64 wsum[32];
-    __shared__ i64 carry;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const i64 n0 = n_nodes[0];
     for (int p = threadIdx.x; p <= width; p += blockDim.x) flags[p] = 0;
-    if (threadIdx.x == 0) carry = 0;
     __syncthreads();
     for (int j = threadIdx.x; j < W; j += blockDim.x) {
         const i64* c = cand + 6 * (i64)j;
@@ -45,20 +42,7 @@ extern "C" __global__ void __launch_bounds__(1024) advance_level(
         if (ok) flags[natural[j]] = 1;
     }
     __syncthreads();
-    // exclusive scan of flags[0..width) in place, in chunks of the block with a carried sum
-    for (int c0 = 0; c0 < width; c0 += blockDim.x) {
-        const int p = c0 + threadIdx.x;
-        const i64 v = p < width ? flags[p] : 0;
-        const i64 s = warp_inclusive_scan(v);
-        if (lane == 31) wsum[warp] = s;
-        __syncthreads();
-        i64 pre = carry;
-        for (int w = 0; w < warp; ++w) pre += wsum[w];
-        if (p < width) flags[p] = pre + s - v;
-        __syncthreads();
-        if (threadIdx.x == blockDim.x - 1) carry = pre + s;
-        __syncthreads();
-    }
+    const i64 n_split = block_exclusive_scan(flags, (i64)width);   // ranks by position
     for (int j = threadIdx.x; j < W; j += blockDim.x) {
         const i64* c = cand + 6 * (i64)j;
         const float gain = __int_as_float((int)(u32)c[0]);
@@ -103,7 +87,7 @@ extern "C" __global__ void __launch_bounds__(1024) advance_level(
         }
     }
     __syncthreads();
-    if (threadIdx.x == 0) n_nodes[0] = n0 + 2 * carry;
+    if (threadIdx.x == 0) n_nodes[0] = n0 + 2 * n_split;
 }
 
 // The leaves of a grown tree and their values: nodes [cap] = i for a leaf i < n_nodes, else

@@ -4,6 +4,7 @@
 // passes: 10M x 28, the sketch's elementwise work was most of the quantize stage, and CuPy's
 // array operations are compiled by NVRTC at a fresh install's first fit (these ship built).
 #include "common.cuh"
+#include "scan.cuh"
 
 #define NAN_KEY 0xFFFFFFFFu
 
@@ -143,30 +144,8 @@ extern "C" __global__ void sketch_bucket_counts(const u64* __restrict__ comp, i6
 // The exclusive prefix sum of counts[0 .. nb) in place, the total at counts[nb]. One block of
 // 1024 threads (nb is at most a few thousand: a group's positions / 4096).
 extern "C" __global__ void sketch_bucket_offsets(u64* __restrict__ counts, i64 nb) {
-    __shared__ u64 warp_sums[32];
-    __shared__ u64 carry;
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    if (threadIdx.x == 0) carry = 0;
-    __syncthreads();
-    for (i64 b0 = 0; b0 < nb; b0 += blockDim.x) {
-        const i64 b = b0 + threadIdx.x;
-        const u64 v = b < nb ? counts[b] : 0;
-        const u64 incl = warp_inclusive_scan(v);
-        if (lane == 31) warp_sums[w] = incl;
-        __syncthreads();
-        if (w == 0) {
-            const u64 t = warp_inclusive_scan(lane < warps ? warp_sums[lane] : (u64)0);
-            if (lane < warps) warp_sums[lane] = t;      // inclusive over the warps
-        }
-        __syncthreads();
-        const u64 before = carry + (w ? warp_sums[w - 1] : 0) + incl - v;
-        const u64 chunk = warp_sums[warps - 1];
-        if (b < nb) counts[b] = before;
-        __syncthreads();
-        if (threadIdx.x == 0) carry += chunk;
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) counts[nb] = carry;
+    const u64 total = block_exclusive_scan(counts, nb);
+    if (threadIdx.x == 0) counts[nb] = total;
 }
 
 // Bucket b of the sorted comp: out[b] = its key >> shift[f], out[m + b] / out[2m + b] = the

@@ -2,6 +2,7 @@
 // fixed-point gradients. The CPU twins are in dgbdt/kernels/cpu_tree.py; the conventions
 // (pages, histogram slots, row segments) are documented there.
 #include "common.cuh"
+#include "scan.cuh"
 
 // Exact int64 sums in 32-bit shared accumulators. A fixed-point summand q (dgbdt/kernels/fixedpoint.py,
 // |q| < 2^M) is cut into three pieces, q = p0 + p1 2^w + p2 2^(2w), with p0, p1 in [0, 2^w)
@@ -37,32 +38,21 @@ __device__ __forceinline__ u64 pieces_value(const u32* p0, int stride, int w) {
 }
 
 // tile_ptr (int64 [m + 1]) of the segments of nodes[0..m): see tile_node in common.cuh. One
-// block of any size; m may exceed the block (chunks with a carried sum).
+// block of a multiple of 32 threads; m may exceed the block (block_exclusive_scan).
 extern "C" __global__ void tile_offsets(
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
         const i64* __restrict__ nodes, int m, int tile, i64* __restrict__ tile_ptr) {
-    __shared__ i64 wsum[32];
-    __shared__ i64 carry;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0) { carry = 0; tile_ptr[0] = 0; }
-    __syncthreads();
-    for (int c0 = 0; c0 < m; c0 += blockDim.x) {
-        const int j = c0 + threadIdx.x;
+    // each node's tile count in tile_ptr[0..m) (tile_ptr[m] = 0), then an exclusive scan of m + 1
+    for (int j = threadIdx.x; j <= m; j += blockDim.x) {
         i64 v = 0;
         if (j < m) {
             const i64 node = nodes[j];
             v = (seg_end[node] - seg_begin[node] + tile - 1) / tile;
         }
-        const i64 s = warp_inclusive_scan(v);
-        if (lane == 31) wsum[warp] = s;
-        __syncthreads();
-        i64 pre = carry;
-        for (int w = 0; w < warp; ++w) pre += wsum[w];
-        if (j < m) tile_ptr[j + 1] = pre + s;
-        __syncthreads();
-        if (threadIdx.x == blockDim.x - 1) carry = pre + s;
-        __syncthreads();
+        tile_ptr[j] = v;
     }
+    __syncthreads();
+    block_exclusive_scan(tile_ptr, (i64)m + 1);
 }
 
 // hist[j, hist_ptrs[f] + bin(r, f)] += grad[r] for every row r in node nodes[j]'s segment
