@@ -60,6 +60,10 @@ def main() -> None:
                     help="time nccl's and xgboost.dask's first fit on the full data before "
                          "their warm fits (nccl's on the cluster's fresh workers; XGBoost's "
                          "after dgbdt's legs, in worker processes that had not run XGBoost)")
+    ap.add_argument("--profile-first", action="store_true",
+                    help="with --first: the workers' sampled stacks during nccl's first fit "
+                         "(distributed's profiler, 10 ms samples), as the functions that held "
+                         "the most samples (nccl_first_profile)")
     ap.add_argument("--out", help="also write the JSON line to this file")
     a = ap.parse_args()
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
@@ -147,6 +151,32 @@ def main() -> None:
         emit(out)
 
 
+def top_frames(tree: dict, n: int = 25, sample_s: float = 0.01) -> dict:
+    """distributed's profile tree flattened: the n functions with the most samples under them
+    (cumulative, each function counted once a stack) and the n with the most at the top of the
+    stack (self), in seconds (samples x the sampling interval)."""
+    import collections
+    cum, own = collections.Counter(), collections.Counter()
+
+    def walk(node, above):
+        d = node.get("description", {})
+        key = f"{os.path.basename(d.get('filename', '?'))}:{d.get('line_number', '?')}:" \
+              f"{d.get('name', '?')}"
+        count = node.get("count", 0)
+        if key not in above:
+            cum[key] += count
+        children = node.get("children", {}).values()
+        own[key] += count - sum(c.get("count", 0) for c in children)
+        for c in children:
+            walk(c, above | {key})
+
+    for c in tree.get("children", {}).values():
+        walk(c, frozenset())
+    return {"sampled_s": round(tree.get("count", 0) * sample_s, 2),
+            "cumulative": [(k, round(v * sample_s, 2)) for k, v in cum.most_common(n)],
+            "self": [(k, round(v * sample_s, 2)) for k, v in own.most_common(n)]}
+
+
 def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, models, score,
                 per_level, Xte, xgb) -> None:
     """The Dask legs on one LocalCUDACluster of n_gpus workers; results go into out."""
@@ -175,10 +205,14 @@ def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, mode
             def leg():
                 r = {}
                 if a.first and name == "nccl":      # fresh workers: imports, kernels, NCCL
-                    t = time.perf_counter()
-                    dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd), rounds,
-                              mode=mode, verbose_eval=False)
+                    t, wall = time.perf_counter(), time.time()
+                    first = dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd),
+                                      rounds, mode=mode, verbose_eval=False)["booster"]
                     r[f"{name}_first_s"] = round(time.perf_counter() - t, 3)
+                    r[f"{name}_first_stages_s"] = stages(first)
+                    if a.profile_first:
+                        r[f"{name}_first_profile"] = top_frames(
+                            client.profile(start=wall, stop=time.time()))
                 dgd.train(client, leg_params, dw, 2, mode=mode, verbose_eval=False)
                 t = time.perf_counter()
                 b = dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd), rounds,
