@@ -5,6 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from dgbdt.kernels import cpu_sum
 from dgbdt.kernels.fixedpoint import ExactSum
 
 
@@ -22,7 +23,7 @@ def _cases():
 
 @pytest.mark.parametrize("name,x", list(_cases()))
 def test_kernel_equals_numpy_specification(name, x):
-    hi, lo, bad = ExactSum._bins(x, np)
+    hi, lo, bad = cpu_sum.exact_sum_bins(x)      # the numba loop, whatever the size
     h2, l2, b2 = ExactSum._bins_numpy(x)
     np.testing.assert_array_equal(hi, np.asarray(h2, dtype=np.int64))
     np.testing.assert_array_equal(lo, np.asarray(l2, dtype=np.int64))
@@ -37,6 +38,17 @@ def test_non_finite_values_are_refused(bad):
     x[517] = bad
     with pytest.raises(ValueError, match="non-finite"):
         ExactSum.of(x)
+
+
+def test_small_host_sums_take_numpy_and_agree_with_the_kernel():
+    """Sums of up to _NUMPY_MAX host values skip numba (a GPU worker's first fit would load its
+    CPU target for the row count alone); both ways give the same exact sum."""
+    x = np.random.default_rng(8).standard_normal(ExactSum._NUMPY_MAX) * 1e3
+    hi, lo, _ = cpu_sum.exact_sum_bins(x)
+    kernel = sum((int(hi[j]) << 26) + int(lo[j]) << (int(j) - ExactSum._EXP_OFFSET - 53
+                 + ExactSum._SHIFT) for j in np.flatnonzero((hi != 0) | (lo != 0)))
+    assert ExactSum.of(x).units == kernel
+    assert ExactSum.of(np.array([3.0e7])).units == 30_000_000 << ExactSum._SHIFT
 
 
 def test_order_and_chunking_do_not_matter():

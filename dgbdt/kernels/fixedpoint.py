@@ -53,6 +53,10 @@ class ExactSum:
     __slots__ = ("units",)
     _SHIFT = 1126
     _CHUNK = 1 << 26
+    #: host arrays up to this size are summed by numpy (``_bins_numpy``), not the numba loop: a
+    #: fresh process's first numba call loads numba's CPU target (with scipy's BLAS check,
+    #: 0.5 s on a fresh GPU worker), and a GPU training's only host sum is its row count
+    _NUMPY_MAX = 1 << 12
 
     def __init__(self, units: int = 0):
         self.units = int(units)
@@ -84,10 +88,13 @@ class ExactSum:
         most _CHUNK values, so every sum is an integer below 2**52, exact in any order) and
         whether a value was not finite; host arrays. A GPU chunk is reduced by one kernel
         (dgbdt.kernels.gpu_sum.exact_sum_bins) that sends 2 x 2100 int64 back, a host chunk by a
-        numba loop (dgbdt.kernels.cpu_sum); ``_bins_numpy`` is their specification."""
+        numba loop (dgbdt.kernels.cpu_sum), or by ``_bins_numpy``, their specification, when it
+        is small (``_NUMPY_MAX``)."""
         if xp is not np:
             from .gpu_sum import exact_sum_bins
             return exact_sum_bins(c)
+        if c.shape[0] <= cls._NUMPY_MAX:
+            return cls._bins_numpy(c)
         from .cpu_sum import exact_sum_bins
         return exact_sum_bins(c)
 
