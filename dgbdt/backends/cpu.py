@@ -76,6 +76,12 @@ class CpuBackend:
         shard.begin[0] = 0
         shard.end[0] = shard.n_rows
 
+    def root_rows(self, shard) -> None:
+        """Every row back in the root's segment, in order (a recorded tree's replay)."""
+        shard.rows[:] = np.arange(shard.n_rows, dtype=shard.rows.dtype)
+        shard.begin[0] = 0
+        shard.end[0] = shard.n_rows
+
     def start_vector_tree(self, shard, scale_g, scale_h) -> None:
         """A vector-leaf tree's start (dgbdt.tree.multi_target): every target t's
         fixed-point gradients into ``shard.grad_targets[t]`` with its scales; every row back

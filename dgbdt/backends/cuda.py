@@ -21,6 +21,7 @@ from ..kernels.arrays import sync_timers
 from .pool import kept_allocations
 from .cuda_linear import CudaLinear
 from .cuda_pages import CudaPages
+from .cuda_routes import CudaRoutes
 from .cuda_sampling import CudaSampling
 from .protocol import Capabilities
 from ..kernels.launch import BLOCK, _grid, _i32, _i64, kernel
@@ -51,9 +52,10 @@ VECTOR_LEAF_ON_GPU = (
     "arrays), or multi_strategy='one_output_per_tree' (a tree a target, on the GPU too).")
 
 
-class CudaBackend(CudaLinear, CudaPages, CudaSampling):
+class CudaBackend(CudaLinear, CudaPages, CudaSampling, CudaRoutes):
     """Operations on a Shard's rows (see dgbdt.engine.shard) on one GPU, arrays as cupy (linear
-    trees' operations: dgbdt.backends.cuda_linear's mixin; pages' own: gpu_pages')."""
+    trees' operations: dgbdt.backends.cuda_linear's mixin; pages' own: gpu_pages'; the
+    row-order partition: cuda_routes')."""
 
     name = "cuda"
     caps = Capabilities(device_memory=True, device_growth=True, graph_capture=True,
@@ -261,6 +263,15 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
                  shard.grad, shard.rows, qmax))
         shard.begin[0] = 0
         shard.end[0] = n
+        self.route_reset(shard)
+
+    def root_rows(self, shard) -> None:
+        """Every row back in the root's segment, in order (a recorded tree's replay)."""
+        n = shard.n_rows
+        shard.rows[:] = self.xp.arange(n, dtype=shard.rows.dtype)
+        shard.begin[0] = 0
+        shard.end[0] = n
+        self.route_reset(shard)
 
     def _tile_ptr(self, shard, nodes_d, m: int, tile: int):
         """Device prefix sums of the nodes' tile counts (see tile_node in cuda/common.cuh)."""
@@ -327,27 +338,22 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
             return
         if shard.scratch_l is None:
             shard.scratch_l = cp.empty(max(shard.n_rows, 1), dtype=cp.int32)
-        if s.packed is not None:
-            split = s.packed
-        elif hasattr(s.node, "__cuda_array_interface__"):
-            split = cp.stack([s.node, s.feature, s.split_bin, s.default_left.astype(cp.int64),
-                              s.left, s.right]).astype(cp.int64)
-        else:
-            split = self.upload(np.stack([s.node, s.feature, s.split_bin,
-                                          np.asarray(s.default_left, dtype=np.int64), s.left,
-                                          s.right]).astype(np.int64))
+        split = self._split_table(s)
         counts = cp.zeros((m, 2), dtype=cp.uint64)
         p = shard.page
         per = max(1, math.ceil(self.n_sm * 8 / m))
         if shard.n_rows:
             tile_ptr = self._tile_ptr(shard, split, m, BLOCK * PART_ITEMS)
-            if s.is_cat is not None and bool(np.any(s.is_cat)):   # categorical sets
+            cat = self._cat_sets(s, m)
+            if shard.route is not None:     # decided in row order (cuda_routes)
+                self.route_splits(shard, split, m, cat)
+                self.scatter_routed(shard, split, m, tile_ptr, counts)
+            elif cat is not None:
                 from ..kernels import gpu_categorical as gc
                 gc.partition_scatter_cat(
                     kernel, (self.n_sm * 8,), (BLOCK,), p.words, p.bits, p.mask, p.n_features,
                     shard.n_bins, shard.rows, shard.scratch_l, shard.begin, shard.end, split,
-                    m, tile_ptr, counts, *gc.split_rows(self, s.is_cat, s.cats, m), p.ell,
-                    shard.hist_ptrs)
+                    m, tile_ptr, counts, *cat, p.ell, shard.hist_ptrs)
             else:
                 kernel("tree", "partition_scatter")(
                     (self.n_sm * 8,), (BLOCK,),
@@ -367,9 +373,37 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
              table, values, _i32(steps), _i64(shard.n_rows), shard.margin,
              _i32(shard.margin.shape[1]), _i32(k), _i32(p.ell), shard.hist_ptrs))
 
+    def _split_table(self, s):
+        """A SplitBatch as the kernels read it: int64 [6, m] on the device (node, feature,
+        split bin, default left, left, right)."""
+        cp = self.xp
+        if s.packed is not None:
+            return s.packed
+        if hasattr(s.node, "__cuda_array_interface__"):
+            return cp.stack([s.node, s.feature, s.split_bin, s.default_left.astype(cp.int64),
+                             s.left, s.right]).astype(cp.int64)
+        return self.upload(np.stack([s.node, s.feature, s.split_bin,
+                                     np.asarray(s.default_left, dtype=np.int64), s.left,
+                                     s.right]).astype(np.int64))
+
+    def _cat_sets(self, s, m: int):
+        """(is_cat, cats, cat_bytes) on the device when the batch has a categorical split, else
+        None (dgbdt.kernels.gpu_categorical.split_rows)."""
+        if s.is_cat is None or not bool(np.any(s.is_cat)):
+            return None
+        from ..kernels import gpu_categorical as gc
+        return gc.split_rows(self, s.is_cat, s.cats, m)
+
     def split_add_leaves(self, shard, k: int, s, nodes: np.ndarray, values: np.ndarray):
-        """apply_splits(s), then add_leaves(k, nodes, values) (the CPU fuses the two)."""
-        self.apply_splits(shard, s)
+        """apply_splits(s), then add_leaves(k, nodes, values). Routed (cuda_routes), the rows
+        only move to their leaves in row_node and the margins are updated in row order: the
+        children's segments are left unset, as the CPU's fused pass leaves them."""
+        m = len(s.node)
+        if shard.route is None or m == 0 or shard.n_rows == 0:
+            self.apply_splits(shard, s)
+            self.add_leaves(shard, k, nodes, values)
+            return
+        self.route_splits(shard, self._split_table(s), m, self._cat_sets(s, m))
         self.add_leaves(shard, k, nodes, values)
 
     def add_leaves(self, shard, k: int, nodes: np.ndarray, values: np.ndarray) -> None:
@@ -378,6 +412,9 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling):
             return
         nodes_d = self.on_device(nodes, np.int64)
         values_d = self.on_device(values, np.float64)
+        if shard.route is not None:         # in row order (cuda_routes)
+            self.add_leaf_rows(shard, k, nodes_d, values_d, m)
+            return
         tile_ptr = self._tile_ptr(shard, nodes_d, m, LEAF_TILE)
         kernel("tree", "add_leaf_values")(
             (self.n_sm * 8,), (BLOCK,),

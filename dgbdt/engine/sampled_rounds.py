@@ -123,10 +123,7 @@ class Recorded:
             table, values = self.walk_table(xp, int(shard.begin.shape[0]))
             be.fold_tree(shard, table, values, self.finish.k, len(self._batches()) + 1)
             return
-        n = shard.n_rows
-        shard.rows[:] = xp.arange(n, dtype=shard.rows.dtype)
-        shard.begin[0] = 0
-        shard.end[0] = n
+        be.root_rows(shard)
         for b in self._batches():
             be.apply_splits(shard, b)
         be.add_leaves(shard, self.finish.k, self.finish.leaves, self.finish.values)

@@ -77,6 +77,7 @@ class Shard:
         self.rows = xp.arange(n, dtype=np.int32)
         self.scratch_l = None
         self.scratch_r = None
+        self.route = None        # the CUDA backend's row-order partition (cuda_routes.RowRoute)
         self.begin = xp.zeros(max_nodes, dtype=np.int64)
         self.end = xp.zeros(max_nodes, dtype=np.int64)
         self.level_hist = None   # this shard's partials of the last level

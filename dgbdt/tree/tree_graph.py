@@ -127,6 +127,7 @@ class TreeGraphs:
             for name in self._SHARD_ARRAYS:
                 a = getattr(s, name, None)
                 out.append(0 if a is None else a.data.ptr)
+            out.append(0 if s.route is None else s.route.row_node.data.ptr)
         return tuple(out)
 
     def _capture(self, growth: DeviceGrowth, timers: dict):

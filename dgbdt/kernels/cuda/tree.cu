@@ -198,7 +198,9 @@ extern "C" __global__ void build_histograms_global(
 // unused there (dgbdt/kernels/cpu_tree.py's _goes_left, the CPU's rule).
 #define PART_ITEMS 8
 #define PART_BLOCK 256   // the launch's block size (dgbdt/backends/cuda.py: BLOCK)
-template <bool CAT>
+// Which way row r of split j goes: the rule above (the row's symbol, read at random through the
+// segment), or, ROUTED, the direction route_rows left in dir[r] (row order, below).
+template <bool CAT, bool ROUTED>
 __device__ __forceinline__ void partition_scatter_impl(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ n_bins, const int* __restrict__ rows, int* __restrict__ scratch,
@@ -206,7 +208,7 @@ __device__ __forceinline__ void partition_scatter_impl(
         const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
         u64* __restrict__ counts, const unsigned char* __restrict__ is_cat,
         const unsigned char* __restrict__ cats, int cat_bytes, int ell,
-        const i64* __restrict__ hist_ptrs) {
+        const i64* __restrict__ hist_ptrs, const unsigned char* __restrict__ dir) {
     __shared__ u32 warp_l[32], warp_r[32], tot_l, tot_r;
     __shared__ u64 base_l, base_r;
     __shared__ int lbuf[PART_BLOCK * PART_ITEMS], rbuf[PART_BLOCK * PART_ITEMS];
@@ -217,7 +219,7 @@ __device__ __forceinline__ void partition_scatter_impl(
         const i64 node = split[j], f = split[m + j], cut = split[2 * m + j];
         const bool dleft = split[3 * m + j] != 0;
         const i64 b = seg_begin[node], e = seg_end[node];
-        const u32 missing = (u32)n_bins[f];
+        const u32 missing = ROUTED ? 0u : (u32)n_bins[f];
         const bool categorical = CAT && is_cat[j] != 0;
         const unsigned char* set = CAT ? cats + (i64)j * cat_bytes : nullptr;
         const i64 start = b + (t - tile_ptr[j]) * (i64)blockDim.x * PART_ITEMS;
@@ -230,12 +232,16 @@ __device__ __forceinline__ void partition_scatter_impl(
             if (i < e) {
                 r[k] = rows[i];
                 valid |= 1u << k;
-                const u32 s = row_symbol(words, (u64)(u32)r[k], n_features, f, bits, mask, ell,
-                                         hist_ptrs, missing);
                 bool go_left;
-                if (s == missing) go_left = dleft;
-                else if (categorical) go_left = ((set[s >> 3] >> (s & 7)) & 1) == 0;
-                else go_left = (i64)s <= cut;
+                if (ROUTED) {
+                    go_left = dir[(u32)r[k]] != 0;
+                } else {
+                    const u32 s = row_symbol(words, (u64)(u32)r[k], n_features, f, bits, mask,
+                                             ell, hist_ptrs, missing);
+                    if (s == missing) go_left = dleft;
+                    else if (categorical) go_left = ((set[s >> 3] >> (s & 7)) & 1) == 0;
+                    else go_left = (i64)s <= cut;
+                }
                 if (go_left) left |= 1u << k;
             }
         }
@@ -280,9 +286,9 @@ extern "C" __global__ void partition_scatter(
         const i64* __restrict__ seg_begin, const i64* __restrict__ seg_end,
         const i64* __restrict__ split, int m, const i64* __restrict__ tile_ptr,
         u64* __restrict__ counts, int ell, const i64* __restrict__ hist_ptrs) {
-    partition_scatter_impl<false>(words, bits, mask, n_features, n_bins, rows, scratch,
-                                  seg_begin, seg_end, split, m, tile_ptr, counts, nullptr,
-                                  nullptr, 0, ell, hist_ptrs);
+    partition_scatter_impl<false, false>(words, bits, mask, n_features, n_bins, rows, scratch,
+                                         seg_begin, seg_end, split, m, tile_ptr, counts,
+                                         nullptr, nullptr, 0, ell, hist_ptrs, nullptr);
 }
 
 extern "C" __global__ void partition_scatter_cat(
@@ -293,9 +299,81 @@ extern "C" __global__ void partition_scatter_cat(
         u64* __restrict__ counts, const unsigned char* __restrict__ is_cat,
         const unsigned char* __restrict__ cats, int cat_bytes, int ell,
         const i64* __restrict__ hist_ptrs) {
-    partition_scatter_impl<true>(words, bits, mask, n_features, n_bins, rows, scratch,
-                                 seg_begin, seg_end, split, m, tile_ptr, counts, is_cat, cats,
-                                 cat_bytes, ell, hist_ptrs);
+    partition_scatter_impl<true, false>(words, bits, mask, n_features, n_bins, rows, scratch,
+                                        seg_begin, seg_end, split, m, tile_ptr, counts, is_cat,
+                                        cats, cat_bytes, ell, hist_ptrs, nullptr);
+}
+
+// Pass 1 after route_rows: the same scatter with each row's direction read from dir (one byte a
+// row, which stays in L2) instead of its symbol from the page.
+extern "C" __global__ void partition_scatter_routed(
+        const unsigned char* __restrict__ dir, const int* __restrict__ rows,
+        int* __restrict__ scratch, const i64* __restrict__ seg_begin,
+        const i64* __restrict__ seg_end, const i64* __restrict__ split, int m,
+        const i64* __restrict__ tile_ptr, u64* __restrict__ counts) {
+    partition_scatter_impl<false, true>(nullptr, 0, 0u, 0, nullptr, rows, scratch, seg_begin,
+                                        seg_end, split, m, tile_ptr, counts, nullptr, nullptr,
+                                        0, 0, nullptr, dir);
+}
+
+// index[nodes[j]] = j for j < m: a node's row in a batch (split [6, m]'s first row, or add_leaves'
+// nodes). The sentinel node of absent slots may get any of its j: no row is ever in it.
+extern "C" __global__ void index_nodes(const i64* __restrict__ nodes, int m,
+                                       int* __restrict__ index) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < m) index[nodes[j]] = j;
+}
+
+// Partition pass 0, in row order: every row r of a split node (node_slot[row_node[r]] = j >= 0,
+// from index_nodes over the batch; -1 for the nodes not split at this level) goes left or right
+// by the rule of partition_scatter(_cat) (split j, cats as there); dir[r] = 1 for left, 0 for
+// right, and row_node[r] moves to that child. Rows of other nodes are left as they are.
+// Neighbouring threads read neighbouring rows' symbols (a warp's rows share a few sectors),
+// where pass 1 reading them through the segments fetched a sector a row.
+template <bool CAT>
+__device__ __forceinline__ void route_rows_impl(
+        const u32* __restrict__ words, int bits, u32 mask, int n_features,
+        const i64* __restrict__ n_bins, i64 n, int* __restrict__ row_node,
+        const int* __restrict__ node_slot, const i64* __restrict__ split, int m,
+        unsigned char* __restrict__ dir, const unsigned char* __restrict__ is_cat,
+        const unsigned char* __restrict__ cats, int cat_bytes, int ell,
+        const i64* __restrict__ hist_ptrs) {
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += stride) {
+        const int j = __ldg(node_slot + row_node[r]);
+        if (j < 0) continue;
+        const i64 f = __ldg(split + m + j);
+        const u32 missing = (u32)__ldg(n_bins + f);
+        const u32 s = row_symbol(words, (u64)r, n_features, f, bits, mask, ell, hist_ptrs,
+                                 missing);
+        bool go_left;
+        if (s == missing) go_left = __ldg(split + 3 * m + j) != 0;
+        else if (CAT && is_cat[j])
+            go_left = ((cats[(i64)j * cat_bytes + (s >> 3)] >> (s & 7)) & 1) == 0;
+        else go_left = (i64)s <= __ldg(split + 2 * m + j);
+        dir[r] = go_left ? 1 : 0;
+        row_node[r] = (int)__ldg(split + (go_left ? 4 : 5) * m + j);
+    }
+}
+
+extern "C" __global__ void route_rows(
+        const u32* __restrict__ words, int bits, u32 mask, int n_features,
+        const i64* __restrict__ n_bins, i64 n, int* __restrict__ row_node,
+        const int* __restrict__ node_slot, const i64* __restrict__ split, int m,
+        unsigned char* __restrict__ dir, int ell, const i64* __restrict__ hist_ptrs) {
+    route_rows_impl<false>(words, bits, mask, n_features, n_bins, n, row_node, node_slot, split,
+                           m, dir, nullptr, nullptr, 0, ell, hist_ptrs);
+}
+
+extern "C" __global__ void route_rows_cat(
+        const u32* __restrict__ words, int bits, u32 mask, int n_features,
+        const i64* __restrict__ n_bins, i64 n, int* __restrict__ row_node,
+        const int* __restrict__ node_slot, const i64* __restrict__ split, int m,
+        unsigned char* __restrict__ dir, const unsigned char* __restrict__ is_cat,
+        const unsigned char* __restrict__ cats, int cat_bytes, int ell,
+        const i64* __restrict__ hist_ptrs) {
+    route_rows_impl<true>(words, bits, mask, n_features, n_bins, n, row_node, node_slot, split,
+                          m, dir, is_cat, cats, cat_bytes, ell, hist_ptrs);
 }
 
 // Partition pass 2: copy the split segments back from scratch and record the children's
@@ -334,6 +412,19 @@ extern "C" __global__ void add_leaf_values(
         const i64 re = rb + tile < seg_end[node] ? rb + tile : seg_end[node];
         for (i64 i = rb + threadIdx.x; i < re; i += blockDim.x)
             margin[(i64)rows[i] * K + k] += v;
+    }
+}
+
+// margin[r, k] += values[j] for every row r whose node row_node[r] is the leaf nodes[j]
+// (leaf_of: index_nodes of the leaves over a table of -1), in row order: coalesced, where
+// add_leaf_values updates the margins of a segment's rows at random.
+extern "C" __global__ void add_leaf_rows(
+        double* __restrict__ margin, int K, int k, const int* __restrict__ row_node,
+        const int* __restrict__ leaf_of, const double* __restrict__ values, i64 n) {
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += stride) {
+        const int j = __ldg(leaf_of + row_node[r]);
+        if (j >= 0) margin[r * K + k] += __ldg(values + j);
     }
 }
 
