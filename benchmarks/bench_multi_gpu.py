@@ -61,9 +61,11 @@ def main() -> None:
                          "their warm fits (nccl's on the cluster's fresh workers; XGBoost's "
                          "after dgbdt's legs, in worker processes that had not run XGBoost)")
     ap.add_argument("--profile-first", action="store_true",
-                    help="with --first: the workers' sampled stacks during nccl's first fit "
-                         "(distributed's profiler, 10 ms samples), as the functions that held "
-                         "the most samples (nccl_first_profile)")
+                    help="with --first: the workers' sampled stacks during nccl's first and "
+                         "warm fits (distributed's profiler, 10 ms samples; a rank's training "
+                         "thread leaves the pool, so mostly the dataset's tasks), as the "
+                         "functions that held the most samples (nccl_first_profile, "
+                         "nccl_warm_profile)")
     ap.add_argument("--out", help="also write the JSON line to this file")
     a = ap.parse_args()
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
@@ -214,10 +216,13 @@ def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, mode
                         r[f"{name}_first_profile"] = top_frames(
                             client.profile(start=wall, stop=time.time()))
                 dgd.train(client, leg_params, dw, 2, mode=mode, verbose_eval=False)
-                t = time.perf_counter()
+                t, wall = time.perf_counter(), time.time()
                 b = dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd), rounds,
                               mode=mode, verbose_eval=False)["booster"]
                 s = time.perf_counter() - t
+                if a.profile_first and f"{name}_first_profile" in r:      # the same, warm
+                    r[f"{name}_warm_profile"] = top_frames(
+                        client.profile(start=wall, stop=time.time()))
                 r |= {f"{name}_s": round(s, 3), f"{name}_auc": score(b.predict(Xte)),
                       f"{name}_level_ms": per_level(s, rounds), f"{name}_stages_s": stages(b)}
                 if f"{name}_first_s" in r:
