@@ -1,5 +1,7 @@
 """Out-of-core on the GPU: pages beyond device_memory_budget stream from pinned host memory
 through two staging buffers, and the model is byte-identical to in-core training."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -97,6 +99,7 @@ def test_gpu_out_of_memory_names_the_budget():
     the next training (memory freed) works."""
     X, y = _data(n=200_000, nf=20)
     pool = cp.get_default_memory_pool()
+    gc.collect()        # device arrays only a dead training's reference cycles hold
     pool.free_all_blocks()
     free = cp.cuda.runtime.memGetInfo()[0]
     hog = cp.cuda.runtime.malloc(free - (8 << 20))     # outside CuPy's pool: really taken
@@ -109,6 +112,7 @@ def test_gpu_out_of_memory_names_the_budget():
     b, _ = _fit(X, y, rounds=2, device="cuda")
     assert len(b.trees) == 2
     Xd = cp.asarray(np.tile(X, (10, 1)))          # margins: 16 MB
+    gc.collect()        # the failed training's traceback held its arrays in a cycle
     pool.free_all_blocks()
     free = cp.cuda.runtime.memGetInfo()[0]
     hog = cp.cuda.runtime.malloc(free - (8 << 20))
