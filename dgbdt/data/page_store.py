@@ -36,7 +36,10 @@ from ..kernels.pages import Page, bits_for
 MIN_PAGE_BYTES = 1 << 20
 RESERVE_BYTES = 1 << 30        # GPU memory auto_budget leaves for temporaries (sketch, sorts)
 HOST_RESERVE = 0.1             # fraction of host memory pinned pages leave free
-ROW_STATE_BYTES = 64           # per row on the GPU besides pages (dgbdt.engine.shard), K = 1
+#: per row on the GPU besides pages, K = 1 (dgbdt.engine.shard): label, weight, margin, g, h 8
+#: each, fixed-point gradients 16, row order and its scratch 4 each, the row-order
+#: partition's node 4 and direction 1 (dgbdt.backends.cuda_routes)
+ROW_STATE_BYTES = 69
 STREAM_ON_CPU = False          # tests: stream pages through slots on the CPU too (numpy)
 
 
@@ -90,7 +93,7 @@ def budget_bytes(budget, backend, n_rows: int = 0, n_outputs: int = 1,
 
 
 def auto_budget(free: int, n_rows: int, n_outputs: int, hist_bytes: int) -> int:
-    """GPU page budget when none is given: ``free - rows * (64 + 24 (K - 1)) - histograms -
+    """GPU page budget when none is given: ``free - rows * (69 + 24 (K - 1)) - histograms -
     reserve`` (the rows' state of dgbdt.engine.shard: gradients, margins, labels, row order), at least
     one MiB."""
     state = n_rows * (ROW_STATE_BYTES + 24 * (n_outputs - 1))
