@@ -64,11 +64,10 @@ class CpuBackend:
         return pack(symbols, bits=bits)
 
     def gradients(self, objective, margin, label, weight, g, h, wait: bool = True):
-        if margin.shape[0] == 0:
-            objective.gradients(margin, label, weight, out=(g, h))
-            return np.zeros(margin.shape[1]), np.zeros(margin.shape[1])
         with kernel_threads(serial_below(margin.shape[0], SERIAL_ROWS)):
             objective.gradients(margin, label, weight, out=(g, h))
+            if margin.shape[0] == 0:
+                return np.zeros(margin.shape[1]), np.zeros(margin.shape[1])
             return column_abs_maxima(g, h)
 
     def start_tree(self, shard, k: int, scale_g: float, scale_h: float, consts=None) -> None:
