@@ -129,3 +129,30 @@ def test_pages_beyond_the_budget_stream_per_worker(request, monkeypatch, mode):
         m = out["booster"].memory
         assert m["pages_streamed"] == m["pages"] >= 6
         assert m["stream_copies"] > m["pages"]
+
+
+@pytest.mark.parametrize("extra", [{}, {"subsample": 0.6, "colsample_bynode": 0.7}])
+def test_a_workers_pages_train_as_one_shard_with_the_same_model(client2, monkeypatch, extra):
+    """Each rank joins its partitions' pages into one shard (fewer launches and passes a
+    level); rows keep their order and their global ids (the sampling draws), so the model is
+    the one of a shard a page and the in-process one."""
+    from dgbdt.dask import shards
+    X, y, w = binary_with_missing(4000, F, seed=21)
+    params = dict(PARAMS, **extra)
+    joined_rows, real = [], shards.joined_shard
+
+    def counting(units, *args):
+        out = real(units, *args)
+        joined_rows.append(out.n_rows)
+        return out
+    monkeypatch.setattr(shards, "joined_shard", counting)
+    joined = dgd.train(client2, params, dataset(client2, X, y, w), 5, mode="collective",
+                       verbose_eval=False)["booster"].save_raw()
+    assert sorted(joined_rows) and sum(joined_rows) == 4000     # every row in a joined shard
+    monkeypatch.setattr(shards, "JOIN_PAGES", False)
+    joined_rows.clear()
+    apart = dgd.train(client2, params, dataset(client2, X, y, w), 5, mode="collective",
+                      verbose_eval=False)["booster"].save_raw()
+    assert joined_rows == []
+    assert joined == apart
+    assert joined == in_process(params, X, y, w, 5)[0]

@@ -122,3 +122,29 @@ def test_chunks_of_32_rows_start_on_word_boundaries():
         p = pack(s)
         np.testing.assert_array_equal(p.words, _reference_stream(s, bits))
         assert isinstance(p, Page)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_joined_pages_are_the_pages_of_the_joined_rows(seed):
+    """join's shifted, OR-ed words equal packing all the rows at once, for every width and
+    page sizes whose streams end anywhere in a word (empty pages too)."""
+    from dgbdt.kernels.pages import join
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        bits, nf = int(rng.integers(1, 33)), int(rng.integers(1, 7))
+        parts = [rng.integers(0, 1 << bits, size=(int(rng.integers(0, 9)), nf),
+                              dtype=np.uint64).astype(np.uint32)
+                 for _ in range(int(rng.integers(1, 6)))]
+        joined = join([pack(p, bits) for p in parts])
+        whole = pack(np.concatenate(parts), bits)
+        assert joined.n_rows == whole.n_rows and joined.bits == bits
+        np.testing.assert_array_equal(joined.words, whole.words)
+
+
+def test_join_refuses_pages_of_other_layouts():
+    from dgbdt.kernels.pages import join
+    a, b = pack(np.ones((3, 2), np.uint32), 4), pack(np.ones((3, 2), np.uint32), 5)
+    with pytest.raises(ValueError, match="one layout"):
+        join([a, b])
+    with pytest.raises(ValueError, match="at least one"):
+        join([])

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import cpu_data as K
 
-__all__ = ["Page", "pack", "unpack", "unpack_rows", "bits_for", "symbol_mask", "n_words"]
+__all__ = ["Page", "pack", "unpack", "unpack_rows", "join", "bits_for", "symbol_mask", "n_words"]
 
 
 def bits_for(max_symbol: int) -> int:
@@ -125,3 +125,47 @@ def unpack_rows(page: Page, rows: np.ndarray) -> np.ndarray:
     if out.size:
         K.unpack_rows_kernel(page.words, page.bits, rows, page.n_features, out)
     return out
+
+
+def join(pages: list, xp=np) -> Page:
+    """One page of ``pages``' rows in their order (dense pages of one width and feature count;
+    ``xp``: the module of their words, numpy or cupy; the words are copied).
+
+    Page ``i``'s stream of ``L_i = n_rows * F * bits`` bits goes to bits ``[S_i, S_i + L_i)``
+    of the joined stream, ``S_i = L_0 + ... + L_(i-1)``: with ``b = S_i >> 5`` and
+    ``t = S_i & 31``, each data word ``u`` of the page lands as ``u << t`` across joined words
+    ``b + k`` and ``b + k + 1``. The pages' ranges are disjoint and a page's bits past ``L_i``
+    are masked to zero, so OR-ing the pieces in builds the joined stream; the joined words
+    are ``n_words(sum n_rows * F, bits)``, the last two-word write of any page staying inside
+    them (``floor(S / 32) + ceil(L / 32) <= ceil((S + L) / 32)``). A few array operations a
+    page, no kernel of its own: the same code on the host and on a GPU."""
+    if not pages:
+        raise ValueError("join needs at least one page")
+    first = pages[0]
+    for pg in pages:
+        if pg.ell or pg.streamed:
+            raise ValueError("join takes dense pages whose words are in memory (not ELLPACK "
+                             "or streamed pages)")
+        if pg.bits != first.bits or pg.n_features != first.n_features:
+            raise ValueError(f"join takes pages of one layout; got {pg.bits}-bit pages of "
+                             f"{pg.n_features} features beside {first.bits}-bit pages of "
+                             f"{first.n_features}")
+    bits, nf = first.bits, first.n_features
+    n = sum(pg.n_rows for pg in pages)
+    out = xp.zeros(n_words(n * nf, bits), dtype=xp.uint32)
+    start = 0
+    for pg in pages:
+        length = pg.n_rows * nf * bits
+        nd = (length + 31) // 32
+        if nd:
+            u = pg.words[:nd].astype(xp.uint64)
+            if length & 31:      # bits past the page's stream: zero
+                u[nd - 1] &= (1 << (length & 31)) - 1
+            b, t = start >> 5, start & 31
+            u <<= t
+            out[b:b + nd] |= (u & 0xFFFFFFFF).astype(xp.uint32)
+            if t:
+                out[b + 1:b + 1 + nd] |= (u >> 32).astype(xp.uint32)
+            del u
+        start += length
+    return Page(words=out, n_rows=int(n), n_features=int(nf), bits=int(bits))
