@@ -8,7 +8,8 @@ parts, and max_keys that do and do not force the merge to coarsen."""
 import numpy as np
 import pytest
 
-from dgbdt.data.sketch import Summaries, merge, merge_all, summarize, to_fixed, weight_scale
+from dgbdt.data.sketch import (Summaries, merge, merge_all, merge_many, summarize, to_fixed,
+                               weight_scale)
 
 
 def _column(rng, n):
@@ -93,6 +94,33 @@ def test_merge_all_groupings_agree():
         assert _same(left, want)
         strided = [summarize(X[k::4], w[k::4], mk) for k in range(4)]  # interleaved rows
         assert _same(merge(merge(strided[0], strided[3]), merge(strided[2], strided[1])), want)
+
+
+def test_one_k_way_merge_equals_the_two_way_merges():
+    """merge_many (one sort of k runs) is bit for bit the chain of two-way merges and the
+    summary of all rows: parts of any size (empty, one row), max_keys forcing coarsening or
+    not, inputs built under larger max_keys than the merge's."""
+    rng = np.random.default_rng(22)
+    for trial in range(120):
+        nf = int(rng.integers(1, 6))
+        k = int(rng.integers(1, 10))
+        sizes = [int(rng.choice([0, 1, int(rng.integers(2, 300))])) for _ in range(k)]
+        X = _data(rng, sum(sizes), nf)
+        w = _weights(rng, sum(sizes)) if rng.random() < 0.5 else None
+        mk = int(rng.choice([1, 3, 16, 64, 1000]))
+        bounds = np.cumsum([0] + sizes)
+        parts = [summarize(X[a:b], None if w is None else w[a:b], int(rng.choice([mk, 2 * mk])))
+                 for a, b in zip(bounds[:-1], bounds[1:])]
+        chain = parts[0]
+        for p in parts[1:]:
+            chain = merge(chain, p, mk)
+        if k == 1:
+            chain = merge(chain, Summaries.empty(nf, chain.max_keys), mk)
+        got = merge_many(parts, mk)
+        assert _same(got, chain), trial
+        assert _same(got, summarize(X, w, mk)), trial
+    with pytest.raises(ValueError, match="nothing"):
+        merge_many([])
 
 
 def _one_feature(keys, lo, hi, shift=0, weights=None):

@@ -59,6 +59,7 @@ __all__ = [
     "Summaries",
     "summarize",
     "merge",
+    "merge_many",
     "merge_all",
     "weight_scale",
     "to_fixed",
@@ -299,16 +300,26 @@ def merge(a: Summaries, b: Summaries, max_keys: int | None = None) -> Summaries:
     ``max_keys`` defaults to ``min(a.max_keys, b.max_keys)`` and may not
     exceed either input's (the result would not be exact).
     """
-    if a.n_features != b.n_features:
+    return merge_many([a, b], max_keys)
+
+
+def merge_many(parts, max_keys: int | None = None) -> Summaries:
+    """Exact merge of one or more summaries at once (one k-way merge,
+    dgbdt.data.sketch_merge): ``merge`` applied in any tree, bit for bit.
+    ``max_keys`` as ``merge``'s, over all the inputs."""
+    parts = list(parts)
+    if not parts:
+        raise ValueError("nothing to merge")
+    if len({p.n_features for p in parts}) != 1:
         raise ValueError("summaries have different feature counts")
-    lim = min(a.max_keys, b.max_keys)
+    lim = min(p.max_keys for p in parts)
     max_keys = lim if max_keys is None else int(max_keys)
     if max_keys < 1 or max_keys > lim:
         raise ValueError(f"max_keys must be in [1, {lim}] to merge exactly")
     # numpy over all features at once (dgbdt.data.sketch_merge): nothing to compile
-    keys, weights, lo, hi, ptrs, shifts = merge_buckets(a, b, max_keys)
-    return Summaries(keys=keys, weights=weights, lo=lo, hi=hi, ptrs=ptrs,
-                     shifts=shifts, n_rows=a.n_rows + b.n_rows, max_keys=max_keys)
+    keys, weights, lo, hi, ptrs, shifts = merge_buckets(parts, max_keys)
+    return Summaries(keys=keys, weights=weights, lo=lo, hi=hi, ptrs=ptrs, shifts=shifts,
+                     n_rows=sum(p.n_rows for p in parts), max_keys=max_keys)
 
 
 def merge_all(parts, max_keys: int | None = None) -> Summaries:

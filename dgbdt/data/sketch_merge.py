@@ -1,13 +1,13 @@
-"""Exact merge of two sets of per-feature bucket summaries, in numpy, all features at once.
+"""Exact merge of k sets of per-feature bucket summaries, in numpy, all features at once.
 
-The inputs are two ``Summaries`` (``dgbdt.data.sketch``): feature f's buckets are
+The inputs are ``Summaries`` (``dgbdt.data.sketch``) ``a_1 .. a_k``: feature f's buckets are
 ``keys[ptrs[f]:ptrs[f+1]]`` (ascending, ``key >> shifts[f]`` of uint32 sortable keys),
 with int64 ``weights`` and float32 ``lo`` / ``hi``. With ``M = max_keys``, for every f:
 
-1. Coarsen. ``s0_f = max(sa_f, sb_f)``; a's keys of f are shifted right by ``s0_f - sa_f``,
-   b's by ``s0_f - sb_f``.
-2. Union. a's buckets then b's, stably sorted by ``(f, key)`` (one uint64 sort key
-   ``f << 32 | key``), which is the order of a two-way merge taking a's bucket on a tie.
+1. Coarsen. ``s0_f = max_j s_jf``; a_j's keys of f are shifted right by ``s0_f - s_jf``.
+2. Union. a_1's buckets, then a_2's, ..., stably sorted by ``(f, key)`` (one uint64 sort
+   key ``f << 32 | key``; the inputs are k sorted runs, so the stable sort is a k-way merge
+   taking the earlier input's bucket on a tie).
    Runs of equal ``(f, key)`` become one bucket: weight = sum, lo = min, hi = max, where of
    values that compare equal (only ``-0.0`` and ``+0.0`` can while differing in bits) the
    first in that order is kept, as a scan replacing only on a strictly smaller (larger) value
@@ -22,7 +22,10 @@ with int64 ``weights`` and float32 ``lo`` / ``hi``. With ``M = max_keys``, for e
    last (buckets are in value order, so these are the min and the max).
 
 The result's shift of f is ``s0_f + d_f``. Sums are int64 (exact, order free); lo / hi are
-chosen, never computed, so the result is bit for bit the sequential merge's.
+chosen, never computed, so the result is bit for bit the sequential merge's. One k-way merge
+equals k - 1 two-way merges (the union at the largest input shift is the same; dgbdt.data.sketch
+proves any merge tree gives the summary of all rows), with one sort instead of k - 1: a
+worker merging 8 partitions' summaries of 28 features did 7 two-way merges in ~0.1 s.
 """
 
 from __future__ import annotations
@@ -73,15 +76,15 @@ def _run_starts(c: np.ndarray) -> np.ndarray:
     return np.flatnonzero(new)
 
 
-def merge_buckets(a, b, max_keys: int):
-    """``(keys, weights, lo, hi, ptrs, shifts)`` of the exact merge of ``a`` and ``b`` (two
+def merge_buckets(parts, max_keys: int):
+    """``(keys, weights, lo, hi, ptrs, shifts)`` of the exact merge of ``parts`` (one or more
     ``Summaries`` of as many features) under ``max_keys`` (see the module doc)."""
-    nf = a.ptrs.shape[0] - 1
-    s0 = np.maximum(a.shifts, b.shifts).astype(np.int64)
-    fa, fb = _feature_ids(a.ptrs), _feature_ids(b.ptrs)
-    fid = np.concatenate([fa, fb])
-    key = np.concatenate([a.keys >> (s0 - a.shifts).astype(np.uint64)[fa],
-                          b.keys >> (s0 - b.shifts).astype(np.uint64)[fb]])
+    nf = parts[0].ptrs.shape[0] - 1
+    s0 = np.max([p.shifts for p in parts], axis=0).astype(np.int64)
+    fids = [_feature_ids(p.ptrs) for p in parts]
+    fid = np.concatenate(fids)
+    key = np.concatenate([p.keys >> (s0 - p.shifts).astype(np.uint64)[f]
+                          for p, f in zip(parts, fids)])
     n = key.shape[0]
     ptrs = np.zeros(nf + 1, np.int64)
     if n == 0:
@@ -90,13 +93,13 @@ def merge_buckets(a, b, max_keys: int):
     if int(key.max()) > 0xFFFFFFFF:
         raise ValueError("summary bucket keys must be below 2**32 (key >> shift of a uint32 "
                          "sortable key): these Summaries are not ones summarize built")
-    # both inputs are sorted runs, so the stable sort (timsort) is a merge of two runs
+    # the inputs are sorted runs, so the stable sort (timsort) is a merge of k runs
     comp = (fid.astype(np.uint64) << _U32) | key
     order = np.argsort(comp, kind="stable")
     comp = comp[order]
-    w = np.concatenate([a.weights, b.weights])[order]
-    lo = np.concatenate([a.lo, b.lo]).astype(np.float32, copy=False)[order]
-    hi = np.concatenate([a.hi, b.hi]).astype(np.float32, copy=False)[order]
+    w = np.concatenate([p.weights for p in parts])[order]
+    lo = np.concatenate([p.lo for p in parts]).astype(np.float32, copy=False)[order]
+    hi = np.concatenate([p.hi for p in parts]).astype(np.float32, copy=False)[order]
 
     st = _run_starts(comp)
     lo, hi = _extreme(np.minimum, lo, st), _extreme(np.maximum, hi, st)
