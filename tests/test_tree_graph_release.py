@@ -8,20 +8,22 @@ import gc
 import weakref
 from types import SimpleNamespace
 
-from dgbdt.tree.tree_graph import TreeGraphs, _Entry
+from dgbdt.tree import tree_graph
+from dgbdt.tree.tree_graph import CapturePool, TreeGraphs, _Entry
 
 
 class _Graph:
     """A stand-in for cupy.cuda.Graph (destroyed when its last reference goes)."""
 
 
-def test_release_drops_every_graph_even_when_an_entry_is_still_held():
+def test_release_drops_every_graph_even_when_an_entry_is_still_held(monkeypatch):
+    monkeypatch.setattr(tree_graph, "_spare_pools", [])
     seam = SimpleNamespace(shards=[SimpleNamespace(be=SimpleNamespace(xp=None))])
     graphs = TreeGraphs(seam)
     g1, g2 = _Graph(), _Graph()
     refs = [weakref.ref(g1), weakref.ref(g2)]
     graphs.entries = {("a",): _Entry(g1, None, [], ()), ("b",): _Entry(g2, None, [], ())}
-    graphs.pool = object()
+    graphs.pool = pool = CapturePool(0, object(), object())
     held = graphs.entries[("a",)]         # as a traceback's frame would hold it
     del g1, g2
     graphs.release()
@@ -29,6 +31,21 @@ def test_release_drops_every_graph_even_when_an_entry_is_still_held():
     assert graphs.entries == {} and graphs.pool is None
     assert [r() for r in refs] == [None, None]
     assert held.graph is None
+    assert tree_graph._spare_pools == [pool]       # the next training captures with it
+
+
+def test_spare_capture_pools_are_bounded_and_taken_per_device(monkeypatch):
+    monkeypatch.setattr(tree_graph, "_spare_pools", [])
+    freed = []
+    pools = [CapturePool(d, SimpleNamespace(free_all_blocks=lambda i=i: freed.append(i)),
+                         object()) for i, d in enumerate((0, 1, 0, 0, 0))]
+    for p in pools:
+        tree_graph.give_pool(p)
+    assert tree_graph._spare_pools == pools[:tree_graph._SPARE_POOLS_MAX]
+    assert freed == [4]         # the one not kept gave its blocks back
+    cp = SimpleNamespace(cuda=SimpleNamespace(Device=lambda: SimpleNamespace(id=1)))
+    assert tree_graph.take_pool(cp) is pools[1]
+    assert pools[1] not in tree_graph._spare_pools
 
 
 def test_the_seam_releases_its_graphs_once():

@@ -213,10 +213,13 @@ def _train_here(p, cuts, base, booster, rounds, n_rows, train_parts, eval_sets,
                                      booster), name)
                    for parts, name in eval_sets]
         history: dict = {}
-        with gpu_memory_errors(p, "training on this worker"):
-            booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                            early_stopping_rounds, history, verbose_eval, callbacks,
-                            progress=progress, linear=linear, halt=halt)
+        try:
+            with gpu_memory_errors(p, "training on this worker"):
+                booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                                early_stopping_rounds, history, verbose_eval, callbacks,
+                                progress=progress, linear=linear, halt=halt)
+        finally:    # its tree graphs' capture pool, to the next training
+            seam.release_graphs()
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     return booster, history

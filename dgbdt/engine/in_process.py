@@ -82,10 +82,13 @@ def train_in_process(p, dtrain, rounds, evals, early_stopping_rounds, evals_resu
     sources = [(SeamEval(seam, d.label, d.weight, d, d.qid) if d is dtrain
                 else dataset_eval(d, booster),
                 name) for d, name in evals]
-    with gpu_memory_errors(p, "training"):
-        booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
-                        early_stopping_rounds, evals_result, verbose_eval, callbacks,
-                        custom_metric, maximize, progress=progress, linear=linear)
+    try:
+        with gpu_memory_errors(p, "training"):
+            booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
+                            early_stopping_rounds, evals_result, verbose_eval, callbacks,
+                            custom_metric, maximize, progress=progress, linear=linear)
+    finally:        # its tree graphs' capture pool, to the next training (dgbdt.tree.tree_graph)
+        seam.release_graphs()
     booster.timings["quantize"] = quantize_seconds
     bias = getattr(seam, "rank_position_bias", None)
     if bias is not None:    # lambdarank_unbiased: the estimates (saved with the model)

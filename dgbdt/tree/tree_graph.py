@@ -22,6 +22,12 @@ What it needs, and where it is not used (the tree grows eagerly, as before):
 * Memory allocated while capturing comes from a pool of its own (``MemoryPool``) that only
   captures use: a replay writes to those addresses again, so nothing else may be handed them.
   The trees of a training's classes run one after another, so their graphs share the pool.
+  A finished training releases its graphs and hands its pool, with its capture stream, to
+  the next one (``take_pool`` / ``give_pool``; trainings running at the same time each take
+  their own). A CuPy ``MemoryPool`` dropped with free blocks does not give them back (on an
+  H200, five captures each through a new pool left 86 MB; with ``free_all_blocks`` first,
+  nothing): in-process trainings used to drop theirs, and a loop of fits grew by 6.3 MB a
+  fit (200k rows, depth 6). A reused pool allocates nothing new.
 * A capture that fails (an operation that cannot be captured) turns graphs off for the
   training, logged at DEBUG, and the tree grows eagerly: never a wrong model.
 
@@ -33,12 +39,50 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import threading
 import time
 
 from .device_grower import DeviceGrowth
 from .grower import finish_tree, grow_tree
 
 logger = logging.getLogger("dgbdt")
+
+
+@dataclasses.dataclass
+class CapturePool:
+    """The memory pool and stream a training's captures use (module docstring). A pool
+    reuses a free block only for the stream that freed it, so the stream goes with it."""
+
+    device: int
+    pool: object         # cupy.cuda.MemoryPool
+    stream: object       # cupy.cuda.Stream
+
+
+#: capture pools of finished trainings, for the next ones; at most _SPARE_POOLS_MAX are kept
+_spare_pools: list = []
+_SPARE_POOLS_MAX = 4
+_spare_lock = threading.Lock()
+
+
+def take_pool(cp) -> CapturePool:
+    """A spare capture pool of the current device, or a new one."""
+    device = cp.cuda.Device().id
+    with _spare_lock:
+        for i, spare in enumerate(_spare_pools):
+            if spare.device == device:
+                return _spare_pools.pop(i)
+    return CapturePool(device, cp.cuda.MemoryPool(), cp.cuda.Stream(non_blocking=True))
+
+
+def give_pool(spare: CapturePool) -> None:
+    """A finished training's capture pool, for the next training (its blocks are free); one
+    beyond _SPARE_POOLS_MAX gives its blocks back to the device (a MemoryPool dropped with
+    free blocks keeps them: they never went back)."""
+    with _spare_lock:
+        if len(_spare_pools) < _SPARE_POOLS_MAX:
+            _spare_pools.append(spare)
+            return
+    spare.pool.free_all_blocks()
 
 
 def enabled() -> bool:
@@ -83,6 +127,8 @@ class TreeGraphs:
         for entry in self.entries.values():
             entry.graph = None
         self.entries.clear()
+        if self.pool is not None:       # its blocks are free now: the next training's
+            give_pool(self.pool)
         self.pool = None
 
     @staticmethod
@@ -133,8 +179,8 @@ class TreeGraphs:
     def _capture(self, growth: DeviceGrowth, timers: dict):
         cp = self.be.xp
         if self.pool is None:
-            self.pool = cp.cuda.MemoryPool()
-        stream = cp.cuda.Stream(non_blocking=True)
+            self.pool = take_pool(cp)
+        pool, stream = self.pool.pool, self.pool.stream
         relaxed = getattr(cp.cuda.runtime, "streamCaptureModeRelaxed", None)
         t = time.perf_counter()
         # The graph reads every array the tree's first level reads, at the addresses they had
@@ -146,7 +192,7 @@ class TreeGraphs:
         graph = None
         mark = self.seam.capture_start()
         try:
-            with cp.cuda.using_allocator(self.pool.malloc), stream:
+            with cp.cuda.using_allocator(pool.malloc), stream:
                 stream.begin_capture(mode=relaxed)
                 try:
                     growth.reset_table()

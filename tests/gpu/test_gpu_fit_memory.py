@@ -2,14 +2,12 @@
 
 Measured on 2x H200 on 2026-11-28 (a script of these steps): with tree graphs on, each fit of
 200k x 20 at depth 6 left 6.29 MB of device memory behind, after ``gc.collect()`` and
-``free_all_blocks()``, the same at the previous stop's commit; with ``DGBDT_CUDA_GRAPHS=0``
-nothing. Freeing the capture pool's blocks when a training's graphs are released did not
-change it. docs/benchmarks.md has the finding; the graph case is an expected failure until
-it is found."""
+``free_all_blocks()``; with ``DGBDT_CUDA_GRAPHS=0`` nothing. Memory a capture allocates stays
+on the device after its pool is gone, so trainings now hand their capture pool on
+(dgbdt.tree.tree_graph.take_pool): the second fit's captures allocate nothing new."""
 import gc
 
 import numpy as np
-import pytest
 
 import cupy as cp
 
@@ -42,7 +40,5 @@ def test_fits_without_graphs_leave_no_device_memory(monkeypatch):
     assert _growth_per_fit(monkeypatch, graphs=False) < 1 << 20
 
 
-@pytest.mark.xfail(strict=True, reason="each fit with tree graphs leaves ~6 MB on the device "
-                   "(docs/benchmarks.md, issue 46's 2x H200 section): not found yet")
 def test_fits_with_graphs_leave_no_device_memory(monkeypatch):
     assert _growth_per_fit(monkeypatch, graphs=True) < 1 << 20
