@@ -16,6 +16,8 @@ Legs (each timed after a 2-round warm-up on 20k rows, so compilation stays outsi
                 the largest rank's page bytes: every rank streams the pages beyond it (issue
                 46); ``nccl_ooc_equals_nccl`` says whether the model is the in-core one
 --first: also each library's first fit on the full data, before its warm-up (see --help).
+--timeline: the warm (and first) nccl fit's tasks as a timeline (where the time outside the
+ranks' training goes: the DaskDataset's checks, sketch, merge, pages, the ranks' start).
 Data: bench_gpu.py's Higgs-shaped formula, generated on the workers' GPUs as --chunks-per-gpu
 (2) partitions per GPU of the largest count (the same rows for every count); the test set (10 % of --rows) in this
 process. Times include quantization / DMatrix construction. For nccl the booster's timings split
@@ -66,6 +68,11 @@ def main() -> None:
                          "thread leaves the pool, so mostly the dataset's tasks), as the "
                          "functions that held the most samples (nccl_first_profile, "
                          "nccl_warm_profile)")
+    ap.add_argument("--timeline", action="store_true",
+                    help="nccl's warm fit (and first, with --first) as a task timeline: per "
+                         "task group its count, first start, last end (seconds after the fit's "
+                         "start, the DaskDataset's construction included) and busy seconds, "
+                         "from distributed's task stream (nccl_timeline, nccl_first_timeline)")
     ap.add_argument("--out", help="also write the JSON line to this file")
     a = ap.parse_args()
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
@@ -179,6 +186,36 @@ def top_frames(tree: dict, n: int = 25, sample_s: float = 0.01) -> dict:
             "self": [(k, round(v * sample_s, 2)) for k, v in own.most_common(n)]}
 
 
+def task_stream(client, on: bool):
+    """distributed's task stream recorder when ``on`` (its ``data``: the tasks run), else a
+    stand-in with no data."""
+    import contextlib
+    import types
+    if not on:
+        return contextlib.nullcontext(types.SimpleNamespace(data=[]))
+    from distributed import get_task_stream
+    return get_task_stream(client)
+
+
+def timeline(records: list, t0: float) -> list:
+    """[group, tasks, first start, last end, busy seconds] per task group, in order of first
+    start; times in seconds after ``t0`` (the fit's start, the client's clock: a local
+    cluster's)."""
+    from dask.utils import key_split
+    groups: dict = {}
+    for rec in records:
+        for ss in rec.get("startstops", ()):
+            if ss.get("action") != "compute":
+                continue
+            g = groups.setdefault(key_split(rec["key"]), [0, ss["start"], ss["stop"], 0.0])
+            g[0] += 1
+            g[1], g[2] = min(g[1], ss["start"]), max(g[2], ss["stop"])
+            g[3] += ss["stop"] - ss["start"]
+    rows = sorted(groups.items(), key=lambda kv: kv[1][1])
+    return [[k, n, round(a - t0, 3), round(b - t0, 3), round(busy, 3)]
+            for k, (n, a, b, busy) in rows]
+
+
 def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, models, score,
                 per_level, Xte, xgb) -> None:
     """The Dask legs on one LocalCUDACluster of n_gpus workers; results go into out."""
@@ -206,20 +243,27 @@ def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, mode
 
             def leg():
                 r = {}
+                watch = a.timeline and name == "nccl"
                 if a.first and name == "nccl":      # fresh workers: imports, kernels, NCCL
                     t, wall = time.perf_counter(), time.time()
-                    first = dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd),
-                                      rounds, mode=mode, verbose_eval=False)["booster"]
+                    with task_stream(client, watch) as ts:
+                        first = dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd),
+                                          rounds, mode=mode, verbose_eval=False)["booster"]
                     r[f"{name}_first_s"] = round(time.perf_counter() - t, 3)
+                    if watch:
+                        r[f"{name}_first_timeline"] = timeline(ts.data, wall)
                     r[f"{name}_first_stages_s"] = stages(first)
                     if a.profile_first:
                         r[f"{name}_first_profile"] = top_frames(
                             client.profile(start=wall, stop=time.time()))
                 dgd.train(client, leg_params, dw, 2, mode=mode, verbose_eval=False)
                 t, wall = time.perf_counter(), time.time()
-                b = dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd), rounds,
-                              mode=mode, verbose_eval=False)["booster"]
+                with task_stream(client, watch) as ts:
+                    b = dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd), rounds,
+                                  mode=mode, verbose_eval=False)["booster"]
                 s = time.perf_counter() - t
+                if watch:
+                    r[f"{name}_timeline"] = timeline(ts.data, wall)
                 if a.profile_first and f"{name}_first_profile" in r:      # the same, warm
                     r[f"{name}_warm_profile"] = top_frames(
                         client.profile(start=wall, stop=time.time()))
