@@ -235,6 +235,7 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
                                 booster.n_outputs), name)
                    for parts, name in eval_sets]
         history: dict = {}
+        t = time.perf_counter()
         try:
             with gpu_memory_errors(p, f"training on rank {comm.rank}"):
                 booster = boost(p, seam, cuts, booster, objective, metrics, rounds, sources,
@@ -243,6 +244,9 @@ def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_par
                                 progress=progress, linear=linear)
         finally:        # before the communicator is kept, closed or aborted
             seam.release_graphs()
+    # the boosting loop's wall time: the stages plus what no stage timer covers (the first
+    # trees' captures, reading the trees, the host between launches)
+    booster.timings["boost_loop"] = time.perf_counter() - t
     booster.timings["quantize"] = quantize_seconds
     booster.memory = seam.stream_stats()
     booster.timings["collectives"] = comm.seconds
@@ -384,6 +388,7 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
     progress = Progress() if progress is None else dataclasses.replace(
         progress, sink=progress.sink if rank == 0 else None)
     prior_rounds = booster.num_boosted_rounds() - (progress.rounds if progress.started else 0)
+    t_task = time.perf_counter()
     try:
         with training_task(p["nthread"]), device_scope(get_backend(p["device"])), \
                 log_to_client(log_topic if rank == 0 else None):
@@ -412,6 +417,9 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
         else:
             comm.close()
         out[0].timings["connect"] = connect_seconds
+        # the task's time on the worker: connect + quantize + boost_loop + the rest (the
+        # training's set-up, the communicator kept)
+        out[0].timings["rank_task"] = time.perf_counter() - t_task
         return out if rank == 0 else None
     except CollectiveError as e:
         # stopped by another rank's failure, a lost peer or the client: the rounds completed
