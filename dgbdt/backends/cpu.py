@@ -58,6 +58,11 @@ class CpuBackend:
         from ..kernels.pages import unpack_rows
         return unpack_rows(page, rows)
 
+    def join_pages(self, pages):
+        """One page of ``pages``' rows in their order (dgbdt.kernels.pages.join)."""
+        from ..kernels.pages import join
+        return join(pages)
+
     def pack_symbols(self, symbols, bits: int):
         """A page of ``bits``-bit symbols from a uint16/uint32 [n, F] array."""
         from ..kernels.pages import pack

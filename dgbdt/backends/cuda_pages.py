@@ -43,6 +43,25 @@ class CudaPages:
         n = out.n_rows * out.n_features
         return out.words.view(page.dtype)[:n].reshape(out.n_rows, out.n_features)
 
+    def join_pages(self, pages):
+        """One device page of ``pages``' rows in their order (kernels.pages.join's words), by
+        one kernel (``join_streams``, prebuilt: array code would compile with NVRTC at a fresh
+        install's first fit)."""
+        from ..kernels.pages import Page, check_joinable, n_words
+        cp = self.xp
+        bits, nf = check_joinable(pages)
+        n = sum(pg.n_rows for pg in pages)
+        words = cp.zeros(n_words(n * nf, bits), dtype=cp.uint32)
+        starts = np.concatenate([[0], np.cumsum([pg.n_rows * nf * bits for pg in pages])])
+        n_data = (int(starts[-1]) + 31) // 32
+        if n_data:
+            ptrs = np.array([pg.words.data.ptr for pg in pages], dtype=np.uint64)
+            self._kernel("data", "join_streams")(
+                (_grid(n_data, cap=2 ** 31 - 1),), (BLOCK,),
+                (self.upload(ptrs), self.upload(starts.astype(np.int64)), _i32(len(pages)),
+                 _i64(n_data), words))
+        return Page(words=words, n_rows=int(n), n_features=int(nf), bits=int(bits))
+
     def pack_symbols(self, symbols, bits: int):
         """A device page of ``bits``-bit symbols from a uint16/uint32 [n, F] device array."""
         from ..kernels.pages import Page

@@ -29,7 +29,6 @@ from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, free_memo
                                move_page, plan_pages)
 from ..engine.approx import needs_raw_rows
 from ..engine.shard import Shard
-from ..kernels.pages import join
 from .data import Part
 from .pages import page_of, raw_rows, stream_slots
 
@@ -192,7 +191,7 @@ JOIN_RESERVE_BYTES = 256 << 20
 
 def joined_shard(units, cuts, max_nodes: int, start, be) -> Shard:
     """One shard of every row of the (PagedPart, margins) pairs, in their order: the pages
-    joined into one (dgbdt.kernels.pages.join), the labels, weights, query ids and margins
+    joined into one (the backend's join_pages), the labels, weights, query ids and margins
     concatenated, and the rows' global ids the parts' pieces in turn."""
     xp = be.xp
     pages, labels, weights, margins, pieces, qids = [], [], [], [], [], []
@@ -216,7 +215,7 @@ def joined_shard(units, cuts, max_nodes: int, start, be) -> Shard:
             if paged.qid is not None:
                 qids.append(paged.qid[a:b])
     lm = array_module(labels[0])
-    shard = Shard(join(pages, xp), cuts.n_bins(), lm.concatenate(labels),
+    shard = Shard(be.join_pages(pages), cuts.n_bins(), lm.concatenate(labels),
                   lm.concatenate(weights) if weights else None, xp.concatenate(margins),
                   max_nodes, be)
     shard.id_pieces = pieces

@@ -127,18 +127,9 @@ def unpack_rows(page: Page, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def join(pages: list, xp=np) -> Page:
-    """One page of ``pages``' rows in their order (dense pages of one width and feature count;
-    ``xp``: the module of their words, numpy or cupy; the words are copied).
-
-    Page ``i``'s stream of ``L_i = n_rows * F * bits`` bits goes to bits ``[S_i, S_i + L_i)``
-    of the joined stream, ``S_i = L_0 + ... + L_(i-1)``: with ``b = S_i >> 5`` and
-    ``t = S_i & 31``, each data word ``u`` of the page lands as ``u << t`` across joined words
-    ``b + k`` and ``b + k + 1``. The pages' ranges are disjoint and a page's bits past ``L_i``
-    are masked to zero, so OR-ing the pieces in builds the joined stream; the joined words
-    are ``n_words(sum n_rows * F, bits)``, the last two-word write of any page staying inside
-    them (``floor(S / 32) + ceil(L / 32) <= ceil((S + L) / 32)``). A few array operations a
-    page, no kernel of its own: the same code on the host and on a GPU."""
+def check_joinable(pages: list) -> tuple[int, int]:
+    """(bits, features) of pages ``join`` can join: at least one, dense, in memory, of one
+    width and feature count; else ValueError."""
     if not pages:
         raise ValueError("join needs at least one page")
     first = pages[0]
@@ -150,7 +141,23 @@ def join(pages: list, xp=np) -> Page:
             raise ValueError(f"join takes pages of one layout; got {pg.bits}-bit pages of "
                              f"{pg.n_features} features beside {first.bits}-bit pages of "
                              f"{first.n_features}")
-    bits, nf = first.bits, first.n_features
+    return first.bits, first.n_features
+
+
+def join(pages: list, xp=np) -> Page:
+    """One page of ``pages``' rows in their order (dense pages of one width and feature count;
+    ``xp``: the module of their words, numpy or cupy; the words are copied).
+
+    Page ``i``'s stream of ``L_i = n_rows * F * bits`` bits goes to bits ``[S_i, S_i + L_i)``
+    of the joined stream, ``S_i = L_0 + ... + L_(i-1)``: with ``b = S_i >> 5`` and
+    ``t = S_i & 31``, each data word ``u`` of the page lands as ``u << t`` across joined words
+    ``b + k`` and ``b + k + 1``. The pages' ranges are disjoint and a page's bits past ``L_i``
+    are masked to zero, so OR-ing the pieces in builds the joined stream; the joined words
+    are ``n_words(sum n_rows * F, bits)``, the last two-word write of any page staying inside
+    them (``floor(S / 32) + ceil(L / 32) <= ceil((S + L) / 32)``). A few array operations a
+    page; the CUDA backend's ``join_pages`` computes the same words in one prebuilt kernel
+    (these operations would each be compiled by NVRTC at a fresh install's first fit)."""
+    bits, nf = check_joinable(pages)
     n = sum(pg.n_rows for pg in pages)
     out = xp.zeros(n_words(n * nf, bits), dtype=xp.uint32)
     start = 0

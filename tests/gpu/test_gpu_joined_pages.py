@@ -10,6 +10,7 @@ import cupy as cp
 
 import dgbdt
 import dgbdt.dask as dgd
+from dgbdt.backends.device import get_backend
 from dgbdt.kernels.pages import join, pack
 
 da = pytest.importorskip("dask.array")
@@ -24,7 +25,11 @@ def test_join_on_the_device_equals_the_host_join():
                  for _ in range(int(rng.integers(1, 6)))]
         host = [pack(p, bits) for p in parts]
         dev = [pg.with_words(cp.asarray(pg.words)) for pg in host]
-        np.testing.assert_array_equal(cp.asnumpy(join(dev, cp).words), join(host).words)
+        want = join(host)
+        got = get_backend("cuda").join_pages(dev)        # the prebuilt kernel
+        assert (got.n_rows, got.bits, got.n_features) == (want.n_rows, bits, nf)
+        np.testing.assert_array_equal(cp.asnumpy(got.words), want.words)
+        np.testing.assert_array_equal(cp.asnumpy(join(dev, cp).words), want.words)
 
 
 def _install_counter():

@@ -131,3 +131,33 @@ extern "C" __global__ void exact_sum_bins(const double* __restrict__ x, i64 n,
         if (sh[s]) atomicAdd((unsigned long long*)&out[s], (unsigned long long)sh[s]);
     if (threadIdx.x == 0 && bad) out[2 * EXP_BINS] = 1;
 }
+
+// Pages joined (dgbdt/kernels/pages.py's join, the same words): page i's bit stream (its words
+// at srcs[i], ending with a padding word) goes to joined stream bits [starts[i], starts[i + 1]).
+// One thread per data word w of the joined page: the bits [32 w, 32 w + 32) come from the page
+// holding bit 32 w (a binary search of starts) and, across a page's end, from the next ones.
+extern "C" __global__ void join_streams(
+        const u64* __restrict__ srcs, const i64* __restrict__ starts, int m,
+        i64 n_data_words, u32* __restrict__ out) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= n_data_words) return;
+    const i64 lo = w * 32;
+    const i64 hi = lo + 32 < starts[m] ? lo + 32 : starts[m];
+    int i = 0, top = m - 1;        // the last page i with starts[i] <= lo
+    while (i < top) {
+        const int mid = (i + top + 1) >> 1;
+        if (starts[mid] <= lo) i = mid; else top = mid - 1;
+    }
+    u64 acc = 0;
+    for (i64 pos = lo; pos < hi;) {
+        while (starts[i + 1] <= pos) ++i;          // past empty pages
+        const i64 end = starts[i + 1] < hi ? starts[i + 1] : hi;
+        const i64 local = pos - starts[i];
+        const u32* src = (const u32*)srcs[i];
+        const u64 win = (u64)src[local >> 5] | ((u64)src[(local >> 5) + 1] << 32);
+        const int n = (int)(end - pos);                 // 1..32 bits
+        acc |= ((win >> (local & 31)) & ((1ull << n) - 1ull)) << (pos - lo);
+        pos = end;
+    }
+    out[w] = (u32)acc;
+}
