@@ -250,10 +250,9 @@ class _NumpyCuda:
         import contextlib
         self.device = contextlib.nullcontext()
 
-    def quantize_pack(self, X, cuts):
-        from dgbdt.kernels.pages import bits_for
+    def quantize_pack(self, X, cuts, bits=None):
         from dgbdt.data.quantize import quantize
-        return pack(quantize(X, cuts), bits=bits_for(cuts.max_bins))
+        return pack(quantize(X, cuts), bits=bits)      # bits None: the largest symbol's
 
 
 @pytest.mark.parametrize("weighted", [False, True])

@@ -141,9 +141,17 @@ def test_joined_pages_are_the_pages_of_the_joined_rows(seed):
         np.testing.assert_array_equal(joined.words, whole.words)
 
 
-def test_join_refuses_pages_of_other_layouts():
+def test_join_widens_narrower_pages_and_refuses_other_feature_counts():
+    """Pages pack at the width their largest symbol needs (a partition without missing values
+    can be a bit narrower): the join is the pages' rows packed at the widest width."""
     from dgbdt.kernels.pages import join
-    a, b = pack(np.ones((3, 2), np.uint32), 4), pack(np.ones((3, 2), np.uint32), 5)
+    rng = np.random.default_rng(9)
+    parts = [rng.integers(0, 1 << b, size=(n, 3), dtype=np.uint64).astype(np.uint32)
+             for b, n in ((8, 7), (9, 5), (3, 11), (9, 0))]
+    joined = join([pack(p) for p in parts])
+    assert joined.bits == 9
+    np.testing.assert_array_equal(joined.words, pack(np.concatenate(parts), 9).words)
+    a, b = pack(np.ones((3, 2), np.uint32), 4), pack(np.ones((3, 3), np.uint32), 4)
     with pytest.raises(ValueError, match="one layout"):
         join([a, b])
     with pytest.raises(ValueError, match="at least one"):

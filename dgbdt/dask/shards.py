@@ -160,7 +160,7 @@ def paged_shards(units, cuts, max_nodes: int, base, be) -> list[Shard]:
 
 def joinable(units, be) -> bool:
     """Whether the pages of these (PagedPart, margins) pairs become one shard: more than
-    one page, all dense and in memory (none streamed from host memory or spilled to disk:
+    one page, all dense (of any widths: the join widens the narrower) and in memory (none streamed from host memory or spilled to disk:
     their budget said the rows do not fit), without raw rows (linear trees and approx keep
     a shard a page), and the joined page's copy fits the free memory with a reserve.
 
@@ -175,7 +175,7 @@ def joinable(units, be) -> bool:
         return False
     if any(paged.raw is not None for paged, _ in units):
         return False
-    if len({(pg.bits, pg.n_features) for pg in pages}) != 1:
+    if len({pg.n_features for pg in pages}) != 1:
         return False
     if len({paged.weight is None for paged, _ in units}) != 1 or \
             len({paged.qid is None for paged, _ in units}) != 1:

@@ -385,8 +385,7 @@ def quantize_on_device(X: np.ndarray, cuts: Cuts, backend) -> Page:
         step = upload_rows(nf)
         for a in range(0, n, step):
             b = min(a + step, n)
-            part = backend.quantize_pack(xp.asarray(X[a:b]), cuts)
-            assert part.bits == bits
+            part = backend.quantize_pack(xp.asarray(X[a:b]), cuts, bits)   # one width
             at = a * nf * bits // 32
             used = ((b - a) * nf * bits + 31) // 32
             words[at:at + used] = part.words[:used]

@@ -193,7 +193,9 @@ def assemble(block, rows, parts) -> Shard:
         page = be.pack_symbols(symbols, bits_for(int(to_host(first.hist_ptrs)[-1])))
         page.ell = True
     else:
-        page = be.pack_symbols(symbols, first.page.bits)
+        # the widest page's width: pages pack at the width their largest symbol needs (a
+        # page without missing values can be a bit narrower than one with them)
+        page = be.pack_symbols(symbols, max(s.page.bits for s, _ in parts))
     del symbols
 
     def take(a):

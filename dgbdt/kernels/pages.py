@@ -128,8 +128,9 @@ def unpack_rows(page: Page, rows: np.ndarray) -> np.ndarray:
 
 
 def check_joinable(pages: list) -> tuple[int, int]:
-    """(bits, features) of pages ``join`` can join: at least one, dense, in memory, of one
-    width and feature count; else ValueError."""
+    """(bits, features) of the page ``join`` makes of ``pages``: at least one, dense, in
+    memory, of one feature count (the widest page's width: a page packs at the width its
+    largest symbol needs, so pages with and without missing values differ); else ValueError."""
     if not pages:
         raise ValueError("join needs at least one page")
     first = pages[0]
@@ -137,16 +138,16 @@ def check_joinable(pages: list) -> tuple[int, int]:
         if pg.ell or pg.streamed:
             raise ValueError("join takes dense pages whose words are in memory (not ELLPACK "
                              "or streamed pages)")
-        if pg.bits != first.bits or pg.n_features != first.n_features:
-            raise ValueError(f"join takes pages of one layout; got {pg.bits}-bit pages of "
-                             f"{pg.n_features} features beside {first.bits}-bit pages of "
-                             f"{first.n_features}")
-    return first.bits, first.n_features
+        if pg.n_features != first.n_features:
+            raise ValueError(f"join takes pages of one layout; got pages of {pg.n_features} "
+                             f"features beside pages of {first.n_features}")
+    return max(pg.bits for pg in pages), first.n_features
 
 
 def join(pages: list, xp=np) -> Page:
-    """One page of ``pages``' rows in their order (dense pages of one width and feature count;
-    ``xp``: the module of their words, numpy or cupy; the words are copied).
+    """One page of ``pages``' rows in their order (dense pages of one feature count, at the
+    widest one's width: narrower host pages are unpacked and packed at it first; ``xp``: the
+    module of their words, numpy or cupy; the words are copied).
 
     Page ``i``'s stream of ``L_i = n_rows * F * bits`` bits goes to bits ``[S_i, S_i + L_i)``
     of the joined stream, ``S_i = L_0 + ... + L_(i-1)``: with ``b = S_i >> 5`` and
@@ -158,6 +159,7 @@ def join(pages: list, xp=np) -> Page:
     page; the CUDA backend's ``join_pages`` computes the same words in one prebuilt kernel
     (these operations would each be compiled by NVRTC at a fresh install's first fit)."""
     bits, nf = check_joinable(pages)
+    pages = [pg if pg.bits == bits else pack(unpack(pg), bits) for pg in pages]   # widened
     n = sum(pg.n_rows for pg in pages)
     out = xp.zeros(n_words(n * nf, bits), dtype=xp.uint32)
     start = 0

@@ -32,6 +32,33 @@ def test_join_on_the_device_equals_the_host_join():
         np.testing.assert_array_equal(cp.asnumpy(join(dev, cp).words), want.words)
 
 
+def test_device_pages_pack_at_the_width_their_symbols_need(cp):
+    """quantize_pack's width is bits_for of the largest symbol present, as the host's pack:
+    256 bins without missing values in 8 bits, with one missing value in 9; the device join
+    of such pages widens the narrower one; the symbols are the host's either way."""
+    from dgbdt.data.quantize import quantize
+    from dgbdt.data.sketch import summarize
+    from dgbdt.data.quantize import cuts_from_summaries
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((20000, 5)).astype(np.float32)
+    cuts = cuts_from_summaries(summarize(X, None, 4096), 256)
+    be = get_backend("cuda")
+    full = be.quantize_pack(cp.asarray(X), cuts)
+    assert full.bits == 8 and int(cuts.n_bins().max()) == 256
+    Xm = X[:700].copy()
+    Xm[3, 2] = np.nan
+    missing = be.quantize_pack(cp.asarray(Xm), cuts)
+    assert missing.bits == 9
+    for page, rows in ((full, X), (missing, Xm)):
+        host = pack(quantize(rows, cuts))
+        assert host.bits == page.bits
+        np.testing.assert_array_equal(cp.asnumpy(page.words), host.words)
+    joined = be.join_pages([full, missing])
+    want = pack(quantize(np.concatenate([X, Xm]), cuts), 9)
+    assert joined.bits == 9
+    np.testing.assert_array_equal(cp.asnumpy(joined.words), want.words)
+
+
 def _install_counter():
     from dgbdt.dask import shards
     if not hasattr(shards, "_joined_rows"):

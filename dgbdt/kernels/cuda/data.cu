@@ -161,3 +161,25 @@ extern "C" __global__ void join_streams(
     }
     out[w] = (u32)acc;
 }
+
+// The largest symbol of X's values (bin_of, as quantize_pack packs them) into *out, zeroed by
+// the caller (an atomicMax a warp): a page needs bits_for of it, one bit fewer than the widest
+// feature's missing symbol asks for when no value is missing (256 bins: 8 bits, not 9).
+extern "C" __global__ void max_symbol(
+        const float* __restrict__ X, i64 n_sym, int n_features,
+        const float* __restrict__ cut_values, const i64* __restrict__ cut_ptrs,
+        u32* __restrict__ out) {
+    u32 m = 0;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n_sym;
+         i += (i64)gridDim.x * blockDim.x) {
+        const int f = (int)(i % n_features);
+        const i64 c0 = cut_ptrs[f];
+        const u32 s = bin_of(X[i], cut_values + c0, (int)(cut_ptrs[f + 1] - c0));
+        m = s > m ? s : m;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const u32 v = __shfl_down_sync(0xffffffffu, m, o);
+        m = v > m ? v : m;
+    }
+    if ((threadIdx.x & 31) == 0 && m) atomicMax(out, m);
+}
