@@ -34,18 +34,33 @@ def test_release_drops_every_graph_even_when_an_entry_is_still_held(monkeypatch)
     assert tree_graph._spare_pools == [pool]       # the next training captures with it
 
 
-def test_spare_capture_pools_are_bounded_and_taken_per_device(monkeypatch):
+class _Device:
+    def __init__(self, i=1):
+        self.id = i
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_spare_capture_pools_are_bounded_last_given_first_taken(monkeypatch):
     monkeypatch.setattr(tree_graph, "_spare_pools", [])
+    monkeypatch.setattr(tree_graph, "_retired", [])
     freed = []
     pools = [CapturePool(d, SimpleNamespace(free_all_blocks=lambda i=i: freed.append(i)),
-                         object()) for i, d in enumerate((0, 1, 0, 0, 0))]
+                         object()) for i, d in enumerate((0, 1, 1, 0, 0))]
     for p in pools:
         tree_graph.give_pool(p)
-    assert tree_graph._spare_pools == pools[:tree_graph._SPARE_POOLS_MAX]
-    assert freed == [4]         # the one not kept gave its blocks back
-    cp = SimpleNamespace(cuda=SimpleNamespace(Device=lambda: SimpleNamespace(id=1)))
-    assert tree_graph.take_pool(cp) is pools[1]
-    assert pools[1] not in tree_graph._spare_pools
+    kept = tree_graph._SPARE_POOLS_MAX
+    assert tree_graph._spare_pools == pools[:kept] and tree_graph._retired == pools[kept:]
+    assert freed == []                   # nothing freed when given (a free waits for the GPU)
+    cp = SimpleNamespace(cuda=SimpleNamespace(Device=_Device))
+    assert tree_graph.take_pool(cp) is pools[1]          # device 1's last given
+    assert freed == list(range(kept, len(pools))) and tree_graph._retired == []
+    tree_graph.give_pool(pools[1])
+    assert tree_graph.take_pool(cp) is pools[1]          # a loop of fits: the same pool
 
 
 def test_the_seam_releases_its_graphs_once():

@@ -23,8 +23,8 @@ What it needs, and where it is not used (the tree grows eagerly, as before):
   captures use: a replay writes to those addresses again, so nothing else may be handed them.
   The trees of a training's classes run one after another, so their graphs share the pool.
   A finished training releases its graphs and hands its pool, with its capture stream, to
-  the next one (``take_pool`` / ``give_pool``; trainings running at the same time each take
-  their own). A CuPy ``MemoryPool`` dropped with free blocks does not give them back (on an
+  the next one (``take_pool`` / ``give_pool``, the last pool given is the first taken;
+  trainings running at the same time each take their own). A CuPy ``MemoryPool`` dropped with free blocks does not give them back (on an
   H200, five captures each through a new pool left 86 MB; with ``free_all_blocks`` first,
   nothing): in-process trainings used to drop theirs, and a loop of fits grew by 6.3 MB a
   fit (200k rows, depth 6). A reused pool allocates nothing new.
@@ -58,31 +58,41 @@ class CapturePool:
     stream: object       # cupy.cuda.Stream
 
 
-#: capture pools of finished trainings, for the next ones; at most _SPARE_POOLS_MAX are kept
+#: capture pools of finished trainings, the last given first taken (a loop of fits reuses one
+#: pool, whose free blocks then fit); at most _SPARE_POOLS_MAX are kept
 _spare_pools: list = []
-_SPARE_POOLS_MAX = 4
+_SPARE_POOLS_MAX = 2
+#: pools given beyond that: their blocks go back to the device at the next take_pool, not at
+#: once (freeing waits for the whole device, which a failed collective training may hold
+#: behind an all-reduce that a stopped peer never answers)
+_retired: list = []
 _spare_lock = threading.Lock()
 
 
 def take_pool(cp) -> CapturePool:
-    """A spare capture pool of the current device, or a new one."""
+    """The spare capture pool of the current device given last, or a new one; retired pools'
+    blocks are freed first."""
     device = cp.cuda.Device().id
+    found = None
     with _spare_lock:
-        for i, spare in enumerate(_spare_pools):
-            if spare.device == device:
-                return _spare_pools.pop(i)
-    return CapturePool(device, cp.cuda.MemoryPool(), cp.cuda.Stream(non_blocking=True))
+        retired = list(_retired)
+        _retired.clear()
+        for i in range(len(_spare_pools) - 1, -1, -1):
+            if _spare_pools[i].device == device:
+                found = _spare_pools.pop(i)
+                break
+    for old in retired:
+        with cp.cuda.Device(old.device):
+            old.pool.free_all_blocks()
+    if found is None:
+        found = CapturePool(device, cp.cuda.MemoryPool(), cp.cuda.Stream(non_blocking=True))
+    return found
 
 
 def give_pool(spare: CapturePool) -> None:
-    """A finished training's capture pool, for the next training (its blocks are free); one
-    beyond _SPARE_POOLS_MAX gives its blocks back to the device (a MemoryPool dropped with
-    free blocks keeps them: they never went back)."""
+    """A finished training's capture pool, for the next training (its blocks are free)."""
     with _spare_lock:
-        if len(_spare_pools) < _SPARE_POOLS_MAX:
-            _spare_pools.append(spare)
-            return
-    spare.pool.free_all_blocks()
+        (_spare_pools if len(_spare_pools) < _SPARE_POOLS_MAX else _retired).append(spare)
 
 
 def enabled() -> bool:
