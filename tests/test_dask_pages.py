@@ -156,3 +156,36 @@ def test_a_workers_pages_train_as_one_shard_with_the_same_model(client2, monkeyp
     assert joined_rows == []
     assert joined == apart
     assert joined == in_process(params, X, y, w, 5)[0]
+
+
+def test_a_worker_near_its_memory_limit_keeps_a_shard_a_page(client2, monkeypatch):
+    """The join's copy must fit under the worker's memory_limit (its nanny kills a worker
+    over it), not only the machine's memory: with too little room the rank keeps a shard a
+    page, and the model is the same."""
+    from dgbdt.dask import shards
+    X, y, w = binary_with_missing(3000, F, seed=23)
+    ref = dgd.train(client2, PARAMS, dataset(client2, X, y, w), 4, mode="collective",
+                    verbose_eval=False)["booster"].save_raw()
+    monkeypatch.setattr(shards, "_room", lambda be: 0)
+    calls = []
+    monkeypatch.setattr(shards, "joined_shard", lambda *a: calls.append(a))
+    apart = dgd.train(client2, PARAMS, dataset(client2, X, y, w), 4, mode="collective",
+                      verbose_eval=False)["booster"].save_raw()
+    assert calls == [] and apart == ref
+
+
+def test_the_join_room_inside_a_worker_is_under_its_memory_limit(client2):
+    """Inside a worker with a memory_limit the room is at most the pause fraction of it less
+    the process's memory; outside one, the available memory."""
+    from dgbdt.backends.cpu import CPU
+    from dgbdt.dask import shards
+    from dgbdt.data.page_store import host_free_memory
+
+    def room(_):
+        from distributed import get_worker
+        return shards._room(CPU), get_worker().memory_manager.memory_limit
+    got, limit = client2.submit(room, 0, pure=False).result()     # in a task, as a rank's
+    assert got <= host_free_memory() + (1 << 30)
+    if limit:
+        assert got < 0.8 * limit
+    assert shards._room(CPU) <= host_free_memory() + (1 << 30)

@@ -181,7 +181,28 @@ def joinable(units, be) -> bool:
             len({paged.qid is None for paged, _ in units}) != 1:
         return False
     need = sum(pg.nbytes for pg in pages)
-    return free_memory(be) > 2 * need + JOIN_RESERVE_BYTES
+    return _room(be) > 2 * need + JOIN_RESERVE_BYTES
+
+
+def _room(be) -> int:
+    """Bytes a join may take here: free device memory on a GPU; on the host the available
+    memory, and inside a Dask worker with a ``memory_limit`` no more than leaves its process
+    below the pause fraction of it (the nanny kills a worker over its limit; the limit, not
+    the machine, bounds a worker)."""
+    room = free_memory(be)
+    if be.caps.device_memory:
+        return room
+    try:
+        import dask
+        import psutil
+        from distributed import get_worker
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError, AttributeError):    # not in a worker
+        return room
+    if not limit:
+        return room
+    pause = dask.config.get("distributed.worker.memory.pause") or 0.8
+    return min(room, int(pause * limit) - psutil.Process().memory_info().rss)
 
 
 #: memory a join leaves free beyond twice the joined page (its copy and the page-sized
