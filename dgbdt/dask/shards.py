@@ -160,9 +160,10 @@ def paged_shards(units, cuts, max_nodes: int, base, be) -> list[Shard]:
 
 def joinable(units, be) -> bool:
     """Whether the pages of these (PagedPart, margins) pairs become one shard: more than
-    one page, all dense (of any widths: the join widens the narrower) and in memory (none streamed from host memory or spilled to disk:
-    their budget said the rows do not fit), without raw rows (linear trees and approx keep
-    a shard a page), and the joined page's copy fits the free memory with a reserve.
+    one page, all dense (of any widths: the join widens the narrower) and in memory (none
+    streamed from host memory or spilled to disk: their budget said the rows do not fit),
+    without raw rows (linear trees and approx keep a shard a page), and room for the
+    joined page's copy (``_room``).
 
     Why: each shard costs its own launches (GPU) or passes (CPU) per level, and a level's
     work is shared best over one shard's rows: on one H200, 32M x 28 in 16 partitions
@@ -205,8 +206,8 @@ def _room(be) -> int:
     return min(room, int(pause * limit) - psutil.Process().memory_info().rss)
 
 
-#: memory a join leaves free beyond twice the joined page (its copy and the page-sized
-#: temporaries of the join's steps)
+#: memory a join leaves free beyond twice the joined page (its copy, and the widened copies
+#: of narrower pages or the host join's word temporaries)
 JOIN_RESERVE_BYTES = 256 << 20
 
 
