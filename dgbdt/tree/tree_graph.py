@@ -24,10 +24,11 @@ What it needs, and where it is not used (the tree grows eagerly, as before):
   The trees of a training's classes run one after another, so their graphs share the pool.
   A finished training releases its graphs and hands its pool, with its capture stream, to
   the next one (``take_pool`` / ``give_pool``, the last pool given is the first taken;
-  trainings running at the same time each take their own). A CuPy ``MemoryPool`` dropped with free blocks does not give them back (on an
-  H200, five captures each through a new pool left 86 MB; with ``free_all_blocks`` first,
-  nothing): in-process trainings used to drop theirs, and a loop of fits grew by 6.3 MB a
-  fit (200k rows, depth 6). A reused pool allocates nothing new.
+  trainings running at the same time each take their own). A CuPy ``MemoryPool`` dropped
+  with free blocks does not give them back (on an H200, five captures each through a new
+  pool left 86 MB; with ``free_all_blocks`` first, nothing): in-process trainings used to
+  drop theirs, and a loop of fits grew by 6.3 MB a fit (200k rows, depth 6). A reused pool
+  allocates nothing new.
 * A capture that fails (an operation that cannot be captured) turns graphs off for the
   training, logged at DEBUG, and the tree grows eagerly: never a wrong model.
 
