@@ -144,10 +144,10 @@ def check_joinable(pages: list) -> tuple[int, int]:
     return max(pg.bits for pg in pages), first.n_features
 
 
-def join(pages: list, xp=np) -> Page:
-    """One page of ``pages``' rows in their order (dense pages of one feature count, at the
-    widest one's width: narrower host pages are unpacked and packed at it first; ``xp``: the
-    module of their words, numpy or cupy; the words are copied).
+def join(pages: list) -> Page:
+    """One host page of ``pages``' rows in their order (dense pages of one feature count, at
+    the widest one's width: narrower pages are unpacked and packed at it first; the words are
+    copied).
 
     Page ``i``'s stream of ``L_i = n_rows * F * bits`` bits goes to bits ``[S_i, S_i + L_i)``
     of the joined stream, ``S_i = L_0 + ... + L_(i-1)``: with ``b = S_i >> 5`` and
@@ -155,26 +155,25 @@ def join(pages: list, xp=np) -> Page:
     ``b + k`` and ``b + k + 1``. The pages' ranges are disjoint and a page's bits past ``L_i``
     are masked to zero, so OR-ing the pieces in builds the joined stream; the joined words
     are ``n_words(sum n_rows * F, bits)``, the last two-word write of any page staying inside
-    them (``floor(S / 32) + ceil(L / 32) <= ceil((S + L) / 32)``). A few array operations a
-    page; the CUDA backend's ``join_pages`` computes the same words in one prebuilt kernel
-    (these operations would each be compiled by NVRTC at a fresh install's first fit)."""
+    them (``floor(S / 32) + ceil(L / 32) <= ceil((S + L) / 32)``). A few numpy operations a
+    page; the CUDA backend's ``join_pages`` computes the same words in one prebuilt kernel."""
     bits, nf = check_joinable(pages)
     pages = [pg if pg.bits == bits else pack(unpack(pg), bits) for pg in pages]   # widened
     n = sum(pg.n_rows for pg in pages)
-    out = xp.zeros(n_words(n * nf, bits), dtype=xp.uint32)
+    out = np.zeros(n_words(n * nf, bits), dtype=np.uint32)
     start = 0
     for pg in pages:
         length = pg.n_rows * nf * bits
         nd = (length + 31) // 32
         if nd:
-            u = pg.words[:nd].astype(xp.uint64)
+            u = pg.words[:nd].astype(np.uint64)
             if length & 31:      # bits past the page's stream: zero
                 u[nd - 1] &= (1 << (length & 31)) - 1
             b, t = start >> 5, start & 31
             u <<= t
-            out[b:b + nd] |= (u & 0xFFFFFFFF).astype(xp.uint32)
+            out[b:b + nd] |= (u & 0xFFFFFFFF).astype(np.uint32)
             if t:
-                out[b + 1:b + 1 + nd] |= (u >> 32).astype(xp.uint32)
+                out[b + 1:b + 1 + nd] |= (u >> 32).astype(np.uint32)
             del u
         start += length
     return Page(words=out, n_rows=int(n), n_features=int(nf), bits=int(bits))
