@@ -248,3 +248,60 @@ def test_metric_kernels_equal_cupys_array_code():
     np.testing.assert_array_equal(cp.asnumpy(a), cp.asnumpy(m[:5000][order]))
     np.testing.assert_array_equal(cp.asnumpy(b), cp.asnumpy(pos[order % 8]))
     np.testing.assert_array_equal(cp.asnumpy(c), -cp.asnumpy(order))
+
+
+def _hist_kernel(sym, grad, qmax, tile, blocks):
+    """build_histograms run directly: one node holding every row of `sym` (uint8 [n, F], 256
+    slots a feature) in one feature group of `blocks` blocks, so that with one block it walks
+    every tile of the node (flushes inside a node); returns it and the exact per-bin sums."""
+    n, F = sym.shape
+    nb = 256
+    page = pack(sym.astype(np.uint32), 8)
+    hp = np.arange(F + 1, dtype=np.int64) * nb
+    groups = np.array([0, F], dtype=np.int32)
+    smem = 24 * int(hp[-1]) + 4 * (F + 1)
+    b, e, nodes = (cp.asarray(np.array([v], dtype=np.int64)) for v in (0, n, 0))
+    tp = cp.empty(2, dtype=cp.int64)
+    launch.kernel("tree", "tile_offsets")((1,), (256,), (b, e, nodes, np.int32(1),
+                                                         np.int32(tile), tp))
+    out = cp.zeros((1, int(hp[-1]), 2), dtype=cp.int64)
+    k = launch.kernel("tree", "build_histograms")
+    k((blocks, 1, 1), (1024,),
+      (cp.asarray(page.words), np.int32(8), np.uint32(255), np.int32(F), cp.asarray(hp),
+       cp.arange(n, dtype=cp.int32), cp.asarray(grad.ravel()), b, e, nodes, tp, np.int32(1),
+       np.int32(tile), cp.asarray(groups), np.int32(hp[-1]),
+       cp.asarray(np.array([qmax], dtype=np.uint64)), out), shared_mem=smem)
+    want = np.zeros((int(hp[-1]), 2), dtype=np.int64)
+    for f in range(F):
+        for c in range(2):
+            want[hp[f]:hp[f + 1], c] = _exact_bins(sym[:, f], grad[:, c], nb)
+    return cp.asnumpy(out[0]), want
+
+
+def _exact_bins(s, q, nb):
+    """Per-bin int64 sums of q (exact: every partial sum is below 2**63)."""
+    order = np.argsort(s, kind="stable")
+    bounds = np.searchsorted(s[order], np.arange(nb + 1))
+    cs = np.concatenate([[0], np.cumsum(q[order])])
+    return cs[bounds[1:]] - cs[bounds[:-1]]
+
+
+@pytest.mark.parametrize("M", [20, 30, 38, 45])
+@pytest.mark.parametrize("pattern", ["max", "min", "alternating", "random"])
+def test_histogram_worst_case_words(M, pattern):
+    """build_histograms' 32-bit shared words at their bounds (cuda/tree.cu: three pieces,
+    flushed every R rows): 120k rows walked by one block, most in one slot, every summand the
+    largest (|q| = 2**M - 1, one sign or alternating signs) or random, for M from 20 to 45
+    (n 2**M < 2**62, as the fixed-point scale keeps it). The sums equal exact per-bin sums."""
+    rng = np.random.default_rng(M)
+    n, F = 120_000, 2
+    sym = np.zeros((n, F), dtype=np.uint8)
+    sym[:, 1] = rng.integers(0, 255, n)           # feature 1 spread, feature 0 in one slot
+    sym[rng.random(n) < 0.01, 0] = 7
+    top = 2 ** M - 1
+    q = {"max": np.full(n, top), "min": np.full(n, -top),
+         "alternating": np.where(np.arange(n) % 2, top, -top),
+         "random": rng.integers(-top, top + 1, n)}[pattern].astype(np.int64)
+    grad = np.stack([q, np.abs(q[::-1])], axis=1)
+    got, want = _hist_kernel(sym, grad, int(np.abs(grad).max()), 2048, blocks=1)
+    np.testing.assert_array_equal(got, want)
