@@ -16,6 +16,9 @@ Legs (each timed after a 2-round warm-up on 20k rows, so compilation stays outsi
                 the largest rank's page bytes: every rank streams the pages beyond it (issue
                 46); ``nccl_ooc_equals_nccl`` says whether the model is the in-core one
 --first: also each library's first fit on the full data, before its warm-up (see --help).
+--cold-cache: each cluster's workers start with an empty CuPy kernel cache (a fresh machine);
+with --first, the NVRTC compiles inside nccl's first fit, each with its call site and seconds
+(nccl_first_compiles).
 --timeline: the warm (and first) nccl fit's tasks as a timeline (where the time outside the
 ranks' training goes: the DaskDataset's checks, sketch, merge, pages, the ranks' start).
 Data: bench_gpu.py's Higgs-shaped formula, generated on the workers' GPUs as --chunks-per-gpu
@@ -73,6 +76,10 @@ def main() -> None:
                          "task group its count, first start, last end (seconds after the fit's "
                          "start, the DaskDataset's construction included) and busy seconds, "
                          "from distributed's task stream (nccl_timeline, nccl_first_timeline)")
+    ap.add_argument("--cold-cache", action="store_true",
+                    help="each cluster's workers start with an empty CuPy kernel cache, as "
+                         "on a fresh machine; with --first, every NVRTC compile of nccl's first fit is "
+                         "listed with its call site and seconds (nccl_first_compiles)")
     ap.add_argument("--out", help="also write the JSON line to this file")
     a = ap.parse_args()
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
@@ -101,6 +108,7 @@ def main() -> None:
               "cuda_graphs": os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0"
               and os.environ.get("DGBDT_NCCL_GRAPHS", "1") != "0",
               "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+              "cold_cache": a.cold_cache,
               "python": platform.python_version(), "dgbdt": dgbdt.__version__,
               "xgboost": xgb.__version__ if xgb else None, "skipped": sorted(skip)}
     n_test = a.rows // 10
@@ -186,6 +194,37 @@ def top_frames(tree: dict, n: int = 25, sample_s: float = 0.01) -> dict:
             "self": [(k, round(v * sample_s, 2)) for k, v in own.most_common(n)]}
 
 
+def watch_compiles() -> None:
+    """On a worker: record every NVRTC compile (call site in dgbdt, seconds) on CuPy's nvrtc
+    module (``_watched``), until ``compiles_seen`` takes them."""
+    import traceback as tb
+
+    import cupy_backends.cuda.libs.nvrtc as nvrtc
+    if getattr(nvrtc, "_watched", None) is not None:
+        return
+    nvrtc._watched = []
+    real = nvrtc.compileProgram
+
+    def watched(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            frames = [f for f in tb.extract_stack()[:-1] if "/dgbdt/" in f.filename]
+            where = " <- ".join(f"{os.path.basename(f.filename)}:{f.lineno}:{f.name}"
+                                for f in frames[::-1][:3]) or "(outside dgbdt)"
+            nvrtc._watched.append([where, round(time.perf_counter() - t, 3)])
+    nvrtc.compileProgram = watched
+
+
+def compiles_seen() -> list:
+    """On a worker: the compiles ``watch_compiles`` recorded since the last call."""
+    import cupy_backends.cuda.libs.nvrtc as nvrtc
+    got = list(getattr(nvrtc, "_watched", None) or [])
+    nvrtc._watched = []
+    return got
+
+
 def task_stream(client, on: bool):
     """distributed's task stream recorder when ``on`` (its ``data``: the tasks run), else a
     stand-in with no data."""
@@ -223,6 +262,9 @@ def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, mode
     from distributed import Client
 
     from dgbdt import dask as dgd
+    if a.cold_cache:        # each cluster's workers start with an empty cache (they inherit it)
+        import tempfile
+        os.environ["CUPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="cupy-cold-")
     with LocalCUDACluster(n_workers=n_gpus, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         def free_all():
@@ -245,6 +287,9 @@ def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, mode
                 r = {}
                 watch = a.timeline and name == "nccl"
                 if a.first and name == "nccl":      # fresh workers: imports, kernels, NCCL
+                    if a.cold_cache:
+                        client.run(watch_compiles)
+                        client.run(compiles_seen)       # the data's generation: not the fit's
                     t, wall = time.perf_counter(), time.time()
                     with task_stream(client, watch) as ts:
                         first = dgd.train(client, leg_params, dgd.DaskDataset(client, Xd, yd),
@@ -253,6 +298,8 @@ def run_cluster(a, n_gpus, sizes, params, xparams, graph_rounds, skip, out, mode
                     if watch:
                         r[f"{name}_first_timeline"] = timeline(ts.data, wall)
                     r[f"{name}_first_stages_s"] = stages(first)
+                    if a.cold_cache:
+                        r[f"{name}_first_compiles"] = client.run(compiles_seen)
                     if a.profile_first:
                         r[f"{name}_first_profile"] = top_frames(
                             client.profile(start=wall, stop=time.time()))
