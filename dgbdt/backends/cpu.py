@@ -139,6 +139,11 @@ class CpuBackend:
                                       shard.grad, b, e, threads, parent, parent_slot, out)
         _POOL.warm = threads > 1
 
+    def siblings(self, small, parents, parent_slot) -> np.ndarray:
+        """[small; parents[parent_slot] - small]: merged histograms of the smaller children
+        and of their siblings (parent minus smaller child, exact in integers)."""
+        return np.concatenate([small, parents[np.asarray(parent_slot, np.int64)] - small])
+
     def level_histograms(self, shard, req, hist_ptrs: np.ndarray) -> np.ndarray:
         """The smaller children from rows, their siblings = parent - smaller (exact)."""
         if req.linear is not None:

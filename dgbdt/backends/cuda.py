@@ -24,6 +24,7 @@ from .cuda_pages import CudaPages
 from .cuda_routes import CudaRoutes
 from .cuda_sampling import CudaSampling
 from .protocol import Capabilities
+from ..kernels import gpu_arrays
 from ..kernels.launch import BLOCK, _grid, _i32, _i64, kernel
 
 HIST_BLOCK = 1024    # build_histograms: faster than 512
@@ -261,16 +262,16 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling, CudaRoutes):
                 (_grid(n, cap=self.n_sm * 16),), (BLOCK,),
                 (shard.g, shard.h, _i32(shard.g.shape[1]), _i32(k), consts, _i64(n),
                  shard.grad, shard.rows, qmax))
-        shard.begin[0] = 0
-        shard.end[0] = n
+        gpu_arrays.fill(shard.begin[:1], 0)     # (a scalar setitem compiles a kernel)
+        gpu_arrays.fill(shard.end[:1], n)
         self.route_reset(shard)
 
     def root_rows(self, shard) -> None:
         """Every row back in the root's segment, in order (a recorded tree's replay)."""
         n = shard.n_rows
-        shard.rows[:] = self.xp.arange(n, dtype=shard.rows.dtype)
-        shard.begin[0] = 0
-        shard.end[0] = n
+        gpu_arrays.iota(shard.rows)
+        gpu_arrays.fill(shard.begin[:1], 0)     # (a scalar setitem compiles a kernel)
+        gpu_arrays.fill(shard.end[:1], n)
         self.route_reset(shard)
 
     def _tile_ptr(self, shard, nodes_d, m: int, tile: int):
@@ -328,6 +329,21 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling, CudaRoutes):
             kernel("tree", "subtract_siblings")(
                 (_grid(m * width, cap=self.n_sm * 32),), (BLOCK,),
                 (shard.level_hist, self.on_device(req.parent_slot, np.int64),
+                 _i32(m), _i64(width), out))
+        return out
+
+    def siblings(self, small, parents, parent_slot):
+        """[small; parents[parent_slot] - small] (int64, exact): a copy and subtract_siblings,
+        where CuPy's take, subtract and concatenate compiled three kernels at a first fit."""
+        m = small.shape[0]
+        out = self.xp.empty((2 * m,) + small.shape[1:], dtype=self.xp.int64)
+        if m:
+            small = self.xp.ascontiguousarray(small)
+            out.data.copy_from_device_async(small.data, small.nbytes)
+            width = small[0].size
+            kernel("tree", "subtract_siblings")(
+                (_grid(m * width, cap=self.n_sm * 32),), (BLOCK,),
+                (self.xp.ascontiguousarray(parents), self.on_device(parent_slot, np.int64),
                  _i32(m), _i64(width), out))
         return out
 

@@ -23,6 +23,7 @@ import dataclasses
 
 import numpy as np
 
+from ..kernels import gpu_arrays
 from ..kernels.launch import BLOCK, _grid, _i32, _i64, kernel
 
 
@@ -47,11 +48,11 @@ class CudaRoutes:
         if r is None:
             n, nodes = max(shard.n_rows, 1), int(shard.begin.shape[0])
             shard.route = RowRoute(cp.zeros(n, dtype=cp.int32), cp.zeros(n, dtype=cp.uint8),
-                                   cp.full(nodes, -1, dtype=cp.int32),
-                                   cp.full(nodes, -1, dtype=cp.int32))
+                                   gpu_arrays.full(nodes, -1, cp.int32),
+                                   gpu_arrays.full(nodes, -1, cp.int32))
             return
         r.row_node.fill(0)
-        r.node_slot.fill(-1)
+        gpu_arrays.fill(r.node_slot, -1)
 
     def route_splits(self, shard, split, m: int, cat) -> None:
         """Route the rows of the split batch ``split`` (int64 [6, m] on the device: node,
@@ -82,7 +83,7 @@ class CudaRoutes:
     def add_leaf_rows(self, shard, k: int, nodes_d, values_d, m: int) -> None:
         """margin[r, k] += values[j] for every row r in leaf nodes[j], in row order."""
         r = shard.route
-        r.leaf_of.fill(-1)
+        gpu_arrays.fill(r.leaf_of, -1)
         kernel("tree", "index_nodes")((_grid(m),), (BLOCK,), (nodes_d, _i32(m), r.leaf_of))
         n = shard.n_rows
         kernel("tree", "add_leaf_rows")(

@@ -31,6 +31,7 @@ import uuid
 
 import numpy as np
 
+from ..backends import array_ops
 from ..backends.device import array_module, device_scope
 from ..callback import log_to_client
 from ..data.page_store import gpu_memory_errors
@@ -119,11 +120,9 @@ class CollectiveSeam(LocalSeam):
         # next level's kernels follow them on the stream, and settle() watches them at the
         # tree's end; the host grower reads them at once, so it waits here (watched)
         device = hasattr(request.small, "__cuda_array_interface__")
-        small = self.comm.allreduce(local[:m].copy(), "sum", wait=not device)
+        small = self.comm.allreduce(array_ops.copy(local[:m]), "sum", wait=not device)
         if len(request.large):
-            xp = array_module(small)
-            parent = self._parents[xp.asarray(request.parent_slot)]
-            merged = xp.concatenate([small, parent - small])
+            merged = self.shards[0].be.siblings(small, self._parents, request.parent_slot)
         else:
             merged = small
         self._parents = merged if request.keep else None

@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 
+from ..backends.array_ops import concatenate
 from ..backends.device import array_module, device_scope, get_backend
 from ..model.margins import MarginStart, initial_margins
 from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, free_memory,
@@ -236,9 +237,9 @@ def joined_shard(units, cuts, max_nodes: int, start, be) -> Shard:
                     pieces.append((first, n))
             if paged.qid is not None:
                 qids.append(paged.qid[a:b])
-    lm = array_module(labels[0])
-    shard = Shard(be.join_pages(pages), cuts.n_bins(), lm.concatenate(labels),
-                  lm.concatenate(weights) if weights else None, xp.concatenate(margins),
+    # array_ops: CuPy's concatenate compiles a kernel at a fresh worker's first fit
+    shard = Shard(be.join_pages(pages), cuts.n_bins(), concatenate(labels),
+                  concatenate(weights) if weights else None, concatenate(margins),
                   max_nodes, be)
     shard.id_pieces = pieces
     if qids:

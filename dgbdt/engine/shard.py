@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends.array_ops import arange
 from ..kernels.arrays import to_host
 from ..kernels.pages import Page
 from ..tree.split import SplitBatch
@@ -74,7 +75,7 @@ class Shard:
         self.g = None
         self.h = None
         self.grad = xp.zeros((n, 2), dtype=np.int64)
-        self.rows = xp.arange(n, dtype=np.int32)
+        self.rows = arange(n, np.int32, xp)
         self.scratch_l = None
         self.scratch_r = None
         self.route = None        # the CUDA backend's row-order partition (cuda_routes.RowRoute)

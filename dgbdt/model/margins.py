@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from ..backends.array_ops import repeat_row
 from ..backends.device import array_module, backend_of
 from ..data.sparse import dense_chunks, densify, is_sparse
 from ..tree.linear_model import add_linear_margins, linear_arrays
@@ -33,7 +34,7 @@ def initial_margins(intercept, n: int, base_margin, xp):
     base_margin ([n] or [n, K]) if given, else the intercept [K] on every row."""
     K = len(intercept)
     if base_margin is None:
-        return xp.tile(xp.asarray(intercept, dtype=np.float64), (n, 1))
+        return repeat_row(xp.asarray(intercept, dtype=np.float64), n)
     m = xp.array(base_margin, dtype=np.float64, copy=True)
     m = m.reshape(n, -1) if m.ndim == 1 else m
     if m.shape[1] != K:

@@ -35,6 +35,7 @@ import time
 
 import numpy as np
 
+from ..backends.array_ops import arange, copy, fill, flags, row_range_sums
 from ..backends.device import is_device_array, to_host
 from .split import SplitBatch
 from .grower import FinishRequest, LevelRequest, make_tree, node_weights
@@ -125,19 +126,19 @@ class DeviceGrowth:
         """The empty node table: the root only (in place, so that a captured tree resets the
         same arrays on every replay)."""
         for a in (self.left, self.right, self.parent):
-            a.fill(-1)
+            fill(a, -1)
         for a in (self.feature, self.default_left, self.threshold, self.loss_change,
                   self.totals):
-            a.fill(0)
-        self.n_nodes.fill(1)
+            fill(a, 0)
+        fill(self.n_nodes, 1)
 
     def advance(self, merged) -> None:
         """Consume the level's merged histograms [2^depth, S, 2]; enqueue the next request."""
         t = time.perf_counter()
         hp = self.tables.hist_ptrs
         if self.depth == 0:   # the root's sums: all slots of feature 0 (any feature)
-            self.totals[0] = merged[0, hp[0]:hp[1]].sum(axis=0)
-            self.level_totals = self.totals[:1].copy()
+            row_range_sums(merged[0], int(hp[0]), int(hp[1]), self.totals[0])
+            self.level_totals = copy(self.totals[:1])
         if self.columns is not None:        # features outside the sample: slots zeroed (a copy)
             merged = self.columns.apply(merged, self.depth, self.slots)
         batch, small, large = (self._advance_fused if self.fused else
@@ -149,7 +150,7 @@ class DeviceGrowth:
         else:
             self.request = LevelRequest(
                 splits=batch, small=small, large=large,
-                parent_slot=self.xp.arange(small.shape[0], dtype=np.int64),
+                parent_slot=arange(small.shape[0], np.int64, self.xp),
                 keep=self.depth + 1 < self.max_depth)
             self.pending = None
         self.eval_seconds += time.perf_counter() - t
@@ -238,7 +239,7 @@ class DeviceGrowth:
                               self.sentinel, MIN_GAIN, self.p.gamma, self.tables, self,
                               self._flags, packed, nxt)
         batch = SplitBatch(node=packed[0], feature=packed[1], split_bin=packed[2],
-                           default_left=packed[3].astype(np.bool_), left=packed[4],
+                           default_left=flags(packed[3]), left=packed[4],
                            right=packed[5], packed=packed)
         if last:
             return batch, None, None
@@ -275,7 +276,7 @@ class DeviceGrowth:
         tree's work on the stream (a CUDA graph replays into the same table, and the next
         tree may be enqueued before this one is read). ``settle``: called before the host
         reads it (the collective seam's watched wait for the tree's all-reduces)."""
-        table, n_nodes = [a.copy() for a in self._table()], self.n_nodes.copy()
+        table, n_nodes = [copy(a) for a in self._table()], copy(self.n_nodes)
         ready = None
         if is_device_array(n_nodes):      # the copies' end, for a read on another stream
             import cupy
