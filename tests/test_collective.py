@@ -310,6 +310,94 @@ def test_cpu_collective_equals_graph_and_in_process(proc_client):
     assert coll["booster"].save_raw() == ref.save_raw()
 
 
+def test_balanced_moves_whole_partitions_to_the_lightest_rank():
+    from dgbdt.dask.placement import balanced
+    assert balanced([0, 0, 0, 1], [100] * 4, 2) == [1, 0, 0, 1]    # ties: the first
+    assert balanced([0, 0, 0, 0, 1], [10, 10, 10, 10, 40], 2) == [0, 0, 0, 0, 1]    # even
+    assert balanced([0, 0, 1], [10, 10, 11], 2) == [0, 0, 1]       # within the slack
+    assert balanced([0, 1], [90, 10], 2) == [0, 1]      # nothing smaller than the gap
+    assert balanced([0, 0, 1], [0, 50, 10], 2) == [0, 0, 1]        # empty parts stay
+    assert balanced([0, 0], [1, 1], 1) == [0, 0]
+    # the heaviest rank sets a level's time: 10 rows on one of three ranks -> at most 5 (the
+    # largest partition), every move from the heaviest to the lightest
+    rows = [5, 1, 1, 1, 1, 1]
+    owners = balanced([0] * 6, rows, 3)
+    load = [sum(n for n, o in zip(rows, owners) if o == r) for r in range(3)]
+    assert max(load) == 5 and sorted(load) == [1, 4, 5]
+    assert balanced([0] * 6, rows, 3) == owners     # deterministic
+
+
+def test_placed_balances_movable_cpu_partitions_only():
+    from dgbdt.dask.placement import placed
+    cpu = {"device": "cpu", "device_memory_budget": None}
+    workers, ranks, rows = ["a", "a", "a", "b"], ["a", "b"], [100] * 4
+    assert placed(cpu, rows, workers, ranks, True, "x") == [1, 0, 0, 1]
+    assert placed(cpu, rows, workers, ranks, False, "x") == [0, 0, 0, 1]    # streamed
+    assert placed({**cpu, "device": "cuda"}, rows, workers, ranks, True, "x") == [0, 0, 0, 1]
+    assert placed({**cpu, "device_memory_budget": 10 ** 6}, rows, workers, ranks, True,
+                  "x") == [0, 0, 0, 1]
+    # an eval set's parts on a worker that is not a rank: round-robin, then balanced
+    assert placed(cpu, [5, 5, 5, 5], ["c", "c", "c", "c"], ranks, True, "x") == [0, 1, 0, 1]
+
+
+def test_cpu_collective_balances_uneven_placement(proc_client):
+    """Partitions placed 3:1 (training) and 2:0 (eval set) on two workers: whole partitions
+    go to the other rank's task until the rows are even, and the model is the in-process one,
+    byte for byte, as it is with the uneven placement kept."""
+    import logging
+
+    import dask.array as da
+    import dgbdt.dask as dgd
+    from dgbdt.dask import placement
+    X, y, _ = make(n=8000, seed=11)
+    Xv, yv, _ = make(n=2000, seed=12)
+    a, b = sorted(proc_client.scheduler_info()["workers"])
+
+    def placed_array(M, chunk, where):
+        blocks = [proc_client.scatter(M[i:i + chunk], workers=[w], broadcast=False)
+                  for i, w in zip(range(0, len(M), chunk), where)]
+        shape = (chunk,) + M.shape[1:]
+        return da.concatenate([da.from_delayed(f, shape, dtype=M.dtype) for f in blocks])
+
+    d = dgd.DaskDataset(proc_client, placed_array(X, 2000, [a, a, a, b]),
+                        placed_array(y, 2000, [a, a, a, b]))
+    dv = dgd.DaskDataset(proc_client, placed_array(Xv, 1000, [b, b]),
+                         placed_array(yv, 1000, [b, b]))
+    assert sorted(d.workers_of_parts()) == [a, a, a, b]
+    p = {"objective": "binary:logistic", "max_depth": 4, "eta": 0.3, "eval_metric": "logloss"}
+    kw = dict(evals=[(dv, "valid")], verbose_eval=False, mode="collective")
+    records = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = records.append
+    log = logging.getLogger("dgbdt.dask")
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        out = dgd.train(proc_client, p, d, 10, **kw)
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+    moves = [r.getMessage() for r in records if "to balance" in r.getMessage()]
+    # the eval set's raw parts stay where they were scattered; the training pages are packed
+    # by tasks the scheduler may have placed evenly already (then nothing moves)
+    assert any("eval set 'valid': 1 of 2 partitions" in m and "[0, 2000] -> [1000, 1000]" in m
+               for m in moves), moves
+    assert all("-> [4000, 4000]" in m for m in moves if "the training rows" in m), moves
+    assert out["booster"].timings["communication_calls"] > 0
+    ref = dgbdt.train(p, dgbdt.Dataset(X, label=y), 10,
+                      evals=[(dgbdt.Dataset(Xv, label=yv), "valid")], verbose_eval=False)
+    assert out["booster"].save_raw() == ref.save_raw()
+    old = placement.BALANCE_SLACK
+    placement.BALANCE_SLACK = float("inf")      # the uneven placement kept
+    try:
+        kept = dgd.train(proc_client, p, d, 10, **kw)
+    finally:
+        placement.BALANCE_SLACK = old
+    assert kept["booster"].save_raw() == ref.save_raw()
+    assert kept["history"] == out["history"]
+
+
 def _failing_level_step(at: int):
     """For proc_client.run on one worker: that rank's ``at``-th level step raises, once."""
     def patch():

@@ -47,6 +47,7 @@ from ..engine.boosting import boost
 from .collective import ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, unique_id
 from .collective_scores import collective_scores, rank_rows
 from .collective_tcp import SocketComm
+from .placement import by_rank, placed
 from ..objectives.custom import objective_on
 from . import comm_cache
 from .recovery import WorkerLostError, alive_workers, later, outcome
@@ -427,27 +428,6 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
 
 
 # -- on the client -----------------------------------------------------------------------------
-def _assign(workers: list[str], ranks: list[str]) -> list[int]:
-    """The rank of each partition: its worker's, or round-robin for partitions elsewhere."""
-    index = {w: r for r, w in enumerate(ranks)}
-    out, k = [], 0
-    for w in workers:
-        if w in index:
-            out.append(index[w])
-        else:
-            out.append(k % len(ranks))
-            k += 1
-    return out
-
-
-def _by_rank(items, owners, n_ranks: int) -> list[list]:
-    """items grouped by their owner rank, in order."""
-    out: list[list] = [[] for _ in range(n_ranks)]
-    for item, rank in zip(items, owners):
-        out[rank].append(item)
-    return out
-
-
 def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, workers, evals,
                      early_stopping_rounds, verbose_eval, timeout: float,
                      log_topic: str | None = None, callbacks=None, obj=None, progress=None,
@@ -461,13 +441,22 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
     from distributed import Event, Variable
 
     # empty partitions add nothing (and a streamed one is a shard that should not travel)
-    units, workers = zip(*[(u, w) for u, w, n in zip(units, workers, dtrain.part_rows) if n])
+    units, workers, rows = zip(*[(u, w, n) for u, w, n in zip(units, workers, dtrain.part_rows)
+                                 if n])
     ranks = sorted(set(workers))
     n_ranks = len(ranks)
-    train_by_rank = _by_rank(units, _assign(workers, ranks), n_ranks)
-    evals_by_rank = [(None if d is dtrain else
-                      _by_rank(d.persisted_parts(), _assign(d.workers_of_parts(), ranks), n_ranks),
-                      name) for d, name in evals]
+    # a streamed dataset's units are shards built where their rows were read: they stay
+    train_by_rank = by_rank(units, placed(p, rows, workers, ranks, dtrain.persisted,
+                                            "the training rows"), n_ranks)
+    evals_by_rank = []
+    for d, name in evals:
+        if d is dtrain:
+            evals_by_rank.append((None, name))
+            continue
+        parts = d.persisted_parts()
+        owners = placed(p, d.part_rows, d.workers_of_parts(), ranks, True,
+                         f"eval set {name!r}")
+        evals_by_rank.append((by_rank(parts, owners, n_ranks), name))
     token = f"dgbdt-collective-{uuid.uuid4().hex[:8]}"
     uid = None if p["device"] != "cuda" else client.submit(
         unique_id, workers=[ranks[0]], allow_other_workers=False, pure=False,
