@@ -22,13 +22,6 @@ def fill(a, value) -> None:
         a.fill(value)
 
 
-def full(shape, value, dtype, xp):
-    """A new ``xp`` array of ``shape`` with every element ``value``."""
-    if xp is np:
-        return np.full(shape, value, dtype=dtype)
-    return _gpu().full(shape, value, dtype)
-
-
 def copy(a):
     """A C-contiguous copy of a C-contiguous array."""
     return _gpu().copy(a) if is_device_array(a) else a.copy()

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..kernels import gpu_arrays
 from ..kernels.launch import BLOCK, _grid, _i32, _i64
 from .pool import kept_allocations
 
@@ -51,7 +52,7 @@ class CudaPages:
         cp = self.xp
         bits, nf = check_joinable(pages)
         pages = [pg if pg.bits == bits else    # a narrower page widened first
-                 self.take_rows(pg, cp.arange(pg.n_rows, dtype=cp.int64), bits) for pg in pages]
+                 self.take_rows(pg, gpu_arrays.arange(pg.n_rows, np.int64), bits) for pg in pages]
         n = sum(pg.n_rows for pg in pages)
         words = cp.zeros(n_words(n * nf, bits), dtype=cp.uint32)
         starts = np.concatenate([[0], np.cumsum([pg.n_rows * nf * bits for pg in pages])])
@@ -73,7 +74,7 @@ class CudaPages:
         words = cp.zeros(((n * nf * wide + 31) // 32) + 1, dtype=cp.uint32)
         words.view(symbols.dtype)[:n * nf] = symbols.ravel()
         src = Page(words=words, n_rows=int(n), n_features=int(nf), bits=wide)
-        return self.take_rows(src, cp.arange(n, dtype=cp.int64), bits)
+        return self.take_rows(src, gpu_arrays.arange(n, np.int64), bits)
 
     def quantize_pack(self, X, cuts, bits: int | None = None):
         """Bins of the float32 [n, F] device matrix X packed into a device Page of ``bits``-bit
