@@ -310,12 +310,22 @@ def nccl_status() -> str | None:
     return None
 
 
+def set_nccl_env() -> None:
+    """NCCL's settings for dgbdt's communicators, set before this process's first one (NCCL
+    reads most of them once)."""
+    # NVLink multicast (NVLS) stays off: on shared hosts it can take the GPUs out of service.
+    os.environ["NCCL_NVLS_ENABLE"] = "0"
+    # Buffers through cudaMalloc and CUDA IPC, not cuMem: the first communicator's set-up and
+    # its first (lazily connected) all-reduce took 0.2 s less on 2x H200, with the same time
+    # per all-reduce after (benchmarks/lab/nccl_init_lab.py). A user's own setting wins.
+    os.environ.setdefault("NCCL_CUMEM_ENABLE", "0")
+
+
 def _nccl():
     why = nccl_status()
     if why is not None:
         raise RuntimeError(f"mode='nccl' needs NCCL on every GPU worker: {why}")
-    # NVLink multicast (NVLS) stays off: on shared hosts it can take the GPUs out of service.
-    os.environ["NCCL_NVLS_ENABLE"] = "0"
+    set_nccl_env()
     from cupy.cuda import nccl
     return nccl
 

@@ -49,7 +49,7 @@ from .collective_scores import collective_scores, rank_rows
 from .collective_tcp import SocketComm
 from .placement import by_rank, placed
 from ..objectives.custom import objective_on
-from . import comm_cache
+from . import comm_cache, nccl_preload
 from .recovery import WorkerLostError, alive_workers, later, outcome
 from .shards import concat_parts, local_shards, start_of
 from .stop import LetGo
@@ -335,6 +335,7 @@ def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: 
     if kept is not None:       # another clique's: no rank can use it any more
         kept[1].abort()
     if p["device"] == "cuda":
+        nccl_preload.wait(key[3])       # NCCL's kernels, loaded while the dataset was built
         return NcclComm(n_ranks, uid, rank, timeout, stop_reason), token
     root = Variable(f"{token}-root")
 

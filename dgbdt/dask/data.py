@@ -603,6 +603,15 @@ class DaskDataset:
         return workers_of(self.client, self.persisted_parts())
 
 
+    def holders_now(self) -> set[str]:
+        """The workers holding this dataset's rows now (its pages, else its raw parts), as
+        far as the scheduler knows: no wait, nothing computed (a hint, e.g. for
+        dgbdt.dask.nccl_preload)."""
+        futs = [f for f in (self._pages[1] if self._pages is not None else self._held)
+                if f is not None]
+        return {w for ws in self.client.who_has(futs).values() for w in ws} if futs else set()
+
+
 def workers_of(client, futures) -> list[str]:
     """The worker holding each future's result, once every one is in memory."""
     from distributed import wait

@@ -41,6 +41,7 @@ from ..callback import check_callbacks
 from .data import DaskDataset, results_in_order, workers_of
 from .linear import check_linear, linear_spec
 from .memory import check_worker_memory
+from . import nccl_preload
 from .recovery import RecoveryError, WorkerLostError, later, wait_for_partitions
 from .modes import STRATEGIES, Attempt, auto_mode
 from .shards import make_shard, needs_rows, start_margins
@@ -242,6 +243,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
 
     def before(i, _):      # a bad label's row, counted in the dataset (dgbdt.dask.data.located)
         return int(first_rows[i])
+    _preload_nccl(client, p, mode, dtrain)
     cuts = dtrain.cuts(training_max_bin(p, dtrain), fan_in)
     if p["tree_method"] == "exact":     # (a wait for the sketch only then)
         check_exact(p, cuts.result())
@@ -309,6 +311,17 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             logger.warning("dgbdt.dask.train: %s; restart %d of at most %d, from round %d",
                            why, restarts, max_restarts, progress.rounds if progress.started else 0)
             wait_for_partitions(client, [dtrain] + [d for d, _ in evals], float(recovery_timeout))
+
+
+def _preload_nccl(client, p, mode: str, dtrain) -> None:
+    """Start loading NCCL's kernels on the workers of a fit that will connect them
+    (dgbdt.dask.nccl_preload), ahead of the dataset's tasks there."""
+    if p["device"] != "cuda" or mode in ("graph", "task") or not dtrain.persisted:
+        return
+    workers = dtrain.holders_now()
+    if mode == "auto" and len(workers) < 2:      # one worker trains in one task
+        return
+    nccl_preload.submit(client, workers)
 
 
 def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_boost_round,

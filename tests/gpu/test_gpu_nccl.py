@@ -190,6 +190,44 @@ def test_nccl_keeps_its_communicator_between_fits(client):
     assert idents() != made
 
 
+def test_nccl_kernels_are_preloaded_on_the_ranks_workers(client):
+    """A collective fit starts loading NCCL's kernels on each rank's worker before its
+    dataset's tasks (dgbdt.dask.nccl_preload): after the fit each rank's process has one
+    finished preload of its GPU, and a second fit starts no other."""
+    from dgbdt.dask import nccl_preload
+
+    def loads():
+        return {d: t.is_alive() for d, t in nccl_preload._loads.items()}
+    X, z = _data(seed=6)
+    d = _dataset(client, X, z, 4000)
+    first = dgd.train(client, {"max_depth": 4}, d, 3, mode="nccl", verbose_eval=False)
+    got = client.run(loads)
+    assert all(got[w] == {0: False} for w in _ranks(d)), got
+    threads = client.run(lambda: [id(t) for t in nccl_preload._loads.values()])
+    second = dgd.train(client, {"max_depth": 4}, d, 3, mode="nccl", verbose_eval=False)
+    assert client.run(lambda: [id(t) for t in nccl_preload._loads.values()]) == threads
+    assert _json(second["booster"]) == _json(first["booster"])
+
+
+def test_nccl_preload_in_process_then_a_communicator():
+    """start() loads on this process's GPU once (a second call starts nothing); a one-rank
+    communicator made after it sums."""
+    from dgbdt.dask import nccl_preload
+    from dgbdt.dask.collective import NcclComm, unique_id
+    nccl_preload.start()
+    dev = cp.cuda.runtime.getDevice()
+    t = nccl_preload._loads[dev]
+    nccl_preload.start()
+    assert nccl_preload._loads[dev] is t
+    nccl_preload.wait(dev)
+    assert not t.is_alive()
+    comm = NcclComm(1, unique_id(), 0, 30.0, lambda: None)
+    x = cp.arange(10, dtype=cp.int64)
+    comm.allreduce(x)
+    assert cp.asnumpy(x).tolist() == list(range(10))
+    comm.abort()
+
+
 def _patch_level_step(client, worker, behaviour):
     """Make Shard.level_step misbehave on one worker's process after 5 calls."""
     def patch(behaviour=behaviour):

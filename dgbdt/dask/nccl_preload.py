@@ -1,0 +1,108 @@
+"""NCCL's device code loaded on each GPU worker while a collective fit builds its dataset.
+
+A process's first NCCL communicator spends most of its set-up loading NCCL's kernels: NCCL's
+own ``Init timings`` on an H200 say "kernels 0.28-0.51 s" of a 0.46-0.70 s first
+communicator, and 0.00 s of a second one in the same process (0.03-0.07 s in all;
+benchmarks/lab/nccl_init_lab.py). CuPy's ``NcclCommunicator`` holds the GIL through all of it,
+so a rank that paid it there would stall its worker's Python as well, and it would sit in
+the critical path of a first fit after the dataset's tasks.
+
+``submit`` (the client, at the start of a collective GPU fit) runs ``start`` on each worker
+holding the training's partitions, ahead of the sketch tasks: ``start`` makes and destroys a
+one-rank communicator in a daemon thread through ctypes, which releases the GIL, so the load
+overlaps the sketch and page tasks. The rank's own communicator ``wait``s for it first (two
+initialisations at once in one process gain nothing) and then costs what a second one does.
+Nothing here is needed for correctness: a preload that cannot run (no NCCL library found by
+ctypes, an error) is logged at DEBUG and the rank's communicator loads the kernels itself.
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import threading
+import time
+
+logger = logging.getLogger("dgbdt.dask")
+
+_lock = threading.Lock()
+_loads: dict = {}        # device -> its loading thread (one a device, once a process)
+
+#: seconds a rank waits for a preload before making its communicator anyway
+WAIT = 30.0
+
+
+def submit(client, workers) -> None:
+    """Run ``start`` once on each of ``workers`` (addresses), before tasks already queued
+    there; fire and forget."""
+    from distributed import fire_and_forget
+    for w in sorted(set(workers)):
+        fire_and_forget(client.submit(start, workers=[w], allow_other_workers=False,
+                                      pure=False, priority=100))
+
+
+def start() -> None:
+    """On a worker: begin loading NCCL's kernels on this thread's current GPU (once)."""
+    import cupy
+
+    from .collective import nccl_status, set_nccl_env
+    if nccl_status() is not None:
+        return
+    set_nccl_env()
+    device = int(cupy.cuda.runtime.getDevice())
+    with _lock:
+        if device in _loads:
+            return
+        _loads[device] = t = threading.Thread(target=_load, args=(device,), daemon=True,
+                                              name=f"dgbdt-nccl-preload-{device}")
+    t.start()
+
+
+def wait(device: int) -> float:
+    """Wait (at most WAIT seconds) for a preload of ``device`` begun in this process; the
+    seconds waited (0.0 when none was begun)."""
+    with _lock:
+        t = _loads.get(device)
+    if t is None:
+        return 0.0
+    t0 = time.perf_counter()
+    t.join(WAIT)
+    return time.perf_counter() - t0
+
+
+def _library():
+    """The NCCL library CuPy loaded (by its path in this process's maps), else by name."""
+    from cupy.cuda import nccl  # noqa: F401  (loads it)
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.rsplit(None, 1)[-1]
+                if os.path.basename(path).startswith("libnccl.so"):
+                    return ctypes.CDLL(path)
+    except OSError:
+        pass
+    return ctypes.CDLL("libnccl.so.2")
+
+
+def _load(device: int) -> None:
+    t0 = time.perf_counter()
+    try:
+        lib = _library()
+        init = lib.ncclCommInitAll
+        init.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                         ctypes.POINTER(ctypes.c_int)]
+        init.restype = ctypes.c_int
+        comm = ctypes.c_void_p()
+        # a foreign call through ctypes runs without the GIL
+        rc = init(ctypes.byref(comm), 1, (ctypes.c_int * 1)(device))
+        if rc != 0:
+            logger.debug("NCCL preload on device %d: ncclCommInitAll returned %d", device, rc)
+            return
+        lib.ncclCommDestroy.argtypes = [ctypes.c_void_p]
+        lib.ncclCommDestroy(comm)
+        logger.debug("NCCL preload on device %d: %.3f s", device, time.perf_counter() - t0)
+    except Exception as e:  # only a head start: the rank's own communicator does the same
+        logger.debug("NCCL preload on device %d failed: %s: %s", device, type(e).__name__, e)
+
+
+__all__ = ["WAIT", "start", "submit", "wait"]
