@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels import gpu_arrays
 from .checks import check_vector
 
 
@@ -90,5 +91,5 @@ def device_vector(values, what: str, n: int):
         arr = cupy.asarray(values)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"{what} must hold numbers; got dtype {arr.dtype}")
-        arr = arr.astype(cupy.float64)
+        arr = gpu_arrays.to_f64(arr)      # a prebuilt cast (CuPy's astype compiles)
     return check_vector(arr, what, n, cupy)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels import gpu_arrays
 from .device_input import is_cudf
 
 
@@ -206,7 +207,11 @@ def proba_columns(p):
     """[n, n_classes] probabilities from the model's output (binary: [1 - p, p]); on the
     prediction's device."""
     xp = _xp(p)
-    return xp.stack([1.0 - p, p], axis=1) if p.ndim == 1 else p
+    if p.ndim != 1:
+        return p
+    if xp is np:
+        return np.stack([1.0 - p, p], axis=1)
+    return gpu_arrays.proba_pair(p)       # a prebuilt kernel (CuPy's compile at first use)
 
 
 def labels_from_prediction(p, classes: np.ndarray, softmax: bool):

@@ -120,3 +120,38 @@ def flags(a):
     if a.dtype != np.int64 or a.ndim != 1:
         raise TypeError("gpu_arrays.flags: a 1-D int64 array")
     return a.view(np.uint8)[::8].view(np.bool_)
+
+
+_TO_F64 = {np.dtype(t): f"to_f64_{n}" for t, n in (
+    (np.float32, "f32"), (np.int8, "i8"), (np.uint8, "u8"), (np.bool_, "u8"), (np.int16, "i16"),
+    (np.uint16, "u16"), (np.int32, "i32"), (np.uint32, "u32"), (np.int64, "i64"),
+    (np.uint64, "u64"))}
+
+
+def to_f64(a):
+    """A new C-contiguous float64 copy of a 1-D device vector (``a.astype(float64)``) by a
+    prebuilt cast for the real and boolean dtypes numpy has (float64: a copy); other dtypes
+    and strided vectors through CuPy."""
+    import cupy as cp
+    name = _TO_F64.get(a.dtype)
+    if a.ndim != 1 or not a.flags.c_contiguous or (name is None and a.dtype != np.float64):
+        return a.astype(cp.float64)
+    if name is None:
+        return copy(a)
+    out = cp.empty(a.shape[0], dtype=cp.float64)
+    if a.size:
+        src = a.view(cp.uint8) if a.dtype == np.bool_ else a
+        kernel("arrays", name)((_grid(a.size, cap=4096),), (BLOCK,), (src, out, _i64(a.size)))
+    return out
+
+
+def proba_pair(p):
+    """[n, 2] of a 1-D float32/float64 device vector p: columns 1 - p (in p's type) and p."""
+    import cupy as cp
+    if p.ndim != 1 or p.dtype not in (np.float32, np.float64) or not p.flags.c_contiguous:
+        return cp.stack([1.0 - p, p], axis=1)
+    out = cp.empty((p.shape[0], 2), dtype=p.dtype)
+    if p.size:
+        kernel("arrays", "proba_pair_f32" if p.dtype == np.float32 else "proba_pair_f64")(
+            (_grid(p.size, cap=4096),), (BLOCK,), (p, out, _i64(p.size)))
+    return out

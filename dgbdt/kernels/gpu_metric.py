@@ -78,3 +78,33 @@ def gather3(order, a, b, c):
         if n:
             _launch("gather3_u64", n, (order, _i64(n), *arrays, *outs), order)
     return tuple(outs)
+
+
+def stack3(a, b, c):
+    """int64 [n, 3] rows (a[i], b[i], c[i]) of three 1-D device arrays of 8-byte values
+    (their bits)."""
+    import cupy as cp
+    arrays = [cp.ascontiguousarray(x) for x in (a, b, c)]
+    if any(x.itemsize != 8 or x.ndim != 1 for x in arrays):
+        raise TypeError("stack3 takes 1-D arrays of 8-byte values")
+    n = int(arrays[0].shape[0])
+    with arrays[0].device:
+        rows = cp.empty((n, 3), dtype=cp.int64)
+        if n:
+            _launch("stack3_u64", n, (*arrays, _i64(n), rows), rows)
+    return rows
+
+
+def unstack3(rows, dtypes=(np.int64, np.int64, np.int64)):
+    """The three columns of C-contiguous [n, 3] rows of 8-byte values, as contiguous arrays
+    of ``dtypes`` (the bits reinterpreted)."""
+    import cupy as cp
+    if rows.ndim != 2 or rows.shape[1] != 3 or rows.itemsize != 8 or \
+            not rows.flags.c_contiguous:
+        raise TypeError("unstack3 takes C-contiguous [n, 3] rows of 8-byte values")
+    n = int(rows.shape[0])
+    with rows.device:
+        cols = [cp.empty(n, dtype=d) for d in dtypes]
+        if n:
+            _launch("unstack3_u64", n, (rows, _i64(n), *cols), rows)
+    return tuple(cols)

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels import gpu_arrays
 from ..kernels.fixedpoint import _module
 from ..kernels.cpu_metric import auc_twice_area as host_twice_area
-from ..kernels.gpu_metric import AUC_MAX_PARTS, auc_twice_area, gather3
+from ..kernels.gpu_metric import AUC_MAX_PARTS, auc_twice_area, gather3, stack3, unstack3
+from ..kernels.gpu_sort import argsort_f64, exclusive_sums
 
 __all__ = ["SortedScores"]
 
@@ -52,9 +54,10 @@ class SortedScores:
     def of(cls, score, pos, neg) -> "SortedScores":
         """One part: these rows sorted by score."""
         xp = _module(score)
-        order = xp.argsort(score)
-        if xp is not np:        # one kernel that ships built (CuPy's take compiles at first use)
+        if xp is not np:        # kernels that ship built (CuPy's argsort and take compile)
+            order = argsort_f64(xp.ascontiguousarray(score))
             return cls(*gather3(order, score, pos, neg), [0, int(score.shape[0])])
+        order = xp.argsort(score)
         return cls(score[order], pos[order], neg[order], [0, int(score.shape[0])])
 
     @property
@@ -63,9 +66,11 @@ class SortedScores:
 
     def __add__(self, other: "SortedScores") -> "SortedScores":
         xp = _module(self.score)
-        cat = [xp.concatenate([a, b]) for a, b in ((self.score, other.score),
-                                                  (self.pos, other.pos),
-                                                  (self.neg, other.neg))]
+        # on a GPU by copies (CuPy's concatenate compiles at first use)
+        join = np.concatenate if xp is np else gpu_arrays.concatenate
+        cat = [join([xp.ascontiguousarray(a), xp.ascontiguousarray(b)])
+               for a, b in ((self.score, other.score), (self.pos, other.pos),
+                            (self.neg, other.neg))]
         return SortedScores._within_limit(
             *cat, self.bounds + [self.n_rows + b for b in other.bounds[1:]])
 
@@ -89,12 +94,13 @@ class SortedScores:
         """(2 A, P, N) as Python ints: twice the area (module docstring) and the positive and
         negative totals."""
         xp = _module(self.score)
-        cneg = xp.zeros(self.n_rows + 1, dtype=np.int64)
-        xp.cumsum(self.neg, out=cneg[1:])
-        if xp is not np:     # one kernel on the device
+        if xp is not np:     # prebuilt prefix sums, then one kernel on the device
+            cneg = exclusive_sums(self.neg)
             area, pos = auc_twice_area(self.score, self.pos, cneg, self.bounds)
             neg = int(cneg[-1].get())
             return area, pos, neg
+        cneg = np.zeros(self.n_rows + 1, dtype=np.int64)
+        np.cumsum(self.neg, out=cneg[1:])
         return (host_twice_area(self.score, self.pos, cneg, self.bounds), int(self.pos.sum()),
                 int(cneg[-1]))
 
@@ -103,14 +109,20 @@ class SortedScores:
         """This summary sorted into one part, as [n, 3] int64 rows."""
         s = self if len(self.bounds) == 2 else SortedScores.of(*self.arrays())
         xp = _module(s.score)
-        return xp.stack([xp.ascontiguousarray(s.score).view(np.int64), s.pos, s.neg], axis=1)
+        if xp is not np:        # a prebuilt kernel (CuPy's stack compiles at first use)
+            return stack3(s.score, s.pos, s.neg)
+        return np.stack([np.ascontiguousarray(s.score).view(np.int64), s.pos, s.neg], axis=1)
 
     @classmethod
     def from_rows(cls, rows, counts) -> "SortedScores":
         """Every rank's ``rows()`` concatenated in rank order, ``counts`` rows each."""
         xp = _module(rows)
         bounds = [0] + [int(c) for c in np.cumsum(np.asarray(counts, dtype=np.int64))]
-        score, pos, neg = (xp.ascontiguousarray(rows[:, k]) for k in range(3))
+        if xp is not np:
+            score, pos, neg = unstack3(xp.ascontiguousarray(rows),
+                                       (np.float64, np.int64, np.int64))
+            return cls._within_limit(score, pos, neg, bounds)
+        score, pos, neg = (np.ascontiguousarray(rows[:, k]) for k in range(3))
         return cls._within_limit(score.view(np.float64), pos, neg, bounds)
 
     def __reduce__(self):

@@ -79,3 +79,34 @@ def test_siblings_equal_cpu(shape):
     got = CudaBackend.for_ordinal(0).siblings(cp.asarray(small), cp.asarray(parents), slot)
     assert np.array_equal(cp.asnumpy(got), want)
     assert np.array_equal(want[shape[0]:], parents[slot] - small)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint8, np.bool_,
+                                   np.int16, np.uint16, np.int32, np.uint32, np.int64,
+                                   np.uint64, np.float16])
+def test_to_f64_equals_numpy_astype(dtype):
+    rng = np.random.default_rng(3)
+    if dtype == np.bool_:
+        a = rng.random(10_001) < 0.5
+    elif np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, info.max, size=10_001, dtype=dtype, endpoint=True)
+        a[:2] = [info.min, info.max]
+    else:
+        a = (rng.standard_normal(10_001) * 1e3).astype(dtype)
+        a[:3] = [np.nan, np.inf, -0.0]
+    got = ga.to_f64(cp.asarray(a))
+    assert got.dtype == np.float64 and got.flags.c_contiguous
+    assert cp.asnumpy(got).tobytes() == a.astype(np.float64).tobytes()
+    strided = ga.to_f64(cp.asarray(a)[::3])         # CuPy's cast: still right
+    assert cp.asnumpy(strided).tobytes() == a[::3].astype(np.float64).tobytes()
+    assert ga.to_f64(cp.asarray(a[:0])).shape == (0,)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_proba_pair_equals_cupys_columns(dtype):
+    p = cp.asarray(np.random.default_rng(4).random(5003).astype(dtype))
+    got = ga.proba_pair(p)
+    want = cp.stack([1.0 - p, p], axis=1)
+    assert got.dtype == want.dtype and got.shape == (5003, 2)
+    assert cp.asnumpy(got).tobytes() == cp.asnumpy(want).tobytes()

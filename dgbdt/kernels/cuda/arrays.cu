@@ -52,3 +52,34 @@ extern "C" __global__ void row_range_sums(const i64* __restrict__ a, i64 lo, i64
     }
     if (threadIdx.x < k) out[threadIdx.x] = part[threadIdx.x];
 }
+
+// out[i] = (double)a[i]: a label or weight vector as float64 (CuPy's astype compiles a cast
+// kernel per dtype at first use)
+template <typename T>
+__device__ __forceinline__ void to_f64(const T* __restrict__ a, double* __restrict__ out, i64 n) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) out[i] = (double)a[i];
+}
+extern "C" __global__ void to_f64_f32(const float* a, double* out, i64 n) { to_f64(a, out, n); }
+extern "C" __global__ void to_f64_i8(const signed char* a, double* out, i64 n) { to_f64(a, out, n); }
+extern "C" __global__ void to_f64_u8(const unsigned char* a, double* out, i64 n) { to_f64(a, out, n); }
+extern "C" __global__ void to_f64_i16(const short* a, double* out, i64 n) { to_f64(a, out, n); }
+extern "C" __global__ void to_f64_u16(const unsigned short* a, double* out, i64 n) { to_f64(a, out, n); }
+extern "C" __global__ void to_f64_i32(const int* a, double* out, i64 n) { to_f64(a, out, n); }
+extern "C" __global__ void to_f64_u32(const u32* a, double* out, i64 n) { to_f64(a, out, n); }
+extern "C" __global__ void to_f64_i64(const i64* a, double* out, i64 n) { to_f64(a, out, n); }
+extern "C" __global__ void to_f64_u64(const u64* a, double* out, i64 n) { to_f64(a, out, n); }
+
+// out[i, 0] = 1 - p[i], out[i, 1] = p[i] in p's type (CuPy's ``1.0 - p`` of a float32 p is
+// computed in float32 too): a binary model's class probabilities
+template <typename T>
+__device__ __forceinline__ void proba_pair(const T* __restrict__ p, T* __restrict__ out, i64 n) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) {
+        const T v = p[i];
+        out[2 * i] = (T)1 - v;
+        out[2 * i + 1] = v;
+    }
+}
+extern "C" __global__ void proba_pair_f32(const float* p, float* out, i64 n) { proba_pair(p, out, n); }
+extern "C" __global__ void proba_pair_f64(const double* p, double* out, i64 n) { proba_pair(p, out, n); }

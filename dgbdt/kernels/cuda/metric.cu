@@ -82,3 +82,25 @@ extern "C" __global__ void gather3_u64(const i64* __restrict__ order, i64 n,
         oc[i] = c[r];
     }
 }
+
+// rows[i] = (a[i], b[i], c[i]) and back: the [n, 3] rows of 8-byte values that ranks gather
+// for a collective auc (dgbdt.metrics.sorted_scores.rows / from_rows)
+extern "C" __global__ void stack3_u64(const u64* __restrict__ a, const u64* __restrict__ b,
+                                      const u64* __restrict__ c, i64 n, u64* __restrict__ rows) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) {
+        rows[3 * i] = a[i];
+        rows[3 * i + 1] = b[i];
+        rows[3 * i + 2] = c[i];
+    }
+}
+
+extern "C" __global__ void unstack3_u64(const u64* __restrict__ rows, i64 n, u64* __restrict__ a,
+                                        u64* __restrict__ b, u64* __restrict__ c) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (i64)gridDim.x * blockDim.x) {
+        a[i] = rows[3 * i];
+        b[i] = rows[3 * i + 1];
+        c[i] = rows[3 * i + 2];
+    }
+}
