@@ -320,12 +320,13 @@ def _comm_key(p, ranks, rank: int) -> tuple:
 
 
 def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: _Flag,
-             key: tuple, stop_reason):
+             key: tuple, stop_reason, preload: dict):
     """This rank's communicator and the token of the training that made it: the one kept
     from the last training on these workers when every rank kept the same (dgbdt.dask.
     comm_cache), else a new one: NCCL between GPU workers, TCP (SocketComm) between CPU ones,
     both set up through the scheduler (a barrier, or rank 0's address). ``stop_reason``: what
-    its waits ask (the abort flag, and whether the client still wants the training)."""
+    its waits ask (the abort flag, and whether the client still wants the training);
+    ``preload`` gets the timings of dgbdt.dask.nccl_preload's wait."""
     from distributed import Variable, get_worker
     kept = comm_cache.claim(key)
     idents = _exchange(token, rank, n_ranks, kept[0] if kept else "", stop_reason, timeout)
@@ -335,7 +336,8 @@ def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: 
     if kept is not None:       # another clique's: no rank can use it any more
         kept[1].abort()
     if p["device"] == "cuda":
-        nccl_preload.wait(key[3])       # NCCL's kernels, loaded while the dataset was built
+        # NCCL's kernels, loaded while the dataset was built
+        preload.update(nccl_preload.wait(key[3]))
         return NcclComm(n_ranks, uid, rank, timeout, stop_reason), token
     root = Variable(f"{token}-root")
 
@@ -396,8 +398,9 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
             try:
                 key = _comm_key(p, ranks, rank)
                 t = time.perf_counter()
+                preload: dict = {}
                 comm, ident = _connect(p, rank, n_ranks, uid, token, timeout, flag, key,
-                                       stop_reason)
+                                       stop_reason, preload)
                 comm.halt = let_go.reason
                 connect_seconds = time.perf_counter() - t
                 out = train_rank(comm, p, cuts, base, booster, rounds, n_rows, train_parts,
@@ -418,6 +421,7 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
         else:
             comm.close()
         out[0].timings["connect"] = connect_seconds
+        out[0].timings.update(preload)
         # the task's time on the worker: connect + quantize + boost_loop + the rest (the
         # training's set-up, the communicator kept)
         out[0].timings["rank_task"] = time.perf_counter() - t_task

@@ -27,6 +27,7 @@ logger = logging.getLogger("dgbdt.dask")
 
 _lock = threading.Lock()
 _loads: dict = {}        # device -> its loading thread (one a device, once a process)
+_seconds: dict = {}      # device -> the preload's seconds, once it ended well
 
 #: seconds a rank waits for a preload before making its communicator anyway
 WAIT = 30.0
@@ -58,16 +59,20 @@ def start() -> None:
     t.start()
 
 
-def wait(device: int) -> float:
-    """Wait (at most WAIT seconds) for a preload of ``device`` begun in this process; the
-    seconds waited (0.0 when none was begun)."""
+def wait(device: int) -> dict:
+    """Wait (at most WAIT seconds) for a preload of ``device`` begun in this process; its
+    timings: ``nccl_preload_wait`` (seconds waited here) and ``nccl_preload`` (the load's
+    seconds; absent when none was begun or it failed)."""
     with _lock:
         t = _loads.get(device)
     if t is None:
-        return 0.0
+        return {}
     t0 = time.perf_counter()
     t.join(WAIT)
-    return time.perf_counter() - t0
+    out = {"nccl_preload_wait": time.perf_counter() - t0}
+    if device in _seconds:
+        out["nccl_preload"] = _seconds[device]
+    return out
 
 
 def _library():
@@ -100,7 +105,8 @@ def _load(device: int) -> None:
             return
         lib.ncclCommDestroy.argtypes = [ctypes.c_void_p]
         lib.ncclCommDestroy(comm)
-        logger.debug("NCCL preload on device %d: %.3f s", device, time.perf_counter() - t0)
+        _seconds[device] = time.perf_counter() - t0
+        logger.debug("NCCL preload on device %d: %.3f s", device, _seconds[device])
     except Exception as e:  # only a head start: the rank's own communicator does the same
         logger.debug("NCCL preload on device %d failed: %s: %s", device, type(e).__name__, e)
 
