@@ -8,10 +8,12 @@ so a rank that paid it there would stall its worker's Python as well, and it wou
 the critical path of a first fit after the dataset's tasks.
 
 ``submit`` (the client, at the start of a collective GPU fit) runs ``start`` on each worker
-holding the training's partitions, ahead of the sketch tasks: ``start`` makes and destroys a
-one-rank communicator in a daemon thread through ctypes, which releases the GIL, so the load
-overlaps the sketch and page tasks. The rank's own communicator ``wait``s for it first (two
-initialisations at once in one process gain nothing) and then costs what a second one does.
+holding the training's partitions, ahead of the sketch tasks: ``start`` makes a one-rank
+communicator in a daemon thread through ctypes, which releases the GIL, so the load overlaps
+the sketch and page tasks. The communicator is kept, not destroyed (a one-rank communicator
+holds little; ncclCommDestroy took about as long as the load on 2x H200). The rank's own
+communicator ``wait``s for the load first (two initialisations at once in one process gain
+nothing) and then costs what a second one does.
 Nothing here is needed for correctness: a preload that cannot run (no NCCL library found by
 ctypes, an error) is logged at DEBUG and the rank's communicator loads the kernels itself.
 """
@@ -28,6 +30,7 @@ logger = logging.getLogger("dgbdt.dask")
 _lock = threading.Lock()
 _loads: dict = {}        # device -> its loading thread (one a device, once a process)
 _seconds: dict = {}      # device -> the preload's seconds, once it ended well
+_kept: dict = {}         # device -> the one-rank communicator it made
 
 #: seconds a rank waits for a preload before making its communicator anyway
 WAIT = 30.0
@@ -103,8 +106,9 @@ def _load(device: int) -> None:
         if rc != 0:
             logger.debug("NCCL preload on device %d: ncclCommInitAll returned %d", device, rc)
             return
-        lib.ncclCommDestroy.argtypes = [ctypes.c_void_p]
-        lib.ncclCommDestroy(comm)
+        # kept, not destroyed: ncclCommDestroy took as long again (2x H200), and a one-rank
+        # communicator holds little
+        _kept[device] = comm
         _seconds[device] = time.perf_counter() - t0
         logger.debug("NCCL preload on device %d: %.3f s", device, _seconds[device])
     except Exception as e:  # only a head start: the rank's own communicator does the same

@@ -92,7 +92,7 @@ def test_sorted_scores_rows_and_sums_on_the_gpu_equal_the_hosts():
     assert np.all(np.diff(got[:, 0].view(np.float64)) >= 0)
     np.testing.assert_array_equal(got[np.lexsort(got.T[::-1])], want[np.lexsort(want.T[::-1])])
     back = SortedScores.from_rows(rows, [host.n_rows])
-    again = SortedScores.from_rows(host.rows(), [host.n_rows])
+    again = SortedScores.from_rows(got, [host.n_rows])
     for a, b in ((back.score, again.score), (back.pos, again.pos), (back.neg, again.neg)):
         assert cp.asnumpy(a).tobytes() == b.tobytes()
     assert back.stats() == again.stats()
