@@ -46,12 +46,12 @@ def submit(client, workers) -> None:
 
 
 def start() -> None:
-    """On a worker: begin loading NCCL's kernels on this thread's current GPU (once)."""
-    import cupy
-
+    """On a worker: begin loading NCCL's kernels on this thread's current GPU (once); nothing
+    where CuPy or NCCL is missing (the training reports that itself)."""
     from .collective import nccl_status, set_nccl_env
     if nccl_status() is not None:
         return
+    import cupy
     set_nccl_env()
     device = int(cupy.cuda.runtime.getDevice())
     with _lock:
