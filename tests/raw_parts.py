@@ -63,7 +63,7 @@ def parts_on_workers(client, keys=None) -> int:
     """Part objects (checked raw rows) in the workers' memory, found by type; only those of
     ``keys`` when given."""
     def count(dask_worker=None, keys=None):
-        from dgbdt.dask.data import Part
+        from dgbdt.dask.parts import Part
         return sum(isinstance(v, Part) and (keys is None or str(k) in keys)
                    for k, v in list(dask_worker.data.items()))
     return sum(client.run(count, keys=None if keys is None else set(keys)).values())

@@ -17,7 +17,7 @@ import dgbdt
 from dgbdt.model.booster import Booster
 from dgbdt.dask.collective import Communicator, CollectiveError, wait_for
 from dgbdt.dask.collective_train import train_rank
-from dgbdt.dask.data import make_part
+from dgbdt.dask.parts import make_part
 from dgbdt.dask.shards import make_shard as _make_shard
 from dgbdt.kernels.fixedpoint import ExactSum
 from dgbdt.objectives.registry import get_objective

@@ -221,7 +221,7 @@ def test_dask_task_and_graph_mode_with_budget(data, small_pages, tmp_path, monke
 def test_streamed_partition_larger_than_the_budget_is_named(data, monkeypatch):
     """A partition's page cannot be cut: beyond the budget it streams whole, with a warning
     that names its size and the budget (spilled pages on the CPU need none)."""
-    from dgbdt.dask.data import make_part
+    from dgbdt.dask.parts import make_part
     from dgbdt.dask.shards import make_shard as _make_shard
     X, y = data
     part = make_part(0, X[:5000], y[:5000], None, None, X.shape[1])

@@ -151,7 +151,7 @@ def test_dask_partitions_of_sparse_rows(client2, mode):
     eval history are the in-process dense matrix's for any chunking."""
     da = pytest.importorskip("dask.array")
     dgd = pytest.importorskip("dgbdt.dask")
-    from dgbdt.dask.data import make_part
+    from dgbdt.dask.parts import make_part
     from dgbdt.dask.pages import page_of
     X, D, y = sparse_rows(n=3000, seed=9)
     part = make_part(0, X[:1000], y[:1000], None, None, X.shape[1])

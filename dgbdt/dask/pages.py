@@ -44,7 +44,7 @@ from .worker import data_task_threads
 class PagedPart:
     """One partition's rows as pages (lives on a worker): ``pages[i]`` holds rows
     ``ranges[i]`` (a partition is cut only under a budget), with the partition's labels,
-    weights and base margins and its ``pieces`` (dgbdt.dask.data.Part)."""
+    weights and base margins and its ``pieces`` (dgbdt.dask.parts.Part)."""
 
     ranges: tuple               # ((a, b), ...) row ranges of the pages
     pages: list                 # [Page], placed for training (in memory, spilled, or host)

@@ -30,7 +30,7 @@ from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, free_memo
                                move_page, plan_pages)
 from ..engine.approx import needs_raw_rows
 from ..engine.shard import Shard
-from .data import Part
+from .parts import Part
 from .pages import page_of, raw_rows, stream_slots
 
 

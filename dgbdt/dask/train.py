@@ -38,7 +38,8 @@ from ..engine.setup import DatasetKind, check_exact, prepare, training_max_bin
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..backends.device import to_host
 from ..callback import check_callbacks
-from .data import DaskDataset, results_in_order, workers_of
+from .data import DaskDataset, workers_of
+from .parts import results_in_order
 from .linear import check_linear, linear_spec
 from .memory import check_worker_memory
 from . import nccl_preload
@@ -241,7 +242,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     t0 = time.perf_counter()
     first_rows = np.concatenate([[0], np.cumsum(dtrain.part_rows)])
 
-    def before(i, _):      # a bad label's row, counted in the dataset (dgbdt.dask.data.located)
+    def before(i, _):      # a bad label's row, counted in the dataset (dgbdt.dask.parts.located)
         return int(first_rows[i])
     _preload_nccl(client, p, mode, dtrain)
     cuts = dtrain.cuts(training_max_bin(p, dtrain), fan_in)
