@@ -434,14 +434,17 @@ def main() -> None:
 
 
 def checkout_commit() -> str:
-    """The benchmarks' checkout's commit, for a result line (BENCH_COMMIT overrides it: a copy
-    of the tree whose .git is not the one the files came from, as on the lent GPU machines)."""
+    """The benchmarks' checkout's commit, for a result line, with a "+" when the tracked files
+    differ from it (``git describe --dirty``): a copy of the tree whose .git is older than its
+    files, as on the lent GPU machines, is marked rather than named as that commit. BENCH_COMMIT
+    overrides it."""
     if os.environ.get("BENCH_COMMIT"):
         return os.environ["BENCH_COMMIT"]
     import subprocess
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=os.path.dirname(os.path.abspath(__file__))
+        return subprocess.run(["git", "describe", "--always", "--abbrev=7", "--dirty=+",
+                               "--match=NO-TAGS"], capture_output=True, text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))
                               ).stdout.strip() or "?"
     except OSError:
         return "?"
