@@ -327,13 +327,13 @@ def test_balanced_moves_whole_partitions_to_the_lightest_rank():
     assert balanced([0] * 6, rows, 3) == owners     # deterministic
 
 
-def test_placed_balances_movable_cpu_partitions_only():
+def test_placed_balances_movable_partitions_in_memory_only():
     from dgbdt.dask.placement import placed
     cpu = {"device": "cpu", "device_memory_budget": None}
     workers, ranks, rows = ["a", "a", "a", "b"], ["a", "b"], [100] * 4
     assert placed(cpu, rows, workers, ranks, True, "x") == [1, 0, 0, 1]
     assert placed(cpu, rows, workers, ranks, False, "x") == [0, 0, 0, 1]    # streamed
-    assert placed({**cpu, "device": "cuda"}, rows, workers, ranks, True, "x") == [0, 0, 0, 1]
+    assert placed({**cpu, "device": "cuda"}, rows, workers, ranks, True, "x") == [1, 0, 0, 1]
     assert placed({**cpu, "device_memory_budget": 10 ** 6}, rows, workers, ranks, True,
                   "x") == [0, 0, 0, 1]
     # an eval set's parts on a worker that is not a rank: round-robin, then balanced

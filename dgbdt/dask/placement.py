@@ -60,11 +60,11 @@ def balanced(owners: list[int], rows: list[int], n_ranks: int) -> list[int]:
 def placed(p, rows: list[int], workers: list[str], ranks: list[str], movable: bool,
            what: str) -> list[int]:
     """Each partition's rank: its worker's, balanced (``balanced``) where the partitions may
-    travel (``movable``, and CPU workers without a memory budget, whose pages are plain host
-    arrays; pages spilled to a worker's disk or streamed to its GPU stay with their store,
-    and moving GPU pages between workers is not measured yet)."""
+    travel (``movable``, and no memory budget: pages in memory, on the host or a GPU, are
+    plain arrays that Dask copies; pages spilled to a worker's disk or streamed to its GPU
+    stay with their store)."""
     owners = assign(workers, ranks)
-    if not movable or p["device"] == "cuda" or p["device_memory_budget"] is not None:
+    if not movable or p["device_memory_budget"] is not None:
         return owners
     moved = balanced(owners, rows, len(ranks))
     if moved != owners:

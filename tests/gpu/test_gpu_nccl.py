@@ -190,6 +190,66 @@ def test_nccl_keeps_its_communicator_between_fits(client):
     assert idents() != made
 
 
+def test_nccl_balances_uneven_placement_with_the_in_process_model(client):
+    """Partitions placed 3:1 (training) and 2:0 (eval set) on the two GPU workers: whole
+    partitions go to the other rank's task until the rows are even (dgbdt.dask.placement;
+    Dask copies the GPU pages and rows), and the model is the in-process one, byte for byte,
+    as it is with the uneven placement kept."""
+    import logging
+
+    import dask
+    from dgbdt.dask import placement
+    X, z = _data(n=16000, seed=8)
+    Xv, zv = _data(n=4000, seed=9)
+    a, b = sorted(client.scheduler_info()["workers"])
+
+    def placed_array(M, chunk, where):
+        futs = [client.submit(cp.asarray, M[i:i + chunk], workers=[w],
+                              allow_other_workers=False, pure=False)
+                for i, w in zip(range(0, len(M), chunk), where)]
+        shape = (chunk,) + M.shape[1:]
+        return da.concatenate([da.from_delayed(dask.delayed(f), shape, dtype=M.dtype,
+                                               meta=cp.empty((0,) * M.ndim, M.dtype))
+                               for f in futs])
+    d = dgd.DaskDataset(client, placed_array(X, 4000, [a, a, a, b]),
+                        placed_array(z, 4000, [a, a, a, b]))
+    dv = dgd.DaskDataset(client, placed_array(Xv, 2000, [b, b]),
+                         placed_array(zv, 2000, [b, b]))
+    assert sorted(d.workers_of_parts()) == [a, a, a, b]
+    p = {"max_depth": 5, "eval_metric": "rmse"}
+    kw = dict(evals=[(dv, "valid")], verbose_eval=False, mode="nccl")
+    records = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = records.append
+    log = logging.getLogger("dgbdt.dask")
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        out = dgd.train(client, p, d, 6, **kw)
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+    moves = [r.getMessage() for r in records if "to balance" in r.getMessage()]
+    # the eval set's raw parts stay where they were made; the training pages are packed by
+    # tasks the scheduler may have placed evenly already (then nothing moves)
+    assert any("eval set 'valid': 1 of 2 partitions" in m and "[0, 4000] -> [2000, 2000]" in m
+               for m in moves), moves
+    assert all("-> [8000, 8000]" in m for m in moves if "the training rows" in m), moves
+    ref = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(z)), 6,
+                      evals=[(dgbdt.Dataset(cp.asarray(Xv), label=cp.asarray(zv)), "valid")],
+                      verbose_eval=False)
+    assert _json(out["booster"]) == _json(ref)
+    old = placement.BALANCE_SLACK
+    placement.BALANCE_SLACK = float("inf")      # the uneven placement kept
+    try:
+        kept = dgd.train(client, p, d, 6, **kw)
+    finally:
+        placement.BALANCE_SLACK = old
+    assert _json(kept["booster"]) == _json(ref)
+    assert kept["history"] == out["history"]
+
+
 def test_nccl_kernels_are_preloaded_on_the_ranks_workers(client):
     """A collective fit starts loading NCCL's kernels on each rank's worker before its
     dataset's tasks (dgbdt.dask.nccl_preload): after the fit each rank's process has one
