@@ -101,11 +101,16 @@ def collective(a: Attempt) -> dict:
     "collective" and "nccl": dgbdt.dask.collective_train)."""
     from .collective_train import train_collective
     log = _client_log(a.client, bool(a.evals) and bool(a.verbose_eval))
+    t = time.perf_counter()
     with _closing(log):
         booster, history = train_collective(
             a.client, a.p, a.cuts.result(), a.base, a.booster, a.rounds, a.dtrain, a.units,
             a.workers, a.evals, a.early_stopping_rounds, a.verbose_eval, a.collective_timeout,
             log and log.topic, a.callbacks, a.obj, a.progress, a.linear)
+    # the client's clock: the fit's set-up before the ranks' tasks (sketch, pages, placement:
+    # mostly waits on the dataset's tasks), then the ranks' tasks from submit to result in hand
+    booster.timings["client_setup"] = t - a.t0
+    booster.timings["client_ranks"] = time.perf_counter() - t
     return {"booster": booster, "history": history}
 
 
