@@ -309,6 +309,32 @@ def _exchange(token: str, rank: int, n_ranks: int, mine: str, stop_reason,
     return out
 
 
+def _unique_id(token: str, rank: int, stop_reason, timeout: float):
+    """The new NCCL communicator's unique id: rank 0 makes it (its bootstrap listener lives
+    in the process that made it) and shares it through the scheduler. Only a training that
+    connects anew asks: a kept communicator needs none, so a warm fit makes no id."""
+    from distributed import Variable
+    var = Variable(f"{token}-uid")
+    if rank == 0:
+        uid = unique_id()
+        var.set(uid)
+        return uid
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            uid = var.get(timeout=ABORT_POLL)
+            # bytes (CuPy 14); an older CuPy's tuple comes back as a list
+            return tuple(uid) if isinstance(uid, list) else uid
+        except TimeoutError:
+            pass
+        why = stop_reason()
+        if why is not None:
+            raise CollectiveError(f"rank {rank}: stopped before training because {why}")
+        if time.monotonic() > deadline:
+            raise CollectiveError(f"rank {rank}: rank 0's NCCL id did not come within "
+                                  f"{timeout:g} s (collective_timeout)")
+
+
 def _comm_key(p, ranks, rank: int) -> tuple:
     """What a kept communicator must match: the kind, the ranks' workers in order, this rank,
     its device."""
@@ -319,7 +345,7 @@ def _comm_key(p, ranks, rank: int) -> tuple:
     return ("nccl" if p["device"] == "cuda" else "tcp", tuple(ranks), int(rank), device)
 
 
-def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: _Flag,
+def _connect(p, rank: int, n_ranks: int, token: str, timeout: float, flag: _Flag,
              key: tuple, stop_reason, preload: dict):
     """This rank's communicator and the token of the training that made it: the one kept
     from the last training on these workers when every rank kept the same (dgbdt.dask.
@@ -338,6 +364,7 @@ def _connect(p, rank: int, n_ranks: int, uid, token: str, timeout: float, flag: 
     if p["device"] == "cuda":
         # NCCL's kernels, loaded while the dataset was built
         preload.update(nccl_preload.wait(key[3]))
+        uid = _unique_id(token, rank, stop_reason, timeout)
         return NcclComm(n_ranks, uid, rank, timeout, stop_reason), token
     root = Variable(f"{token}-root")
 
@@ -367,7 +394,7 @@ class Interrupted:
         self.reason, self.progress = reason, progress
 
 
-def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds, n_rows,
+def _rank_task(rank, ranks, token, timeout, p, cuts, base, booster, rounds, n_rows,
                train_parts, eval_sets, early_stopping_rounds, verbose_eval, log_topic,
                callbacks=None, obj=None, progress=None, linear=None):
     from distributed import get_worker
@@ -399,7 +426,7 @@ def _rank_task(rank, ranks, uid, token, timeout, p, cuts, base, booster, rounds,
                 key = _comm_key(p, ranks, rank)
                 t = time.perf_counter()
                 preload: dict = {}
-                comm, ident = _connect(p, rank, n_ranks, uid, token, timeout, flag, key,
+                comm, ident = _connect(p, rank, n_ranks, token, timeout, flag, key,
                                        stop_reason, preload)
                 comm.halt = let_go.reason
                 connect_seconds = time.perf_counter() - t
@@ -463,11 +490,8 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
                          f"eval set {name!r}")
         evals_by_rank.append((by_rank(parts, owners, n_ranks), name))
     token = f"dgbdt-collective-{uuid.uuid4().hex[:8]}"
-    uid = None if p["device"] != "cuda" else client.submit(
-        unique_id, workers=[ranks[0]], allow_other_workers=False, pure=False,
-        key=f"{token}-unique-id").result()
     futures = [client.submit(
-        _rank_task, r, list(ranks), uid, token, timeout, p, cuts, base, booster, rounds,
+        _rank_task, r, list(ranks), token, timeout, p, cuts, base, booster, rounds,
         dtrain.num_row, train_by_rank[r],
         [(None if by is None else by[r], name) for by, name in evals_by_rank],
         early_stopping_rounds, verbose_eval, log_topic, callbacks, obj, progress, linear,
@@ -488,6 +512,7 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
                 flag.clear()
                 why.delete()
                 Variable(f"{token}-root", client=client).delete()
+                Variable(f"{token}-uid", client=client).delete()
             except Exception:  # noqa: BLE001  (best effort: the cluster may be going down)
                 pass
 
