@@ -23,7 +23,6 @@ import numpy as np
 from ..backends.device import is_device_array
 from ..data.device_input import is_cudf
 from ..data.input import check_frame_columns, mark_missing
-from ..data.quantize import cuts_from_summaries
 from ..data.sketch import default_max_keys, weight_scale
 from ..data.categorical import refuse_categories
 from .blocks import (array_blocks, is_dask_array, is_dask_frame, optimized_together,
@@ -31,8 +30,8 @@ from .blocks import (array_blocks, is_dask_array, is_dask_frame, optimized_toget
 from .categories import frame_categories, merge_categories, recode_part
 from .pages import PagePlan, make_paged
 from .reduce import tree_reduce
-from .parts import (check_queries_within_partitions, make_part, merge_summaries,
-                    part_stats, part_summary, results_in_order)
+from .parts import (check_queries_within_partitions, cuts_of_summaries, make_part,
+                    merge_summaries, part_stats, part_summary, results_in_order)
 from .worker import check_synchronous, on_loop
 
 
@@ -314,10 +313,10 @@ class DaskDataset:
             max_keys = default_max_keys(max_bin)
             summaries = self.map_parts(part_summary, scale, max_keys)
             # merges first: the summaries (F x max_keys x 24 bytes a partition) do not pile up
-            merged = tree_reduce(c, summaries, merge_summaries, fan_in, "dgbdt-sketch",
-                                 priority=1)
-            self._cuts[max_bin] = c.submit(cuts_from_summaries, merged, max_bin,
-                                           self.categorical, pure=False)
+            self._cuts[max_bin] = tree_reduce(c, summaries, merge_summaries, fan_in,
+                                              "dgbdt-sketch", final=cuts_of_summaries,
+                                              final_args=(max_bin, self.categorical),
+                                              priority=1)
         return self._cuts[max_bin]
 
     @property
