@@ -291,22 +291,9 @@ def _exchange(token: str, rank: int, n_ranks: int, mine: str, stop_reason,
     from distributed import Variable
     Variable(f"{token}-kept-{rank}").set(mine)
     deadline = time.monotonic() + timeout
-    out = []
-    for r in range(n_ranks):
-        var = Variable(f"{token}-kept-{r}")
-        while True:
-            try:
-                out.append(str(var.get(timeout=ABORT_POLL)))
-                break
-            except TimeoutError:
-                pass
-            why = stop_reason()
-            if why is not None:
-                raise CollectiveError(f"rank {rank}: stopped before training because {why}")
-            if time.monotonic() > deadline:
-                raise CollectiveError(f"rank {rank}: rank {r} was not ready within {timeout:g} s "
-                                      "(collective_timeout)")
-    return out
+    return [str(_awaited(Variable(f"{token}-kept-{r}"), rank, stop_reason, deadline,
+                         f"rank {r} was not ready within {timeout:g} s (collective_timeout)"))
+            for r in range(n_ranks)]
 
 
 def _unique_id(token: str, rank: int, stop_reason, timeout: float):
@@ -319,20 +306,26 @@ def _unique_id(token: str, rank: int, stop_reason, timeout: float):
         uid = unique_id()
         var.set(uid)
         return uid
-    deadline = time.monotonic() + timeout
+    uid = _awaited(var, rank, stop_reason, time.monotonic() + timeout,
+                   f"rank 0's NCCL id did not come within {timeout:g} s (collective_timeout)")
+    # bytes (CuPy 14); an older CuPy's tuple comes back as a list
+    return tuple(uid) if isinstance(uid, list) else uid
+
+
+def _awaited(var, rank: int, stop_reason, deadline: float, late: str):
+    """A distributed Variable's value once another rank has set it, asking ``stop_reason``
+    every ABORT_POLL seconds; CollectiveError when the training stops or ``deadline``
+    (time.monotonic) passes (``late`` says what did not come)."""
     while True:
         try:
-            uid = var.get(timeout=ABORT_POLL)
-            # bytes (CuPy 14); an older CuPy's tuple comes back as a list
-            return tuple(uid) if isinstance(uid, list) else uid
+            return var.get(timeout=ABORT_POLL)
         except TimeoutError:
             pass
         why = stop_reason()
         if why is not None:
             raise CollectiveError(f"rank {rank}: stopped before training because {why}")
         if time.monotonic() > deadline:
-            raise CollectiveError(f"rank {rank}: rank 0's NCCL id did not come within "
-                                  f"{timeout:g} s (collective_timeout)")
+            raise CollectiveError(f"rank {rank}: {late}")
 
 
 def _comm_key(p, ranks, rank: int) -> tuple:
