@@ -217,5 +217,3 @@ def cuts_of_summaries(max_bin: int, categorical, *parts: Summaries) -> Cuts:
     from them (dgbdt.data.quantize.cuts_from_summaries), in one task: one hop fewer
     between the partitions' sketches and their pages."""
     return cuts_from_summaries(merge_summaries(*parts), max_bin, categorical)
-
-
