@@ -7,7 +7,6 @@ def placed(client, X, y, w, parts, on_device=True, check=True):
     workers (the rows of each partition made on its worker): cupy arrays, or numpy with
     ``on_device=False``. ``check``: assert the dataset is on the device and every worker
     holds rows."""
-    import cupy as cp
     import dask
     import dask.array as da
 
@@ -16,7 +15,11 @@ def placed(client, X, y, w, parts, on_device=True, check=True):
     workers = sorted(client.scheduler_info()["workers"])
     edges = np.linspace(0, len(y), parts + 1).astype(int)
     edges[1:-1] += np.arange(1, parts) * 7         # uneven
-    make, meta = (cp.asarray, cp) if on_device else (np.asarray, np)
+    if on_device:
+        import cupy as cp
+        make, meta = cp.asarray, cp
+    else:
+        make, meta = np.asarray, np
     cols = [[] for _ in range(3)]
     for i, (a, b) in enumerate(zip(edges, edges[1:])):
         where = [workers[i % len(workers)]]

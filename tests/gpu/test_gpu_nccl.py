@@ -17,6 +17,7 @@ import cupy as cp
 import dgbdt
 import dgbdt.dask as dgd
 from dgbdt.dask.collective import CollectiveError
+from rank_faults import KillAt, patch_level_step
 
 dask_cuda = pytest.importorskip("dask_cuda")
 da = pytest.importorskip("dask.array")
@@ -106,7 +107,7 @@ def test_nccl_trees_replay_as_cuda_graphs_with_the_eager_model(client):
     out = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl", verbose_eval=False)
     # a failed fit with graphs, then the next one: nothing kept hangs (the graphs go before
     # the communicator does)
-    _patch_level_step(client, _ranks(d)[1], "raise")
+    patch_level_step(client, _ranks(d)[1], "raise")
     with pytest.raises(RuntimeError, match="injected failure on this rank"):
         dgd.train(client, p, d, 10, mode="nccl", verbose_eval=False)
     again = dgd.train(client, p, d, 10, evals=[(d, "train")], mode="nccl", verbose_eval=False)
@@ -182,7 +183,7 @@ def test_nccl_keeps_its_communicator_between_fits(client):
     assert idents() == made
     assert _json(second) == _json(first)
     assert second.timings["connect"] < first.timings["connect"]
-    _patch_level_step(client, workers[1], "raise")
+    patch_level_step(client, workers[1], "raise")
     with pytest.raises(RuntimeError, match="injected failure on this rank"):
         fit()
     assert all(not v for v in client.run(comm_cache.kept).values())
@@ -288,26 +289,6 @@ def test_nccl_preload_in_process_then_a_communicator():
     comm.abort()
 
 
-def _patch_level_step(client, worker, behaviour):
-    """Make Shard.level_step misbehave on one worker's process after 5 calls."""
-    def patch(behaviour=behaviour):
-        import time as t
-        from dgbdt.engine.shard import Shard
-        original = Shard.level_step
-        calls = [0]
-
-        def level_step(self, req, hist_ptrs):
-            calls[0] += 1
-            if calls[0] == 5:
-                Shard.level_step = original         # once only
-                if behaviour == "raise":
-                    raise RuntimeError("injected failure on this rank")
-                t.sleep(float(behaviour))
-            return original(self, req, hist_ptrs)
-        Shard.level_step = level_step
-    client.run(patch, workers=[worker])
-
-
 def _ranks(d):
     return sorted(set(d.workers_of_parts()))
 
@@ -315,7 +296,7 @@ def _ranks(d):
 def test_a_raising_rank_ends_every_rank(client):
     X, z = _data(seed=2)
     d = _dataset(client, X, z, 4000)
-    _patch_level_step(client, _ranks(d)[1], "raise")
+    patch_level_step(client, _ranks(d)[1], "raise")
     t = time.perf_counter()
     with pytest.raises(RuntimeError, match="injected failure on this rank"):
         dgd.train(client, {"max_depth": 5}, d, 20, mode="nccl", verbose_eval=False)
@@ -328,7 +309,7 @@ def test_a_raising_rank_ends_every_rank(client):
 def test_a_stuck_rank_times_out(client):
     X, z = _data(seed=3)
     d = _dataset(client, X, z, 4000)
-    _patch_level_step(client, _ranks(d)[1], "12")
+    patch_level_step(client, _ranks(d)[1], "12")
     t = time.perf_counter()
     with pytest.raises(CollectiveError, match="collective_timeout"):
         dgd.train(client, {"max_depth": 5}, d, 20, mode="nccl", collective_timeout=2,
@@ -337,21 +318,6 @@ def test_a_stuck_rank_times_out(client):
     time.sleep(max(0.0, 14 - (time.perf_counter() - t)))   # the stuck task wakes up and ends
     ok = dgd.train(client, {"max_depth": 5}, d, 3, mode="nccl", verbose_eval=False)
     assert ok["booster"].num_boosted_rounds() == 3
-
-
-class KillAt(dgbdt.callback.TrainingCallback):
-    """Exits the process of worker ``victim`` after round ``at`` (once: a marker file)."""
-
-    def __init__(self, at, victim, marker):
-        self.at, self.victim, self.marker = at, victim, marker
-
-    def after_iteration(self, model, epoch, evals_log):
-        from distributed import get_worker
-        if (epoch == self.at and get_worker().address == self.victim
-                and not os.path.exists(self.marker)):
-            open(self.marker, "w").close()
-            os._exit(1)
-        return False
 
 
 def test_nccl_survives_a_killed_rank_with_the_same_model(client, tmp_path):
