@@ -493,8 +493,15 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         for r, w in enumerate(ranks)]
     flag, why = Event(f"{token}-abort", client=client), Variable(f"{token}-abort-reason",
                                                                   client=client)
+    seen: dict = {"submitted": time.perf_counter()}
     try:
-        return _watch(client, futures, ranks, flag, why, timeout)
+        booster, history = _watch(client, futures, ranks, flag, why, timeout, seen)
+        # the client's side of the ranks' end (figures: docs/benchmarks.md, issue 46): from
+        # the submit until it saw every rank finished, then rank 0's result fetched
+        if "fetched" in seen:       # not after a loss that rank 0 outlived
+            booster.timings["client_ranks_seen"] = seen["finished"] - seen["submitted"]
+            booster.timings["client_result"] = seen["fetched"] - seen["finished"]
+        return booster, history
     finally:
         done = all(f.status != "pending" for f in futures)
         client.cancel(futures)
@@ -510,16 +517,19 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
                 pass
 
 
-def _watch(client, futures, ranks, flag, why, timeout):
+def _watch(client, futures, ranks, flag, why, timeout, seen):
     """Wait for the ranks; on the first failure stop them all and raise a clear error:
     WorkerLostError with the survivors' progress when a rank's worker left the cluster (the
-    training can resume from it), the rank's own error when one failed."""
+    training can resume from it), the rank's own error when one failed. ``seen`` gets the
+    client's clock when every rank was seen finished and when rank 0's result was in hand."""
     while True:
         pending = [f for f in futures if f.status == "pending"]
         if pending:
             _wait(client, pending, ABORT_POLL, "FIRST_COMPLETED")
         if all(f.status == "finished" for f in futures):
+            seen["finished"] = time.perf_counter()
             out = outcome(futures[0])
+            seen["fetched"] = time.perf_counter()
             if out is not None and not isinstance(out, Interrupted):
                 return out
         failed = [r for r, f in enumerate(futures) if f.status in ("error", "cancelled", "lost")
