@@ -312,11 +312,12 @@ class DaskDataset:
             scale = (weight_scale(self.max_weight, self.num_row) if self.has_weight else None)
             max_keys = default_max_keys(max_bin)
             summaries = self.map_parts(part_summary, scale, max_keys)
-            # merges first: the summaries (F x max_keys x 24 bytes a partition) do not pile up
+            # merges first: the summaries (F x max_keys x 24 bytes a partition) do not pile up;
+            # a worker merges its own partitions' summaries, so only one a worker travels
             self._cuts[max_bin] = tree_reduce(c, summaries, merge_summaries, fan_in,
                                               "dgbdt-sketch", final=cuts_of_summaries,
                                               final_args=(max_bin, self.categorical),
-                                              priority=1)
+                                              priority=1, workers=self._holders())
         return self._cuts[max_bin]
 
     @property
@@ -409,6 +410,17 @@ class DaskDataset:
             for i, f in zip(again, self.client.compute([self._graph[i] for i in again])):
                 self._held[i] = f
         return list(self._held)
+
+    def _holders(self) -> list[str] | None:
+        """The worker of each held part (where its summary is computed) as the scheduler
+        knows it now, without a wait; None when some part is not held or not in memory
+        (computed again for a pass, lost, failed: the scheduler says where later)."""
+        if any(f is None for f in self._held):
+            return None
+        who = self.client.who_has(self._held)
+        if not all(who.get(f.key) for f in self._held):
+            return None
+        return [sorted(who[f.key])[0] for f in self._held]
 
     def workers_of_parts(self) -> list[str]:
         """The worker address holding each partition's rows: its raw part, or its pages once
