@@ -570,3 +570,54 @@ def test_socket_gather_apply_computes_once_on_rank_0_in_rank_order():
     assert calls == ["rank0", "MainThread"]        # rank 0's, then the check's own
     for r in range(3):
         np.testing.assert_array_equal(out[r], want)
+
+
+def test_a_rank_that_does_not_stop_is_named(client2, monkeypatch):
+    """One rank fails while another is deaf to the stop signal (asleep outside any
+    collective) for longer than the client waits for it: the training ends with the failing
+    rank's error, and a warning names the rank still running (its worker's only thread is
+    taken until it ends: a next training waits there)."""
+    import logging
+
+    import dask
+    da = pytest.importorskip("dask.array")
+    import dgbdt.dask as dgd
+    from distributed import get_worker
+    from dgbdt.engine.shard import Shard
+    X, y, _ = make(n=1200)
+    workers = sorted(client2.scheduler_info()["workers"])
+    halves = [client2.scatter(a, workers=[w]) for a, w in
+              zip((X[:600], X[600:], y[:600], y[600:]), workers * 2)]
+    d = dgd.DaskDataset(
+        client2, da.concatenate([da.from_delayed(dask.delayed(h), (600, X.shape[1]), X.dtype)
+                                 for h in halves[:2]]),
+        da.concatenate([da.from_delayed(dask.delayed(h), (600,), y.dtype) for h in halves[2:]]))
+    assert sorted(set(d.workers_of_parts())) == workers
+    original, calls, asleep = Shard.level_step, {}, threading.Event()
+
+    def level_step(self, req, hist_ptrs):      # in-process workers: one patch, two behaviours
+        me = get_worker().address
+        calls[me] = calls.get(me, 0) + 1
+        if calls[me] == 3:
+            if me == workers[0]:
+                raise RuntimeError("injected failure on this rank")
+            asleep.set()
+            time.sleep(6.0)
+        return original(self, req, hist_ptrs)
+    monkeypatch.setattr(Shard, "level_step", level_step)
+    records = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    log = logging.getLogger("dgbdt.dask")
+    log.addHandler(handler)
+    t = time.perf_counter()
+    try:
+        with pytest.raises(RuntimeError, match="injected failure on this rank"):
+            dgd.train(client2, {"max_depth": 3}, d, 5, mode="collective",
+                      collective_timeout=1, verbose_eval=False)
+    finally:
+        log.removeHandler(handler)
+    assert asleep.is_set()
+    said = [r.getMessage() for r in records if "had not stopped" in r.getMessage()]
+    assert len(said) == 1 and f"rank(s) [1] ({workers[1]})" in said[0], said
+    time.sleep(max(0.0, 7.0 - (time.perf_counter() - t)))   # the sleeper ends its task

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 import time
 import uuid
 
@@ -56,6 +57,8 @@ from .stop import LetGo
 from .worker import training_task
 
 __all__ = ["CollectiveSeam", "train_rank", "train_collective"]
+
+logger = logging.getLogger("dgbdt.dask")
 
 
 class CollectiveSeam(LocalSeam):
@@ -547,6 +550,11 @@ def _watch(client, futures, ranks, flag, why, timeout, seen):
     # are worth a short wait, not a long one
     _wait(client, [f for r, f in enumerate(futures) if r not in gone],
           min(timeout, 10.0) + 2.0, "ALL_COMPLETED")
+    running = [r for r, f in enumerate(futures) if r not in gone and f.status == "pending"]
+    if running:     # its worker's thread is taken until it ends: a next attempt waits there
+        logger.warning("dgbdt.dask.train: after %s, rank(s) %s (%s) had not stopped %.0f s "
+                       "after the stop signal", reason, running,
+                       ", ".join(ranks[r] for r in running), min(timeout, 10.0) + 2.0)
     if not gone:      # a dead peer is often first seen by a rank, as an NCCL error
         alive = alive_workers(client)
         gone = [r for r, w in enumerate(ranks) if w not in alive]
