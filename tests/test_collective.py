@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 from datagen import binary_with_missing
+from log_records import logged
 
 import dgbdt
 from dgbdt.model.booster import Booster
@@ -344,7 +345,6 @@ def test_cpu_collective_balances_uneven_placement(proc_client):
     """Partitions placed 3:1 (training) and 2:0 (eval set) on two workers: whole partitions
     go to the other rank's task until the rows are even, and the model is the in-process one,
     byte for byte, as it is with the uneven placement kept."""
-    import logging
 
     import dask.array as da
     import dgbdt.dask as dgd
@@ -366,19 +366,9 @@ def test_cpu_collective_balances_uneven_placement(proc_client):
     assert sorted(d.workers_of_parts()) == [a, a, a, b]
     p = {"objective": "binary:logistic", "max_depth": 4, "eta": 0.3, "eval_metric": "logloss"}
     kw = dict(evals=[(dv, "valid")], verbose_eval=False, mode="collective")
-    records = []
-    handler = logging.Handler(logging.INFO)
-    handler.emit = records.append
-    log = logging.getLogger("dgbdt.dask")
-    level = log.level
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    try:
+    with logged() as said:
         out = dgd.train(proc_client, p, d, 10, **kw)
-    finally:
-        log.removeHandler(handler)
-        log.setLevel(level)
-    moves = [r.getMessage() for r in records if "to balance" in r.getMessage()]
+    moves = [m for m in said if "to balance" in m]
     # the eval set's raw parts stay where they were scattered; the training pages are packed
     # by tasks the scheduler may have placed evenly already (then nothing moves)
     assert any("eval set 'valid': 1 of 2 partitions" in m and "[0, 2000] -> [1000, 1000]" in m
@@ -605,19 +595,12 @@ def test_a_rank_that_does_not_stop_is_named(client2, monkeypatch):
             time.sleep(6.0)
         return original(self, req, hist_ptrs)
     monkeypatch.setattr(Shard, "level_step", level_step)
-    records = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append
-    log = logging.getLogger("dgbdt.dask")
-    log.addHandler(handler)
     t = time.perf_counter()
-    try:
-        with pytest.raises(RuntimeError, match="injected failure on this rank"):
-            dgd.train(client2, {"max_depth": 3}, d, 5, mode="collective",
-                      collective_timeout=1, verbose_eval=False)
-    finally:
-        log.removeHandler(handler)
+    with logged(level=logging.WARNING) as messages, \
+            pytest.raises(RuntimeError, match="injected failure on this rank"):
+        dgd.train(client2, {"max_depth": 3}, d, 5, mode="collective",
+                  collective_timeout=1, verbose_eval=False)
     assert asleep.is_set()
-    said = [r.getMessage() for r in records if "had not stopped" in r.getMessage()]
+    said = [m for m in messages if "had not stopped" in m]
     assert len(said) == 1 and f"rank(s) [1] ({workers[1]})" in said[0], said
     time.sleep(max(0.0, 7.0 - (time.perf_counter() - t)))   # the sleeper ends its task

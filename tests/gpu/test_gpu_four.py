@@ -7,7 +7,6 @@ shards with two or one partitions a rank, a placement balanced across several ra
 and a rank lost among survivors that are more than one.
 """
 import json
-import logging
 import os
 import threading
 import time
@@ -26,6 +25,7 @@ if cp.cuda.runtime.getDeviceCount() < 4:
     pytest.skip("needs four GPUs", allow_module_level=True)
 
 from dask_parts import placed  # noqa: E402
+from log_records import logged  # noqa: E402
 from rank_faults import KillAt, patch_level_step  # noqa: E402
 
 
@@ -105,20 +105,10 @@ def test_four_ranks_balance_a_placement_on_one_worker(client):
                          placed_array(zv, 1000, [w[2]] * 4))
     assert sorted(d.workers_of_parts()) == sorted(train_on)
     p = {"max_depth": 5, "eval_metric": "rmse"}
-    records = []
-    handler = logging.Handler(logging.INFO)
-    handler.emit = records.append
-    log = logging.getLogger("dgbdt.dask")
-    level = log.level
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    try:
+    with logged() as said:
         out = dgd.train(client, p, d, 6, evals=[(dv, "valid")], mode="nccl",
                         verbose_eval=False)
-    finally:
-        log.removeHandler(handler)
-        log.setLevel(level)
-    moves = [r.getMessage() for r in records if "to balance" in r.getMessage()]
+    moves = [m for m in said if "to balance" in m]
     assert any("eval set 'valid': 3 of 4 partitions" in m
                and "-> [1000, 1000, 1000, 1000]" in m for m in moves), moves
     assert all("-> [4000, 4000, 4000, 4000]" in m for m in moves

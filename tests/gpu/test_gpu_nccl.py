@@ -17,6 +17,7 @@ import cupy as cp
 import dgbdt
 import dgbdt.dask as dgd
 from dgbdt.dask.collective import CollectiveError
+from log_records import logged
 from rank_faults import KillAt, patch_level_step
 
 dask_cuda = pytest.importorskip("dask_cuda")
@@ -196,7 +197,6 @@ def test_nccl_balances_uneven_placement_with_the_in_process_model(client):
     partitions go to the other rank's task until the rows are even (dgbdt.dask.placement;
     Dask copies the GPU pages and rows), and the model is the in-process one, byte for byte,
     as it is with the uneven placement kept."""
-    import logging
 
     import dask
     from dgbdt.dask import placement
@@ -219,19 +219,9 @@ def test_nccl_balances_uneven_placement_with_the_in_process_model(client):
     assert sorted(d.workers_of_parts()) == [a, a, a, b]
     p = {"max_depth": 5, "eval_metric": "rmse"}
     kw = dict(evals=[(dv, "valid")], verbose_eval=False, mode="nccl")
-    records = []
-    handler = logging.Handler(logging.INFO)
-    handler.emit = records.append
-    log = logging.getLogger("dgbdt.dask")
-    level = log.level
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    try:
+    with logged() as said:
         out = dgd.train(client, p, d, 6, **kw)
-    finally:
-        log.removeHandler(handler)
-        log.setLevel(level)
-    moves = [r.getMessage() for r in records if "to balance" in r.getMessage()]
+    moves = [m for m in said if "to balance" in m]
     # the eval set's raw parts stay where they were made; the training pages are packed by
     # tasks the scheduler may have placed evenly already (then nothing moves)
     assert any("eval set 'valid': 1 of 2 partitions" in m and "[0, 4000] -> [2000, 2000]" in m
