@@ -886,3 +886,28 @@ def test_aft_on_dask_errors(client2):
     bad = dgd.DaskDataset(client2, Xd, label_lower_bound=yd, label_upper_bound=yd - 0.5)
     with pytest.raises(ValueError, match="label_upper_bound < label_lower_bound"):
         dgd.train(client2, {"objective": "survival:aft"}, bad, 1, verbose_eval=False)
+
+
+def test_graph_mode_fetches_again_a_result_lost_in_a_timeout_race(client2, monkeypatch):
+    """On Python 3.11 a fetch under a timeout that completes as the timeout fires can end in
+    distributed's sync() as UnboundLocalError (seen once in CI on a loaded machine): graph
+    mode's watched fetch treats it as the timeout it is and fetches again."""
+    import types
+
+    from distributed import Future
+
+    from dgbdt.dask.graph import DaskSeam
+    fut = client2.submit(lambda: 42, pure=False)
+    assert fut.result() == 42
+    calls, original = [], Future.result
+
+    def racing(self, timeout=None):
+        calls.append(timeout)
+        if len(calls) == 1:
+            raise UnboundLocalError("cannot access local variable 'result'")
+        return original(self, timeout=timeout)
+    monkeypatch.setattr(Future, "result", racing)
+    seam = types.SimpleNamespace(_submitted=lambda items: items, wait=lambda items: None)
+    assert DaskSeam.result(seam, [fut]) == [42]
+    assert DaskSeam.result(seam, fut) == 42
+    assert len(calls) == 3

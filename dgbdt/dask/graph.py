@@ -351,6 +351,12 @@ class DaskSeam:
                 out = [f.result(timeout=WATCH) if isinstance(f, Future) else f for f in items]
             except (TimeoutError, asyncio.TimeoutError):     # (distinct before Python 3.11)
                 continue
+            except UnboundLocalError:
+                # the same timeout lost in a race: on Python 3.11 asyncio.wait_for can end a
+                # fetch that completes as it times out with CancelledError, which
+                # distributed's sync() then reports as its unassigned ``result`` (seen once
+                # in CI on a loaded 2-core machine); the futures are intact: fetch again
+                continue
             return out if many else out[0]
 
     def on_unit(self, i, fn, *args, key: str):
