@@ -22,7 +22,7 @@ from ..kernels.arrays import array_module, is_device_array, sync_timers, to_host
 from .pool import kept_allocations, pooled_allocations, release_pooled
 
 __all__ = ["array_module", "backend_of", "beside", "cuda_available", "device_ordinal",
-           "device_scope", "get_backend", "is_device_array", "kept_allocations",
+           "device_scope", "get_backend", "is_device_array", "kept_allocations", "own_stream",
            "pooled_allocations", "release_pooled", "resolve_device", "sync_timers", "to_host"]
 
 
@@ -119,6 +119,54 @@ class _Beside:
     def __exit__(self, *exc):
         self._stream.__exit__(*exc)
         self._stream = None
+        return False
+
+
+def own_stream(backend):
+    """A context in which this thread's device work goes to a non-blocking stream of its own
+    (one a device and process), after the work queued on the default stream before it is
+    entered and before the default stream's work queued after it is left. The CPU: nothing.
+
+    For work that waits on other processes: a rank's NCCL kernels wait for its peers, and when
+    a peer dies they spin until the communicator is aborted. On CUDA's legacy default stream
+    every other thread's default-stream work would queue behind them: Dask sending a cupy
+    partition to another worker copies it to the host in the worker's event loop, which then
+    stops, and with it the reading of the abort flag that would end the wait (4 GPU ranks, one
+    killed: issue 46)."""
+    if not backend.caps.device_memory:
+        return contextlib.nullcontext()
+    return _Own(backend)
+
+
+class _Own:
+    _streams: dict = {}          # device ordinal -> the stream (one a process: CuPy's pool
+    #                              caches freed blocks per stream, so a new stream per use
+    #                              would strand the last one's)
+
+    def __init__(self, backend):
+        self.ordinal = backend.ordinal
+        self._stream = None
+
+    def __enter__(self):
+        import cupy
+        stream = _Own._streams.get(self.ordinal)
+        if stream is None:
+            with cupy.cuda.Device(self.ordinal):
+                stream = _Own._streams[self.ordinal] = cupy.cuda.Stream(non_blocking=True)
+        queued = cupy.cuda.Event(block=False, disable_timing=True)
+        queued.record(cupy.cuda.Stream.null)
+        stream.wait_event(queued)
+        self._stream = stream
+        stream.__enter__()
+        return stream
+
+    def __exit__(self, *exc):
+        import cupy
+        stream, self._stream = self._stream, None
+        stream.__exit__(*exc)
+        done = cupy.cuda.Event(block=False, disable_timing=True)
+        done.record(stream)
+        cupy.cuda.Stream.null.wait_event(done)
         return False
 
 

@@ -33,7 +33,7 @@ import uuid
 import numpy as np
 
 from ..backends import array_ops
-from ..backends.device import array_module, device_scope
+from ..backends.device import array_module, device_scope, own_stream
 from ..callback import log_to_client
 from ..data.page_store import gpu_memory_errors
 from ..metrics.registry import get_metric
@@ -416,7 +416,10 @@ def _rank_task(rank, ranks, token, timeout, p, cuts, base, booster, rounds, n_ro
     prior_rounds = booster.num_boosted_rounds() - (progress.rounds if progress.started else 0)
     t_task = time.perf_counter()
     try:
-        with training_task(p["nthread"]), device_scope(get_backend(p["device"])), \
+        backend = get_backend(p["device"])
+        # its own stream: NCCL kernels left waiting for a lost peer must not hold up the
+        # worker's other device work (own_stream says what that did)
+        with training_task(p["nthread"]), device_scope(backend), own_stream(backend), \
                 log_to_client(log_topic if rank == 0 else None):
             try:
                 key = _comm_key(p, ranks, rank)

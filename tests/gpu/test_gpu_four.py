@@ -169,13 +169,19 @@ def test_four_ranks_survive_a_killed_rank_with_the_same_model(client, tmp_path):
         except Exception as e:  # noqa: BLE001  (reported below)
             result["error"] = e
     # in a thread, so a hang fails the test with the workers' stacks instead of stopping
-    # the suite (2a12dc9 on 4x H200: the resumed training hung, or failed after minutes)
+    # the suite (2a12dc9 on 4x H200: the resumed training hung, or failed after minutes).
+    # faulthandler writes them from its own thread: a worker whose event loop is stuck
+    # answers no client.run
+    client.run(_dump_stacks_later, str(tmp_path), 140)
     th = threading.Thread(target=fit, daemon=True)
     th.start()
     th.join(150)
     if th.is_alive():
-        pytest.fail("the training did not end within 150 s of a killed rank; running tasks "
-                    f"{client.processing()}; the workers' threads:\n" + _stacks(client))
+        dumps = "\n".join(f"{f.name}:\n{f.read_text()[-6000:]}"
+                           for f in sorted(tmp_path.glob("stacks-*.txt")))
+        pytest.fail(f"the training did not end within 150 s of a killed rank; the workers' "
+                    f"threads after 140 s:\n{dumps}")
+    client.run(_dump_stacks_later, None, 0)
     assert os.path.exists(tmp_path / "k"), "the kill did not happen"
     if "error" in result:
         raise result["error"]
@@ -187,19 +193,15 @@ def test_four_ranks_survive_a_killed_rank_with_the_same_model(client, tmp_path):
     client.wait_for_workers(4, timeout=120)
 
 
-def _stacks(client) -> str:
-    """Every worker's threads, each as its innermost frames (what a hang waits in)."""
-    def mine():
-        import sys
-        import threading as th
-        import traceback
-        names = {t.ident: t.name for t in th.enumerate()}
-        return "\n".join(f"  [{names.get(i, i)}] " + " <- ".join(
-            f"{f.name}@{os.path.basename(f.filename)}:{f.lineno}"
-            for f in reversed(traceback.extract_stack(frame)[-6:]))
-            for i, frame in sys._current_frames().items())
-    try:
-        got = client.run(mine, wait=True)
-    except Exception as e:  # noqa: BLE001  (a worker gone mid-call)
-        return f"(no stacks: {e!r})"
-    return "\n".join(f"{w}:\n{text}" for w, text in got.items())[:20000]
+_dump_file = []
+
+
+def _dump_stacks_later(folder, seconds):
+    """On a worker: write every thread's stack to folder/stacks-PID.txt in ``seconds`` (None:
+    cancel)."""
+    import faulthandler
+    faulthandler.cancel_dump_traceback_later()
+    if folder is None:
+        return
+    _dump_file[:] = [open(os.path.join(folder, f"stacks-{os.getpid()}.txt"), "w")]
+    faulthandler.dump_traceback_later(seconds, file=_dump_file[0])

@@ -155,3 +155,39 @@ def _beside_check(be, beside):
     assert total == 1000.0 and int(flag[0]) == 1
     assert spun > 0.9, f"the spin took {spun:.3f} s"
     assert waited < 0.5, f"the side wait took {waited:.3f} s: it waited for the spin"
+
+
+def test_own_stream_leaves_the_default_stream_free_and_in_order():
+    """dgbdt.backends.device.own_stream (a collective rank's): a kernel that spins on it (an
+    NCCL kernel waiting for a lost peer) does not hold up another thread's copy on the default
+    stream (Dask sending a partition from its event loop); it sees what the default stream
+    wrote before it was entered, and the default stream's work after it is left sees its
+    results."""
+    import threading
+    from dgbdt.backends.device import device_scope, get_backend, own_stream
+    be = get_backend("cuda")
+    spin = cp.RawKernel(_SPIN, "spin")
+    spin.compile()
+    other = cp.arange(1000, dtype=cp.float64)
+    flag = cp.zeros(1, dtype=cp.int32)
+    with device_scope(be):
+        spin((1,), (1,), (np.uint64(300_000_000), flag))      # default stream, before
+        with own_stream(be) as stream:
+            assert cp.cuda.get_current_stream() == stream
+            seen = flag * 7                                   # must wait for the spin
+            spin((1,), (1,), (np.uint64(1_500_000_000), flag))  # the stuck collective
+            copied, took = [], []
+
+            def send():                                       # another thread's transfer
+                t = time.perf_counter()
+                copied.append(cp.asnumpy(other))
+                took.append(time.perf_counter() - t)
+            th = threading.Thread(target=send)
+            th.start()
+            th.join(10)
+            after = flag + 1                                  # queued behind the long spin
+        later = after * 2                                     # default stream, after
+        assert int(later[0]) == 4                             # ... saw the spin's write
+    assert int(seen[0]) == 7
+    assert copied and copied[0][-1] == 999.0
+    assert took[0] < 0.7, f"the default stream's copy waited {took[0]:.2f} s for own_stream"
