@@ -388,6 +388,49 @@ def test_cpu_collective_balances_uneven_placement(proc_client):
     assert kept["history"] == out["history"]
 
 
+def test_used_ranks_drops_ranks_without_a_partition():
+    from dgbdt.dask.placement import used_ranks
+    assert used_ranks(["a", "b", "c"], [0, 2, 2]) == (["a", "c"], [0, 1, 1])
+    assert used_ranks(["a", "b"], [1, 0]) == (["a", "b"], [1, 0])
+
+
+def test_rank_workers_adds_idle_workers_where_partitions_may_move(proc_client):
+    from dgbdt.dask.placement import rank_workers
+    a, b = sorted(proc_client.scheduler_info()["workers"])
+    cpu = {"device": "cpu", "device_memory_budget": None}
+    assert rank_workers(proc_client, cpu, [a, a], True) == [a, b]
+    assert rank_workers(proc_client, cpu, [b], False) == [b]               # streamed
+    assert rank_workers(proc_client, {**cpu, "device_memory_budget": 10 ** 6}, [b],
+                        True) == [b]
+    # GPU pages go only to workers with NCCL on a GPU (none here)
+    assert rank_workers(proc_client, {**cpu, "device": "cuda"}, [a], True) == [a]
+
+
+def test_cpu_collective_trains_on_a_worker_that_holds_no_partition(proc_client):
+    """Every partition on one of two workers (Dask's scheduler leaves a worker without any
+    at times): in mode "collective" the other worker is a rank too, half the rows go to its
+    task, and the model is the in-process one, byte for byte."""
+    import dask.array as da
+    import dgbdt.dask as dgd
+    X, y, _ = make(n=8000, seed=13)
+    a, _ = sorted(proc_client.scheduler_info()["workers"])
+
+    def on_a(M):
+        blocks = [proc_client.scatter(M[i:i + 2000], workers=[a], broadcast=False)
+                  for i in range(0, len(M), 2000)]
+        return da.concatenate([da.from_delayed(f, (2000,) + M.shape[1:], dtype=M.dtype)
+                               for f in blocks])
+    d = dgd.DaskDataset(proc_client, on_a(X), on_a(y))
+    assert set(d.workers_of_parts()) == {a}
+    p = {"objective": "binary:logistic", "max_depth": 4, "eta": 0.3}
+    with logged() as said:
+        out = dgd.train(proc_client, p, d, 8, mode="collective", verbose_eval=False)
+    moves = [m for m in said if "the training rows" in m]
+    assert moves and "[8000, 0] -> [4000, 4000]" in moves[0], said
+    assert out["booster"].save_raw() == dgbdt.train(p, dgbdt.Dataset(X, label=y),
+                                                    8).save_raw()
+
+
 def _failing_level_step(at: int):
     """For proc_client.run on one worker: that rank's ``at``-th level step raises, once."""
     def patch():

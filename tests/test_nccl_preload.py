@@ -1,12 +1,17 @@
 """dgbdt.dask.nccl_preload's CPU-side rules: which fits ask the workers to load NCCL's
 kernels ahead (collective fits on GPU workers), which workers are asked (those holding the
-training's rows now, as the scheduler knows them: DaskDataset.holders_now), and that a worker
+training's rows now, as the scheduler knows them: DaskDataset.holders_now, and the workers
+that will be ranks without holding any: dgbdt.dask.placement.rank_workers), and that a worker
 without CuPy or NCCL does nothing. The load itself runs on GPUs (tests/gpu/test_gpu_nccl.py)."""
+import sys
+
 import numpy as np
 import pytest
 
 from dgbdt.dask import nccl_preload
 from dgbdt.dask.train import _preload_nccl
+
+train_module = sys.modules["dgbdt.dask.train"]     # (dgbdt.dask.train is also the function)
 
 
 class _Data:
@@ -22,6 +27,9 @@ def asked(monkeypatch):
     calls = []
     monkeypatch.setattr(nccl_preload, "submit", lambda client, workers: calls.append(
         sorted(workers)))
+    # the cluster's workers as the client would see them: the holders, and ``idle``
+    monkeypatch.setattr(train_module, "rank_workers", lambda client, p, holders, movable:
+                        sorted(set(holders) | set(p.get("idle", ()))))
     return calls
 
 
@@ -39,6 +47,11 @@ def asked(monkeypatch):
 def test_which_fits_preload(asked, device, mode, holders, persisted, want):
     _preload_nccl(None, {"device": device}, mode, _Data(holders, persisted))
     assert asked == want
+
+
+def test_a_worker_that_will_be_a_rank_without_partitions_preloads_too(asked):
+    _preload_nccl(None, {"device": "cuda", "idle": ["c"]}, "nccl", _Data(["a", "b"]))
+    assert asked == [["a", "b", "c"]]
 
 
 def test_holders_now_are_the_workers_holding_the_rows(client2):

@@ -48,7 +48,7 @@ from ..engine.boosting import boost
 from .collective import ABORT_POLL, RECOVERY_HINT, CollectiveError, NcclComm, unique_id
 from .collective_scores import collective_scores, rank_rows
 from .collective_tcp import SocketComm
-from .placement import by_rank, placed
+from .placement import by_rank, placed, rank_workers, used_ranks
 from ..objectives.custom import objective_on
 from . import comm_cache, nccl_preload
 from .recovery import WorkerLostError, alive_workers, later, outcome
@@ -474,11 +474,12 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
     # empty partitions add nothing (and a streamed one is a shard that should not travel)
     units, workers, rows = zip(*[(u, w, n) for u, w, n in zip(units, workers, dtrain.part_rows)
                                  if n])
-    ranks = sorted(set(workers))
-    n_ranks = len(ranks)
     # a streamed dataset's units are shards built where their rows were read: they stay
-    train_by_rank = by_rank(units, placed(p, rows, workers, ranks, dtrain.persisted,
-                                            "the training rows"), n_ranks)
+    ranks = rank_workers(client, p, workers, dtrain.persisted)
+    ranks, owners = used_ranks(ranks, placed(p, rows, workers, ranks, dtrain.persisted,
+                                             "the training rows"))
+    n_ranks = len(ranks)
+    train_by_rank = by_rank(units, owners, n_ranks)
     evals_by_rank = []
     for d, name in evals:
         if d is dtrain:

@@ -1,10 +1,14 @@
-"""Which rank trains which partition, for the collective modes (dgbdt.dask.collective_train).
+"""Which workers are ranks and which rank trains which partition, for the collective modes
+(dgbdt.dask.collective_train).
 
 A rank is a worker holding training rows; each partition trains on its worker's rank. Every
 rank waits for the slowest at each level's all-reduce, so where Dask placed the partitions
 unevenly (3 of 4 on one worker: the others wait for it) whole partitions are moved, on the
 client, by giving them to another rank's task: Dask copies them there when the task starts.
-The model does not depend on which rank holds a row (exact integer sums, global row ids).
+Where partitions may move, the cluster's workers that hold none can be ranks too
+(``rank_workers``): Dask's scheduler leaves one without partitions at times, and its GPU
+would idle. The model does not depend on which rank holds a row (exact integer sums, global
+row ids), nor on how many ranks there are.
 """
 from __future__ import annotations
 
@@ -64,7 +68,7 @@ def placed(p, rows: list[int], workers: list[str], ranks: list[str], movable: bo
     plain arrays that Dask copies; pages spilled to a worker's disk or streamed to its GPU
     stay with their store)."""
     owners = assign(workers, ranks)
-    if not movable or p["device_memory_budget"] is not None:
+    if not may_move(p, movable):
         return owners
     moved = balanced(owners, rows, len(ranks))
     if moved != owners:
@@ -75,6 +79,42 @@ def placed(p, rows: list[int], workers: list[str], ranks: list[str], movable: bo
                     sum(a != b for a, b in zip(owners, moved)), len(owners), per_rank(owners),
                     per_rank(moved))
     return moved
+
+
+def may_move(p, movable: bool) -> bool:
+    """Whether ``placed`` may move partitions (pages in memory, no memory budget)."""
+    return movable and p["device_memory_budget"] is None
+
+
+def rank_workers(client, p, holders, movable: bool) -> list[str]:
+    """The ranks' workers, in address order: those holding training rows and, where
+    ``placed`` may move partitions, the cluster's other workers that can train them (for GPU
+    pages: CuPy with NCCL on a GPU). Dask leaves a worker without partitions at times (8
+    parquet files read by 4 workers: 3, 3, 2 and 0), and the three others would train its
+    share; the same workers also make the same ranks from fit to fit, so a notebook's next
+    fit keeps its communicator (dgbdt.dask.comm_cache). Ranks that get no partition (a
+    partition moves only whole) are dropped by ``used_ranks``."""
+    ranks = set(holders)
+    if may_move(p, movable):
+        others = sorted(set(client.scheduler_info(n_workers=-1)["workers"]) - ranks)
+        if others and p["device"] != "cpu":
+            from .collective import nccl_status
+            try:
+                status = client.run(nccl_status, workers=others)
+            except Exception:  # noqa: BLE001  (a worker leaving meanwhile: train without)
+                status = {}
+            others = [w for w in others if w in status and status[w] is None]
+        ranks.update(others)
+    return sorted(ranks)
+
+
+def used_ranks(ranks: list[str], owners: list[int]) -> tuple[list[str], list[int]]:
+    """The ranks that own a partition, in their order, and the owners renumbered to them."""
+    used = sorted(set(owners))
+    if len(used) == len(ranks):
+        return list(ranks), list(owners)
+    new = {r: i for i, r in enumerate(used)}
+    return [ranks[r] for r in used], [new[o] for o in owners]
 
 
 def by_rank(items, owners, n_ranks: int) -> list[list]:

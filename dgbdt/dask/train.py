@@ -45,6 +45,7 @@ from .memory import check_worker_memory
 from . import nccl_preload
 from .recovery import RecoveryError, WorkerLostError, later, wait_for_partitions
 from .modes import STRATEGIES, Attempt, auto_mode
+from .placement import rank_workers
 from .shards import make_shard, needs_rows, start_margins
 from .worker import reaching_client
 
@@ -322,7 +323,8 @@ def _preload_nccl(client, p, mode: str, dtrain) -> None:
     workers = dtrain.holders_now()
     if mode == "auto" and len(workers) < 2:      # one worker trains in one task
         return
-    nccl_preload.submit(client, workers)
+    # the workers holding no partition too, where they will be ranks
+    nccl_preload.submit(client, rank_workers(client, p, workers, True))
 
 
 def _attempt(client, p, cuts, booster, prior, offsets, objective, metrics, num_boost_round,

@@ -198,20 +198,13 @@ def test_nccl_balances_uneven_placement_with_the_in_process_model(client):
     Dask copies the GPU pages and rows), and the model is the in-process one, byte for byte,
     as it is with the uneven placement kept."""
 
-    import dask
     from dgbdt.dask import placement
     X, z = _data(n=16000, seed=8)
     Xv, zv = _data(n=4000, seed=9)
     a, b = sorted(client.scheduler_info()["workers"])
 
     def placed_array(M, chunk, where):
-        futs = [client.submit(cp.asarray, M[i:i + chunk], workers=[w],
-                              allow_other_workers=False, pure=False)
-                for i, w in zip(range(0, len(M), chunk), where)]
-        shape = (chunk,) + M.shape[1:]
-        return da.concatenate([da.from_delayed(dask.delayed(f), shape, dtype=M.dtype,
-                                               meta=cp.empty((0,) * M.ndim, M.dtype))
-                               for f in futs])
+        return _placed_array(client, M, chunk, where)
     d = dgd.DaskDataset(client, placed_array(X, 4000, [a, a, a, b]),
                         placed_array(z, 4000, [a, a, a, b]))
     dv = dgd.DaskDataset(client, placed_array(Xv, 2000, [b, b]),
@@ -239,6 +232,36 @@ def test_nccl_balances_uneven_placement_with_the_in_process_model(client):
         placement.BALANCE_SLACK = old
     assert _json(kept["booster"]) == _json(ref)
     assert kept["history"] == out["history"]
+
+
+def _placed_array(client, M, chunk, where):
+    """A dask array of cupy chunks of M, chunk i made on worker where[i] (and kept there)."""
+    import dask
+    futs = [client.submit(cp.asarray, M[i:i + chunk], workers=[w], allow_other_workers=False,
+                          pure=False)
+            for i, w in zip(range(0, len(M), chunk), where)]
+    shape = (chunk,) + M.shape[1:]
+    return da.concatenate([da.from_delayed(dask.delayed(f), shape, dtype=M.dtype,
+                                           meta=cp.empty((0,) * M.ndim, M.dtype))
+                           for f in futs])
+
+
+def test_nccl_trains_on_a_gpu_worker_that_holds_no_partition(client):
+    """Every partition on one of the two GPU workers (Dask's scheduler leaves one without
+    any at times): the other is a rank too, half the pages go to its task, and the model is
+    the in-process one, byte for byte."""
+    X, z = _data(n=16000, seed=10)
+    a, _ = sorted(client.scheduler_info()["workers"])
+    d = dgd.DaskDataset(client, _placed_array(client, X, 4000, [a] * 4),
+                        _placed_array(client, z, 4000, [a] * 4))
+    assert set(d.workers_of_parts()) == {a}
+    p = {"max_depth": 5}
+    with logged() as said:
+        out = dgd.train(client, p, d, 6, mode="nccl", verbose_eval=False)
+    moves = [m for m in said if "the training rows" in m]
+    assert moves and "[16000, 0] -> [8000, 8000]" in moves[0], said
+    ref = dgbdt.train(p, dgbdt.Dataset(cp.asarray(X), label=cp.asarray(z)), 6)
+    assert _json(out["booster"]) == _json(ref)
 
 
 def test_nccl_kernels_are_preloaded_on_the_ranks_workers(client):
