@@ -555,7 +555,7 @@ def _watch(client, futures, ranks, flag, why, timeout, seen):
     _wait(client, [f for r, f in enumerate(futures) if r not in gone],
           min(timeout, 10.0) + 2.0, "ALL_COMPLETED")
     running = [r for r, f in enumerate(futures) if r not in gone and f.status == "pending"]
-    if running:     # its worker's thread is taken until it ends: a next attempt waits there
+    if running:     # it still holds its device and communicator: a next attempt there may wait
         logger.warning("dgbdt.dask.train: after %s, rank(s) %s (%s) had not stopped %.0f s "
                        "after the stop signal", reason, running,
                        ", ".join(ranks[r] for r in running), min(timeout, 10.0) + 2.0)
