@@ -166,3 +166,75 @@ def test_feature_chunks_give_the_same_summaries(chunk, monkeypatch):
     X[1, 0] = -np.inf
     with pytest.raises(ValueError, match=r"infinite values in feature\(s\) \[0, 4\]"):
         sd.summarize_device(X, None, 4, xp=np)
+
+
+def _blocks(rng, sizes, nf=5):
+    """Row blocks of one feature count, with NaN, ties and an empty block where asked."""
+    out = []
+    for n in sizes:
+        X = np.floor(rng.standard_normal((n, nf)) * 20).astype(np.float32)
+        X[rng.random((n, nf)) < 0.1] = np.nan
+        out.append(X)
+    return out
+
+
+@pytest.mark.parametrize("chunk,join", [(1 << 24, 1 << 25), (40, 1 << 25), (40, 150),
+                                        (1, 1)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_blocks_summary_is_the_merge_of_the_blocks_summaries(chunk, join, weighted,
+                                                             monkeypatch):
+    """Several arrays' rows summarized together (one sort a feature over all of them, runs
+    of at most JOIN_ROWS rows, feature groups of CHUNK_VALUES values) give the Summaries of
+    their concatenation, which is each block's summary merged."""
+    import dgbdt.data.sketch_device as sd
+    from dgbdt.data.sketch import merge_many
+    monkeypatch.setattr(sd, "CHUNK_VALUES", chunk)
+    monkeypatch.setattr(sd, "JOIN_ROWS", join)
+    rng = np.random.default_rng([chunk, join, int(weighted)])
+    blocks = _blocks(rng, [70, 0, 130, 45, 90])
+    weights = None
+    if weighted:
+        weights = [rng.exponential(size=X.shape[0]) for X in blocks]
+        weights[2][::3] = 0.0       # left out, as a single array's zero weights are
+    scale = 2.0 ** 40
+    for mk in (8, 4096):
+        got = sd.summarize_blocks_device(blocks, weights, scale if weighted else None, mk,
+                                         xp=np)
+        ref = summarize_weighted(np.concatenate(blocks),
+                                 None if weights is None else np.concatenate(weights),
+                                 scale, mk)
+        assert got.equals(ref) and got.n_rows == ref.n_rows
+        each = [summarize_weighted(X, None if weights is None else w, scale, mk)
+                for X, w in zip(blocks, weights or [None] * len(blocks))]
+        assert got.equals(merge_many(each, mk))
+
+
+def test_blocks_summary_errors():
+    import dgbdt.data.sketch_device as sd
+    rng = np.random.default_rng(8)
+    a, b = _blocks(rng, [20, 30])
+    with pytest.raises(ValueError, match="no blocks"):
+        sd.summarize_blocks_device([], None, None, 16, xp=np)
+    with pytest.raises(ValueError, match="different feature counts"):
+        sd.summarize_blocks_device([a, b[:, :3]], None, None, 16, xp=np)
+    with pytest.raises(ValueError):
+        sd.summarize_blocks_device([a, b], [np.ones(20)], 1.0, 16, xp=np)   # a weight short
+    b[4, 3] = np.inf
+    a[0, 1] = -np.inf
+    with pytest.raises(ValueError, match=r"infinite values in feature\(s\) \[1, 3\]"):
+        sd.summarize_blocks_device([a, b], None, None, 16, xp=np)
+
+
+def test_parts_summary_of_host_parts_merges_each_parts_summary():
+    """A worker's summary of host parts (the merge of each part's, dgbdt.dask.parts) is the
+    summary of all their rows, weighted too."""
+    from dgbdt.dask.parts import Part, merge_summaries, parts_summary
+    rng = np.random.default_rng(9)
+    blocks = _blocks(rng, [50, 0, 80])
+    ws = [rng.exponential(size=X.shape[0]) for X in blocks]
+    parts = [Part(X, None, w, None) for X, w in zip(blocks, ws)]
+    scale = 2.0 ** 40
+    got = parts_summary(scale, 64, *parts)
+    assert got.equals(summarize_weighted(np.concatenate(blocks), np.concatenate(ws), scale, 64))
+    assert parts_summary(None, 64, *parts).equals(summarize(np.concatenate(blocks), None, 64))
+    assert merge_summaries(got) is got

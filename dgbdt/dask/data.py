@@ -31,7 +31,8 @@ from .categories import frame_categories, merge_categories, recode_part
 from .pages import PagePlan, make_paged
 from .reduce import tree_reduce
 from .parts import (check_queries_within_partitions, cuts_of_summaries, make_part,
-                    merge_summaries, part_stats, part_summary, results_in_order)
+                    merge_summaries, part_stats, part_summary, parts_summary,
+                    results_in_order)
 from .worker import check_synchronous, on_loop
 
 
@@ -311,14 +312,31 @@ class DaskDataset:
             c = self.client
             scale = (weight_scale(self.max_weight, self.num_row) if self.has_weight else None)
             max_keys = default_max_keys(max_bin)
-            summaries = self.map_parts(part_summary, scale, max_keys)
+            holders = self._holders()
+            if self.on_device and holders is not None:
+                # one summary a worker of all the rows it holds: one sort a feature on its
+                # GPU instead of one a partition and merges on its host
+                summaries, holders = self._worker_summaries(holders, scale, max_keys), None
+            else:
+                summaries = self.map_parts(part_summary, scale, max_keys)
             # merges first: the summaries (F x max_keys x 24 bytes a partition) do not pile up;
             # a worker merges its own partitions' summaries, so only one a worker travels
             self._cuts[max_bin] = tree_reduce(c, summaries, merge_summaries, fan_in,
                                               "dgbdt-sketch", final=cuts_of_summaries,
                                               final_args=(max_bin, self.categorical),
-                                              priority=1, workers=self._holders())
+                                              priority=1, workers=holders)
         return self._cuts[max_bin]
+
+    def _worker_summaries(self, holders: list[str], scale, max_keys: int) -> list:
+        """Futures of each holding worker's parts_summary of the parts it holds."""
+        own: dict[str, list] = {}
+        for f, w in zip(self._held, holders):
+            own.setdefault(w, []).append(f)
+        token = uuid.uuid4().hex[:8]
+        return [self.client.submit(parts_summary, scale, max_keys, *fs, workers=[w],
+                                   allow_other_workers=True, priority=1, pure=False,
+                                   key=f"dgbdt-sketch-parts-{i}-{token}")
+                for i, (w, fs) in enumerate(own.items())]
 
     @property
     def categorical(self):

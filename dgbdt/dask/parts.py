@@ -19,14 +19,15 @@ from ..data.input import as_matrix, as_vector, mark_missing
 from ..data.labels import label_targets
 from ..data.quantize import Cuts, cuts_from_summaries
 from ..data.sketch import Summaries, merge_many, summarize_weighted
-from ..data.sketch_device import summarize_weighted_device
+from ..data.sketch_device import summarize_blocks_device, summarize_weighted_device
 from ..data.sparse import as_csr, is_sparse, summarize_csr
 from ..data.queries import group_pointers, query_ids
 from .categories import categorical_block, part_categories
 from .worker import data_task_threads
 
 __all__ = ["Part", "check_queries_within_partitions", "cuts_of_summaries", "located",
-           "make_part", "merge_summaries", "part_stats", "part_summary", "results_in_order"]
+           "make_part", "merge_summaries", "part_stats", "part_summary", "parts_summary",
+           "results_in_order"]
 
 _ROW = re.compile(r"\brow (\d+)")
 
@@ -206,8 +207,24 @@ def part_summary(part: Part, scale: float | None, max_keys: int) -> Summaries:
         return summarize(part.X, w, scale, max_keys)
 
 
+def parts_summary(scale: float | None, max_keys: int, *parts: Part) -> Summaries:
+    """The summaries of the rows of several parts (one worker's): dense GPU parts as one sort
+    a feature over all their rows (dgbdt.data.sketch_device.summarize_blocks_device), others
+    each part's summary merged. Merges are exact, so both give what part_summary of each part
+    merged in any tree gives."""
+    if all(not is_sparse(p.X) and is_device_array(p.X) for p in parts):
+        with data_task_threads():
+            return summarize_blocks_device(
+                [p.X for p in parts], None if scale is None else [p.weight for p in parts],
+                scale, max_keys)
+    return merge_summaries(*[part_summary(p, scale, max_keys) for p in parts])
+
+
 def merge_summaries(*parts: Summaries) -> Summaries:
-    """The parts' summaries merged exactly, in one k-way merge (dgbdt.data.sketch.merge_many)."""
+    """The parts' summaries merged exactly, in one k-way merge (dgbdt.data.sketch.merge_many);
+    one summary is its own merge."""
+    if len(parts) == 1:
+        return parts[0]
     with data_task_threads():
         return merge_many(parts, parts[0].max_keys)
 

@@ -223,16 +223,21 @@ def check_summarize_args(X, weights_fixed, max_keys, xp):
     max_keys = int(max_keys)
     if max_keys < 1:
         raise ValueError("max_keys must be >= 1")
-    w = None
-    if weights_fixed is not None:
-        w = xp.ascontiguousarray(xp.asarray(weights_fixed))
-        if w.dtype != np.int64:
-            raise TypeError("weights_fixed must be int64 (use to_fixed)")
-        if w.shape != (X.shape[0],):
-            raise ValueError("weights_fixed must have shape [n_rows]")
-        if X.shape[0] and int(w.min()) < 0:
-            raise ValueError("weights must be non-negative")
-    return X, w, max_keys
+    return X, check_weights_fixed(weights_fixed, X.shape[0], xp), max_keys
+
+
+def check_weights_fixed(weights_fixed, n_rows: int, xp):
+    """Contiguous int64 [n_rows] non-negative fixed-point weights, checked, or None."""
+    if weights_fixed is None:
+        return None
+    w = xp.ascontiguousarray(xp.asarray(weights_fixed))
+    if w.dtype != np.int64:
+        raise TypeError("weights_fixed must be int64 (use to_fixed)")
+    if w.shape != (n_rows,):
+        raise ValueError("weights_fixed must have shape [n_rows]")
+    if n_rows and int(w.min()) < 0:
+        raise ValueError("weights must be non-negative")
+    return w
 
 
 def summarize(X, weights_fixed=None, max_keys: int = 4096) -> Summaries:

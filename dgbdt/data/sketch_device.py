@@ -1,7 +1,9 @@
 """Array-module-generic (``xp`` = numpy or cupy) ``summarize``, bit for bit the CPU summaries.
 
 The data stay in ``xp`` arrays (on the GPU under cupy); only the final summary (at most
-``F * max_keys`` buckets) is copied to the host. For X float32 [n, F], all features at once:
+``F * max_keys`` buckets) is copied to the host. For X float32 [n, F], all features at once
+(the rows of several arrays, ``summarize_blocks_device``, are one X: each block's keys fill
+its rows' part of every feature's run, and the steps below see n = all their rows):
 
 1. Keys (see ``dgbdt.data.sketch``): with ``u`` the bits of x and ``m = u & 0x7FFFFFFF``,
    NaN (``m > 0x7F800000``) -> ``NAN_KEY`` (larger than every other key, so sorted last and
@@ -27,9 +29,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.cpu_data import NAN_KEY
-from .sketch import Summaries, check_summarize_args
+from .sketch import Summaries, check_summarize_args, check_weights_fixed, merge_many
 
-__all__ = ["summarize_device", "summarize_weighted_device", "to_fixed_device"]
+__all__ = ["summarize_blocks_device", "summarize_device", "summarize_weighted_device",
+           "to_fixed_device"]
 
 _U32 = np.uint32
 
@@ -122,21 +125,81 @@ def summarize_device(X, weights_fixed=None, max_keys: int = 4096, xp=None) -> Su
     Same validation and errors as ``summarize``; returns host (numpy) ``Summaries``. Features
     are summarized in groups of at most CHUNK_VALUES values (exact: features are independent).
     """
-    xp = _get_xp(X, xp)
-    n = X.shape[0] if X.ndim == 2 else 0
-    nf = X.shape[1] if X.ndim == 2 else 0
-    step = max(1, CHUNK_VALUES // max(n, 1))
-    if nf > step:
-        if xp is np and _any(xp.isinf(X), xp):
-            raise _Infinite(_to_host(xp.flatnonzero(xp.isinf(X).any(axis=0))).tolist())
-        try:
-            return _concat_features([_summarize_block(X[:, a:a + step], weights_fixed,
-                                                      max_keys, xp)
-                                     for a in range(0, nf, step)])
-        except _Infinite:       # a GPU finds them block by block: report over all features
-            bad = _to_host(xp.flatnonzero(xp.isinf(xp.asarray(X)).any(axis=0))).tolist()
-            raise _Infinite(bad) from None
-    return _summarize_block(X, weights_fixed, max_keys, xp)
+    return _summarize_rows([X], weights_fixed, max_keys, _get_xp(X, xp))
+
+
+def _summarize_rows(blocks: list, weights_fixed, max_keys: int, xp) -> Summaries:
+    """The summary of the rows of ``blocks`` (2-D arrays of one feature count), one after
+    another, as if one array (``weights_fixed``: int64 over all their rows, or None)."""
+    blocks = [check_summarize_args(X, None, max_keys, xp)[0] for X in blocks]
+    max_keys = int(max_keys)
+    nf = blocks[0].shape[1]
+    if any(X.shape[1] != nf for X in blocks):
+        raise ValueError("blocks of rows to summarize together have different feature counts")
+    n = sum(X.shape[0] for X in blocks)
+    w = check_weights_fixed(weights_fixed, n, xp)
+    if n == 0 or nf == 0:
+        s = Summaries.empty(nf, max_keys)
+        s.n_rows = n
+        return s
+    step = max(1, CHUNK_VALUES // n)
+    if nf <= step:
+        return _summarize_group(blocks, w, max_keys, xp)
+    if xp is np and any(_any(xp.isinf(X), xp) for X in blocks):
+        raise _Infinite(_infinite_features(blocks, xp))
+    try:
+        return _concat_features([_summarize_group([X[:, a:a + step] for X in blocks], w,
+                                                  max_keys, xp)
+                                 for a in range(0, nf, step)])
+    except _Infinite:       # a GPU finds them group by group: report over all features
+        raise _Infinite(_infinite_features(blocks, xp)) from None
+
+
+def _infinite_features(blocks: list, xp) -> list:
+    """The features holding +-inf in any of ``blocks``, ascending."""
+    bad = set()
+    for X in blocks:
+        bad.update(_to_host(xp.flatnonzero(xp.isinf(xp.asarray(X)).any(axis=0))).tolist())
+    return sorted(bad)
+
+
+JOIN_ROWS = 2 * CHUNK_VALUES
+"""summarize_blocks_device sorts at most this many rows together (more: several sorts whose
+summaries are merged), so its sort's temporaries (about 24 bytes a value, one feature at a
+time at this size) stay under 800 MB however many rows a worker holds."""
+
+
+def summarize_blocks_device(blocks: list, weights: list | None, scale: float | None,
+                            max_keys: int, xp=None) -> Summaries:
+    """``summarize_weighted_device`` of the rows of several arrays (e.g. the partitions one
+    worker holds), one after another: ``weights`` one float array a block, or None.
+
+    The result is merging each block's summary (``merge_many``: exact, so any grouping of the
+    rows gives the same Summaries), computed as one sort a feature over the blocks' keys,
+    runs of at most JOIN_ROWS rows, instead of a sort a block and a k-way merge on the host.
+    """
+    if not blocks:
+        raise ValueError("no blocks of rows to summarize")
+    xp = _get_xp(blocks[0], xp)
+    fixed = None
+    if weights is not None:
+        kept = []
+        for X, wt in zip(blocks, weights, strict=True):
+            wt = xp.asarray(wt)
+            keep = wt > 0
+            kept.append((xp.asarray(X)[keep], to_fixed_device(wt[keep], scale, xp)))
+        blocks, fixed = [X for X, _ in kept], [f for _, f in kept]
+    runs, rows = [[]], 0
+    for i, X in enumerate(blocks):
+        if runs[-1] and rows + X.shape[0] > JOIN_ROWS:
+            runs.append([])
+            rows = 0
+        runs[-1].append(i)
+        rows += X.shape[0]
+    out = [_summarize_rows([blocks[i] for i in run],
+                           None if fixed is None else xp.concatenate([fixed[i] for i in run]),
+                           max_keys, xp) for run in runs]
+    return out[0] if len(out) == 1 else merge_many(out, max_keys)
 
 
 class _Infinite(ValueError):
@@ -146,16 +209,19 @@ class _Infinite(ValueError):
         super().__init__(f"infinite values in feature(s) {features[:10]}")
 
 
-def _sort_keys(X, xp):
+def _sort_keys(blocks: list, xp):
     """(comp, cnt, infs): uint64 comp [F * n] with comp[f * n + r] = f << 32 | key(X[r, f])
-    (step 1 of the module docstring; not yet sorted), int64 cnt [F] each feature's non-NaN
-    count and infs [F] its count of infinities (the caller raises, after enqueueing the rest:
-    a check here would make the host wait). On a GPU one kernel (dgbdt.kernels.gpu_sketch)
-    does what the array code below specifies."""
-    n, nf = X.shape
+    for the n rows X of ``blocks`` one after another (step 1 of the module docstring; not
+    yet sorted), int64 cnt [F] each feature's non-NaN count and infs [F] its count of
+    infinities (the caller raises, after enqueueing the rest: a check here would make the
+    host wait). On a GPU one kernel a block (dgbdt.kernels.gpu_sketch) does what the array
+    code below specifies."""
+    nf = blocks[0].shape[1]
     if xp is not np:
         from ..kernels.gpu_sketch import sketch_keys
-        return sketch_keys(X, 0, nf)
+        return sketch_keys(blocks, 0, nf)
+    X = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+    n = X.shape[0]
     u = xp.ascontiguousarray(X.T).view(xp.uint32)
     mag = u & _U32(0x7FFFFFFF)
     infs = _row_counts(mag == _U32(0x7F800000), xp)
@@ -205,17 +271,14 @@ def _starts(comp, n: int, nf: int, cnt, s):
     return np.concatenate([first, bl > s.astype(np.uint8)[:, None]], axis=1)
 
 
-def _summarize_block(X, weights_fixed, max_keys: int, xp) -> Summaries:
-    X, w, max_keys = check_summarize_args(X, weights_fixed, max_keys, xp)
-    n, nf = X.shape
+def _summarize_group(blocks: list, w, max_keys: int, xp) -> Summaries:
+    """Steps 1-4 for the rows of ``blocks`` (checked, n > 0 rows in all, F > 0 features;
+    ``w`` checked int64 weights of all the rows, or None)."""
+    n, nf = sum(X.shape[0] for X in blocks), blocks[0].shape[1]
     weighted = w is not None
-    if n == 0 or nf == 0:
-        s = Summaries.empty(nf, max_keys)
-        s.n_rows = n
-        return s
 
     # 1. keys, 2. every feature sorted by one flat sort of f << 32 | key (comp [F * n])
-    comp, cnt, infs = _sort_keys(X, xp)
+    comp, cnt, infs = _sort_keys(blocks, xp)
     ws = None
     if weighted:
         order = xp.argsort(comp)

@@ -9,21 +9,27 @@ from .launch import BLOCK, kernel
 KEYS_BLOCK = (32, 8)
 
 
-def sketch_keys(X, f0: int, g: int):
-    """(comp, cnt, infs) for features f0 .. f0 + g of the device float32 X [n, F] (any
-    strides): comp uint64 [g * n] with comp[f * n + r] = f << 32 | key(X[r, f0 + f]) (the
-    sketch's sort keys, NaN last), and int64 [g] counts of each feature's non-NaN values and
-    infinities."""
+def sketch_keys(blocks, f0: int, g: int):
+    """(comp, cnt, infs) for features f0 .. f0 + g of the rows of ``blocks`` (device float32
+    arrays [n_b, F], any strides; their rows one after another, N rows in all): comp uint64
+    [g * N] with comp[f * N + r] = f << 32 | key(row r's value of feature f0 + f) (the sketch's
+    sort keys, NaN last), and int64 [g] counts of each feature's non-NaN values and
+    infinities. One launch a block, each writing its rows' slice of every feature's run."""
     import cupy as cp
-    n = int(X.shape[0])
-    s0, s1 = (int(s) // X.itemsize for s in X.strides)
-    comp = cp.empty(g * n, dtype=cp.uint64)
+    total = sum(int(X.shape[0]) for X in blocks)
+    comp = cp.empty(g * total, dtype=cp.uint64)
     counts = cp.zeros(2 * g, dtype=cp.uint64)
-    if n and g:
-        grid = ((n + 31) // 32, (g + 31) // 32)
-        kernel("sketch", "sketch_keys")(grid, KEYS_BLOCK, (X, np.int64(n), np.int32(g),
-                                                         np.int64(s0), np.int64(s1),
-                                                         np.int32(f0), comp, counts))
+    row0 = 0
+    for X in blocks:
+        n = int(X.shape[0])
+        s0, s1 = (int(s) // X.itemsize for s in X.strides)
+        if n and g:
+            grid = ((n + 31) // 32, (g + 31) // 32)
+            kernel("sketch", "sketch_keys")(grid, KEYS_BLOCK, (X, np.int64(n), np.int32(g),
+                                                             np.int64(s0), np.int64(s1),
+                                                             np.int32(f0), comp, counts,
+                                                             np.int64(total), np.int64(row0)))
+        row0 += n
     counts = counts.view(cp.int64)
     return comp, counts[:g], counts[g:]
 

@@ -35,6 +35,31 @@ def _dask(X, z, chunks):
             da.from_array(cp.asarray(z), chunks=(chunks,), asarray=False))
 
 
+def test_a_workers_partitions_sketched_together_give_the_in_process_cuts(client):
+    """One GPU worker summarizes the rows of all the partitions it holds with one sort a
+    feature (dgbdt.dask.parts.parts_summary): the cuts of the one array in-process, weighted
+    (zero weights too) and not, for any chunking."""
+    from distributed import get_task_stream
+    rng = np.random.default_rng(12)
+    X, _ = _data(30000, 5, seed=12)
+    X[:, 2] = np.round(X[:, 2] * 4)        # ties
+    w = rng.exponential(size=30000)
+    w[::7] = 0.0
+    for weighted in (False, True):
+        ref = dgbdt.Dataset(cp.asarray(X), weight=cp.asarray(w) if weighted else None)
+        for chunks in (30000, 7000, 2999):
+            Xd = da.from_array(cp.asarray(X), chunks=(chunks, -1), asarray=False)
+            wd = (da.from_array(cp.asarray(w), chunks=(chunks,), asarray=False)
+                  if weighted else None)
+            d = dgd.DaskDataset(client, Xd, weight=wd)
+            with get_task_stream(client) as ts:
+                cuts = d.cuts(256).result()
+            assert cuts.equals(ref.cuts(256)), (weighted, chunks)
+            keys = [str(t["key"]) for t in ts.data]
+            assert sum(k.startswith("dgbdt-sketch-parts") for k in keys) == 1, keys
+            assert not any("part_summary" in k for k in keys), keys
+
+
 @pytest.mark.parametrize("mode", ["task", "graph"])
 def test_same_model_as_in_process(client, mode):
     X, z = _data()

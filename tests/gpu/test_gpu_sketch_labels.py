@@ -30,8 +30,8 @@ def _awkward(n, nf, seed):
 def test_sketch_kernels_equal_their_specification(n, nf):
     X = _awkward(n, nf, seed=n)
     X[n // 2, nf // 2] = np.inf            # counted, not raised, by the keys pass
-    comp_h, cnt_h, inf_h = sd._sort_keys(X, np)
-    comp_d, cnt_d, inf_d = sd._sort_keys(cp.asarray(X), cp)
+    comp_h, cnt_h, inf_h = sd._sort_keys([X], np)
+    comp_d, cnt_d, inf_d = sd._sort_keys([cp.asarray(X)], cp)
     np.testing.assert_array_equal(cp.asnumpy(comp_d), comp_h)
     np.testing.assert_array_equal(cp.asnumpy(cnt_d), cnt_h)
     np.testing.assert_array_equal(cp.asnumpy(inf_d), inf_h)
@@ -65,6 +65,42 @@ def test_sketch_of_strided_device_arrays(layout):
             "reversed_rows": lambda a: a[::-1]}[layout](X)
     assert summarize(np.ascontiguousarray(host), None, 64).equals(
         sd.summarize_device(view(d), None, 64))
+
+
+def test_sketch_keys_of_several_blocks_equal_their_specification():
+    """The keys kernel fills each block's rows of every feature's run, whatever the blocks'
+    layouts (a Fortran block, a row-reversed view, an empty block), counts added up."""
+    X = _awkward(2500, 9, seed=4)
+    X[100, 3] = np.inf
+    cuts = [0, 700, 700, 1900, 2500]
+    host = [X[a:b] for a, b in zip(cuts, cuts[1:])]
+    dev = [cp.asarray(host[0]), cp.asarray(host[1]), cp.asfortranarray(cp.asarray(host[2])),
+           cp.asarray(host[3][::-1].copy())[::-1]]
+    for h, d in zip(sd._sort_keys(host, np), sd._sort_keys(dev, cp)):
+        np.testing.assert_array_equal(cp.asnumpy(d), h)
+
+
+@pytest.mark.parametrize("chunk,join", [(1 << 24, 1 << 25), (3000, 1 << 25), (3000, 2000)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_blocks_summary_on_the_device_equals_the_host_summary(chunk, join, weighted,
+                                                              monkeypatch):
+    """summarize_blocks_device on a GPU (one sort a feature over several blocks, in runs of
+    JOIN_ROWS rows and feature groups of CHUNK_VALUES values) is the CPU summary of the
+    concatenated rows, weights with zeros included."""
+    from dgbdt.data.sketch import summarize_weighted
+    monkeypatch.setattr(sd, "CHUNK_VALUES", chunk)
+    monkeypatch.setattr(sd, "JOIN_ROWS", join)
+    X = _awkward(4000, 7, seed=6)
+    rng = np.random.default_rng(6)
+    w = rng.exponential(size=4000)
+    w[::5] = 0.0
+    cuts = [0, 1500, 1500, 2600, 4000]
+    blocks = [cp.asarray(X[a:b]) for a, b in zip(cuts, cuts[1:])]
+    ws = [cp.asarray(w[a:b]) for a, b in zip(cuts, cuts[1:])] if weighted else None
+    scale = 2.0 ** 40
+    for mk in (16, 4096):
+        got = sd.summarize_blocks_device(blocks, ws, scale if weighted else None, mk)
+        assert got.equals(summarize_weighted(X, w if weighted else None, scale, mk))
 
 
 def test_infinite_values_reported_over_every_feature_group(monkeypatch):

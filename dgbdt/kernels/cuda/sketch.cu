@@ -16,14 +16,16 @@ __device__ __forceinline__ u32 sketch_key(u32 u) {
     return (u != m && m != 0) ? ~u : (m | 0x80000000u);
 }
 
-// comp[f * n + r] = f << 32 | sketch_key(X[r, f0 + f]) for features f < g of the float32 X
-// (element strides s0 between rows, s1 between features); counts[f] += the feature's non-NaN
-// values, counts[g + f] += its infinities (counts zeroed by the caller). Block (32, 8), grid
+// comp[f * ld + row0 + r] = f << 32 | sketch_key(X[r, f0 + f]) for features f < g of the
+// float32 X [n, ...] (element strides s0 between rows, s1 between features): X's rows are rows
+// row0 .. row0 + n of a [g, ld] key matrix that several blocks of rows fill (ld >= row0 + n).
+// counts[f] += the feature's non-NaN values, counts[g + f] += its infinities (counts zeroed by
+// the caller before the first block). Block (32, 8), grid
 // (ceil(n / 32), ceil(g / 32)): a 32 x 32 tile through shared memory, so reads follow X's
 // rows and writes each feature's run.
 extern "C" __global__ void sketch_keys(const float* __restrict__ X, i64 n, int g, i64 s0,
                                        i64 s1, int f0, u64* __restrict__ comp,
-                                       u64* __restrict__ counts) {
+                                       u64* __restrict__ counts, i64 ld, i64 row0) {
     __shared__ u32 tile[32][33];
     const i64 r0 = (i64)blockIdx.x * 32;
     const int fb = blockIdx.y * 32;
@@ -43,7 +45,7 @@ extern "C" __global__ void sketch_keys(const float* __restrict__ X, i64 n, int g
         const bool ok = f < g && r < n;
         const u32 u = tile[tx][ty + 8 * i];
         const u32 m = u & 0x7FFFFFFFu;
-        if (ok) comp[(i64)f * n + r] = ((u64)f << 32) | sketch_key(u);
+        if (ok) comp[(i64)f * ld + row0 + r] = ((u64)f << 32) | sketch_key(u);
         const u32 valid = __ballot_sync(0xffffffffu, ok && m <= 0x7F800000u);
         const u32 inf = __ballot_sync(0xffffffffu, ok && m == 0x7F800000u);
         if (tx == 0 && f < g) {
