@@ -95,8 +95,20 @@ def beside(backend):
     return _Beside(backend)
 
 
+def _kept_stream(streams: dict, ordinal: int):
+    """The non-blocking stream ``streams`` keeps for device ``ordinal``, made on first use:
+    one a device and process, since CuPy's pool caches freed blocks per stream, so a new
+    stream per use would strand the last one's."""
+    stream = streams.get(ordinal)
+    if stream is None:
+        import cupy
+        with cupy.cuda.Device(ordinal):
+            stream = streams[ordinal] = cupy.cuda.Stream(non_blocking=True)
+    return stream
+
+
 class _Beside:
-    _streams: dict = {}          # device ordinal -> its side stream (one per process)
+    _streams: dict = {}          # device ordinal -> its side stream (_kept_stream)
 
     def __init__(self, backend):
         cp = backend.xp
@@ -106,11 +118,7 @@ class _Beside:
         self._stream = None
 
     def __enter__(self):
-        import cupy
-        stream = _Beside._streams.get(self.ordinal)
-        if stream is None:
-            with cupy.cuda.Device(self.ordinal):
-                stream = _Beside._streams[self.ordinal] = cupy.cuda.Stream(non_blocking=True)
+        stream = _kept_stream(_Beside._streams, self.ordinal)
         stream.wait_event(self.event)
         self._stream = stream
         stream.__enter__()
@@ -139,9 +147,7 @@ def own_stream(backend):
 
 
 class _Own:
-    _streams: dict = {}          # device ordinal -> the stream (one a process: CuPy's pool
-    #                              caches freed blocks per stream, so a new stream per use
-    #                              would strand the last one's)
+    _streams: dict = {}          # device ordinal -> the rank's stream (_kept_stream)
 
     def __init__(self, backend):
         self.ordinal = backend.ordinal
@@ -149,10 +155,7 @@ class _Own:
 
     def __enter__(self):
         import cupy
-        stream = _Own._streams.get(self.ordinal)
-        if stream is None:
-            with cupy.cuda.Device(self.ordinal):
-                stream = _Own._streams[self.ordinal] = cupy.cuda.Stream(non_blocking=True)
+        stream = _kept_stream(_Own._streams, self.ordinal)
         queued = cupy.cuda.Event(block=False, disable_timing=True)
         queued.record(cupy.cuda.Stream.null)
         stream.wait_event(queued)
