@@ -1,12 +1,12 @@
-"""Where an eval set's cost goes in a one-GPU-worker Dask fit (the user path's 1-GPU case).
+"""Where an eval set's cost goes in a Dask fit on GPU workers (the user path's eval set).
 
-A LocalCUDACluster of one worker; 1.8M x 12 training rows and 200k eval rows (bench_gpu's
-formula) as dask arrays of cupy chunks (8 each); depth 8, eta 0.1, 200 rounds, auc, no early
-stopping (every variant trains 200 rounds). Warm fits, alternating, median of 3, of:
-no eval set; the eval set as the code stands (``python dask_eval_lab.py nccl``: in the
-nccl mode, one rank); and with parts of the per-round evaluation
-patched out in the worker (the model's scores then differ: these only attribute time).
-One JSON line."""
+``python benchmarks/lab/dask_eval_lab.py [MODE [N]]``: a LocalCUDACluster of N GPU workers
+(1), dgbdt.dask.train's MODE ("auto"; "nccl" for the collective path, one rank a worker);
+1.8M x 12 training rows and 200k eval rows (bench_gpu's formula) as dask arrays of cupy
+chunks (8 each); depth 8, eta 0.1, 200 rounds, auc, no early stopping (every variant trains
+200 rounds). Warm fits, alternating, median of 3, of: no eval set; the eval set as the code
+stands; and with parts of the per-round evaluation patched out in the workers (the scores
+then differ: these only attribute time). One JSON line."""
 import json
 import statistics
 import sys
@@ -15,6 +15,8 @@ import time
 sys.path.insert(0, "benchmarks")
 #: dgbdt.dask.train's mode ("auto" picks "task" for one worker; "nccl": one NCCL rank)
 MODE = sys.argv[1] if len(sys.argv) > 1 else "auto"
+#: GPU workers (one a GPU); the rows stay 2M in all
+WORKERS = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 
 
 def patch(kind: str) -> None:
@@ -54,7 +56,7 @@ def main() -> None:
     import dgbdt.dask as dgd
     from bench_gpu import make_data_gpu
 
-    with LocalCUDACluster(n_workers=1) as cluster, Client(cluster) as client:
+    with LocalCUDACluster(n_workers=WORKERS) as cluster, Client(cluster) as client:
         X, y = make_data_gpu(2_000_000, 12, 0)
         n = 1_800_000
         Xt = da.from_array(X[:n], chunks=(n // 8, -1), asarray=False)
@@ -85,7 +87,7 @@ def main() -> None:
                 runs[k].append(round(s, 3))
                 timings[k] = {x: round(v, 3) for x, v in tm.items()
                               if x in ("scores_wait", "evaluation", "boost_loop", "device_wait")}
-        out = {"mode": MODE, **{k: statistics.median(v) for k, v in runs.items()}}
+        out = {"mode": MODE, "workers": WORKERS, **{k: statistics.median(v) for k, v in runs.items()}}
         out.update(runs=runs, timings=timings)
         print(json.dumps(out))
 
