@@ -911,3 +911,19 @@ def test_graph_mode_fetches_again_a_result_lost_in_a_timeout_race(client2, monke
     assert DaskSeam.result(seam, [fut]) == [42]
     assert DaskSeam.result(seam, fut) == 42
     assert len(calls) == 3
+
+
+def test_a_summary_a_worker_is_the_summary_of_all_rows(client2):
+    """DaskDataset's one summary a holding worker (what a GPU dataset's sketch submits:
+    dgbdt.dask.parts.parts_summary of each worker's parts, here host parts, merged there)
+    covers every row once: merged, they are the in-process summary, weighted."""
+    from dgbdt.data.sketch import merge_many, summarize_weighted, weight_scale
+    X, y, w = make(seed=21)
+    d = dgd.DaskDataset(client2, as_dask_array(X, 7), as_dask_array(y, 7),
+                        weight=as_dask_array(w, 7))
+    holders = d._holders()
+    scale = weight_scale(d.max_weight, d.num_row)
+    futs = d._worker_summaries(holders, scale, 64)
+    assert len(futs) == len(set(holders))
+    got = merge_many(client2.gather(futs), 64)
+    assert got.equals(summarize_weighted(X, w, scale, 64)) and got.n_rows == N

@@ -29,7 +29,7 @@ from .blocks import (array_blocks, is_dask_array, is_dask_frame, optimized_toget
                      vector_blocks)
 from .categories import frame_categories, merge_categories, recode_part
 from .pages import PagePlan, make_paged
-from .reduce import tree_reduce
+from .reduce import by_worker, tree_reduce
 from .parts import (check_queries_within_partitions, cuts_of_summaries, make_part,
                     merge_summaries, part_stats, part_summary, parts_summary,
                     results_in_order)
@@ -316,27 +316,24 @@ class DaskDataset:
             if self.on_device and holders is not None:
                 # one summary a worker of all the rows it holds: one sort a feature on its
                 # GPU instead of one a partition and merges on its host
-                summaries, holders = self._worker_summaries(holders, scale, max_keys), None
+                summaries, where = self._worker_summaries(holders, scale, max_keys), None
             else:
-                summaries = self.map_parts(part_summary, scale, max_keys)
+                summaries, where = self.map_parts(part_summary, scale, max_keys), holders
             # merges first: the summaries (F x max_keys x 24 bytes a partition) do not pile up;
             # a worker merges its own partitions' summaries, so only one a worker travels
             self._cuts[max_bin] = tree_reduce(c, summaries, merge_summaries, fan_in,
                                               "dgbdt-sketch", final=cuts_of_summaries,
                                               final_args=(max_bin, self.categorical),
-                                              priority=1, workers=holders)
+                                              priority=1, workers=where)
         return self._cuts[max_bin]
 
     def _worker_summaries(self, holders: list[str], scale, max_keys: int) -> list:
         """Futures of each holding worker's parts_summary of the parts it holds."""
-        own: dict[str, list] = {}
-        for f, w in zip(self._held, holders):
-            own.setdefault(w, []).append(f)
         token = uuid.uuid4().hex[:8]
         return [self.client.submit(parts_summary, scale, max_keys, *fs, workers=[w],
-                                   allow_other_workers=True, priority=1, pure=False,
+                                   allow_other_workers=True, priority=1,
                                    key=f"dgbdt-sketch-parts-{i}-{token}")
-                for i, (w, fs) in enumerate(own.items())]
+                for i, (w, fs) in enumerate(by_worker(self._held, holders).items())]
 
     @property
     def categorical(self):

@@ -67,11 +67,11 @@ from .graph_sampling import sample_start, sample_step
 from .graph_leaves import descent_start, descent_step, finish_request, leaf_sums
 from .graph_unit import WorkerUnit, make_unit, merged, on, smalls, unit_objective
 from .recovery import WATCH, WorkerLostError, alive_workers, watched_wait
-from .reduce import tree_reduce
+from .reduce import by_worker, tree_reduce
 from .stop import LetGo
 from .worker import training_task
 
-__all__ = ["DaskSeam", "GraphModeError", "TrainEval", "DatasetEval", "by_worker", "make_unit"]
+__all__ = ["DaskSeam", "GraphModeError", "TrainEval", "DatasetEval", "make_unit"]
 
 
 class GraphModeError(WorkerLostError):
@@ -225,14 +225,6 @@ def _eval_summaries(ev: EvalPart, trees, classes, scale, objective, metric_names
         add_tree_margins(ev.part.X, trees, classes, ev.margin)
         return _summaries(ev.margin, ev.part.label, ev.part.weight, scale, objective,
                           metric_names, ev.part.qid)
-
-
-def by_worker(items, workers) -> dict:
-    """items grouped by the worker holding each, in order of first appearance."""
-    out: dict = {}
-    for item, w in zip(items, workers):
-        out.setdefault(w, []).append(item)
-    return out
 
 
 # -- on the client -----------------------------------------------------------------------------

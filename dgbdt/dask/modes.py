@@ -34,7 +34,8 @@ from ..objectives.custom import objective_on
 from ..objectives.registry import get_objective
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..engine.boosting import boost
-from .graph import DaskSeam, GraphModeError, TrainEval, by_worker, make_unit
+from .reduce import by_worker
+from .graph import DaskSeam, GraphModeError, TrainEval, make_unit
 from .graph import DatasetEval as GraphDatasetEval
 from .recovery import watched_result
 from .shards import local_shards

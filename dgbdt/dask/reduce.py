@@ -50,10 +50,16 @@ def tree_reduce(client, futures: list, combine, fan_in: int, name: str, final=No
         depth += 1
 
 
+def by_worker(items, workers) -> dict:
+    """items grouped by the worker holding each, in order of first appearance."""
+    out: dict = {}
+    for item, w in zip(items, workers):
+        out.setdefault(w, []).append(item)
+    return out
+
+
 def _by_worker(futures: list, workers: list, fan_in: int) -> list[tuple]:
     """(worker, group) pairs: each worker's futures in their order, in groups of at most
     ``fan_in``; workers in the order of their first input."""
-    own: dict = {}
-    for f, w in zip(futures, workers):
-        own.setdefault(w, []).append(f)
-    return [(w, fs[i:i + fan_in]) for w, fs in own.items() for i in range(0, len(fs), fan_in)]
+    return [(w, fs[i:i + fan_in]) for w, fs in by_worker(futures, workers).items()
+            for i in range(0, len(fs), fan_in)]
