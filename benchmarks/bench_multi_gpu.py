@@ -113,6 +113,9 @@ def main() -> None:
               # DGBDT_NCCL_GRAPHS=0 or DGBDT_CUDA_GRAPHS=0)
               "cuda_graphs": os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0"
               and os.environ.get("DGBDT_NCCL_GRAPHS", "1") != "0",
+              # whether replayed trees took their scales on the device (the default;
+              # DGBDT_DEVICE_SCALES=0: the host read the gradient maxima every round)
+              "device_scales": os.environ.get("DGBDT_DEVICE_SCALES", "1") != "0",
               "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
               "cold_cache": a.cold_cache,
               "python": platform.python_version(), "dgbdt": dgbdt.__version__,

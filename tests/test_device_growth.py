@@ -249,3 +249,31 @@ def test_device_growth_on_few_rows(monkeypatch, n):
     params = {"objective": "binary:logistic", "max_depth": 8, "min_child_weight": 0}
     assert train(monkeypatch, "device", params, X, y, w) == \
         train(monkeypatch, "host", params, X, y, w)
+
+
+def test_round_scales_are_scale_for_of_the_device_maxima():
+    """A replayed tree's scales (device_grower.RoundScales) come from the round's maxima
+    array, float64 bits in [2, K]: scale_for of class k's, read when the tree is; a
+    non-finite maximum raises scale_for's error then. host_scales passes floats through."""
+    from dgbdt.kernels.fixedpoint import scale_for
+    mx = np.array([[0.75, 3.0], [0.25, 0.0]]).view(np.uint64)
+    for k in range(2):
+        scales = device_grower.RoundScales(mx, k, 12345)
+        assert scales.host() == (scale_for(mx.view(np.float64)[0, k], 12345),
+                                 scale_for(mx.view(np.float64)[1, k], 12345))
+        assert device_grower.host_scales(scales, None) == scales.host()
+    assert device_grower.host_scales(2.0 ** 40, 2.0 ** 41) == (2.0 ** 40, 2.0 ** 41)
+    bad = np.array([[np.inf], [1.0]]).view(np.uint64)
+    with pytest.raises(ValueError, match="cannot sum non-finite values"):
+        device_grower.RoundScales(bad, 0, 10).host()
+
+
+def test_cpu_backend_takes_no_device_maxima():
+    """Only device backends post gradient maxima into a caller's array (LocalSeam.device_maxima
+    asks none of the CPU backend): a call that passes one is a bug, said as such."""
+    from dgbdt.backends.cpu import CPU
+    from dgbdt.objectives.registry import get_objective
+    m = np.zeros((4, 1))
+    with pytest.raises(RuntimeError, match="takes no device array"):
+        CPU.gradients(get_objective("binary:logistic", {}), m, np.ones(4), None, m.copy(),
+                      m.copy(), False, np.zeros((2, 1), np.uint64))

@@ -68,7 +68,11 @@ class CpuBackend:
         from ..kernels.pages import pack
         return pack(symbols, bits=bits)
 
-    def gradients(self, objective, margin, label, weight, g, h, wait: bool = True):
+    def gradients(self, objective, margin, label, weight, g, h, wait: bool = True,
+                  maxima=None):
+        if maxima is not None:      # a caller's bug: only device backends post maxima
+            raise RuntimeError("the CPU backend returns its gradient maxima; it takes no "
+                               "device array to post them into")
         with kernel_threads(serial_below(margin.shape[0], SERIAL_ROWS)):
             objective.gradients(margin, label, weight, out=(g, h))
             if margin.shape[0] == 0:

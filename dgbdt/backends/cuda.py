@@ -5,9 +5,10 @@ disk), so installing dgbdt needs no compiler. They are built with ``--fmad=false
 gains are then the same float64 operations as the CPU kernel's, rounded the same way.
 
 Everything a level does stays on the device; the host learns only the split decisions (one
-small copy per level, in ``evaluate_splits``) and, once per round, the gradient maxima that set
-the fixed-point scale. Requests from the grower (node ids, split decisions, leaf values) go to
-the device as one small packed copy each.
+small copy per level, in ``evaluate_splits``) and the gradient maxima that set the fixed-point
+scale: once a round, or, for a tree replayed as a CUDA graph, with the tree (``tree_scales``
+computes its constants from them on the device). Requests from the grower (node ids, split
+decisions, leaf values) go to the device as one small packed copy each.
 """
 from __future__ import annotations
 
@@ -211,15 +212,17 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling, CudaRoutes):
         return st
 
     # -- the seam ----------------------------------------------------------------------------
-    def gradients(self, objective, margin, label, weight, g, h, wait: bool = True):
+    def gradients(self, objective, margin, label, weight, g, h, wait: bool = True,
+                  maxima=None):
         """Gradients into g, h; returns (max |g|, max h) per class, or with ``wait=False``
-        their float64 bits as a [2, K] uint64 device array (no host wait)."""
+        their float64 bits as a [2, K] uint64 device array (no host wait): ``maxima`` when
+        given (zeroed by the caller; several shards' maxima then meet in one array)."""
         cp = self.xp
         n, K = margin.shape
+        mx = cp.zeros((2, K), dtype=cp.uint64) if maxima is None else maxima
         if n == 0:
-            return (np.zeros(K), np.zeros(K)) if wait else cp.zeros((2, K), dtype=cp.uint64)
+            return (np.zeros(K), np.zeros(K)) if wait else mx
         has_w = weight is not None
-        mx = cp.zeros((2, K), dtype=cp.uint64)
         grid = (_grid(n, cap=self.n_sm * 16),)
         # several targets (dgbdt.objectives.multi_target): the one-column kernel over the n*K
         # entries of the flat [n, K] arrays, each with its row's weight; maxima per column below
@@ -240,6 +243,12 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling, CudaRoutes):
             return mx
         mx = cp.asnumpy(mx).view(np.float64)   # one small copy (and wait) per round
         return mx[0], mx[1]
+
+    def tree_scales(self, maxima, k: int, n_rows: int, eta: float, consts) -> None:
+        """consts (tree_consts) of class k from the device maxima of ``gradients(wait=False)``,
+        on the device: fixedpoint.scale_for's values, no host wait (cuda/tree.cu)."""
+        kernel("tree", "tree_scales")((1,), (32,), (maxima, _i32(maxima.shape[1]), _i32(k),
+                                                     np.float64(n_rows), np.float64(eta), consts))
 
     def start_vector_tree(self, shard, scale_g, scale_h) -> None:
         """Vector-leaf trees are grown on the CPU only (dgbdt.tree.multi_target)."""

@@ -28,7 +28,8 @@ class Capabilities:
     device_memory: bool = False
     #: a depthwise tree grows on the device, the host learning only the finished tree
     #: (dgbdt.tree.device_grower's fused levels: ``advance_level``, ``leaf_values``,
-    #: ``evaluate_splits_raw``, ``tree_consts``)
+    #: ``evaluate_splits_raw``, ``tree_consts``; ``tree_scales``: the constants from the
+    #: round's device maxima, for trees replayed without a host wait)
     device_growth: bool = False
     #: a whole tree's launches can be captured once and replayed (CUDA graphs;
     #: dgbdt.tree.tree_graph)
@@ -44,7 +45,8 @@ class Capabilities:
 #: the methods each capability promises, beside the protocol's
 CAPABILITY_METHODS: dict[str, tuple[str, ...]] = {
     "device_memory": ("on_device",),
-    "device_growth": ("advance_level", "leaf_values", "evaluate_splits_raw", "tree_consts"),
+    "device_growth": ("advance_level", "leaf_values", "evaluate_splits_raw", "tree_consts",
+                      "tree_scales"),
     "graph_capture": (),
     "row_sample_kernel": ("apply_row_sample",),
     "row_candidates_kernel": ("row_candidates",),
@@ -73,7 +75,8 @@ class Backend(Protocol):
     def join_pages(self, pages): ...
 
     # -- a tree's growth -----------------------------------------------------------------------
-    def gradients(self, objective, margin, label, weight, g, h, wait: bool = True): ...
+    def gradients(self, objective, margin, label, weight, g, h, wait: bool = True,
+                  maxima=None): ...
     def start_tree(self, shard, k: int, scale_g: float, scale_h: float, consts=None) -> None: ...
     def root_rows(self, shard) -> None: ...
     def histograms(self, shard, nodes: np.ndarray, hist_ptrs: np.ndarray): ...

@@ -4,7 +4,8 @@ Each worker that holds training rows is one *rank*. Its task joins the worker's 
 one shard (on its GPU for GPU data) and runs dgbdt.engine.boosting.boost over ``CollectiveSeam``: the
 local seam whose reductions are collectives (dgbdt.dask.collective: NCCL between GPU workers,
 TCP between CPU workers). Per round the ranks all-reduce the gradient maxima (one global
-fixed-point scale); per level they all-reduce the int64 histograms (linear trees: their 9-sum
+fixed-point scale; on GPUs a queued NCCL max the host reads only with the round's trees);
+per level they all-reduce the int64 histograms (linear trees: their 9-sum
 payload, and the leaves' ridge sums), exact in any order, so every rank evaluates the same
 splits, grows the same tree and partitions its own rows. No task hop, no scheduler and no
 client round trip sits inside the loop. Rank 0 returns the booster; all ranks hold copies.
@@ -33,7 +34,7 @@ import uuid
 import numpy as np
 
 from ..backends import array_ops
-from ..backends.device import array_module, device_scope, own_stream
+from ..backends.device import array_module, device_scope, own_stream, to_host
 from ..callback import log_to_client
 from ..data.page_store import gpu_memory_errors
 from ..metrics.registry import get_metric
@@ -81,10 +82,23 @@ class CollectiveSeam(LocalSeam):
         self.comm, self.n_rows = comm, int(n_rows)
         self._parents = None     # the previous level's merged histograms
 
+    def device_maxima(self, objective, wait: bool = False):
+        """The ranks' maxima merged on the device: NCCL's max of their float64 bits (ordered
+        as the values: none is negative), queued (settle() watches it with the tree after
+        it) or, ``wait``, waited for; the same NCCL call either way. None over TCP, on CPUs."""
+        mx = super().device_maxima(objective) if self.comm.capturable else None
+        if mx is not None:
+            self.comm.allreduce(mx.view(np.int64), "max", wait=wait)
+        return mx
+
     def compute_gradients(self, objective):
         # the round's first host read: the previous round's trees may still be queued
         # (engine.boosting reads them a round late), behind a peer that may be stuck
         self.comm.watch_queued()
+        mx = self.device_maxima(objective, wait=True)
+        if mx is not None:
+            both = to_host(mx).view(np.float64)
+            return both[0], both[1]
         max_g, max_h = super().compute_gradients(objective)
         both = self.comm.allreduce_host(np.concatenate([max_g, max_h]).astype(np.float64), "max")
         k = len(max_g)

@@ -194,6 +194,33 @@ class LocalSeam:
         parts = [s.compute_gradients(objective, wait=False) for s in self.shards]
         return merged_maxima(parts, self.shards[0].be.xp)
 
+    def device_maxima(self, objective):
+        """The round's gradients with their maxima left on the device: a [2, K] uint64 array
+        of the float64 bits of max |g| and max h, every shard's posted into it (merged without
+        the host); None where the host computes them (CPU shards, a user's objective)."""
+        be = self.shards[0].be
+        if not be.caps.device_growth or getattr(objective, "seam_gradients", None) is not None:
+            return None
+        self.fold()
+        mx = be.xp.zeros((2, self.shards[0].margin.shape[1]), dtype=np.uint64)
+        for s in self.shards:
+            s.compute_gradients(objective, wait=False, maxima=mx)
+        return mx
+
+    def _device_round(self, objective, K, spec, forest):
+        """device_maxima when each of the round's K trees replays a CUDA graph that takes its
+        scales from them (TreeGraphs.grow_scaled): the host then queues the whole round
+        without waiting for the device (it waits a round later, for the trees). Else None:
+        the maxima come to the host first (sampling, approx and vector-leaf trees use them
+        there; the first trees of a training are grown eagerly and captured)."""
+        if (forest is not None or spec.sampling is not None or spec.approx_bins
+                or spec.targets or self._refreshes_leaves or not tree_graph.device_scales()):
+            return None
+        graphs = self._tree_graphs()
+        if graphs is None or not all(graphs.replays(spec, k) for k in range(K)):
+            return None
+        return self.device_maxima(objective)
+
     def grow_round(self, objective, K, spec, timers, epoch: int = 0):
         """Gradients (those of rows outside round ``epoch``'s sample zeroed), one fixed-point
         scale per class from the global maxima and the row count (dgbdt.kernels.fixedpoint), then the
@@ -235,6 +262,7 @@ class LocalSeam:
         """One set of K class trees (see grow_round) from sampling draw ``draw``."""
         t = time.perf_counter()
         streamed_sample, picked, record = compact.applies(self, spec, objective), None, None
+        on_device = None
         streamed_sample = streamed_sample and forest is None
         holders = self.shards
         if streamed_sample:     # the fold, the gradients and the sample's candidates: one pass
@@ -243,7 +271,9 @@ class LocalSeam:
                                                          draw, self._guess)
             record = []
         else:
-            max_g, max_h = self.forest_gradients(objective, forest)   # folds pending compact trees
+            on_device = self._device_round(objective, K, spec, forest)
+            if on_device is None:
+                max_g, max_h = self.forest_gradients(objective, forest)   # folds compact trees
         if spec.sampling is not None:
             max_g, max_h = sample_rows(spec.sampling, holders, draw, self.n_rows,
                                        max_g, max_h, self.reduce_host, record)
@@ -255,6 +285,9 @@ class LocalSeam:
             seam, graphs = self, (None if self._refreshes_leaves or spec.approx_bins
                                   else self._tree_graphs())
         trees, base = [], spec
+        if on_device is not None:       # every class's graph takes its scales on the device
+            return [graphs.grow_scaled(spec, k, on_device, self.n_rows, draw, timers,
+                                       self.lazy_trees) for k in range(K)]
         if spec.targets:        # one vector-leaf tree of every target (multi_output_tree)
             sg = np.array([scale_for(max_g[k], self.n_rows) for k in range(K)])
             sh = np.array([scale_for(max_h[k], self.n_rows) for k in range(K)])

@@ -97,13 +97,14 @@ class Shard:
         self.hist_ptrs = be.asarray(hist_ptrs, dtype=np.int64)
         self.level_hist = None
 
-    def compute_gradients(self, objective, wait: bool = True):
+    def compute_gradients(self, objective, wait: bool = True, maxima=None):
         """Float gradients of every class; returns (max |g|, max h) per class for the scale
-        (``wait=False``: a GPU returns them as a device array: merged_maxima)."""
+        (``wait=False``: a GPU returns them as a device array: merged_maxima; ``maxima``: a
+        zeroed one to post them into, shared by a seam's shards)."""
         if self.g is None:
             self.g, self.h = self.be.xp.empty_like(self.margin), self.be.xp.empty_like(self.margin)
         return self.be.gradients(objective, self.margin, self.label, self.weight, self.g, self.h,
-                                 wait)
+                                 wait, maxima)
 
     def start_tree(self, k: int | None, scale_g, scale_h, consts=None) -> None:
         """Fixed-point gradients of class k; every row back in the root's segment

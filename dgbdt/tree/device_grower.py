@@ -37,6 +37,7 @@ import numpy as np
 
 from ..backends.array_ops import arange, copy, fill, flags, row_range_sums
 from ..backends.device import is_device_array, to_host
+from ..kernels.fixedpoint import scale_for
 from .split import SplitBatch
 from .grower import FinishRequest, LevelRequest, make_tree, node_weights
 from .model import Tree
@@ -269,7 +270,7 @@ class DeviceGrowth:
         """The grown tree on the host: one wait for the device, then small copies."""
         n = int(to_host(self.n_nodes)[0])
         host = [to_host(a[:n]) for a in self._table()]
-        return make_tree(*host, self.scale_g, self.scale_h, self.p)
+        return make_tree(*host, *host_scales(self.scale_g, self.scale_h), self.p)
 
     def pending_tree(self, settle=None) -> "PendingTree":
         """The tree without waiting for it: its node table copied on the device, behind the
@@ -283,6 +284,29 @@ class DeviceGrowth:
             ready = cupy.cuda.Event(disable_timing=True)
             ready.record()
         return PendingTree(table, n_nodes, self.scale_g, self.scale_h, self.p, settle, ready)
+
+
+class RoundScales:
+    """A replayed tree's fixed-point scales while only the device knows them: class k's of
+    the round's gradient maxima (a [2, K] array of their float64 bits, which nothing writes
+    again) over ``n_rows`` rows. The device computed the tree's constants from the same
+    maxima (cuda/tree.cu tree_scales); ``host()`` reads them with the tree, and raises
+    scale_for's error for a non-finite maximum, a round later than a host read would."""
+
+    def __init__(self, maxima, k: int, n_rows: int):
+        self.maxima, self.k, self.n_rows = maxima, int(k), int(n_rows)
+
+    def host(self, stream=None) -> tuple[float, float]:
+        """(scale_g, scale_h); ``stream``: a CUDA stream to copy the maxima on."""
+        mx = self.maxima.get(stream=stream) if stream is not None else to_host(self.maxima)
+        mx = np.ascontiguousarray(mx).view(np.float64)
+        return (scale_for(float(mx[0, self.k]), self.n_rows),
+                scale_for(float(mx[1, self.k]), self.n_rows))
+
+
+def host_scales(scale_g, scale_h, stream=None) -> tuple[float, float]:
+    """A tree's (scale_g, scale_h): as given, or read from a RoundScales in scale_g."""
+    return scale_g.host(stream) if isinstance(scale_g, RoundScales) else (scale_g, scale_h)
 
 
 class PendingTree:
@@ -309,9 +333,10 @@ class PendingTree:
                 stream.wait_event(ready)
                 n = int(n_nodes.get(stream=stream)[0])
                 host = [a[:n].get(stream=stream) for a in table]
-            self._tree = make_tree(*host, scale_g, scale_h, p)
+            self._tree = make_tree(*host, *host_scales(scale_g, scale_h, stream), p)
             self._args = None
         return self._tree
 
 
-__all__ = ["DeviceGrowth", "DeviceTables", "PendingTree", "fits"]
+__all__ = ["DeviceGrowth", "DeviceTables", "PendingTree", "RoundScales", "fits",
+           "host_scales"]

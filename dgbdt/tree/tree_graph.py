@@ -43,7 +43,7 @@ import os
 import threading
 import time
 
-from .device_grower import DeviceGrowth
+from .device_grower import DeviceGrowth, RoundScales
 from .grower import finish_tree, grow_tree
 
 logger = logging.getLogger("dgbdt")
@@ -100,6 +100,14 @@ def enabled() -> bool:
     """DGBDT_CUDA_GRAPHS=0 turns tree graphs off (the same model, more host time)."""
     from ..kernels.arrays import sync_timers
     return os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0" and not sync_timers()
+
+
+def device_scales() -> bool:
+    """Whether a replayed tree takes its fixed-point scales from the round's gradient maxima
+    on the device (TreeGraphs.grow_scaled), so the host queues a round without waiting for
+    its gradients; ``DGBDT_DEVICE_SCALES=0`` reads the maxima on the host first (the same
+    model: the same scales)."""
+    return os.environ.get("DGBDT_DEVICE_SCALES", "1") != "0"
 
 
 def collective_enabled() -> bool:
@@ -171,6 +179,26 @@ class TreeGraphs:
         self.entries[key] = entry
         return self._run(entry, timers, lazy)
 
+    def replays(self, spec, k: int) -> bool:
+        """Whether class k's next tree replays its graph (captured, the arrays in place)."""
+        entry = self.entries.get(self._key(spec, k))
+        return entry is not None and entry.arrays == self._addresses()
+
+    def grow_scaled(self, spec, k: int, maxima, n_rows: int, epoch: int, timers: dict,
+                    lazy: bool = False):
+        """``grow`` with the scales of the round's device maxima (LocalSeam.device_maxima): a
+        replay computes its constants from them on the device (the backend's tree_scales)
+        and the host learns the scales only with the tree (RoundScales: scale_for of the
+        same maxima, so the same values); a tree that does not replay reads them now."""
+        scales = RoundScales(maxima, k, n_rows)
+        entry = self.entries.get(self._key(spec, k))
+        if entry is None or entry.arrays != self._addresses():
+            return self.grow(spec, k, *scales.host(), epoch, timers, lazy)
+        g = entry.growth
+        g.scale_g, g.scale_h, g.p = scales, None, spec.p
+        self.be.tree_scales(maxima, k, n_rows, spec.p.eta, g.consts)
+        return self._run(entry, timers, lazy)
+
     _SHARD_ARRAYS = ("g", "h", "grad", "rows", "margin", "label", "weight", "scratch_l",
                      "begin", "end", "n_bins", "_qmax")
 
@@ -239,4 +267,4 @@ class TreeGraphs:
         return tree
 
 
-__all__ = ["TreeGraphs", "enabled"]
+__all__ = ["TreeGraphs", "device_scales", "enabled"]

@@ -34,19 +34,30 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("scales", ["device", "host"])
 @pytest.mark.parametrize("name", list(CASES))
-def test_graph_trees_equal_eager_trees(name, monkeypatch):
+def test_graph_trees_equal_eager_trees(name, scales, monkeypatch):
+    """With the replays' scales computed on the device from the round's gradient maxima
+    (TreeGraphs.grow_scaled) or read by the host first (DGBDT_DEVICE_SCALES=0): the eager
+    model's bytes and history; sampled rounds read the maxima on the host either way."""
+    from dgbdt.backends.cuda import CudaBackend
     params, classes, extra = CASES[name]
     X, y = _data(classes=classes)
     Xv, yv = _data(n=3000, seed=1, classes=classes)
-    replays = []
-    real = tree_graph.TreeGraphs._replay
+    replays, on_device = [], []
+    real, real_scales = tree_graph.TreeGraphs._replay, CudaBackend.tree_scales
 
     def counting(self, *a, **k):
         replays.append(1)
         return real(self, *a, **k)
 
+    def counting_scales(self, *a, **k):
+        on_device.append(1)
+        return real_scales(self, *a, **k)
+
     monkeypatch.setattr(tree_graph.TreeGraphs, "_replay", counting)
+    monkeypatch.setattr(CudaBackend, "tree_scales", counting_scales)
+    monkeypatch.setenv("DGBDT_DEVICE_SCALES", "1" if scales == "device" else "0")
 
     def fit():
         res = {}
@@ -57,15 +68,48 @@ def test_graph_trees_equal_eager_trees(name, monkeypatch):
 
     monkeypatch.setenv("DGBDT_CUDA_GRAPHS", "0")
     eager, hist_e = fit()
-    assert not replays
+    assert not replays and not on_device
     monkeypatch.setenv("DGBDT_CUDA_GRAPHS", "1")
     graphed, hist_g = fit()
     assert graphed == eager
     assert hist_g == hist_e
+    trees = (12 - 2) * (classes if classes > 2 else 1)
     if "no graphs" in name:
-        assert not replays
-    else:   # the first tree of a class is eager, the second captured, the rest replayed
-        assert len(replays) == (12 - 2) * (classes if classes > 2 else 1)
+        assert not replays and not on_device
+    elif scales == "device" and name != "subsample":
+        # the first tree of a class is eager, the second captured, the rest replayed
+        assert (len(on_device), len(replays)) == (trees, 0)
+    else:
+        assert (len(on_device), len(replays)) == (0, trees)
+
+
+def test_tree_scales_kernel_is_scale_for():
+    """cuda/tree.cu tree_scales: the tree's constants of class k from the device maxima are
+    tree_consts(scale_for(max |g|), scale_for(max h)) bit for bit, over zero, subnormal,
+    tiny, ordinary and huge maxima and row counts (one float64 product, then frexp); a
+    non-finite maximum gives NaN scales (the host raises when it reads the tree)."""
+    from dgbdt.backends.cuda import CudaBackend, tree_consts
+    from dgbdt.kernels.fixedpoint import scale_for
+    be = CudaBackend.for_ordinal(0)
+    rng = np.random.default_rng(5)
+    values = [0.0, 5e-324, 1e-300, 1e-20, 0.25, 0.5, 1.0, 1.0 + 2 ** -52, 3.0, 1e10, 1e300,
+              1.7e308] + list(rng.random(30) * 10.0 ** rng.integers(-30, 30, 30))
+    for n in (1, 2, 3, 1000, 2 ** 31 - 1, 35_555_556, 10 ** 12):
+        K = len(values)
+        mx = np.array([values, values[::-1]], dtype=np.float64)
+        dev = cp.asarray(mx.view(np.uint64))
+        for k in range(K):
+            out = cp.zeros(5, dtype=cp.float64)
+            be.tree_scales(dev, k, n, 0.3, out)
+            try:
+                want = tree_consts(scale_for(mx[0, k], n), scale_for(mx[1, k], n), 0.3)
+            except OverflowError:       # 2 ** (62 - e) beyond float64: the host refuses too
+                continue
+            np.testing.assert_array_equal(out.get().view(np.uint64), want.view(np.uint64))
+    bad = cp.asarray(np.array([[np.inf], [0.5]]).view(np.uint64))
+    out = cp.zeros(5, dtype=cp.float64)
+    be.tree_scales(bad, 0, 100, 0.1, out)
+    assert np.isnan(out.get()[[0, 2]]).all() and out.get()[1] == scale_for(0.5, 100)
 
 
 @pytest.mark.parametrize("graphs", ["1", "0"])

@@ -492,3 +492,30 @@ extern "C" __global__ void start_tree(
         if (mx) atomicMax(qmax, mx);
     }
 }
+
+// dgbdt.kernels.fixedpoint.scale_for(m, n) on the device: 2^(62 - e) with n m = f 2^e, f in
+// [0.5, 1) (frexp); 1 when m or n is 0; NaN when m is not finite (the host, reading the tree,
+// raises scale_for's error from the same maxima). One float64 product: the host's value.
+__device__ __forceinline__ double fixed_scale(double m, double n) {
+    if (!(m <= 1.7976931348623157e308)) return __longlong_as_double(0x7ff8000000000000LL);
+    if (m <= 0.0 || n <= 0.0) return 1.0;
+    int e;
+    frexp(n * m, &e);
+    return ldexp(1.0, 62 - e);
+}
+
+// consts (dgbdt.backends.cuda.tree_consts: scale_g, scale_h, 1 / scale_g, 1 / scale_h, eta) of
+// class k from the round's gradient maxima mx (u64 [2, K]: the float64 bits of max |g| and max
+// h, as the objective kernels post them) and the row count n: a tree replayed as a CUDA graph
+// (dgbdt.tree.tree_graph) gets its scales without the host waiting for the maxima. One thread.
+extern "C" __global__ void tree_scales(const u64* __restrict__ mx, int K, int k, double n,
+                                       double eta, double* __restrict__ consts) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const double sg = fixed_scale(__longlong_as_double((i64)mx[k]), n);
+    const double sh = fixed_scale(__longlong_as_double((i64)mx[K + k]), n);
+    consts[0] = sg;
+    consts[1] = sh;
+    consts[2] = 1.0 / sg;
+    consts[3] = 1.0 / sh;
+    consts[4] = eta;
+}
