@@ -238,3 +238,27 @@ def test_parts_summary_of_host_parts_merges_each_parts_summary():
     assert got.equals(summarize_weighted(np.concatenate(blocks), np.concatenate(ws), scale, 64))
     assert parts_summary(None, 64, *parts).equals(summarize(np.concatenate(blocks), None, 64))
     assert merge_summaries(got) is got
+
+
+def test_each_feature_sorted_on_its_own_is_the_flat_sort_of_feature_and_key():
+    """Step 2: sorting each feature's uint32 keys on their own (weights carried along) gives,
+    row by row, the order of one flat sort of the uint64 f << 32 | key, and each key keeps
+    its own weight (ties: equal keys, whose weights sum alike in a bucket)."""
+    from dgbdt.data import sketch_device as sd
+    rng = np.random.default_rng(3)
+    nf, n = 5, 1000
+    comp = rng.integers(0, 1 << 32, nf * n, dtype=np.uint64).astype(np.uint32)
+    comp[::7] = comp[3]                              # ties across and within features
+    w = rng.integers(0, 1 << 40, n, dtype=np.int64)
+    flat = (np.repeat(np.arange(nf, dtype=np.uint64), n) << np.uint64(32)) | comp
+    order = np.argsort(flat, kind="stable")
+    plain = comp.copy()
+    assert sd._sort_features(plain, n, nf, None, np) is None
+    np.testing.assert_array_equal(plain, comp[order])
+    weighted = comp.copy()
+    ws = sd._sort_features(weighted, n, nf, w, np)
+    np.testing.assert_array_equal(weighted, comp[order])
+    pairs = lambda k, v: sorted(zip(k.tolist(), v.tolist()))    # noqa: E731
+    for f in range(nf):
+        row = slice(f * n, (f + 1) * n)
+        assert pairs(weighted[row], ws[row]) == pairs(comp[row], w)

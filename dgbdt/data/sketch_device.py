@@ -9,9 +9,11 @@ its rows' part of every feature's run, and the steps below see n = all their row
    NaN (``m > 0x7F800000``) -> ``NAN_KEY`` (larger than every other key, so sorted last and
    cut off), sign set and ``m != 0`` -> ``~u``, else ``m | 0x80000000`` (-0.0 keys as +0.0).
    ``c_f`` = number of non-NaN values of feature f. Any ``m == 0x7F800000`` (+-inf) raises.
-2. Sort: one flat sort of the uint64 ``f << 32 | key`` orders every feature's keys (NaN
-   last) in row f of the [F, n] result. Weighted: an argsort, weights gathered at
-   ``order % n`` (ties are equal keys of one bucket, so their order does not matter).
+2. Sort: each feature's uint32 keys (row f of a [F, n] matrix) sorted on their own, NaN
+   last (F sorts of 4-byte keys move a quarter of the bytes of one sort of the uint64
+   ``f << 32 | key``; docs/benchmarks.md has the times). Weighted: each row's
+   argsort, its weights gathered with it (ties are equal keys of one bucket, so their order
+   does not matter).
 3. ``h_j = bit_length(k_j ^ k_{j-1})`` for ``1 <= j < c_f`` (0 for the NaN tail). Since
    ``k >> s`` changes between j-1 and j iff ``h_j > s``, the bucket count at shift s is
    ``N_s = 1 + sum_{h > s} H_f[h]`` with ``H_f`` the histogram of ``h`` (one ``bincount``
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends.array_ops import concatenate
 from ..kernels.cpu_data import NAN_KEY
 from .sketch import Summaries, check_summarize_args, check_weights_fixed, merge_many
 
@@ -197,7 +200,7 @@ def summarize_blocks_device(blocks: list, weights: list | None, scale: float | N
         runs[-1].append(i)
         rows += X.shape[0]
     out = [_summarize_rows([blocks[i] for i in run],
-                           None if fixed is None else xp.concatenate([fixed[i] for i in run]),
+                           None if fixed is None else concatenate([fixed[i] for i in run]),
                            max_keys, xp) for run in runs]
     return out[0] if len(out) == 1 else merge_many(out, max_keys)
 
@@ -210,9 +213,8 @@ class _Infinite(ValueError):
 
 
 def _sort_keys(blocks: list, xp):
-    """(comp, cnt, infs): uint64 comp [F * n] with comp[f * n + r] = f << 32 | key(X[r, f])
-    for the n rows X of ``blocks`` one after another (step 1 of the module docstring; not
-    yet sorted), int64 cnt [F] each feature's non-NaN count and infs [F] its count of
+    """(comp, cnt, infs): uint32 comp [F * n] with comp[f * n + r] = key(X[r, f]) for the n
+    rows X of ``blocks`` one after another (step 1 of the module docstring; not yet sorted), int64 cnt [F] each feature's non-NaN count and infs [F] its count of
     infinities (the caller raises, after enqueueing the rest: a check here would make the
     host wait). On a GPU one kernel a block (dgbdt.kernels.gpu_sketch) does what the array
     code below specifies."""
@@ -230,15 +232,12 @@ def _sort_keys(blocks: list, xp):
     key = xp.where((u != mag) & (mag != 0), ~u, mag | _U32(0x80000000))
     del u, mag
     key = xp.where(nan, _U32(NAN_KEY), key)
-    del nan
-    comp = key.astype(xp.uint64)
-    comp |= (xp.arange(nf, dtype=xp.uint64) << np.uint64(32))[:, None]
-    return comp.ravel(), cnt, infs
+    return xp.ascontiguousarray(key).ravel(), cnt, infs
 
 
 def _bit_lengths_spec(comp, n: int, nf: int, cnt):
     """uint8 [F, n - 1]: h_j at column j - 1 for the sorted comp (numpy; step 3)."""
-    k = (comp & np.uint64(0xFFFFFFFF)).astype(np.uint32).reshape(nf, n)
+    k = comp.reshape(nf, n)
     bl = _bit_length(k[:, 1:] ^ k[:, :-1], np)
     rows = np.flatnonzero((cnt > 0) & (cnt < n))
     if rows.size:  # last valid key vs first NaN key
@@ -271,23 +270,31 @@ def _starts(comp, n: int, nf: int, cnt, s):
     return np.concatenate([first, bl > s.astype(np.uint8)[:, None]], axis=1)
 
 
+def _sort_features(comp, n: int, nf: int, w, xp):
+    """Step 2, in place: each feature's keys (row f of comp [F * n] as [F, n]) sorted; returns
+    the int64 weights ``w`` [n] gathered in each row's order (flat [F * n]), or None."""
+    keys = comp.reshape(nf, n)
+    if w is None:
+        for f in range(nf):     # (a 1-D sort of a contiguous row, in place)
+            keys[f].sort()
+        return None
+    ws = xp.empty((nf, n), dtype=xp.int64)
+    for f in range(nf):
+        order = xp.argsort(keys[f])
+        keys[f] = keys[f][order]
+        ws[f] = w[order]
+    return ws.ravel()
+
+
 def _summarize_group(blocks: list, w, max_keys: int, xp) -> Summaries:
     """Steps 1-4 for the rows of ``blocks`` (checked, n > 0 rows in all, F > 0 features;
     ``w`` checked int64 weights of all the rows, or None)."""
     n, nf = sum(X.shape[0] for X in blocks), blocks[0].shape[1]
     weighted = w is not None
 
-    # 1. keys, 2. every feature sorted by one flat sort of f << 32 | key (comp [F * n])
+    # 1. keys, 2. every feature's keys sorted on their own (comp [F * n], row f of [F, n])
     comp, cnt, infs = _sort_keys(blocks, xp)
-    ws = None
-    if weighted:
-        order = xp.argsort(comp)
-        comp = comp[order]
-        order %= n
-        ws = w[order]
-        del order
-    else:
-        comp.sort()
+    ws = _sort_features(comp, n, nf, w if weighted else None, xp)
 
     # 3. shifts from the per-feature histogram of bit lengths; 4. the buckets
     s = _shifts(comp, n, nf, cnt, max_keys, xp)
@@ -300,7 +307,7 @@ def _host_buckets(comp, n: int, nf: int, cnt, s, infs, ws, max_keys: int) -> Sum
     each bucket's end (the next start - 1, or the feature's last non-NaN position), its key
     ``k_a >> s_f``, weight and the float32 bits of its first and last key."""
     def keys_at(flat):      # the sorted keys at flat [F * n] positions, uint32
-        return (comp[flat] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        return comp[flat]
 
     starts = _starts(comp, n, nf, cnt, s)
     counts = _row_counts(starts, np)

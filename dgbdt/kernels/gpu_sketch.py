@@ -11,13 +11,13 @@ KEYS_BLOCK = (32, 8)
 
 def sketch_keys(blocks, f0: int, g: int):
     """(comp, cnt, infs) for features f0 .. f0 + g of the rows of ``blocks`` (device float32
-    arrays [n_b, F], any strides; their rows one after another, N rows in all): comp uint64
-    [g * N] with comp[f * N + r] = f << 32 | key(row r's value of feature f0 + f) (the sketch's
-    sort keys, NaN last), and int64 [g] counts of each feature's non-NaN values and
+    arrays [n_b, F], any strides; their rows one after another, N rows in all): comp uint32
+    [g * N] with comp[f * N + r] = key(row r's value of feature f0 + f) (the sketch's sort
+    keys, NaN last; each feature's run is sorted on its own), and int64 [g] counts of each feature's non-NaN values and
     infinities. One launch a block, each writing its rows' slice of every feature's run."""
     import cupy as cp
     total = sum(int(X.shape[0]) for X in blocks)
-    comp = cp.empty(g * total, dtype=cp.uint64)
+    comp = cp.empty(g * total, dtype=cp.uint32)
     counts = cp.zeros(2 * g, dtype=cp.uint64)
     row0 = 0
     for X in blocks:

@@ -16,7 +16,7 @@ __device__ __forceinline__ u32 sketch_key(u32 u) {
     return (u != m && m != 0) ? ~u : (m | 0x80000000u);
 }
 
-// comp[f * ld + row0 + r] = f << 32 | sketch_key(X[r, f0 + f]) for features f < g of the
+// comp[f * ld + row0 + r] = sketch_key(X[r, f0 + f]) for features f < g of the
 // float32 X [n, ...] (element strides s0 between rows, s1 between features): X's rows are rows
 // row0 .. row0 + n of a [g, ld] key matrix that several blocks of rows fill (ld >= row0 + n).
 // counts[f] += the feature's non-NaN values, counts[g + f] += its infinities (counts zeroed by
@@ -24,7 +24,7 @@ __device__ __forceinline__ u32 sketch_key(u32 u) {
 // (ceil(n / 32), ceil(g / 32)): a 32 x 32 tile through shared memory, so reads follow X's
 // rows and writes each feature's run.
 extern "C" __global__ void sketch_keys(const float* __restrict__ X, i64 n, int g, i64 s0,
-                                       i64 s1, int f0, u64* __restrict__ comp,
+                                       i64 s1, int f0, u32* __restrict__ comp,
                                        u64* __restrict__ counts, i64 ld, i64 row0) {
     __shared__ u32 tile[32][33];
     const i64 r0 = (i64)blockIdx.x * 32;
@@ -45,7 +45,7 @@ extern "C" __global__ void sketch_keys(const float* __restrict__ X, i64 n, int g
         const bool ok = f < g && r < n;
         const u32 u = tile[tx][ty + 8 * i];
         const u32 m = u & 0x7FFFFFFFu;
-        if (ok) comp[(i64)f * ld + row0 + r] = ((u64)f << 32) | sketch_key(u);
+        if (ok) comp[(i64)f * ld + row0 + r] = sketch_key(u);
         const u32 valid = __ballot_sync(0xffffffffu, ok && m <= 0x7F800000u);
         const u32 inf = __ballot_sync(0xffffffffu, ok && m == 0x7F800000u);
         if (tx == 0 && f < g) {
@@ -55,24 +55,24 @@ extern "C" __global__ void sketch_keys(const float* __restrict__ X, i64 n, int g
     }
 }
 
-// h_j of the sorted comp [g, n] (keys in the low 32 bits; cnt[f] non-NaN keys, then the NaN
-// ones): bit_length(k[f, j] ^ k[f, j - 1]) for 1 <= j < cnt[f], else 0.
-__device__ __forceinline__ u32 sorted_bit_length(const u64* __restrict__ k, i64 j, i64 c) {
+// h_j of the sorted keys comp [g, n] (each feature's row sorted; cnt[f] non-NaN keys, then
+// the NaN ones): bit_length(k[f, j] ^ k[f, j - 1]) for 1 <= j < cnt[f], else 0.
+__device__ __forceinline__ u32 sorted_bit_length(const u32* __restrict__ k, i64 j, i64 c) {
     if (j >= c) return 0;
-    const u32 d = (u32)k[j] ^ (u32)k[j - 1];
+    const u32 d = k[j] ^ k[j - 1];
     return d ? 32 - __clz(d) : 0;
 }
 
 // hist[f * 33 + h] += the number of j in 1 .. n - 1 with h_j = h in feature f (hist zeroed by
 // the caller). Grid (x, g); a warp adds equal bit lengths with one shared atomic.
-extern "C" __global__ void sketch_bit_hist(const u64* __restrict__ comp, i64 n,
+extern "C" __global__ void sketch_bit_hist(const u32* __restrict__ comp, i64 n,
                                            const i64* __restrict__ cnt,
                                            u64* __restrict__ hist) {
     __shared__ u32 h33[33];
     const int f = blockIdx.y;
     if (threadIdx.x < 33) h33[threadIdx.x] = 0;
     __syncthreads();
-    const u64* k = comp + (i64)f * n;
+    const u32* k = comp + (i64)f * n;
     const i64 c = cnt[f];
     const int lane = threadIdx.x & 31;
     const i64 stride = (i64)gridDim.x * blockDim.x;
@@ -92,7 +92,7 @@ extern "C" __global__ void sketch_bit_hist(const u64* __restrict__ comp, i64 n,
 
 // Whether sorted position j of a feature (keys k, c non-NaN, shift s) starts a bucket: j = 0
 // if the feature has a non-NaN value, else h_j > s (never in the NaN tail, where h_j = 0).
-__device__ __forceinline__ bool bucket_start(const u64* __restrict__ k, i64 j, i64 c, u32 s) {
+__device__ __forceinline__ bool bucket_start(const u32* __restrict__ k, i64 j, i64 c, u32 s) {
     return j == 0 ? c > 0 : sorted_bit_length(k, j, c) > s;
 }
 
@@ -110,7 +110,7 @@ __device__ __forceinline__ u32 key_bits(u32 k) {
 // The bucket starts among this thread's BUCKET_ITEMS positions from p0 (returned), their
 // inclusive prefix sum over the warp's lanes (*incl), and each warp's total in
 // warp_sums[warp] (visible to the block on return). Every thread of the block calls it.
-__device__ __forceinline__ u32 thread_starts(const u64* __restrict__ comp, i64 n, i64 total,
+__device__ __forceinline__ u32 thread_starts(const u32* __restrict__ comp, i64 n, i64 total,
                                              const i64* __restrict__ cnt,
                                              const i64* __restrict__ shift, i64 p0,
                                              u32* warp_sums, u32* incl) {
@@ -128,7 +128,7 @@ __device__ __forceinline__ u32 thread_starts(const u64* __restrict__ comp, i64 n
 
 // counts[b] = the bucket starts among block b's positions (three kernels: these counts, their
 // exclusive scan, then the buckets written at the scanned offsets).
-extern "C" __global__ void sketch_bucket_counts(const u64* __restrict__ comp, i64 n, int g,
+extern "C" __global__ void sketch_bucket_counts(const u32* __restrict__ comp, i64 n, int g,
                                                 const i64* __restrict__ cnt,
                                                 const i64* __restrict__ shift,
                                                 u64* __restrict__ counts) {
@@ -154,7 +154,7 @@ extern "C" __global__ void sketch_bucket_offsets(u64* __restrict__ counts, i64 n
 // float32 bits of its first / last key, out[3m + b] / out[4m + b] = its first / last flat
 // position (m buckets in all; offsets from sketch_bucket_offsets). Same launch as the counts;
 // a bucket's first and last position may lie in different blocks, hence rows of their own.
-extern "C" __global__ void sketch_buckets(const u64* __restrict__ comp, i64 n, int g,
+extern "C" __global__ void sketch_buckets(const u32* __restrict__ comp, i64 n, int g,
                                           const i64* __restrict__ cnt,
                                           const i64* __restrict__ shift,
                                           const u64* __restrict__ offsets, i64 m,
@@ -168,11 +168,11 @@ extern "C" __global__ void sketch_buckets(const u64* __restrict__ comp, i64 n, i
     for (int x = 0; x < (int)(threadIdx.x >> 5); ++x) b += warp_sums[x];
     i64 f = p0 / n, j = p0 - f * n;
     for (int i = 0; i < BUCKET_ITEMS && p0 + i < total; ++i) {
-        const u64* k = comp + f * n;
+        const u32* k = comp + f * n;
         const i64 c = cnt[f];
         if (j < c) {
             const u32 s = (u32)shift[f];
-            const u32 key = (u32)k[j];
+            const u32 key = k[j];
             if (bucket_start(k, j, c, s)) {
                 ++b;
                 out[b] = (i64)((u64)key >> s);      // s may be 32: shift in 64 bits
