@@ -153,8 +153,10 @@ def _feature_cuts(w: np.ndarray, lo: np.ndarray, hi: np.ndarray, max_bin: int):
         down = np.searchsorted(c, c[down], side="left")
         d_up = np.abs(c[up_c] - t)
         d_down = np.abs(c[down] - t)
-        g = np.where((up > 0) & (d_down <= d_up), down, up_c)
-        inner = lo[np.unique(g) + 1]
+        g = np.sort(np.where((up > 0) & (d_down <= d_up), down, up_c))
+        # distinct g by hand: np.unique's first call imports numpy.ma under numpy 2.5, which
+        # a fresh worker's first fit paid here (docs/benchmarks.md)
+        inner = lo[g[np.concatenate([[True], g[1:] != g[:-1]])] + 1]
     cuts = np.empty(inner.shape[0] + 1, np.float32)
     cuts[:-1] = inner
     cuts[-1] = last
