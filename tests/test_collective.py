@@ -647,3 +647,32 @@ def test_a_rank_that_does_not_stop_is_named(client2, monkeypatch):
     said = [m for m in messages if "had not stopped" in m]
     assert len(said) == 1 and f"rank(s) [1] ({workers[1]})" in said[0], said
     time.sleep(max(0.0, 7.0 - (time.perf_counter() - t)))   # the sleeper ends its task
+
+
+def test_a_new_nccl_communicator_is_made_from_rank_0s_id(client1, monkeypatch):
+    """dgbdt.dask.rank_connect.connect's NCCL branch, run in a worker's task with NCCL stood
+    in for (no GPU here): the kernels' preload is waited for, rank 0 makes the unique id, and
+    the communicator gets the ranks, the id and the training's token; its key is not kept."""
+    from dgbdt.dask import comm_cache, rank_connect
+    made, waited = {}, []
+
+    class FakeNccl:
+        def __init__(self, n_ranks, uid, rank, timeout, stop_reason):
+            made.update(n_ranks=n_ranks, uid=uid, rank=rank, timeout=timeout)
+
+    monkeypatch.setattr(rank_connect.nccl_preload, "wait",
+                        lambda device: waited.append(device) or {"nccl_preload_wait": 0.0})
+    monkeypatch.setattr(rank_connect, "unique_id", lambda: b"uid-of-rank-0")
+    monkeypatch.setattr(rank_connect, "NcclComm", FakeNccl)
+    key = ("nccl", ("worker-a",), 0, 3)
+
+    def task():
+        preload = {}
+        return rank_connect.connect({"device": "cuda"}, 0, 1, "tok-nccl-test", 5.0, key,
+                                    lambda: None, preload) + (preload,)
+
+    comm, ident, preload = client1.submit(task, pure=False).result()
+    assert isinstance(comm, FakeNccl) and ident == "tok-nccl-test"
+    assert made == {"n_ranks": 1, "uid": b"uid-of-rank-0", "rank": 0, "timeout": 5.0}
+    assert waited == [3] and preload == {"nccl_preload_wait": 0.0}
+    assert comm_cache.claim(key) is None
