@@ -294,3 +294,31 @@ def test_out_of_core_example_runs(tmp_path):
                        env={**os.environ, "DGBDT_SPILL_DIR": str(tmp_path)})
     assert r.returncode == 0, r.stderr
     assert "same model: True" in r.stdout and "pages_spilled" in r.stdout
+
+
+def test_route_columns_are_kept_only_where_a_given_budget_holds_the_pages_twice():
+    """A GPU's feature-major copies of its pages (dgbdt.backends.cuda_routes) count against a
+    device_memory_budget the user gave; with none given, the backend decides."""
+    from types import SimpleNamespace
+
+    from dgbdt.data.page_store import bound_route_columns
+
+    gpu = SimpleNamespace(caps=Capabilities(device_memory=True), free_bytes=lambda: 10_000)
+    cpu = SimpleNamespace(caps=Capabilities())
+
+    def shards(*sizes, streamed=()):
+        return [SimpleNamespace(route_columns=True,
+                                page=SimpleNamespace(nbytes=n, streamed=i in streamed))
+                for i, n in enumerate(sizes)]
+
+    def kept(budget, backend=gpu, **kw):
+        ss = shards(1000, 500, **kw)
+        bound_route_columns(ss, budget, backend)
+        return [s.route_columns for s in ss]
+    assert kept(None) == [True, True]
+    assert kept(3000) == [True, True]             # 2 x 1500 bytes fit
+    assert kept(2999) == [False, False]
+    assert kept(0.3) == [True, True]              # a fraction of the free 10,000 bytes
+    assert kept(0.29) == [False, False]
+    assert kept(2000, streamed=(1,)) == [True, True]   # only in-memory pages are copied
+    assert kept(1, backend=cpu) == [True, True]   # the CPU routes from its pages

@@ -93,6 +93,13 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling, CudaRoutes):
             self.xp.cuda.get_current_stream().synchronize()
         return time.perf_counter()
 
+    def free_bytes(self) -> int:
+        """Device memory free to this backend: the driver's free bytes and what CuPy's pool
+        holds unused."""
+        with self.device:
+            pool = self.xp.get_default_memory_pool()
+            return int(self.xp.cuda.runtime.memGetInfo()[0]) + int(pool.free_bytes())
+
     def asarray(self, a, dtype=None):
         with self.device:
             return self.xp.ascontiguousarray(self.xp.asarray(a, dtype=dtype))

@@ -24,7 +24,8 @@ class Capabilities:
     """What a backend can do beyond the ``Backend`` protocol."""
 
     #: arrays live in GPU memory: work is queued on streams (host waits are explicit), small
-    #: host arrays go up through pinned staging, pages may stream from host memory
+    #: host arrays go up through pinned staging, pages may stream from host memory;
+    #: ``free_bytes``: the device memory free to it
     device_memory: bool = False
     #: a depthwise tree grows on the device, the host learning only the finished tree
     #: (dgbdt.tree.device_grower's fused levels: ``advance_level``, ``leaf_values``,
@@ -44,7 +45,7 @@ class Capabilities:
 
 #: the methods each capability promises, beside the protocol's
 CAPABILITY_METHODS: dict[str, tuple[str, ...]] = {
-    "device_memory": ("on_device",),
+    "device_memory": ("on_device", "free_bytes"),
     "device_growth": ("advance_level", "leaf_values", "evaluate_splits_raw", "tree_consts",
                       "tree_scales"),
     "graph_capture": (),

@@ -26,8 +26,8 @@ import numpy as np
 from ..backends.array_ops import concatenate
 from ..backends.device import array_module, device_scope, get_backend
 from ..model.margins import MarginStart, initial_margins
-from ..data.page_store import (BudgetWarning, PageStore, budget_bytes, free_memory,
-                               move_page, plan_pages)
+from ..data.page_store import (BudgetWarning, PageStore, bound_route_columns, budget_bytes,
+                               free_memory, move_page, plan_pages)
 from ..engine.approx import needs_raw_rows
 from ..engine.shard import Shard
 from .parts import Part
@@ -252,12 +252,16 @@ def local_shards(units, cuts, max_nodes: int, base, p):
     of (PagedPart, margins) pairs (a persisted dataset), the given Shards (a streamed dataset;
     two slots), or the Shards of all the given Parts' rows (one, or pages cut to
     device_memory_budget)."""
+    be = get_backend(p["device"])
     if units and isinstance(units[0], tuple):
-        be = get_backend(p["device"])
         with device_scope(be):
-            return (paged_shards(units, cuts, max_nodes, base, be),
-                    stream_slots([u for u, _ in units]))
-    if units and isinstance(units[0], Shard):
-        return list(units), 2
-    return shards_of(concat_parts(units), cuts, max_nodes, base, p["device"],
-                     p["device_memory_budget"], needs_raw_rows(p))
+            shards, slots = (paged_shards(units, cuts, max_nodes, base, be),
+                             stream_slots([u for u, _ in units]))
+    elif units and isinstance(units[0], Shard):
+        shards, slots = list(units), 2
+    else:
+        shards, slots = shards_of(concat_parts(units), cuts, max_nodes, base, p["device"],
+                                  p["device_memory_budget"], needs_raw_rows(p))
+    with device_scope(be):
+        bound_route_columns(shards, p["device_memory_budget"], be)
+    return shards, slots

@@ -51,9 +51,7 @@ def free_memory(backend) -> int:
     """Bytes free where the backend computes: GPU memory (with what CuPy's pool holds free),
     or available host memory."""
     if backend.caps.device_memory:
-        with backend.device:
-            pool = backend.xp.get_default_memory_pool()
-            return int(backend.xp.cuda.runtime.memGetInfo()[0]) + int(pool.free_bytes())
+        return backend.free_bytes()
     return host_free_memory()
 
 
@@ -98,6 +96,19 @@ def auto_budget(free: int, n_rows: int, n_outputs: int, hist_bytes: int) -> int:
     one MiB."""
     state = n_rows * (ROW_STATE_BYTES + 24 * (n_outputs - 1))
     return max(MIN_PAGE_BYTES, free - state - hist_bytes - RESERVE_BYTES)
+
+
+def bound_route_columns(shards, budget, backend) -> None:
+    """Keep a GPU's feature-major copies of in-memory pages (Shard.route_columns,
+    dgbdt.backends.cuda_routes) within a ``device_memory_budget`` the user gave: they are a
+    second copy of the pages, made only when the pages fit the budget twice. With none given
+    the backend alone decides (a share of the free memory)."""
+    if budget is None or not backend.caps.device_memory:
+        return
+    total = sum(s.page.nbytes for s in shards if not s.page.streamed)
+    if 2 * total > budget_bytes(budget, backend):
+        for s in shards:
+            s.route_columns = False
 
 
 def page_rows_for(budget: int | None, n_features: int, bits: int,

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from ..backends.device import to_host
-from ..data.page_store import gpu_memory_errors, move_page, plan_pages
+from ..data.page_store import bound_route_columns, gpu_memory_errors, move_page, plan_pages
 from ..model.booster import Booster
 from ..model.margins import MarginStart
 from ..objectives.base import model_params
@@ -130,4 +130,5 @@ def _shards(p, dtrain, cuts, max_bin, booster, start, K, backend):
         if dtrain.qid is not None:
             shard.qid = dtrain.qid[a:b]
         shards.append(shard)
+    bound_route_columns(shards, p["device_memory_budget"], backend)
     return shards, store

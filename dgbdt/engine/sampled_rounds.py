@@ -203,6 +203,7 @@ def assemble(block, rows, parts) -> Shard:
     out = Shard(page, first.n_bins, take(block.label), take(block.weight), take(block.margin),
                 int(first.begin.shape[0]), be, hist_ptrs=first.hist_ptrs)
     out.g, out.h = take(block.g), take(block.h)
+    out.route_columns = False       # a round's shard: its columns would be made every round
     return out
 
 

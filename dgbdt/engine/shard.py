@@ -52,6 +52,9 @@ class Shard:
     #: a vector-leaf tree's fixed-point gradients, int64 [T, n, 2] (target t's (g, h) at
     #: [t]), while one grows (Shard.start_tree with k = None); else None
     grad_targets = None
+    #: whether a GPU may keep a feature-major copy of the page to route rows from
+    #: (dgbdt.backends.cuda_routes): not for a streamed page, nor a shard made for one round
+    route_columns = True
 
     def __init__(self, page: Page, n_bins: np.ndarray, label, weight, margin, max_nodes: int,
                  backend=None, hist_ptrs=None):
@@ -62,6 +65,7 @@ class Shard:
         xp = be.xp
         n = page.n_rows
         self.page = page
+        self.route_columns = not page.streamed
         self.n_bins = be.asarray(n_bins, dtype=np.int64)
         # each feature's first histogram slot (its bins, then its missing slot): an ELLPACK
         # page's symbols are slots (dgbdt.data.sparse)

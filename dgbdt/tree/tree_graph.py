@@ -213,6 +213,8 @@ class TreeGraphs:
                 a = getattr(s, name, None)
                 out.append(0 if a is None else a.data.ptr)
             out.append(0 if s.route is None else s.route.row_node.data.ptr)
+            out.append(0 if s.route is None or s.route.columns is None
+                       else s.route.columns.data.ptr)
         return tuple(out)
 
     def _capture(self, growth: DeviceGrowth, timers: dict):

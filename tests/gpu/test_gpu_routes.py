@@ -1,6 +1,7 @@
 """The row-order partition (dgbdt.backends.cuda_routes): every kind of tree grows the same model
 bytes with the rows routed in row order (the default) as through the segments, and as on the
-CPU; and the routed kernels did run."""
+CPU; routed from the page's feature-major columns (the default where they fit) as from the page;
+and the routed kernels did run."""
 import numpy as np
 import pytest
 
@@ -26,23 +27,33 @@ def _train(params, X, y, rounds=6, **kw):
     return dgbdt.train(params, dgbdt.Dataset(X, label=y, **kw), rounds, verbose_eval=False)
 
 
-def _three_ways(monkeypatch, params, X, y, **kw):
+def _three_ways(monkeypatch, params, X, y, columns=True, **kw):
     """The routed GPU's and the segment-partitioned GPU's model bytes, the CPU's booster, and
-    how many levels were routed."""
+    how many levels were routed. Also the model routed without the page's columns, which
+    must be the routed one; ``columns``: whether the default run must have routed levels from
+    columns (True), from the page only (False)."""
     calls = []
     routed_splits = cuda_routes.CudaRoutes.route_splits
 
     def counted(self, shard, split, m, cat):
-        calls.append(m)
+        calls.append(shard.route.columns is not None and shard.route.page is shard.page)
         return routed_splits(self, shard, split, m, cat)
     with monkeypatch.context() as mp:
         mp.setattr(cuda_routes.CudaRoutes, "route_splits", counted)
         routed = _train({**params, "device": "cuda"}, X, y, **kw)
+    assert any(calls) == columns
+    with monkeypatch.context() as mp:
+        mp.setenv("DGBDT_ROUTE_COLUMNS", "0")
+        mp.setattr(cuda_routes.CudaRoutes, "route_splits", counted)
+        n = len(calls)
+        from_page = _train({**params, "device": "cuda"}, X, y, **kw)
+        assert not any(calls[n:])
+    assert from_page.save_raw() == routed.save_raw()
     with monkeypatch.context() as mp:       # shard.route stays None: the segment kernels
         mp.setattr(cuda_routes.CudaRoutes, "route_reset", lambda self, shard: None)
         segments = _train({**params, "device": "cuda"}, X, y, **kw)
     cpu = _train({**params, "device": "cpu"}, X, y, **kw)
-    return routed.save_raw(), segments.save_raw(), cpu, len(calls)
+    return routed.save_raw(), segments.save_raw(), cpu, n
 
 
 BASE = {"objective": "reg:squarederror", "max_depth": 6, "max_bin": 64, "seed": 3}
@@ -84,7 +95,8 @@ def test_routed_sparse_pages(monkeypatch):
     X.data = np.round(rng.normal(size=X.nnz), 2).astype(np.float32)
     y = (np.asarray(X.sum(axis=1)).ravel() + 0.2 * rng.normal(size=5000) > 0).astype(float)
     p = {"objective": "binary:logistic", "max_depth": 6, "seed": 1}
-    routed, segments, cpu, routed_levels = _three_ways(monkeypatch, p, X, y)
+    # an ELLPACK page's rows are narrower than its features: no columns
+    routed, segments, cpu, routed_levels = _three_ways(monkeypatch, p, X, y, columns=False)
     assert routed_levels > 0
     assert routed == segments == cpu.save_raw()
 
@@ -94,6 +106,33 @@ def test_routed_streamed_pages(monkeypatch, extra):
     monkeypatch.setattr(page_store, "MIN_PAGE_BYTES", 1 << 14)
     X, z = _data(n=20000)
     p = {**BASE, **extra, "device_memory_budget": 40_000}
-    routed, segments, cpu, routed_levels = _three_ways(monkeypatch, p, X, z)
+    # streamed pages' budget holds their slots: no columns
+    routed, segments, cpu, routed_levels = _three_ways(monkeypatch, p, X, z, columns=False)
     assert routed_levels > 0
     assert routed == segments == cpu.save_raw()
+
+
+def test_columns_only_where_a_given_budget_holds_the_pages_twice(monkeypatch):
+    X, z = _data(n=20000)
+    page_bytes = 20000 * 10 * 7 // 8        # 64 bins and missing: 7 bits a symbol
+    for budget, columns in ((10 * page_bytes, True), (page_bytes * 6 // 5, False)):
+        _three_ways(monkeypatch, {**BASE, "device_memory_budget": budget}, X, z,
+                    columns=columns)
+
+
+@pytest.mark.parametrize("bits", [1, 3, 7, 8, 9, 13, 16, 17, 32])
+@pytest.mark.parametrize("n", [1, 31, 1000, 4099])
+def test_page_columns_pack_each_feature_as_a_page_of_one(bits, n):
+    import cupy as cp
+    from dgbdt.backends.cuda import CudaBackend
+    from dgbdt.kernels.pages import pack
+    be = CudaBackend.for_ordinal(0)
+    rng = np.random.default_rng(bits * 7919 + n)
+    nf = 5
+    sym = rng.integers(0, 1 << bits, size=(n, nf), dtype=np.uint64).astype(
+        np.uint16 if bits <= 16 else np.uint32)
+    page = be.pack_symbols(cp.asarray(sym), bits)
+    cols, col_words = be.page_columns(page)
+    cols = cp.asnumpy(cols).reshape(nf, col_words)
+    for f in range(nf):
+        assert np.array_equal(cols[f], pack(np.ascontiguousarray(sym[:, f:f + 1]), bits).words)

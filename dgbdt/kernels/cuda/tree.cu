@@ -329,7 +329,10 @@ extern "C" __global__ void index_nodes(const i64* __restrict__ nodes, int m,
 // by the rule of partition_scatter(_cat) (split j, cats as there); dir[r] = 1 for left, 0 for
 // right, and row_node[r] moves to that child. Rows of other nodes are left as they are.
 // Neighbouring threads read neighbouring rows' symbols (a warp's rows share a few sectors),
-// where pass 1 reading them through the segments fetched a sector a row.
+// where pass 1 reading them through the segments fetched a sector a row. With cols (the page's
+// feature-major copy, page_columns; else null) a row's symbol is read from its feature's
+// column: a warp reads 32 adjacent symbols, not the 32 rows' whole lines of the page.
+#define ROUTE_ITEMS 4
 template <bool CAT>
 __device__ __forceinline__ void route_rows_impl(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
@@ -337,22 +340,46 @@ __device__ __forceinline__ void route_rows_impl(
         const int* __restrict__ node_slot, const i64* __restrict__ split, int m,
         unsigned char* __restrict__ dir, const unsigned char* __restrict__ is_cat,
         const unsigned char* __restrict__ cats, int cat_bytes, int ell,
-        const i64* __restrict__ hist_ptrs) {
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += stride) {
-        const int j = __ldg(node_slot + row_node[r]);
-        if (j < 0) continue;
-        const i64 f = __ldg(split + m + j);
-        const u32 missing = (u32)__ldg(n_bins + f);
-        const u32 s = row_symbol(words, (u64)r, n_features, f, bits, mask, ell, hist_ptrs,
-                                 missing);
-        bool go_left;
-        if (s == missing) go_left = __ldg(split + 3 * m + j) != 0;
-        else if (CAT && is_cat[j])
-            go_left = ((cats[(i64)j * cat_bytes + (s >> 3)] >> (s & 7)) & 1) == 0;
-        else go_left = (i64)s <= __ldg(split + 2 * m + j);
-        dir[r] = go_left ? 1 : 0;
-        row_node[r] = (int)__ldg(split + (go_left ? 4 : 5) * m + j);
+        const i64* __restrict__ hist_ptrs, const u32* __restrict__ cols, i64 col_words) {
+    // ROUTE_ITEMS rows a thread, each step's loads issued for all of them before the next
+    // step's: a row's node, its split and its symbol are dependent loads, and one row a thread
+    // left too few bytes in flight to reach the memory's bandwidth
+    const i64 chunk = (i64)blockDim.x * ROUTE_ITEMS;
+    for (i64 base = (i64)blockIdx.x * chunk + threadIdx.x; base < n;
+         base += (i64)gridDim.x * chunk) {
+        int j[ROUTE_ITEMS];
+#pragma unroll
+        for (int k = 0; k < ROUTE_ITEMS; ++k) {
+            const i64 r = base + (i64)k * blockDim.x;
+            j[k] = r < n ? row_node[r] : -1;
+        }
+#pragma unroll
+        for (int k = 0; k < ROUTE_ITEMS; ++k) j[k] = j[k] >= 0 ? __ldg(node_slot + j[k]) : -1;
+        u32 s[ROUTE_ITEMS];
+#pragma unroll
+        for (int k = 0; k < ROUTE_ITEMS; ++k) {
+            s[k] = 0;
+            if (j[k] < 0) continue;
+            const i64 r = base + (i64)k * blockDim.x;
+            const i64 f = __ldg(split + m + j[k]);
+            s[k] = cols ? read_symbol(cols + f * col_words, (u64)r, bits, mask)
+                        : row_symbol(words, (u64)r, n_features, f, bits, mask, ell, hist_ptrs,
+                                     (u32)__ldg(n_bins + f));
+        }
+#pragma unroll
+        for (int k = 0; k < ROUTE_ITEMS; ++k) {
+            if (j[k] < 0) continue;
+            const i64 r = base + (i64)k * blockDim.x;
+            const int jj = j[k];
+            const u32 missing = (u32)__ldg(n_bins + __ldg(split + m + jj));
+            bool go_left;
+            if (s[k] == missing) go_left = __ldg(split + 3 * m + jj) != 0;
+            else if (CAT && is_cat[jj])
+                go_left = ((cats[(i64)jj * cat_bytes + (s[k] >> 3)] >> (s[k] & 7)) & 1) == 0;
+            else go_left = (i64)s[k] <= __ldg(split + 2 * m + jj);
+            dir[r] = go_left ? 1 : 0;
+            row_node[r] = (int)__ldg(split + (go_left ? 4 : 5) * m + jj);
+        }
     }
 }
 
@@ -360,9 +387,10 @@ extern "C" __global__ void route_rows(
         const u32* __restrict__ words, int bits, u32 mask, int n_features,
         const i64* __restrict__ n_bins, i64 n, int* __restrict__ row_node,
         const int* __restrict__ node_slot, const i64* __restrict__ split, int m,
-        unsigned char* __restrict__ dir, int ell, const i64* __restrict__ hist_ptrs) {
+        unsigned char* __restrict__ dir, int ell, const i64* __restrict__ hist_ptrs,
+        const u32* __restrict__ cols, i64 col_words) {
     route_rows_impl<false>(words, bits, mask, n_features, n_bins, n, row_node, node_slot, split,
-                           m, dir, nullptr, nullptr, 0, ell, hist_ptrs);
+                           m, dir, nullptr, nullptr, 0, ell, hist_ptrs, cols, col_words);
 }
 
 extern "C" __global__ void route_rows_cat(
@@ -371,9 +399,36 @@ extern "C" __global__ void route_rows_cat(
         const int* __restrict__ node_slot, const i64* __restrict__ split, int m,
         unsigned char* __restrict__ dir, const unsigned char* __restrict__ is_cat,
         const unsigned char* __restrict__ cats, int cat_bytes, int ell,
-        const i64* __restrict__ hist_ptrs) {
+        const i64* __restrict__ hist_ptrs, const u32* __restrict__ cols, i64 col_words) {
     route_rows_impl<true>(words, bits, mask, n_features, n_bins, n, row_node, node_slot, split,
-                          m, dir, is_cat, cats, cat_bytes, ell, hist_ptrs);
+                          m, dir, is_cat, cats, cat_bytes, ell, hist_ptrs, cols, col_words);
+}
+
+// The page's feature-major copy for route_rows: feature f's symbols of rows 0..n, packed at the
+// page's width in words cols[f * col_words ..] (col_words = n_words(n, bits): one padding
+// word), as a page of one feature a row would pack them. Dense pages only (an ELLPACK page's
+// rows are narrower than its features). Thread i writes word i of every feature's column: the
+// symbols of the rows whose bits overlap it, read from the warp's few lines of the page (in L1
+// across the features).
+extern "C" __global__ void page_columns(
+        const u32* __restrict__ words, int bits, u32 mask, int n_features, i64 n,
+        i64 col_words, u32* __restrict__ cols) {
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < col_words; i += stride) {
+        const i64 lo = 32 * i;                       // the word's first bit in the column
+        const i64 r0 = lo / bits;
+        i64 r1 = (lo + 31) / bits + 1;               // rows [r0, r1) overlap bits [lo, lo + 32)
+        if (r1 > n) r1 = n;
+        for (int f = 0; f < n_features; ++f) {
+            u64 acc = 0;
+            for (i64 r = r0; r < r1; ++r) {
+                const u64 s = read_symbol(words, (u64)r * n_features + f, bits, mask);
+                const i64 at = r * bits - lo;        // where the symbol's bit 0 lands
+                acc |= at >= 0 ? s << at : s >> -at;
+            }
+            cols[(i64)f * col_words + i] = (u32)acc;
+        }
+    }
 }
 
 // Partition pass 2: copy the split segments back from scratch and record the children's
