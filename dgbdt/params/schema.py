@@ -364,7 +364,8 @@ _SPECS = [
               "memory, copied through as many device slots as the budget holds, once per "
               "tree level). The model is the same for every budget. None: automatic (CPU: "
               "unlimited; GPU: the free memory less the rows' training state and a 1 GiB "
-              "reserve).",
+              "reserve). A GPU keeps a feature-major copy of in-memory pages to route rows "
+              "(docs/gpu.md) only when the pages fit a given budget twice.",
               kind="budget",
               allowed="an int >= 1 (bytes) or a float in (0, 1] (fraction of free memory)"),
     ParamSpec("nthread", None,
