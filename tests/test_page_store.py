@@ -322,3 +322,13 @@ def test_route_columns_are_kept_only_where_a_given_budget_holds_the_pages_twice(
     assert kept(0.29) == [False, False]
     assert kept(2000, streamed=(1,)) == [True, True]   # only in-memory pages are copied
     assert kept(1, backend=cpu) == [True, True]   # the CPU routes from its pages
+
+
+def test_route_columns_take_a_share_of_the_free_gpu_memory_and_leave_a_reserve():
+    from dgbdt.backends.cuda_routes import COLUMNS_RESERVE, columns_fit
+    free = 8 * COLUMNS_RESERVE
+    assert columns_fit(free // 4, free)
+    assert not columns_fit(free // 4 + 1, free)
+    # a share of little free memory would eat the levels' reserve
+    assert not columns_fit(COLUMNS_RESERVE // 4, COLUMNS_RESERVE)
+    assert columns_fit(1 << 20, COLUMNS_RESERVE + (4 << 20))

@@ -23,11 +23,12 @@ but the memory system moves whole sectors, so routing a level read the whole pag
 resident dense page therefore also gets a feature-major copy at the shard's first tree
 (``page_columns``: each feature's symbols packed at the page's width), and ``route_rows`` reads
 32 adjacent symbols a warp from the split feature's column. The copy costs the page's size
-again, so it is made only where that takes at most ``COLUMNS_SHARE`` of the GPU's free memory,
-never for streamed pages (their budget holds the page slots) or sparse (ELLPACK) ones, and not
-at all with ``DGBDT_ROUTE_COLUMNS=0``; a shard whose page is replaced (approx's new cuts)
-routes from the page from then on. Routing reads the same symbols either way: the same model.
-docs/benchmarks.md has the kernels' times.
+again, so it is made only where that takes at most ``COLUMNS_SHARE`` of the GPU's free memory
+and leaves ``COLUMNS_RESERVE`` (``columns_fit``; within a device_memory_budget the user gave,
+dgbdt.data.page_store.bound_route_columns), never for streamed pages (their budget holds the
+page slots) or sparse (ELLPACK) ones, and not at all with ``DGBDT_ROUTE_COLUMNS=0``; a shard
+whose page is replaced (approx's new cuts) routes from the page from then on. Routing reads
+the same symbols either way: the same model. docs/benchmarks.md has the kernels' times.
 """
 from __future__ import annotations
 
@@ -42,6 +43,15 @@ from ..kernels.pages import n_words
 
 #: the most of the GPU's free memory (at a shard's first tree) the page's columns may take
 COLUMNS_SHARE = 0.25
+#: what they must leave free (the levels' histograms and temporaries; several shards of a
+#: process each take their share of what the last left)
+COLUMNS_RESERVE = 1 << 30
+
+
+def columns_fit(nbytes: int, free: int) -> bool:
+    """Whether a page's columns of ``nbytes`` may be made where ``free`` bytes of device
+    memory are free: at most COLUMNS_SHARE of them, leaving COLUMNS_RESERVE."""
+    return nbytes <= COLUMNS_SHARE * free and free - nbytes >= COLUMNS_RESERVE
 
 
 @dataclasses.dataclass
@@ -89,7 +99,7 @@ class CudaRoutes:
         if (not use_columns() or not shard.route_columns or p.streamed or p.ell
                 or shard.n_rows == 0):
             return
-        if 4 * n_words(p.n_rows, p.bits) * p.n_features > COLUMNS_SHARE * self.free_bytes():
+        if not columns_fit(4 * n_words(p.n_rows, p.bits) * p.n_features, self.free_bytes()):
             return
         r = shard.route
         r.columns, r.col_words = self.page_columns(p)
