@@ -308,20 +308,25 @@ def test_route_columns_are_kept_only_where_a_given_budget_holds_the_pages_twice(
 
     def shards(*sizes, streamed=()):
         return [SimpleNamespace(route_columns=True,
-                                page=SimpleNamespace(nbytes=n, streamed=i in streamed))
+                                page=SimpleNamespace(nbytes=n, streamed=i in streamed,
+                                                     words=np.zeros(1, np.uint32)))
                 for i, n in enumerate(sizes)]
 
-    def kept(budget, backend=gpu, **kw):
+    def kept(budget, backend=gpu, room=None, **kw):
         ss = shards(1000, 500, **kw)
-        bound_route_columns(ss, budget, backend)
+        bound_route_columns(ss, budget, backend, room)
         return [s.route_columns for s in ss]
-    assert kept(None) == [True, True]
+    assert kept(None) == [True, True]             # a GPU decides at the first tree
     assert kept(3000) == [True, True]             # 2 x 1500 bytes fit
     assert kept(2999) == [False, False]
     assert kept(0.3) == [True, True]              # a fraction of the free 10,000 bytes
     assert kept(0.29) == [False, False]
     assert kept(2000, streamed=(1,)) == [True, True]   # only in-memory pages are copied
-    assert kept(1, backend=cpu) == [True, True]   # the CPU routes from its pages
+    # the CPU: a given budget as on a GPU; without one a quarter of the room
+    assert kept(3000, backend=cpu) == [True, True]
+    assert kept(2999, backend=cpu) == [False, False]
+    assert kept(None, backend=cpu, room=6000) == [True, True]
+    assert kept(None, backend=cpu, room=5999) == [False, False]
 
 
 def test_route_columns_take_a_share_of_the_free_gpu_memory_and_leave_a_reserve():

@@ -1,6 +1,7 @@
 """The CPU backend: the kernel seam (dgbdt.backends.device) over numba kernels and numpy arrays."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -8,6 +9,7 @@ import numba
 import numpy as np
 
 from ..kernels.arrays import to_host
+from ..kernels.pages import columns
 from ..kernels.cpu_objective import column_abs_maxima
 from .protocol import Capabilities
 from ..kernels import cpu_categorical, cpu_linear, cpu_linear_fit, cpu_sparse, cpu_split, cpu_tree
@@ -85,6 +87,20 @@ class CpuBackend:
                                         shard.rows)
         shard.begin[0] = 0
         shard.end[0] = shard.n_rows
+        if shard.columns is None:       # the shard's first tree
+            shard.columns = (shard.page, self._columns(shard))
+        elif shard.columns[0] is not shard.page:    # a new page (approx's cuts): the page
+            shard.columns = (shard.page, None)
+
+    def _columns(self, shard):
+        """The page's columns (kernels.pages.columns) for the partition's numerical splits,
+        or None (read the page): a dense page in memory, where Shard.route_columns allows
+        (page_store.bound_route_columns) and ``DGBDT_ROUTE_COLUMNS`` is not 0."""
+        p = shard.page
+        if (os.environ.get("DGBDT_ROUTE_COLUMNS", "1") == "0" or not shard.route_columns
+                or p.ell or p.streamed or isinstance(p.words, np.memmap) or shard.n_rows == 0):
+            return None
+        return columns(p)
 
     def root_rows(self, shard) -> None:
         """Every row back in the root's segment, in order (a recorded tree's replay)."""
@@ -181,6 +197,12 @@ class CpuBackend:
             shard.rows, shard.grad, shard.begin[nodes], shard.end[nodes], int(hist_ptrs[-1]),
             numba.get_num_threads(), out)
 
+    @staticmethod
+    def _read_columns(shard):
+        """The columns' words to partition from, or None (the page)."""
+        c = shard.columns
+        return None if c is None or c[0] is not shard.page or c[1] is None else c[1].words
+
     def apply_splits(self, shard, s) -> None:
         p = shard.page
         b, e = shard.begin[s.node], shard.end[s.node]
@@ -193,7 +215,7 @@ class CpuBackend:
                 p.words, p.bits, p.n_features, shard.n_bins, shard.rows, shard.scratch_l,
                 shard.scratch_r, b, e, s.feature, s.split_bin, s.default_left,
                 max(1, min(threads * 4, shard.n_rows // 4096)), s.is_cat, s.cats,
-                p.ell, shard.hist_ptrs)
+                p.ell, shard.hist_ptrs, columns=self._read_columns(shard))
         shard.begin[s.left], shard.end[s.left] = b, b + n_left
         shard.begin[s.right], shard.end[s.right] = b + n_left, e
 
@@ -236,7 +258,8 @@ class CpuBackend:
                 np.concatenate([s.default_left, np.ones(n_old, np.bool_)]),
                 max(1, min(threads * 4, shard.n_rows // 4096)), is_cat, cats, p.ell,
                 shard.hist_ptrs, (shard.margin, k, np.concatenate([table[s.left], table[old]]),
-                                  np.concatenate([table[s.right], table[old]])))
+                                  np.concatenate([table[s.right], table[old]])),
+                columns=self._read_columns(shard))
 
     # -- linear trees (dgbdt.tree.linear_growth; kernels.cpu_linear) ---------------------
     @staticmethod

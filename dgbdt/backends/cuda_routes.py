@@ -39,10 +39,8 @@ import numpy as np
 
 from ..kernels import gpu_arrays
 from ..kernels.launch import BLOCK, _grid, _i32, _i64, kernel
-from ..kernels.pages import n_words
+from ..kernels.pages import COLUMNS_SHARE, n_words
 
-#: the most of the GPU's free memory (at a shard's first tree) the page's columns may take
-COLUMNS_SHARE = 0.25
 #: what they must leave free (the levels' histograms and temporaries; several shards of a
 #: process each take their share of what the last left)
 COLUMNS_RESERVE = 1 << 30

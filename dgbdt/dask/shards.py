@@ -263,5 +263,6 @@ def local_shards(units, cuts, max_nodes: int, base, p):
         shards, slots = shards_of(concat_parts(units), cuts, max_nodes, base, p["device"],
                                   p["device_memory_budget"], needs_raw_rows(p))
     with device_scope(be):
-        bound_route_columns(shards, p["device_memory_budget"], be)
+        bound_route_columns(shards, p["device_memory_budget"], be,
+                            None if be.caps.device_memory else _room(be))
     return shards, slots

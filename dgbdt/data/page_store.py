@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backends.device import is_device_array
-from ..kernels.pages import Page, bits_for
+from ..kernels.pages import COLUMNS_SHARE, Page, bits_for
 
 MIN_PAGE_BYTES = 1 << 20
 RESERVE_BYTES = 1 << 30        # GPU memory auto_budget leaves for temporaries (sketch, sorts)
@@ -98,15 +98,22 @@ def auto_budget(free: int, n_rows: int, n_outputs: int, hist_bytes: int) -> int:
     return max(MIN_PAGE_BYTES, free - state - hist_bytes - RESERVE_BYTES)
 
 
-def bound_route_columns(shards, budget, backend) -> None:
-    """Keep a GPU's feature-major copies of in-memory pages (Shard.route_columns,
-    dgbdt.backends.cuda_routes) within a ``device_memory_budget`` the user gave: they are a
-    second copy of the pages, made only when the pages fit the budget twice. With none given
-    the backend alone decides (a share of the free memory)."""
-    if budget is None or not backend.caps.device_memory:
+def bound_route_columns(shards, budget, backend, room: int | None = None) -> None:
+    """Keep the feature-major copies of in-memory pages that rows are routed from
+    (Shard.route_columns: dgbdt.backends.cuda_routes, backends.cpu) within memory: they are a
+    second copy of the pages. Within a ``device_memory_budget`` the user gave they are made
+    only when the pages fit it twice; with none, on a GPU the backend decides at a shard's
+    first tree (cuda_routes.columns_fit), on the CPU they may take COLUMNS_SHARE of ``room``
+    (default: the available host memory; a Dask worker passes what its limit leaves)."""
+    total = sum(s.page.nbytes for s in shards
+                if not s.page.streamed and not isinstance(s.page.words, np.memmap))
+    if budget is not None:
+        fits = 2 * total <= budget_bytes(budget, backend)
+    elif backend.caps.device_memory:
         return
-    total = sum(s.page.nbytes for s in shards if not s.page.streamed)
-    if 2 * total > budget_bytes(budget, backend):
+    else:
+        fits = total <= COLUMNS_SHARE * (free_memory(backend) if room is None else room)
+    if not fits:
         for s in shards:
             s.route_columns = False
 

@@ -55,6 +55,8 @@ class Shard:
     #: whether a GPU may keep a feature-major copy of the page to route rows from
     #: (dgbdt.backends.cuda_routes): not for a streamed page, nor a shard made for one round
     route_columns = True
+    #: the CPU backend's (page, its columns or None) for the partition (backends.cpu)
+    columns = None
 
     def __init__(self, page: Page, n_bins: np.ndarray, label, weight, margin, max_nodes: int,
                  backend=None, hist_ptrs=None):

@@ -200,27 +200,29 @@ def _dense_symbol(words, view, bits, mask, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _prefetch_symbol(view, r, nf, f, bits):
-    """Prefetch the page byte that holds row r's symbol of feature f (a dense page)."""
-    q = np.uint64(r) * nf + f
+def _prefetch_symbol(view, q, bits):
+    """Prefetch the byte that holds symbol q of a dense page (or of its columns)."""
     prefetch(view, q if bits == 8 else (q * np.uint64(bits)) >> np.uint64(3))
 
 
 @njit(cache=True, nogil=True)
-def _partition_dense(words, view, bits, mask, rows, scratch_l, scratch_r, lo, hi, nf, f,
+def _partition_dense(words, view, bits, mask, rows, scratch_l, scratch_r, lo, hi, rs, fs, f,
                      missing, cut, dleft):
     """_partition_rows' pass 1 over rows[lo:hi] for a numerical split of a dense page:
-    (lefts, rights). Its own loop: the general one, with ELLPACK, categorical and leaf
-    branches in it, keeps fewer values in registers, and its serial build (one-thread Dask
-    workers, dgbdt.kernels.twins) ran several times slower."""
+    (lefts, rights); row r's symbol of feature f is symbol r * rs + f * fs of ``words`` (the
+    page: rs = features, fs = 1; its columns: rs = 1, fs = rows). Its own loop: the general
+    one, with ELLPACK, categorical and leaf branches in it, keeps fewer values in registers,
+    and its serial build (one-thread Dask workers, dgbdt.kernels.twins) ran several times
+    slower."""
     nl = 0
     nr = 0
     ahead = hi - PARTITION_AHEAD
+    base = f * fs
     for idx in range(lo, hi):
         if idx < ahead:
-            _prefetch_symbol(view, rows[idx + PARTITION_AHEAD], nf, f, bits)
+            _prefetch_symbol(view, np.uint64(rows[idx + PARTITION_AHEAD]) * rs + base, bits)
         r = rows[idx]
-        s = _dense_symbol(words, view, bits, mask, np.uint64(r) * nf + f)
+        s = _dense_symbol(words, view, bits, mask, np.uint64(r) * rs + base)
         go = np.int64(dleft) if s == missing else np.int64(s <= cut)
         # both sides written, the counts advanced by the outcome: no branch on a coin
         # flip (a mispredicted one a row cost more than the extra store)
@@ -232,17 +234,19 @@ def _partition_dense(words, view, bits, mask, rows, scratch_l, scratch_r, lo, hi
 
 
 @njit(cache=True, nogil=True)
-def _leaf_dense(words, view, bits, mask, rows, margin, k, lo, hi, nf, f, missing, cut, dleft,
-                vl, vr):
+def _leaf_dense(words, view, bits, mask, rows, margin, k, lo, hi, rs, fs, f, missing, cut,
+                dleft, vl, vr):
     """_partition_rows' leaf update over rows[lo:hi] for a numerical split of a dense page:
-    margin[r, k] += vl if row r goes left else vr. Its own loop, as _partition_dense: inside
-    the general one, a serial build (dgbdt.kernels.twins) ran it 4x slower."""
+    margin[r, k] += vl if row r goes left else vr (symbols as _partition_dense reads them).
+    Its own loop, as _partition_dense: inside the general one, a serial build
+    (dgbdt.kernels.twins) ran it 4x slower."""
     ahead = hi - PARTITION_AHEAD
+    base = f * fs
     for idx in range(lo, hi):
         if idx < ahead:
-            _prefetch_symbol(view, rows[idx + PARTITION_AHEAD], nf, f, bits)
+            _prefetch_symbol(view, np.uint64(rows[idx + PARTITION_AHEAD]) * rs + base, bits)
         r = np.uint64(rows[idx])
-        s = _dense_symbol(words, view, bits, mask, r * nf + f)
+        s = _dense_symbol(words, view, bits, mask, r * rs + base)
         go = dleft if s == missing else s <= cut
         margin[r, k] += vl if go else vr
 
@@ -266,25 +270,31 @@ def _numerical_splits(m: int):
 
 def partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
                    seg_end, feature, split_bin, default_left, n_chunks, is_cat=None, cats=None,
-                   ell=False, hist_ptrs=None, leaves=None):
+                   ell=False, hist_ptrs=None, leaves=None, columns=None):
     """_partition_rows; ``is_cat``/``cats`` default to numerical splits only; ``ell``: the
     page is ELLPACK (row stride ``n_features``, slots from ``hist_ptrs``). ``leaves``:
-    (margin, k, value_left, value_right) for the leaf update instead of the partition."""
+    (margin, k, value_left, value_right) for the leaf update instead of the partition.
+    ``columns``: a dense page's symbols feature-major (``pages.columns``), which numerical
+    splits read instead of the page."""
     if is_cat is None:
         is_cat, cats = _numerical_splits(len(feature))
     if hist_ptrs is None:
         hist_ptrs = _NO_PTRS
     if leaves is None:
         leaves = _NO_LEAVES
+    if columns is None:
+        cwords, rs, fs = words, np.uint64(n_features), np.uint64(1)
+    else:
+        cwords, rs, fs = columns, np.uint64(1), np.uint64(rows.shape[0])
     return _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
                            seg_begin, seg_end, feature, split_bin, default_left, n_chunks,
-                           is_cat, cats, ell, hist_ptrs, *leaves)
+                           is_cat, cats, ell, hist_ptrs, *leaves, cwords, rs, fs)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r, seg_begin,
                     seg_end, feature, split_bin, default_left, n_chunks, is_cat, cats, ell,
-                    hist_ptrs, margin, k, value_left, value_right):
+                    hist_ptrs, margin, k, value_left, value_right, cwords, rs, fs):
     """Stable partition of each split node's segment; returns the left child's row count per node.
 
     Row r goes left iff its symbol s of ``feature[j]`` satisfies s <= split_bin[j] (a
@@ -303,6 +313,7 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
     n_split = seg_begin.shape[0]
     mask = np.uint64((1 << bits) - 1)
     view = words.view(np.uint8)
+    cview = cwords.view(np.uint8)
     nf = np.uint64(n_features)
     fused = value_left.shape[0] > 0
     K = np.uint64(margin.shape[1])
@@ -326,12 +337,12 @@ def _partition_rows(words, bits, n_features, n_bins, rows, scratch_l, scratch_r,
         vl = value_left[j] if fused else 0.0
         vr = value_right[j] if fused else 0.0
         if fused and not (ell or categorical):
-            _leaf_dense(words, view, bits, mask, rows, margin, uk, lo, hi, nf, f, missing, cut,
-                        dleft, vl, vr)
+            _leaf_dense(cwords, cview, bits, mask, rows, margin, uk, lo, hi, rs, fs, f, missing,
+                        cut, dleft, vl, vr)
             continue
         if not (ell or fused or categorical):    # the common case, alone
-            nl, nr = _partition_dense(words, view, bits, mask, rows, scratch_l, scratch_r, lo,
-                                      hi, nf, f, missing, cut, dleft)
+            nl, nr = _partition_dense(cwords, cview, bits, mask, rows, scratch_l, scratch_r, lo,
+                                      hi, rs, fs, f, missing, cut, dleft)
             n_left[j, c] = nl
             n_right[j, c] = nr
             continue

@@ -116,6 +116,25 @@ def unpack(page: Page) -> np.ndarray:
     return out
 
 
+#: the most of the free memory (GPU, or host) a shard's page columns may take
+COLUMNS_SHARE = 0.25
+
+
+def columns(page: Page) -> Page:
+    """A dense page's symbols feature-major: a page of ``n_features`` rows of ``n_rows``
+    symbols (symbol ``f * n_rows + r`` is row r's symbol of feature f), at the page's width.
+    A level's partition reads one feature of each row of a node, in row order: from the
+    columns that is a run of nearby bytes, from the page a cache line a row."""
+    n, nf = page.n_rows, page.n_features
+    if page.bits != 8:
+        return pack(np.ascontiguousarray(unpack(page).T), page.bits)
+    out = Page(np.zeros(n_words(n * nf, 8), np.uint32), n_rows=nf, n_features=n, bits=8)
+    if n and nf:    # bytes are symbols: one strided copy, no unpacked array in between
+        out.words.view(np.uint8)[:n * nf].reshape(nf, n)[...] = \
+            page.words.view(np.uint8)[:n * nf].reshape(n, nf).T
+    return out
+
+
 def unpack_rows(page: Page, rows: np.ndarray) -> np.ndarray:
     """Symbols of the selected ``rows`` (any order, repeats allowed)."""
     rows = np.ascontiguousarray(rows, dtype=np.int64).ravel()
