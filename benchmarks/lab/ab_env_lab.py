@@ -16,20 +16,25 @@ import time
 sys.path.insert(0, "benchmarks")
 
 
+def issue_fit(rows: int):
+    """The issue's in-process GPU fit: (Dataset of rows x 28 on the GPU, params)."""
+    import dgbdt
+    from bench_gpu import make_data_gpu
+    X, y = make_data_gpu(rows, 28, 0)
+    return dgbdt.Dataset(X, label=y), {"objective": "binary:logistic", "max_depth": 8,
+                                       "eta": 0.1, "max_bin": 256, "device": "cuda"}
+
+
 def main():
     import cupy as cp
 
     import dgbdt
-    from bench_gpu import make_data_gpu
 
     name = sys.argv[1]
     rows = int(sys.argv[2]) if len(sys.argv) > 2 else 32_000_000
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 200
     repeat = int(sys.argv[4]) if len(sys.argv) > 4 else 3
-    X, y = make_data_gpu(rows, 28, 0)
-    d = dgbdt.Dataset(X, label=y)
-    params = {"objective": "binary:logistic", "max_depth": 8, "eta": 0.1, "max_bin": 256,
-              "device": "cuda"}
+    d, params = issue_fit(rows)
 
     def fit(value: str):
         os.environ[name] = value

@@ -15,20 +15,18 @@ import sys
 import time
 
 sys.path.insert(0, "benchmarks")
+sys.path.insert(0, "benchmarks/lab")
 
 
 def main():
     import cupy as cp
 
     import dgbdt
-    from bench_gpu import make_data_gpu
+    from ab_env_lab import issue_fit
 
     rows = int(sys.argv[1]) if len(sys.argv) > 1 else 32_000_000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 12
-    X, y = make_data_gpu(rows, 28, 0)
-    d = dgbdt.Dataset(X, label=y)
-    params = {"objective": "binary:logistic", "max_depth": 8, "eta": 0.1, "max_bin": 256,
-              "device": "cuda"}
+    d, params = issue_fit(rows)
     dgbdt.train(params, d, rounds)  # warm: kernels loaded, graphs' shapes seen
     cp.cuda.Device().synchronize()
     cp.cuda.profiler.start()

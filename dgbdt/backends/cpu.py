@@ -1,7 +1,6 @@
 """The CPU backend: the kernel seam (dgbdt.backends.device) over numba kernels and numpy arrays."""
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -9,7 +8,7 @@ import numba
 import numpy as np
 
 from ..kernels.arrays import to_host
-from ..kernels.pages import columns
+from ..kernels.pages import columns, use_columns
 from ..kernels.cpu_objective import column_abs_maxima
 from .protocol import Capabilities
 from ..kernels import cpu_categorical, cpu_linear, cpu_linear_fit, cpu_sparse, cpu_split, cpu_tree
@@ -97,7 +96,7 @@ class CpuBackend:
         or None (read the page): a dense page in memory, where Shard.route_columns allows
         (page_store.bound_route_columns) and ``DGBDT_ROUTE_COLUMNS`` is not 0."""
         p = shard.page
-        if (os.environ.get("DGBDT_ROUTE_COLUMNS", "1") == "0" or not shard.route_columns
+        if (not use_columns() or not shard.route_columns
                 or p.ell or p.streamed or isinstance(p.words, np.memmap) or shard.n_rows == 0):
             return None
         return columns(p)

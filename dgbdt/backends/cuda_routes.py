@@ -33,13 +33,12 @@ the same symbols either way: the same model. docs/benchmarks.md has the kernels'
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import numpy as np
 
 from ..kernels import gpu_arrays
 from ..kernels.launch import BLOCK, _grid, _i32, _i64, kernel
-from ..kernels.pages import COLUMNS_SHARE, n_words
+from ..kernels.pages import COLUMNS_SHARE, n_words, use_columns
 
 #: what they must leave free (the levels' histograms and temporaries; several shards of a
 #: process each take their share of what the last left)
@@ -63,11 +62,6 @@ class RowRoute:
     columns: object = None   # uint32 [F * col_words]: the page's columns (module doc), or None
     col_words: int = 0       # words a column
     page: object = None      # the Page the columns were made from
-
-
-def use_columns() -> bool:
-    """Whether routing may keep the page's columns (``DGBDT_ROUTE_COLUMNS``, default 1)."""
-    return os.environ.get("DGBDT_ROUTE_COLUMNS", "1") != "0"
 
 
 class CudaRoutes:

@@ -20,6 +20,7 @@ Default width: ``bits = max(1, bit_length(max symbol))``, 1..32.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,6 +119,12 @@ def unpack(page: Page) -> np.ndarray:
 
 #: the most of the free memory (GPU, or host) a shard's page columns may take
 COLUMNS_SHARE = 0.25
+
+
+def use_columns() -> bool:
+    """Whether a backend may route rows from a page's columns (``DGBDT_ROUTE_COLUMNS``,
+    default 1; 0 reads the page, with the same model)."""
+    return os.environ.get("DGBDT_ROUTE_COLUMNS", "1") != "0"
 
 
 def columns(page: Page) -> Page:
