@@ -507,8 +507,8 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling, CudaRoutes):
                  np.float64(p.max_delta_step), np.float64(p.min_child_weight),
                  _i32(max(nb_max, 1)), best))
         if m:
-            kernel("split", "finish_splits")(
-                (_grid(m),), (BLOCK,),
+            kernel("split", "finish_splits")(      # a warp a node
+                (_grid(32 * m, cap=1 << 30),), (BLOCK,),
                 (hist, _i32(S), hp_d, tot_d, _i32(max(nb_max, 1)), _i32(m), best, out))
         return out
 

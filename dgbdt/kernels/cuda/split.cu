@@ -93,16 +93,20 @@ extern "C" __global__ void evaluate_splits(
 
 // Decode each node's best key: out int64 [m, 6] = (float32 gain bits, feature (-1: none),
 // split_bin, default_left, left G, left H), the left sums recomputed from the histogram.
+// A warp a node: its lanes sum the split's bins 32 apart and a shuffle adds the lanes (exact
+// integers, so any order gives the same sums); one thread walking up to 256 bins waited on each
+// load in turn, ~40 us a level at any row count.
 extern "C" __global__ void finish_splits(
         const i64* __restrict__ hist, int n_slots, const i64* __restrict__ hist_ptrs,
         const i64* __restrict__ totals, int nb_max, int m, const u64* __restrict__ best,
         i64* __restrict__ out) {
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= m) return;
+    const i64 gid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = (int)(gid >> 5), lane = threadIdx.x & 31;
+    if (j >= m) return;                 // whole warps leave together: m is per warp
     i64* o = out + 6 * (i64)j;
     const u64 key = best[j];
     if (key == 0) {
-        o[0] = 0; o[1] = -1; o[2] = 0; o[3] = 0; o[4] = 0; o[5] = 0;
+        if (lane == 0) { o[0] = 0; o[1] = -1; o[2] = 0; o[3] = 0; o[4] = 0; o[5] = 0; }
         return;
     }
     const u64 idx = (u64)(0xffffffffu - (u32)(key & 0xffffffffu));
@@ -111,16 +115,21 @@ extern "C" __global__ void finish_splits(
     const i64 p0 = hist_ptrs[f];
     const int nb = (int)(hist_ptrs[f + 1] - p0 - 1);
     const i64* H = hist + ((i64)j * n_slots + p0) * 2;
+    const bool forward = local < nb;    // forward: bins 0..local left; else bins i..nb-1 right
+    const int i = forward ? 0 : nb - 1 - (local - nb);
+    const int lo = forward ? 0 : i, hi = forward ? local + 1 : nb;
+    i64 g = 0, h = 0;
+    for (int b = lo + lane; b < hi; b += 32) { g += H[2 * b]; h += H[2 * b + 1]; }
+    for (int d = 16; d > 0; d >>= 1) {
+        g += __shfl_xor_sync(0xffffffffu, g, d);
+        h += __shfl_xor_sync(0xffffffffu, h, d);
+    }
+    if (lane) return;
     o[0] = (i64)(key >> 32);
     o[1] = f;
-    if (local < nb) {                      // forward: bins 0..local left
-        i64 g = 0, h = 0;
-        for (int b = 0; b <= local; ++b) { g += H[2 * b]; h += H[2 * b + 1]; }
+    if (forward) {
         o[2] = local; o[3] = 0; o[4] = g; o[5] = h;
-    } else {                               // backward: bins i..nb-1 right
-        const int i = nb - 1 - (local - nb);
-        i64 g = 0, h = 0;
-        for (int b = i; b < nb; ++b) { g += H[2 * b]; h += H[2 * b + 1]; }
+    } else {
         o[2] = i - 1; o[3] = 1; o[4] = totals[2 * j] - g; o[5] = totals[2 * j + 1] - h;
     }
 }
