@@ -101,6 +101,9 @@ class DeviceGrowth:
         self.loss_change = xp.empty(cap, dtype=np.float32)
         self.totals = xp.empty((cap, 2), dtype=np.int64)
         self.n_nodes = xp.empty(1, dtype=np.int64)
+        # the identity parent_slot of every level (at most 2^(max_depth - 1) slots): made once,
+        # where an arange a level was a launch a level
+        self.identity = arange(cap // 4, np.int64, xp)
         self.reset_table()
         # the tree's constants on the device (dgbdt.backends.cuda.tree_consts) for the fused
         # kernels; a tree replayed as a CUDA graph (dgbdt.tree.tree_graph) gets new values here
@@ -151,7 +154,7 @@ class DeviceGrowth:
         else:
             self.request = LevelRequest(
                 splits=batch, small=small, large=large,
-                parent_slot=arange(small.shape[0], np.int64, self.xp),
+                parent_slot=self.identity[:small.shape[0]],
                 keep=self.depth + 1 < self.max_depth)
             self.pending = None
         self.eval_seconds += time.perf_counter() - t
