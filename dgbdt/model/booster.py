@@ -23,7 +23,7 @@ from ..objectives.registry import get_objective
 from . import model_file
 from .model_api import ModelAPI
 from .margins import _concatenated, add_tree_margins, initial_margins, scaled_tree
-from ..tree.model import Tree
+from ..tree.model import PackedTrees, Tree
 
 
 
@@ -69,6 +69,22 @@ class Booster(ModelAPI):
         # category values of each categorical feature trained from a pandas category column
         self.feature_types: list[str] | None = None
         self.categories: list | None = None
+
+    # Pickling (Dask sends models between the client and its workers): the trees as one array
+    # a node field (dgbdt.tree.model.PackedTrees), not a frame for every array of every tree
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_scaled", None)          # tree_at's cache, keyed by the trees' ids
+        packed = PackedTrees.of(self.trees)
+        if packed is not None:
+            state["trees"] = packed
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        if isinstance(state.get("trees"), PackedTrees):
+            state["trees"] = state["trees"].unpack()
+        self.__dict__.update(state)
 
     # -- structure ---------------------------------------------------------------------------
     def num_boosted_rounds(self) -> int:
