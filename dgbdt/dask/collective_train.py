@@ -447,21 +447,38 @@ def _watch(client, futures, ranks, flag, why, timeout, seen):
     WorkerLostError with the survivors' progress when a rank's worker left the cluster (the
     training can resume from it), the rank's own error when one failed. ``seen`` gets the
     client's clock when every rank was seen finished and when rank 0's result was in hand."""
+    outcomes: dict = {}     # a finished rank's result, fetched once: a round trip to its worker
+
+    def result(r):
+        if r not in outcomes:
+            outcomes[r] = outcome(futures[r])
+        return outcomes[r]
+    gone: list = []
     while True:
         pending = [f for f in futures if f.status == "pending"]
         if pending:
             _wait(client, pending, ABORT_POLL, "FIRST_COMPLETED")
         if all(f.status == "finished" for f in futures):
             seen["finished"] = time.perf_counter()
-            out = outcome(futures[0])
+            out = result(0)
             seen["fetched"] = time.perf_counter()
             if out is not None and not isinstance(out, Interrupted):
                 return out
+            if out is None:       # rank 0's result went with its worker (looked for below)
+                failed = [0]
+                break
         failed = [r for r, f in enumerate(futures) if f.status in ("error", "cancelled", "lost")
-                  or (f.status == "finished" and isinstance(outcome(f), Interrupted))]
+                  or (f.status == "finished" and isinstance(result(r), Interrupted))]
+        if failed:
+            break
+        # ranks that just finished well: the others are finishing too, and a question to the
+        # scheduler each time put the client's sight of the last one 10-40 ms late (4 GPUs);
+        # a wait that timed out, or nothing left to wait for, asks whether a worker left
+        if pending and any(f.status == "finished" for f in pending):
+            continue
         alive = alive_workers(client)
         gone = [r for r, w in enumerate(ranks) if w not in alive]
-        if failed or gone:
+        if gone:
             break
     reason = (f"the worker of rank {gone[0]} ({ranks[gone[0]]}) left the cluster" if gone
               else f"rank {failed[0]} failed")
@@ -485,7 +502,7 @@ def _watch(client, futures, ranks, flag, why, timeout, seen):
     for f in futures:     # the first real error, not a rank that stopped because of it
         if f.status == "error" and not isinstance(f.exception(), CollectiveError):
             f.result()
-    outs = [outcome(f) for f in futures]
+    outs = [result(r) if f.status == "finished" else outcome(f) for r, f in enumerate(futures)]
     if outs[0] is not None and not isinstance(outs[0], Interrupted):
         return outs[0]       # rank 0 had finished the training before the loss
     if gone:
