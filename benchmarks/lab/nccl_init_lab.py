@@ -32,6 +32,11 @@ VARIANTS = {
     "proto=Simple": {"NCCL_PROTO": "Simple"},
     "nchannels=8": {"NCCL_MAX_NCHANNELS": "8"},
     "all_cheap": {"NCCL_IB_DISABLE": "1", "NCCL_MNNVL_ENABLE": "0", "NCCL_CUMEM_ENABLE": "0"},
+    # the "kernels" phase asks each NCCL kernel's attributes, which loads it under CUDA's lazy
+    # module loading: eager loading makes it 0.00 s in this bare process (docs/benchmarks.md:
+    # not on a dask-cuda worker)
+    "eager_modules": {"CUDA_MODULE_LOADING": "EAGER", "NCCL_CUMEM_ENABLE": "0"},
+    "lazy_modules": {"CUDA_MODULE_LOADING": "LAZY", "NCCL_CUMEM_ENABLE": "0"},
 }
 
 
