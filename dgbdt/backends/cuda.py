@@ -498,15 +498,15 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling, CudaRoutes):
         nb_max = int((np.diff(hp) - 1).max()) if nf else 1
         hp_d = self._hist_ptrs(hp)
         tot_d = self.on_device(totals, np.int64)
-        best = cp.zeros(m, dtype=cp.uint64)
+        best = cp.zeros(2 * m, dtype=cp.uint64)       # the keys, then each node's blocks done
         out = cp.empty((m, 6), dtype=cp.int64)
-        if m and nf:
+        if m and nf:        # a node's last block also decodes its key into out
             kernel("split", "evaluate_splits")(
                 (nf, m), (BLOCK,),
                 (hist, _i32(S), hp_d, tot_d, consts, np.float64(p.lam), np.float64(p.alpha),
                  np.float64(p.max_delta_step), np.float64(p.min_child_weight),
-                 _i32(max(nb_max, 1)), best))
-        if m:
+                 _i32(max(nb_max, 1)), best, out))
+        elif m:             # no feature: every node's row says "no split"
             kernel("split", "finish_splits")(      # a warp a node
                 (_grid(32 * m, cap=1 << 30),), (BLOCK,),
                 (hist, _i32(S), hp_d, tot_d, _i32(max(nb_max, 1)), _i32(m), best, out))
