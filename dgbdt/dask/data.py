@@ -470,7 +470,8 @@ def mapped(client, fn, futures: list, args: tuple) -> list:
 def workers_of(client, futures) -> list[str]:
     """The worker holding each future's result, once every one is in memory."""
     from distributed import wait
-    with client.as_current():
-        wait(futures)
+    if any(f.status != "finished" for f in futures):    # (a wait is a round trip even then)
+        with client.as_current():
+            wait(futures)
     who = client.who_has(futures)
     return [sorted(who[f.key])[0] for f in futures]
