@@ -223,7 +223,7 @@ class PackedTrees:
     """A list of trees as one array a node field (their nodes back to back, ``sizes`` nodes a
     tree) and each tree's other state (Tree.__getstate__'s, without the node arrays): how a
     model crosses Dask (Booster.__getstate__). Dask's serializer makes every numpy array its
-    own frame: a 200-tree model was 1,800 frames, 27 ms from a rank to the client (1x H200;
+    own frame: a 200-tree model was 1,800 frames, 23-32 ms from a rank to the client (1x H200;
     docs/benchmarks.md). Unpacked arrays are copies."""
 
     def __init__(self, sizes: np.ndarray, fields: dict, rest: list):
