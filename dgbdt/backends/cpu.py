@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from ..kernels.arrays import to_host
-from ..kernels.pages import columns, use_columns
+from ..kernels.pages import columns
 from ..kernels.cpu_objective import column_abs_maxima
 from .protocol import Capabilities
 from ..kernels import cpu_categorical, cpu_linear, cpu_linear_fit, cpu_sparse, cpu_split, cpu_tree
@@ -91,15 +91,11 @@ class CpuBackend:
         elif shard.columns[0] is not shard.page:    # a new page (approx's cuts): the page
             shard.columns = (shard.page, None)
 
-    def _columns(self, shard):
+    @staticmethod
+    def _columns(shard):
         """The page's columns (kernels.pages.columns) for the partition's numerical splits,
-        or None (read the page): a dense page in memory, where Shard.route_columns allows
-        (page_store.bound_route_columns) and ``DGBDT_ROUTE_COLUMNS`` is not 0."""
-        p = shard.page
-        if (not use_columns() or not shard.route_columns
-                or p.ell or p.streamed or isinstance(p.words, np.memmap) or shard.n_rows == 0):
-            return None
-        return columns(p)
+        or None (read the page): where Shard.columns_wanted says so."""
+        return columns(shard.page) if shard.columns_wanted() else None
 
     def root_rows(self, shard) -> None:
         """Every row back in the root's segment, in order (a recorded tree's replay)."""

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..kernels import gpu_arrays
 from ..kernels.launch import BLOCK, _grid, _i32, _i64, kernel
-from ..kernels.pages import COLUMNS_SHARE, n_words, use_columns
+from ..kernels.pages import COLUMNS_SHARE, n_words
 
 #: what they must leave free (the levels' histograms and temporaries; several shards of a
 #: process each take their share of what the last left)
@@ -88,8 +88,7 @@ class CudaRoutes:
         """The page's columns (module doc) into ``shard.route`` where they are worth their
         memory."""
         p = shard.page
-        if (not use_columns() or not shard.route_columns or p.streamed or p.ell
-                or shard.n_rows == 0):
+        if not shard.columns_wanted():
             return
         if not columns_fit(4 * n_words(p.n_rows, p.bits) * p.n_features, self.free_bytes()):
             return

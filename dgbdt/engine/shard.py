@@ -19,7 +19,7 @@ import numpy as np
 
 from ..backends.array_ops import arange
 from ..kernels.arrays import to_host
-from ..kernels.pages import Page
+from ..kernels.pages import Page, use_columns
 from ..tree.split import SplitBatch
 
 
@@ -89,6 +89,15 @@ class Shard:
         self.end = xp.zeros(max_nodes, dtype=np.int64)
         self.level_hist = None   # this shard's partials of the last level
         self.timers = {"partition": 0.0, "histograms": 0.0, "leaf_update": 0.0}
+
+    def columns_wanted(self) -> bool:
+        """Whether a backend may make this shard's page's feature-major copy to route rows
+        from (dgbdt.backends.cuda_routes, backends.cpu): a dense page in memory (not streamed,
+        ELLPACK or memory-mapped) with rows, the shard allowing it (``route_columns``) and
+        ``DGBDT_ROUTE_COLUMNS`` not 0."""
+        p = self.page
+        return (use_columns() and self.route_columns and self.n_rows > 0 and not p.streamed
+                and not p.ell and not isinstance(p.words, np.memmap))
 
     @property
     def n_rows(self) -> int:
