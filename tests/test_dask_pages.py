@@ -189,3 +189,38 @@ def test_the_join_room_inside_a_worker_is_under_its_memory_limit(client2):
     if limit:
         assert got < 0.8 * limit
     assert shards._room(CPU) <= host_free_memory() + (1 << 30)
+
+
+def test_pages_pack_while_the_client_waits_for_the_label_statistics(client2, monkeypatch):
+    """A first training submits its pages before it waits for the label statistics (they
+    need no intercept), and still trains the in-process model; a page's error is raised by
+    the wait that follows."""
+    import sys
+    dtrain_mod = sys.modules["dgbdt.dask.train"]     # (the package's ``train`` is the function)
+    X, y, _ = binary_with_missing(1500, F, seed=31)
+    d = dataset(client2, X, y)
+    seen = []
+    original = dtrain_mod.results_in_order
+
+    def spy(futures, rows_before):
+        seen.append(d._pages is not None)      # the label statistics' gather
+        return original(futures, rows_before)
+    monkeypatch.setattr(dtrain_mod, "results_in_order", spy)
+    b = dgd.train(client2, PARAMS, d, 3, verbose_eval=False)["booster"]
+    assert seen == [True]
+    assert b.save_raw() == in_process(PARAMS, X, y, None, 3)[0]
+
+
+def test_parts_are_placed_by_where_their_stats_ran(client2, monkeypatch):
+    """The workers of a dataset's parts come from its stats tasks, without asking the
+    scheduler again, and are the workers the scheduler says hold them."""
+    from distributed import Client
+    X, y, _ = binary_with_missing(2000, F, seed=32)
+    d = dataset(client2, X, y)
+    truth = [sorted(w)[0] for w in (client2.who_has(d._held)[f.key] for f in d._held)]
+
+    def no_question(self, *a, **k):
+        raise AssertionError("asked the scheduler")
+    monkeypatch.setattr(Client, "who_has", no_question)
+    assert d._holders() == truth
+    assert d.holders_now() == set(truth)

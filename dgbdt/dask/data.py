@@ -214,6 +214,7 @@ class DaskDataset:
                             lo, hi, missing)
                        for i, (b, y, w, m, q, lo, hi) in enumerate(zip(blocks, *cols))]
         self._pages = None      # a persisted dataset's pages: (settings, futures), see pages()
+        self._where: dict = {}  # the worker of each held part, by its future's key (_check)
         self.num_col = n_features
         self.feature_names = names
         self.has_label = label is not None or label_lower_bound is not None
@@ -243,6 +244,8 @@ class DaskDataset:
             self.client.cancel(list(futs) + [f for f in self._held if f is not None])
             raise
         self.part_rows = [s[0] for s in stats]
+        # where each held part's stats ran, which is where it lives: a hint by future key
+        self._where = {f.key: s[4] for f, s in zip(self._held, stats) if f is not None and s[4]}
         self.num_row = int(sum(self.part_rows))
         if self.num_row == 0:
             raise ValueError("data is empty: every partition has zero rows")
@@ -367,44 +370,63 @@ class DaskDataset:
         return self.map_parts(fn, *args)
 
     def pages(self, cuts, device: str, budget, n_outputs: int, max_nodes: int,
-              raw: bool = False) -> list:
+              raw: bool = False, wait: bool = True) -> list:
         """Futures of every partition's PagedPart (dgbdt.dask.pages) for a training with these
         settings (``cuts``: the future of ``cuts()``; ``raw``: keep the raw features beside
         the pages, for linear trees). A persisted dataset keeps them (and lets go of those of
         other settings), each raw part released as soon as its pages exist; its later
         trainings with the same settings reuse them. A streamed dataset packs them for the
-        caller only."""
-        from distributed import wait
+        caller only. ``wait=False`` submits a persisted dataset's pages without waiting (a
+        training's set-up overlaps them with its own waits); the next call waits for them
+        and raises a page's error."""
         settings = (cuts.key, device, repr(budget), bool(raw))  # cuts: a future per max_bin
         # pages kept with their raw rows serve a training that does not need them too
         if self._pages is not None and self._pages[0][:3] == settings[:3] and \
                 (self._pages[0][3] or not raw):
-            return self._pages[1]
+            futs = self._pages[1]
+        else:
+            futs = self._submit_pages(cuts, device, budget, n_outputs, max_nodes, raw)
+            if not self.persisted:
+                return futs
+            self._pages = (settings, futs)
+        if wait:
+            self._settle(futs)
+        return futs
+
+    def _submit_pages(self, cuts, device: str, budget, n_outputs: int, max_nodes: int,
+                      raw: bool) -> list:
         self._pages = None
         where = None
         if all(f is not None for f in self._held):   # the rows each worker will pack
             where = {}
-            for w, n in zip(workers_of(self.client, self._held), self.part_rows):
+            for w, n in zip(self._holders() or workers_of(self.client, self._held),
+                            self.part_rows):
                 where[w] = where.get(w, 0) + n
         plan = PagePlan(f"dgbdt-pages-{uuid.uuid4().hex[:8]}", budget, n_outputs, max_nodes,
                         where, bool(raw))
         futs = self.map_parts(make_paged, cuts, device, plan)
-        if not self.persisted:
-            return futs
-        # the dataset lets go of its raw parts now: each stays in its worker's memory while
-        # its page task (and any other task submitted on it) waits for it, and the scheduler
-        # releases it the moment that task is done, without waiting for the client
-        self._held = [None] * len(self._held)
-        with self.client.as_current():
-            wait(futs)
+        if self.persisted:
+            # the dataset lets go of its raw parts now: each stays in its worker's memory
+            # while its page task (and any other task submitted on it) waits for it, and the
+            # scheduler releases it the moment that task is done, without waiting for the
+            # client
+            self._held = [None] * len(self._held)
+        return futs
+
+    def _settle(self, futs: list) -> None:
+        """Wait for the pages ``futs``; a page's error (or one lost without lineage) raised,
+        the pages then let go."""
+        from distributed import wait
+        if any(f.status != "finished" for f in futs):   # (a wait is a round trip even then)
+            with self.client.as_current():
+                wait(futs)
         for f in futs:
             if f.status != "finished":        # an error, or lost without lineage: raise it
+                self._pages = None
                 try:
                     f.result()
                 finally:
                     self.client.cancel(futs)
-        self._pages = (settings, futs)
-        return futs
 
     def held(self) -> list[tuple[int, object]]:
         """(partition index, future) of everything the dataset holds in the workers' memory:
@@ -429,11 +451,16 @@ class DaskDataset:
         return list(self._held)
 
     def _holders(self) -> list[str] | None:
-        """The worker of each held part (where its summary is computed) as the scheduler
-        knows it now, without a wait; None when some part is not held or not in memory
-        (computed again for a pass, lost, failed: the scheduler says where later)."""
+        """The worker of each held part (where its summary is computed): where its stats
+        task ran (``_check``), else as the scheduler knows it now, without a wait; None when
+        some part is not held or not in memory (computed again for a pass, lost, failed: the
+        scheduler says where later). A hint for placing tasks near the rows, which Dask
+        follows or overrides (a worker lost since): the ranks' placement asks the scheduler."""
         if any(f is None for f in self._held):
             return None
+        hint = [self._where.get(f.key) for f in self._held]
+        if all(hint):       # no round trip to the scheduler
+            return hint
         who = self.client.who_has(self._held)
         if not all(who.get(f.key) for f in self._held):
             return None
@@ -452,6 +479,8 @@ class DaskDataset:
         """The workers holding this dataset's rows now (its pages, else its raw parts), as
         far as the scheduler knows: no wait, nothing computed (a hint, e.g. for
         dgbdt.dask.nccl_preload)."""
+        if self._pages is None and (hint := self._holders()) is not None:
+            return set(hint)
         futs = [f for f in (self._pages[1] if self._pages is not None else self._held)
                 if f is not None]
         return {w for ws in self.client.who_has(futs).values() for w in ws} if futs else set()

@@ -105,7 +105,7 @@ def collective(a: Attempt) -> dict:
     t = time.perf_counter()
     with _closing(log):
         booster, history = train_collective(
-            a.client, a.p, a.cuts.result(), a.base, a.booster, a.rounds, a.dtrain, a.units,
+            a.client, a.p, a.cuts, a.base, a.booster, a.rounds, a.dtrain, a.units,
             a.workers, a.evals, a.early_stopping_rounds, a.verbose_eval, a.collective_timeout,
             log and log.topic, a.callbacks, a.obj, a.progress, a.linear)
     # the client's clock: the fit's set-up before the ranks' tasks (sketch, pages, placement:

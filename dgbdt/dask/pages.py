@@ -37,7 +37,7 @@ from ..kernels.pages import Page, bits_for, pack
 from ..data.quantize import quantize
 from ..data.sparse import densify, is_sparse, planned_layout
 from ..data.sparse import page_of as sparse_page
-from .worker import data_task_threads
+from .worker import data_task_threads, worker_address
 
 
 @dataclass
@@ -102,13 +102,6 @@ def page_of(X, cuts, be, dense: bool = False) -> Page:
     return pack(quantize(to_host(X), cuts))
 
 
-def _here() -> str:
-    """This worker's address ("" outside a worker)."""
-    try:
-        from distributed import get_worker
-        return get_worker().address
-    except (ImportError, ValueError):
-        return ""
 
 
 def _worker_store(plan: PagePlan, be, n_rows: int, n_features: int, cuts,
@@ -117,7 +110,7 @@ def _worker_store(plan: PagePlan, be, n_rows: int, n_features: int, cuts,
     budget (None: a partition is one page); rows of ``n_features`` symbols of ``bits`` bits
     (default: a dense page's)."""
     bits = bits_for(cuts.max_bins) if bits is None else int(bits)
-    key = (plan.token, _here())
+    key = (plan.token, worker_address())
     with _LOCK:
         store = _STORES.get(key)
         if store is None:

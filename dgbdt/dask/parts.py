@@ -23,7 +23,7 @@ from ..data.sketch_device import summarize_blocks_device, summarize_weighted_dev
 from ..data.sparse import as_csr, is_sparse, summarize_csr
 from ..data.queries import group_pointers, query_ids
 from .categories import categorical_block, part_categories
-from .worker import data_task_threads
+from .worker import data_task_threads, worker_address
 
 __all__ = ["Part", "check_queries_within_partitions", "cuts_of_summaries", "located",
            "make_part", "merge_summaries", "part_stats", "part_summary", "parts_summary",
@@ -135,10 +135,12 @@ def _bound(v, xp):
 
 def part_stats(part: Part, gather=()) -> tuple:
     """(rows, largest weight, its distinct query ids or None, the category values of the
-    columns in ``gather`` or None) of a part."""
+    columns in ``gather`` or None, the address of the worker that ran this: "" outside one)
+    of a part. The task runs where the part is, so the address tells the client where each
+    part lives without asking the scheduler again (dgbdt.dask.data.DaskDataset._holders)."""
     wmax = float(part.weight.max()) if part.weight is not None and part.n_rows else 0.0
     qids = group_pointers(part.qid)[1] if part.qid is not None else None
-    return part.n_rows, wmax, qids, part_categories(part, list(gather))
+    return part.n_rows, wmax, qids, part_categories(part, list(gather)), worker_address()
 
 
 def located(e: Exception, index: int, first_row: int) -> Exception:

@@ -249,6 +249,18 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     cuts = dtrain.cuts(training_max_bin(p, dtrain), fan_in)
     if p["tree_method"] == "exact":     # (a wait for the sketch only then)
         check_exact(p, cuts.result())
+    if dtrain.persisted and p["device"] == "cpu":  # before a worker dies of it (dgbdt.dask.memory)
+        check_worker_memory(client, dtrain, p, objective.n_outputs(num_class),
+                            dtrain.workers_of_parts())
+
+    def pages_started():
+        """The training pages submitted (``_attempt`` waits for them), where they need
+        nothing the client is about to compute: they then pack while the client waits for
+        the label statistics, not after."""
+        if dtrain.persisted and prior is None:
+            dtrain.pages(cuts, p["device"], p["device_memory_budget"],
+                         objective.n_outputs(num_class), tree_max_nodes(p, dtrain.num_row),
+                         raw=needs_raw_rows(p), wait=False)
     if prior is not None:
         booster = prior.snapshot()
         booster.best_iteration = booster.best_score = None
@@ -264,6 +276,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             intercept = objective.base_margin_from_labels(label, weight, num_class)
         else:
             futs = dtrain.map_rows(_label_stats, objective, num_class)
+            pages_started()     # after the statistics' tasks: they read the raw parts
             try:
                 stats = [s for s in results_in_order(futs, before) if s is not None]
             except BaseException:
@@ -284,8 +297,6 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             evals=[(name, d.num_row) for d, name in evals], metrics=[m.name for m in metrics],
             prior=prior, obj=obj), booster.num_boosted_rounds())
         progress = sink.resume() or progress
-    if dtrain.persisted:      # before a worker dies of it (dgbdt.dask.memory)
-        check_worker_memory(client, dtrain, p, booster.n_outputs, dtrain.workers_of_parts())
     restarts = 0
     offsets = np.concatenate([[0], np.cumsum(dtrain.part_rows)[:-1]])
     bar = progressbar.open_bar(progress_bar, p["verbosity"], int(num_boost_round))

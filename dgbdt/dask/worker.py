@@ -31,6 +31,15 @@ _GLIBC_MMAP_DEFAULT = 128 * 1024
 _KEEP = 1 << 30
 
 
+def worker_address() -> str:
+    """The address of the worker running the calling task ("" outside a worker)."""
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):
+        return ""
+
+
 def use_worker_threads(nthread) -> None:
     """numba threads for this task: nthread, else the worker's thread count."""
     import numba
