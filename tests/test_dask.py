@@ -921,7 +921,7 @@ def test_a_summary_a_worker_is_the_summary_of_all_rows(client2):
     X, y, w = make(seed=21)
     d = dgd.DaskDataset(client2, as_dask_array(X, 7), as_dask_array(y, 7),
                         weight=as_dask_array(w, 7))
-    holders = d._holders()
+    holders = d.holders()
     scale = weight_scale(d.max_weight, d.num_row)
     futs = d._worker_summaries(holders, scale, 64)
     assert len(futs) == len(set(holders))

@@ -50,6 +50,27 @@ def test_two_collective_trainings_at_once(client2):
         assert [r.result(timeout=120) for r in runs] == [ref, ref]
 
 
+def _leftovers(dask_scheduler=None):
+    """The collective trainings' events and variables the scheduler still holds."""
+    names = list(dask_scheduler.extensions["events"]._events) + list(
+        dask_scheduler.extensions["variables"].variables)
+    return sorted(n for n in names if str(n).startswith("dgbdt-collective-"))
+
+
+def test_a_finished_collective_training_leaves_nothing_on_the_scheduler(client2):
+    """Its abort flag and variables are let go without the client waiting for it (sent from
+    the client's loop), so a notebook's many fits do not pile them up."""
+    import time
+    X, y = data(seed=3)
+    d = dgd.DaskDataset(client2, da.from_array(X, chunks=(500, 5)), da.from_array(y, chunks=500))
+    before = set(client2.run_on_scheduler(_leftovers))   # (earlier tests' stopped trainings)
+    dgd.train(client2, PARAMS, d, 2, mode="collective", verbose_eval=False)
+    deadline = time.monotonic() + 10
+    while set(client2.run_on_scheduler(_leftovers)) - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert set(client2.run_on_scheduler(_leftovers)) - before == set()
+
+
 def test_async_clients_await_datasets_training_and_estimators(on_async_client):
     """On an asynchronous client's loop, DaskDataset, train and the estimators' methods are
     awaited (each blocking call runs in a thread, where the client blocks): the models of a

@@ -222,5 +222,5 @@ def test_parts_are_placed_by_where_their_stats_ran(client2, monkeypatch):
     def no_question(self, *a, **k):
         raise AssertionError("asked the scheduler")
     monkeypatch.setattr(Client, "who_has", no_question)
-    assert d._holders() == truth
+    assert d.holders() == truth
     assert d.holders_now() == set(truth)

@@ -432,15 +432,27 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
         done = all(f.status != "pending" for f in futures)
         client.cancel(futures)
         if done:  # the scheduler forgets cleared events; a rank still running keeps the flag
+            _forget(client, token, n_ranks)
+
+
+def _forget(client, token: str, n_ranks: int) -> None:
+    """Clear a finished training's abort flag and delete its variables on the scheduler,
+    without waiting: a variable's delete is a message, and the flag's clear (a round trip
+    at the fit's end when it blocked) is sent from the client's event loop."""
+    from distributed import Variable
+    try:
+        for name in [f"{token}-kept-{r}" for r in range(n_ranks)] + [
+                f"{token}-abort-reason", f"{token}-root", f"{token}-uid"]:
+            Variable(name, client=client).delete()
+
+        async def clear():
             try:
-                for r in range(n_ranks):
-                    Variable(f"{token}-kept-{r}", client=client).delete()
-                flag.clear()
-                why.delete()
-                Variable(f"{token}-root", client=client).delete()
-                Variable(f"{token}-uid", client=client).delete()
+                await client.scheduler.event_clear(name=f"{token}-abort")
             except Exception:  # noqa: BLE001  (best effort: the cluster may be going down)
                 pass
+        client.loop.add_callback(clear)
+    except Exception:  # noqa: BLE001  (best effort: the cluster may be going down)
+        pass
 
 
 def _watch(client, futures, ranks, flag, why, timeout, seen):
@@ -468,15 +480,20 @@ def _watch(client, futures, ranks, flag, why, timeout, seen):
             if out is None:       # rank 0's result went with its worker (looked for below)
                 failed = [0]
                 break
-        failed = [r for r, f in enumerate(futures) if f.status in ("error", "cancelled", "lost")
-                  or (f.status == "finished" and isinstance(result(r), Interrupted))]
+        failed = [r for r, f in enumerate(futures) if f.status in ("error", "cancelled", "lost")]
         if failed:
             break
-        # ranks that just finished well: the others are finishing too, and a question to the
-        # scheduler each time put the client's sight of the last one 10-40 ms late (4 GPUs);
-        # a wait that timed out, or nothing left to wait for, asks whether a worker left
+        # ranks that just finished: the others are finishing too, and a question to the
+        # scheduler (or a finished rank's result: a round trip to its worker) each time put
+        # the client's sight of the last one 10-40 ms late (4 GPUs); a wait that timed out,
+        # or nothing left to wait for, asks whether a finished rank stopped early (then the
+        # others wait for it in a collective until they see the abort flag) or a worker left
         if pending and any(f.status == "finished" for f in pending):
             continue
+        failed = [r for r, f in enumerate(futures)
+                  if f.status == "finished" and isinstance(result(r), Interrupted)]
+        if failed:
+            break
         alive = alive_workers(client)
         gone = [r for r, w in enumerate(ranks) if w not in alive]
         if gone:

@@ -315,7 +315,7 @@ class DaskDataset:
             c = self.client
             scale = (weight_scale(self.max_weight, self.num_row) if self.has_weight else None)
             max_keys = default_max_keys(max_bin)
-            holders = self._holders()
+            holders = self.holders()
             if self.on_device and holders is not None:
                 # one summary a worker of all the rows it holds: one sort a feature on its
                 # GPU instead of one a partition and merges on its host
@@ -399,7 +399,7 @@ class DaskDataset:
         where = None
         if all(f is not None for f in self._held):   # the rows each worker will pack
             where = {}
-            for w, n in zip(self._holders() or workers_of(self.client, self._held),
+            for w, n in zip(self.holders() or workers_of(self.client, self._held),
                             self.part_rows):
                 where[w] = where.get(w, 0) + n
         plan = PagePlan(f"dgbdt-pages-{uuid.uuid4().hex[:8]}", budget, n_outputs, max_nodes,
@@ -450,7 +450,7 @@ class DaskDataset:
                 self._held[i] = f
         return list(self._held)
 
-    def _holders(self) -> list[str] | None:
+    def holders(self) -> list[str] | None:
         """The worker of each held part (where its summary is computed): where its stats
         task ran (``_check``), else as the scheduler knows it now, without a wait; None when
         some part is not held or not in memory (computed again for a pass, lost, failed: the
@@ -479,7 +479,7 @@ class DaskDataset:
         """The workers holding this dataset's rows now (its pages, else its raw parts), as
         far as the scheduler knows: no wait, nothing computed (a hint, e.g. for
         dgbdt.dask.nccl_preload)."""
-        if self._pages is None and (hint := self._holders()) is not None:
+        if self._pages is None and (hint := self.holders()) is not None:
             return set(hint)
         futs = [f for f in (self._pages[1] if self._pages is not None else self._held)
                 if f is not None]

@@ -251,7 +251,7 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
         check_exact(p, cuts.result())
     if dtrain.persisted and p["device"] == "cpu":  # before a worker dies of it (dgbdt.dask.memory)
         check_worker_memory(client, dtrain, p, objective.n_outputs(num_class),
-                            dtrain.workers_of_parts())
+                            dtrain.holders() or dtrain.workers_of_parts())
 
     def pages_started():
         """The training pages submitted (``_attempt`` waits for them), where they need
