@@ -75,3 +75,15 @@ def test_a_worker_without_nccl_does_nothing(monkeypatch):
     nccl_preload.start()                 # no cupy import, no thread
     assert nccl_preload._loads == before
     assert nccl_preload.wait(0) == {} or 0 in before
+
+
+def test_a_gpu_dataset_on_two_workers_starts_the_preload(client2, client1, monkeypatch):
+    """for_dataset (a GPU DaskDataset's construction) submits the preload to every worker of
+    a cluster of two or more, none on a one-worker cluster (which trains in one task)."""
+    from dgbdt.dask import nccl_preload
+    seen = []
+    monkeypatch.setattr(nccl_preload, "submit", lambda client, workers: seen.append(
+        sorted(workers)))
+    nccl_preload.for_dataset(client2)
+    nccl_preload.for_dataset(client1)
+    assert seen == [sorted(client2.scheduler_info()["workers"])]

@@ -28,6 +28,7 @@ from ..data.categorical import refuse_categories
 from .blocks import (array_blocks, is_dask_array, is_dask_frame, optimized_together,
                      vector_blocks)
 from .categories import frame_categories, merge_categories, recode_part
+from . import nccl_preload
 from .pages import PagePlan, make_paged
 from .reduce import by_worker, tree_reduce
 from .parts import (check_queries_within_partitions, cuts_of_summaries, make_part,
@@ -89,6 +90,8 @@ class DaskDataset:
         self._build(client, data, label, weight, base_margin, feature_names, max_bin, persist,
                     *rest)
         self._held = self.client.compute(self._graph) if persist else [None] * len(self._graph)
+        if persist and self.on_device:      # while the parts compute (dgbdt.dask.nccl_preload)
+            nccl_preload.for_dataset(self.client)
         self._check()
         return self
 
@@ -125,6 +128,8 @@ class DaskDataset:
             d._build(client, **kw)
             made.append(d)
         held = made[0].client.compute([g for d in made for g in d._graph])
+        if any(d.on_device for d in made):
+            nccl_preload.for_dataset(made[0].client)
         at = 0
         for d in made:
             d._held, at = held[at:at + len(d._graph)], at + len(d._graph)

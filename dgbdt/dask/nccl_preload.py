@@ -7,7 +7,8 @@ benchmarks/lab/nccl_init_lab.py). CuPy's ``NcclCommunicator`` holds the GIL thro
 so a rank that paid it there would stall its worker's Python as well, and it would sit in
 the critical path of a first fit after the dataset's tasks.
 
-``submit`` (the client, at the start of a collective GPU fit) runs ``start`` on each worker
+``submit`` (the client, at the start of a collective GPU fit, and already where a GPU
+DaskDataset is made on two or more workers: ``for_dataset``) runs ``start`` on each worker
 holding the training's partitions, ahead of the sketch tasks: ``start`` makes a one-rank
 communicator in a daemon thread through ctypes, which releases the GIL, so the load overlaps
 the sketch and page tasks. The communicator is kept, not destroyed (a one-rank communicator
@@ -43,6 +44,21 @@ def submit(client, workers) -> None:
     for w in sorted(set(workers)):
         fire_and_forget(client.submit(start, workers=[w], allow_other_workers=False,
                                       pure=False, priority=100))
+
+
+def for_dataset(client) -> None:
+    """Where a GPU dataset is being made on a cluster of two or more workers: ``submit`` to
+    every worker, so that the load overlaps the dataset's own tasks from the first one, not
+    from the training's start (a fit that makes its dataset: ~35 ms earlier on 1 H200). A
+    training on several GPU workers connects them ("nccl", which "auto" picks where NCCL
+    runs); where it does not, a worker has loaded NCCL's kernels in a background thread and
+    holds a one-rank communicator."""
+    try:
+        workers = list(client.scheduler_info(n_workers=-1)["workers"])
+    except Exception:  # noqa: BLE001  (only a head start: the training submits its own)
+        return
+    if len(workers) >= 2:
+        submit(client, workers)
 
 
 def start() -> None:
@@ -115,4 +131,4 @@ def _load(device: int) -> None:
         logger.debug("NCCL preload on device %d failed: %s: %s", device, type(e).__name__, e)
 
 
-__all__ = ["WAIT", "start", "submit", "wait"]
+__all__ = ["WAIT", "for_dataset", "start", "submit", "wait"]

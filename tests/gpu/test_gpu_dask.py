@@ -125,3 +125,30 @@ def test_dask_cudf_frame(client):
     pred = dgd.predict(client, out["booster"], ddf[feats]).compute()
     assert type(pred).__module__.startswith("cudf")
     np.testing.assert_array_equal(pred.to_numpy(), ref.predict(pdf[feats]))
+
+
+def test_a_gpu_dataset_on_two_workers_preloads_nccl_on_each():
+    """A DaskDataset of cupy partitions on two workers starts NCCL's load on each while its
+    parts compute (dgbdt.dask.nccl_preload.for_dataset): two worker processes of this GPU
+    each load the kernels (a one-rank communicator, which they may share a GPU for)."""
+    import time
+
+    from distributed import Client, LocalCluster
+
+    from dgbdt.dask import nccl_preload
+    from dgbdt.dask.collective import nccl_status
+    if nccl_status() is not None:
+        pytest.skip(f"NCCL: {nccl_status()}")
+    X, z = _data(n=4000)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as c:
+        Xd, zd = _dask(X, z, 1000)
+        d = dgd.DaskDataset(c, Xd, zd)
+        assert d.on_device and d.num_row == 4000
+
+        def loaded():
+            return sorted(nccl_preload._seconds)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(c.run(loaded).values()):
+            time.sleep(0.2)
+        assert list(c.run(loaded).values()) == [[0], [0]]
