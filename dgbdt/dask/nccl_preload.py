@@ -49,7 +49,7 @@ def submit(client, workers) -> None:
 def for_dataset(client) -> None:
     """Where a GPU dataset is being made on a cluster of two or more workers: ``submit`` to
     every worker, so that the load overlaps the dataset's own tasks from the first one, not
-    from the training's start (a fit that makes its dataset: ~35 ms earlier on 1 H200). A
+    from the training's start (its submit came 0.036-0.041 s into a fit on 1 H200). A
     training on several GPU workers connects them ("nccl", which "auto" picks where NCCL
     runs); where it does not, a worker has loaded NCCL's kernels in a background thread and
     holds a one-rank communicator."""
