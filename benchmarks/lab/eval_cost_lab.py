@@ -51,6 +51,7 @@ def main():
         tm = {k: round(v, 3) for k, v in b.timings.items()
               if k in ("scores_wait", "evaluation", "device_wait")}
         print(json.dumps({"leg": name, "rows": rows, "rounds": rounds,
+                          "trained": b.num_boosted_rounds(), "best": b.best_iteration,
                           "fit_s": round(statistics.median(times), 3),
                           "runs": [round(t, 3) for t in times], "timers": tm}))
 
