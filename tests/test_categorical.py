@@ -422,9 +422,9 @@ def test_dask_one_worker_task_mode_and_predict(client1):
                         enable_categorical=True)
     out = dgd.train(client1, {"max_depth": 3}, d, 3, mode="task", verbose_eval=False)
     assert out["booster"].save_raw() == ref.save_raw()
-    pred = dgd.predict(client1, out["booster"], ddf).compute()
+    pred = client1.compute(dgd.predict(client1, out["booster"], ddf)).result()
     np.testing.assert_array_equal(np.asarray(pred), ref.predict(df))
-    pred_d = dgd.predict(client1, out["booster"], d).compute()
+    pred_d = client1.compute(dgd.predict(client1, out["booster"], d)).result()
     np.testing.assert_array_equal(np.asarray(pred_d), ref.predict(df))
 
 
@@ -497,7 +497,7 @@ def test_dask_unknown_categories_are_gathered(client2, mode):
         assert out["booster"].save_raw() == ref.save_raw()
         want = np.sqrt(np.mean((ref.predict(df.iloc[:400]) - y[:400]) ** 2))
         np.testing.assert_allclose(res["v"]["rmse"][-1], want, rtol=1e-6)
-        pred = dgd.predict(client2, out["booster"], ddf).compute()
+        pred = client2.compute(dgd.predict(client2, out["booster"], ddf)).result()
         np.testing.assert_array_equal(np.asarray(pred), ref.predict(df))
 
 

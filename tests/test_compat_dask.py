@@ -1,6 +1,9 @@
 """dgbdt.compat.xgboost.dask: XGBoost's Dask functions and estimators over dgbdt.dask
 (predict's strict shapes, inplace_predict's base_margin, apply, the configuration's nthread,
-the data an estimator makes, the global configuration in callbacks, dask.config's keys)."""
+the data an estimator makes, the global configuration in callbacks, dask.config's keys).
+Lazy results are computed through the fixture's client (tests/conftest.py): a bare
+``.compute()`` went to whatever client was the default, after other tests another cluster,
+which lacks the partitions ("lost dependencies")."""
 import json
 
 import numpy as np
@@ -29,15 +32,15 @@ def test_forest_leaves_strict_shape(client2, data):
     cls.client = client2
     cls.fit(X, y)
     booster = cls.get_booster()
-    leaf = dxgb.predict(client2, booster, X.to_dask_array(), pred_leaf=True,
-                        strict_shape=True, validate_features=False).compute()
+    leaf = client2.compute(dxgb.predict(client2, booster, X.to_dask_array(), pred_leaf=True,
+                                        strict_shape=True, validate_features=False)).result()
     assert leaf.shape == (120, 2, 3, 2)
     np.testing.assert_array_equal(leaf, booster.predict(xgb.DMatrix(X_), pred_leaf=True,
                                                         strict_shape=True,
                                                         validate_features=False))
     applied = cls.apply(X)
     assert not np.isnan(applied.shape[0])
-    np.testing.assert_array_equal(applied.reshape(leaf.shape).compute(), leaf)
+    np.testing.assert_array_equal(client2.compute(applied.reshape(leaf.shape)).result(), leaf)
 
 
 def test_inplace_predict_base_margin(client2, data):
@@ -46,10 +49,10 @@ def test_inplace_predict_base_margin(client2, data):
     reg.client = client2
     reg.fit(X, y)
     booster = reg.get_booster()
-    inplace = dxgb.inplace_predict(client2, booster, X, base_margin=y).compute()
+    inplace = client2.compute(dxgb.inplace_predict(client2, booster, X, base_margin=y)).result()
     copied = dxgb.predict(client2, booster, dxgb.DaskDMatrix(client2, X, base_margin=y))
-    np.testing.assert_allclose(inplace, copied.compute())
-    plain = dxgb.inplace_predict(client2, booster, X).compute()
+    np.testing.assert_allclose(inplace, client2.compute(copied).result())
+    plain = client2.compute(dxgb.inplace_predict(client2, booster, X)).result()
     assert not np.allclose(inplace, plain)
     with pytest.raises(ValueError, match="predict_type"):
         dxgb.inplace_predict(client2, booster, X, predict_type="leaf")

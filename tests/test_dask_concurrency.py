@@ -127,7 +127,7 @@ def test_compat_predict_takes_a_scattered_booster(client2):
                              num_boost_round=2)["booster"]
     assert "learner" in __import__("json").loads(booster.save_config())
     scattered = client2.scatter(booster, broadcast=True)
-    np.testing.assert_allclose(xgb.dask.predict(client2, scattered, Xd).compute(),
+    np.testing.assert_allclose(client2.compute(xgb.dask.predict(client2, scattered, Xd)).result(),
                                booster.predict(xgb.DMatrix(X)), rtol=1e-6)
     est = xgb.dask.DaskXGBRegressor(n_estimators=2)
     est.client = client2

@@ -96,7 +96,7 @@ def test_dask_arrays_of_sparse_chunks(client2):
         d = dgd.DaskDataset(client2, dX, da.from_array(y, chunks=rows))
         out = dgd.train(client2, p, d, 4, verbose_eval=False)
         assert out["booster"].save_raw() == ref.save_raw()
-    pred = dgd.predict(client2, out["booster"], dX).compute()
+    pred = client2.compute(dgd.predict(client2, out["booster"], dX)).result()
     np.testing.assert_array_equal(np.asarray(pred), ref.predict(dense))
 
 

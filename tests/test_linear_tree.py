@@ -370,7 +370,7 @@ def test_dask_predicts_linear_trees(client1):
     import dgbdt.dask as dgd
     X, y, _ = _data(n=1200, seed=10)
     b = dgbdt.train(LIN, dgbdt.Dataset(X, label=y), 2, verbose_eval=False)
-    pred = dgd.predict(client1, b, da.from_array(X, chunks=(400, X.shape[1]))).compute()
+    pred = client1.compute(dgd.predict(client1, b, da.from_array(X, chunks=(400, X.shape[1])))).result()
     np.testing.assert_array_equal(np.asarray(pred), b.predict(X))
 
 
