@@ -1,7 +1,7 @@
 """Where a Dask fit's fixed part goes: the client's blocking calls and the workers' tasks.
 
     python benchmarks/lab/client_waits.py --device cpu --rows 20000 --rounds 10
-    python benchmarks/lab/client_waits.py --device cuda --rows 8000000 --rounds 200 --chunks 4
+    python benchmarks/lab/client_waits.py --device cuda --rows 8000000 --rounds 200 --chunks 4 --mode nccl
 
 Trains ``dgbdt.dask.train`` (binary:logistic, depth 8 on GPU, 4 on CPU) on a local cluster
 (--workers one-thread CPU workers, or a LocalCUDACluster) a few times on the same data and, for
@@ -48,6 +48,7 @@ def main() -> None:
             calls.append((t, time.perf_counter() - t, getattr(func, "__name__", "?"), site))
     du.sync = dc.sync = sync
 
+    import dask
     import numpy as np
     from distributed import Client, LocalCluster, get_task_stream
 
@@ -62,15 +63,16 @@ def main() -> None:
         cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1,
                                dashboard_address=":0")
     with cluster, Client(cluster) as client:
-        rng = np.random.default_rng(0)
-        X = rng.standard_normal((a.rows, a.features)).astype(np.float32)
-        y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.standard_normal(a.rows) > 0).astype(np.float32)
+        # generated on the workers (a host array would travel inside the graph)
         step = -(-a.rows // a.chunks)
-        Xd = da.from_array(X, chunks=(step, a.features))
-        yd = da.from_array(y, chunks=(step,))
+        rs = da.random.RandomState(0)
+        Xd = rs.standard_normal((a.rows, a.features), chunks=(step, a.features)).astype(
+            np.float32)
+        noise = rs.standard_normal(a.rows, chunks=(step,))
+        yd = ((Xd[:, 0] + Xd[:, 1] * Xd[:, 2] + noise) > 0).astype(np.float32)
         if a.device == "cuda":
             Xd, yd = Xd.map_blocks(cp.asarray), yd.map_blocks(cp.asarray)
-        Xd, yd = Xd.persist(), yd.persist()
+        Xd, yd = dask.persist(Xd, yd)
         params = {"objective": "binary:logistic", "max_depth": 8 if a.device == "cuda" else 4,
                   "device": a.device}
         fits = []
