@@ -383,10 +383,11 @@ def train_collective(client, p, cuts, base, booster, rounds, dtrain, units, work
                      linear=None):
     """Run the collective training over the workers holding dtrain's rows (see the module
     docstring); cuts: the Cuts or their future (each rank's task then reads them where it
-    runs, and the client need not fetch them); units: futures of dtrain's parts (or of its shards, when streamed) and the
-    worker holding each; rank 0's eval lines go to ``log_topic`` (dgbdt.callback.ClientLog);
-    ``progress``: where to resume (dgbdt.engine.progress); ``linear``: the LinearSpec of linear
-    trees (dgbdt.kernels.linear_math), or None. Returns (booster, history); raises
+    runs, and the client need not fetch them); units: futures of dtrain's parts (or of its
+    shards, when streamed) and the worker holding each; rank 0's eval lines go to
+    ``log_topic`` (dgbdt.callback.ClientLog); ``progress``: where to resume
+    (dgbdt.engine.progress); ``linear``: the LinearSpec of linear trees
+    (dgbdt.kernels.linear_math), or None. Returns (booster, history); raises
     WorkerLostError with the survivors' progress when a rank's worker leaves."""
     from distributed import Event, Variable
 

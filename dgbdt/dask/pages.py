@@ -102,8 +102,6 @@ def page_of(X, cuts, be, dense: bool = False) -> Page:
     return pack(quantize(to_host(X), cuts))
 
 
-
-
 def _worker_store(plan: PagePlan, be, n_rows: int, n_features: int, cuts,
                   bits: int | None = None):
     """This worker's PageStore of the page set, its key, and the rows of a page under its

@@ -137,7 +137,7 @@ def part_stats(part: Part, gather=()) -> tuple:
     """(rows, largest weight, its distinct query ids or None, the category values of the
     columns in ``gather`` or None, the address of the worker that ran this: "" outside one)
     of a part. The task runs where the part is, so the address tells the client where each
-    part lives without asking the scheduler again (dgbdt.dask.data.DaskDataset._holders)."""
+    part lives without asking the scheduler again (dgbdt.dask.data.DaskDataset.holders)."""
     wmax = float(part.weight.max()) if part.weight is not None and part.n_rows else 0.0
     qids = group_pointers(part.qid)[1] if part.qid is not None else None
     return part.n_rows, wmax, qids, part_categories(part, list(gather)), worker_address()

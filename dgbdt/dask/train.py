@@ -252,15 +252,6 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
     if dtrain.persisted and p["device"] == "cpu":  # before a worker dies of it (dgbdt.dask.memory)
         check_worker_memory(client, dtrain, p, objective.n_outputs(num_class),
                             dtrain.holders() or dtrain.workers_of_parts())
-
-    def pages_started():
-        """The training pages submitted (``_attempt`` waits for them), where they need
-        nothing the client is about to compute: they then pack while the client waits for
-        the label statistics, not after."""
-        if dtrain.persisted and prior is None:
-            dtrain.pages(cuts, p["device"], p["device_memory_budget"],
-                         objective.n_outputs(num_class), tree_max_nodes(p, dtrain.num_row),
-                         raw=needs_raw_rows(p), wait=False)
     if prior is not None:
         booster = prior.snapshot()
         booster.best_iteration = booster.best_score = None
@@ -276,7 +267,13 @@ def train(client, params: dict | None, dtrain: DaskDataset, num_boost_round: int
             intercept = objective.base_margin_from_labels(label, weight, num_class)
         else:
             futs = dtrain.map_rows(_label_stats, objective, num_class)
-            pages_started()     # after the statistics' tasks: they read the raw parts
+            if dtrain.persisted:
+                # the training pages (``_attempt`` waits for them) need no intercept: they
+                # pack while the client waits for these statistics, submitted after the
+                # statistics' tasks, which read the raw parts the pages release
+                dtrain.pages(cuts, p["device"], p["device_memory_budget"],
+                             objective.n_outputs(num_class), tree_max_nodes(p, dtrain.num_row),
+                             raw=needs_raw_rows(p), wait=False)
             try:
                 stats = [s for s in results_in_order(futs, before) if s is not None]
             except BaseException:
