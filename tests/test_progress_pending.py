@@ -15,7 +15,7 @@ def test_frozen_progress_stops_at_the_first_pending_tree():
     y = X[:, 0] + 0.1 * rng.standard_normal(300)
     booster = dgbdt.train({"max_depth": 2}, dgbdt.Dataset(X, label=y), 3, verbose_eval=False)
     trees = list(booster.trees)
-    booster.trees[2] = PendingTree(None, None, 1.0, 1.0, None)     # round 3, not yet read
+    booster.trees[2] = PendingTree(None, None, (1.0, 1.0), None)     # round 3, not yet read
     p = Progress()
     p.record(3, booster, {}, None, 0.3)
     snap = p.frozen(0)

@@ -559,13 +559,27 @@ class CudaBackend(CudaLinear, CudaPages, CudaSampling, CudaRoutes):
 
 def _device_model(cat: dict, ptrs, classes, device: int) -> tuple:
     """The packed nodes, offsets and classes on ``device``, kept in ``cat`` (the caller keeps
-    ``cat`` for a model it predicts with again: dgbdt.model.margins._concatenated)."""
+    ``cat`` for a model it predicts with again: dgbdt.model.margins._concatenated). Sent up
+    as one array through the backend's pinned staging (``upload``: no wait for the device;
+    a GPU round's eval set sends its new tree so); a later use on another stream waits for
+    that copy's event."""
     import cupy as cp
     held = cat.setdefault("_device", {})
     if device not in held:
+        nodes = pack_nodes(cat)       # int32 [m, 4]: first, so its int4 rows stay aligned
+        m = 2 * nodes.shape[0]
+        ptrs = np.asarray(ptrs, np.int64)
+        one = np.concatenate([nodes.reshape(-1).view(np.int64), ptrs,
+                              np.asarray(classes, np.int64)])
         with cp.cuda.Device(device):
-            held[device] = (cp.asarray(pack_nodes(cat)), cp.asarray(ptrs), cp.asarray(classes))
-    return held[device]
+            up = CudaBackend.for_ordinal(device).upload(one)
+            ready = cp.cuda.Event(disable_timing=True)
+            ready.record()
+        held[device] = ((up[:m].view(cp.int32).reshape(-1, 4), up[m:m + ptrs.shape[0]],
+                         up[m + ptrs.shape[0]:]), ready)
+    model, ready = held[device]
+    cp.cuda.get_current_stream().wait_event(ready)
+    return model
 
 
 def _device_sets(cat: dict, device: int) -> tuple:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
+
 from ..backends.device import array_module
 from ..kernels.fixedpoint import ExactSum
 from ..metrics.registry import auc_weight_scale
@@ -39,6 +41,10 @@ class EvalRows:
     """
 
     def __init__(self, label, weight, scale: float | None, qid=None):
+        # float64 once, as every metric reads them (not a conversion a round)
+        xp = array_module(label)
+        label = xp.asarray(label, dtype=np.float64)
+        weight = None if weight is None else xp.asarray(weight, dtype=np.float64)
         self.label, self.weight, self.scale = label, weight, scale
         self.qid = qid      # query ids (host int64) for the ranking metrics, or None
         self.n = int(label.shape[0])

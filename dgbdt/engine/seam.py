@@ -477,15 +477,10 @@ class LocalSeam:
     def trees_now(self, trees: list) -> list:
         return [t.result() if isinstance(t, device_grower.PendingTree) else t for t in trees]
 
-    _side = None
-
     def trees_behind(self, trees: list) -> list:
-        """Trees of a round before the one just queued, copied on a side stream that waits
-        only for their own copies: the host reads them while the device grows the next."""
-        if self._side is None:
-            self._side = self.shards[0].be.xp.cuda.Stream(non_blocking=True)
-        return [t.result(self._side) if isinstance(t, device_grower.PendingTree) else t
-                for t in trees]
+        """Trees of a round before the one just queued (a PendingTree waits for its own copy
+        only): the host reads them while the device grows the next."""
+        return self.trees_now(trees)
 
     def stage_times(self) -> dict[str, float]:
         """Seconds the shards spent per stage (summed over shards)."""

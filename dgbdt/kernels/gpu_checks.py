@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .launch import BLOCK, _grid, _i64, kernel
+from .launch import BLOCK, _grid, _i64, kernel, sm_count
 
 _KERNELS = {np.dtype(np.float32): "first_inf_f32", np.dtype(np.float64): "first_inf_f64"}
 #: the label kernels' name suffix of each label dtype they take (cuda/checks.cu)
@@ -19,7 +19,7 @@ def _arith(y, v):
 
 
 def _blocks(x) -> int:
-    return max(1, min(_grid(x.size), x.device.attributes["MultiProcessorCount"] * 8))
+    return max(1, min(_grid(x.size), sm_count(x.device.id) * 8))
 
 
 def first_inf_index(x) -> int | None:

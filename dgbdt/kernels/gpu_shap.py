@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from .launch import source
+from .launch import sm_count, source
 from .shap_paths import PATH_ARRAYS
 
 _MIN_ROWS, _MAX_ROWS = 32, 128
@@ -92,11 +92,9 @@ def _launch(name: str, X, paths: dict, out, grid_y) -> None:
 def contributions(X, paths: dict, out) -> None:
     """out[r, k, f] += the SHAP values of row r of the float32 [n, F] device matrix X for
     output k over every path (out: float64 [n, K, F + 1] on X's device; column F untouched)."""
-    import cupy as cp
-
     def chunks(blocks, n_paths, device):
         # enough blocks for the device: cut the paths into chunks when rows alone are too few
-        sms = cp.cuda.Device(device).attributes["MultiProcessorCount"]
+        sms = sm_count(device)
         return int(max(1, min(n_paths // 16 or 1, -(-4 * sms // blocks))))
 
     _launch("shap_paths", X, paths, out, chunks)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .launch import BLOCK, kernel
+from .launch import BLOCK, kernel, sm_count
 
 KEYS_BLOCK = (32, 8)
 
@@ -35,7 +35,7 @@ def sketch_keys(blocks, f0: int, g: int):
 
 
 def _grid_x(comp, n: int, g: int) -> int:
-    n_sm = comp.device.attributes["MultiProcessorCount"]
+    n_sm = sm_count(comp.device.id)
     return max(1, min((n + BLOCK - 1) // BLOCK, max(1, n_sm * 8 // max(g, 1))))
 
 

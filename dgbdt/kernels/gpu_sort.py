@@ -24,11 +24,21 @@ RADIX_TILE = 4096
 RADIX_THREADS = 256
 
 
+#: at most this many values are scanned by one block (one launch, not three: a radix pass's
+#: digit counts of up to a million keys; the host's launches were most of a GPU round's auc)
+ONE_BLOCK = 1 << 16
+
+
 def _scan_into(a, n: int, out) -> None:
     """out[0..n) = exclusive sums of the uint64 device vector a[0..n), out[n] = the total
     (out may be a)."""
-    nb = (n + SCAN_TILE - 1) // SCAN_TILE
     import cupy as cp
+    if n <= ONE_BLOCK:
+        if out.data.ptr != a.data.ptr:
+            out.data.copy_from_device_async(a.data, 8 * n)
+        kernel("sort", "scan_totals")((1,), (1024,), (out, _i64(n), out[n:]))
+        return
+    nb = (n + SCAN_TILE - 1) // SCAN_TILE
     sums = cp.empty(nb, dtype=cp.uint64)
     kernel("sort", "tile_totals")((nb,), (RADIX_THREADS,), (a, _i64(n), sums))
     kernel("sort", "scan_totals")((1,), (1024,), (sums, _i64(nb), out[n:]))

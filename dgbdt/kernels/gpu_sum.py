@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .launch import BLOCK, _grid, _i64, kernel
+from .launch import BLOCK, _grid, _i64, kernel, sm_count
 
 
 def count_rows(mask):
@@ -38,7 +38,7 @@ def exact_sum_bins(x):
     with x.device:
         out = cp.zeros(2 * EXP_BINS + 1, dtype=cp.uint64)
         if n:
-            n_sm = x.device.attributes["MultiProcessorCount"]
+            n_sm = sm_count(x.device.id)
             kernel("data", "exact_sum_bins")((max(1, min(_grid(n), n_sm * 8)),), (BLOCK,),
                                              (x, _i64(n), out))
     got = cp.asnumpy(out).view(np.int64)

@@ -27,6 +27,15 @@ def _grid(n: int, block: int = BLOCK, cap: int = 65535) -> int:
     return max(1, min(cap, (int(n) + block - 1) // block))
 
 
+@functools.lru_cache(maxsize=None)
+def sm_count(device: int) -> int:
+    """The device's streaming multiprocessors (CuPy's ``Device.attributes`` reads every
+    attribute, some 100 driver calls: too slow for a launch of a round's evaluation)."""
+    import cupy
+    multiprocessor_count = 16       # cudaDevAttrMultiProcessorCount
+    return int(cupy.cuda.runtime.deviceGetAttribute(multiprocessor_count, int(device)))
+
+
 def _i32(x) -> np.int32:
     return np.int32(x)
 

@@ -95,10 +95,7 @@ class SortedScores:
         negative totals."""
         xp = _module(self.score)
         if xp is not np:     # prebuilt prefix sums, then one kernel on the device
-            cneg = exclusive_sums(self.neg)
-            area, pos = auc_twice_area(self.score, self.pos, cneg, self.bounds)
-            neg = int(cneg[-1].get())
-            return area, pos, neg
+            return auc_twice_area(self.score, self.pos, exclusive_sums(self.neg), self.bounds)
         cneg = np.zeros(self.n_rows + 1, dtype=np.int64)
         np.cumsum(self.neg, out=cneg[1:])
         return (host_twice_area(self.score, self.pos, cneg, self.bounds), int(self.pos.sum()),

@@ -35,12 +35,13 @@ import time
 
 import numpy as np
 
-from ..backends.array_ops import arange, copy, fill, flags, row_range_sums
-from ..backends.device import is_device_array, to_host
+from ..backends.array_ops import arange, copy, flags, row_range_sums
+from ..backends.device import to_host
 from ..kernels.fixedpoint import scale_for
 from .split import SplitBatch
 from .grower import FinishRequest, LevelRequest, make_tree, node_weights
 from .model import Tree
+from .node_table import NodeTable
 from .split import MIN_GAIN, SplitParams, splittable
 
 #: at most this many bytes of histograms the shards of a training may hold at the deepest
@@ -92,15 +93,10 @@ class DeviceGrowth:
         self.columns = columns              # dgbdt.tree.columns.ColumnMask, or None
         cap = self.cap = 2 ** (max_depth + 1)
         self.sentinel = cap - 1
-        self.left = xp.empty(cap, dtype=np.int64)
-        self.right = xp.empty(cap, dtype=np.int64)
-        self.parent = xp.empty(cap, dtype=np.int64)
-        self.feature = xp.empty(cap, dtype=np.int64)
-        self.default_left = xp.empty(cap, dtype=np.bool_)
-        self.threshold = xp.empty(cap, dtype=np.float32)
-        self.loss_change = xp.empty(cap, dtype=np.float32)
-        self.totals = xp.empty((cap, 2), dtype=np.int64)
-        self.n_nodes = xp.empty(1, dtype=np.int64)
+        # left .. totals and n_nodes: views of one buffer, read by the host in one copy
+        self.table = NodeTable(cap, xp)
+        for name, _, _, _ in self.table.fields:
+            setattr(self, name, getattr(self.table, name))
         # the identity parent_slot of every level (at most 2^(max_depth - 1) slots): made once,
         # where an arange a level was a launch a level
         self.identity = arange(cap // 4, np.int64, xp)
@@ -129,12 +125,7 @@ class DeviceGrowth:
     def reset_table(self) -> None:
         """The empty node table: the root only (in place, so that a captured tree resets the
         same arrays on every replay)."""
-        for a in (self.left, self.right, self.parent):
-            fill(a, -1)
-        for a in (self.feature, self.default_left, self.threshold, self.loss_change,
-                  self.totals):
-            fill(a, 0)
-        fill(self.n_nodes, 1)
+        self.table.reset()
 
     def advance(self, merged) -> None:
         """Consume the level's merged histograms [2^depth, S, 2]; enqueue the next request."""
@@ -187,7 +178,7 @@ class DeviceGrowth:
         before = xp.cumsum(flags) - flags
         lefts = xp.where(ok, self.n_nodes + 2 * before[position], sentinel)
         rights = xp.where(ok, lefts + 1, sentinel)
-        self.n_nodes = self.n_nodes + 2 * flags[:width].sum()
+        self.n_nodes += 2 * flags[:width].sum()      # in place: a view of the table
         # the node table: absent or unsplit slots write to the sentinel's row, never read
         nodes = xp.where(ok, slots, sentinel)
         f = xp.where(ok, feature, 0).astype(np.int64)
@@ -265,28 +256,26 @@ class DeviceGrowth:
         return FinishRequest(self.k, self.pending, xp.where(leaf, ids, self.sentinel),
                              xp.where(leaf, weight.astype(np.float64), 0.0))
 
-    def _table(self) -> tuple:
-        return (self.left, self.right, self.parent, self.feature, self.threshold,
-                self.default_left, self.loss_change, self.totals)
-
     def tree(self) -> Tree:
-        """The grown tree on the host: one wait for the device, then small copies."""
-        n = int(to_host(self.n_nodes)[0])
-        host = [to_host(a[:n]) for a in self._table()]
-        return make_tree(*host, *host_scales(self.scale_g, self.scale_h), self.p)
+        """The grown tree on the host: one wait for the device and one copy."""
+        return _made(self.table.read(to_host(self.table.buffer)),
+                     host_scales(self.scale_g, self.scale_h), self.p)
 
     def pending_tree(self, settle=None) -> "PendingTree":
-        """The tree without waiting for it: its node table copied on the device, behind the
-        tree's work on the stream (a CUDA graph replays into the same table, and the next
-        tree may be enqueued before this one is read). ``settle``: called before the host
-        reads it (the collective seam's watched wait for the tree's all-reduces)."""
-        table, n_nodes = [copy(a) for a in self._table()], copy(self.n_nodes)
-        ready = None
-        if is_device_array(n_nodes):      # the copies' end, for a read on another stream
-            import cupy
-            ready = cupy.cuda.Event(disable_timing=True)
-            ready.record()
-        return PendingTree(table, n_nodes, self.scale_g, self.scale_h, self.p, settle, ready)
+        """The tree without waiting for it: its node table (and a replayed tree's gradient
+        maxima) on their way to the host behind the tree's work on the stream, so that a
+        CUDA graph's next replay into the same table cannot overwrite it. ``settle``: called
+        before the host reads it (the collective seam's watched wait for the tree's
+        all-reduces)."""
+        rs = self.scale_g if isinstance(self.scale_g, RoundScales) else None
+        sent = self.table.send(() if rs is None else (rs.maxima,))
+        return PendingTree(self.table, sent, rs or (self.scale_g, self.scale_h), self.p, settle)
+
+
+def _made(fields: dict, scales: tuple, p) -> Tree:
+    return make_tree(fields["left"], fields["right"], fields["parent"], fields["feature"],
+                     fields["threshold"], fields["default_left"], fields["loss_change"],
+                     fields["totals"], *scales, p)
 
 
 class RoundScales:
@@ -299,44 +288,41 @@ class RoundScales:
     def __init__(self, maxima, k: int, n_rows: int):
         self.maxima, self.k, self.n_rows = maxima, int(k), int(n_rows)
 
-    def host(self, stream=None) -> tuple[float, float]:
-        """(scale_g, scale_h); ``stream``: a CUDA stream to copy the maxima on."""
-        mx = self.maxima.get(stream=stream) if stream is not None else to_host(self.maxima)
-        mx = np.ascontiguousarray(mx).view(np.float64)
+    def host(self, bits=None) -> tuple[float, float]:
+        """(scale_g, scale_h); ``bits``: the maxima's bytes already on the host (else one
+        copy now)."""
+        mx = np.ascontiguousarray(to_host(self.maxima) if bits is None else bits)
+        mx = mx.view(np.float64).reshape(2, -1)
         return (scale_for(float(mx[0, self.k]), self.n_rows),
                 scale_for(float(mx[1, self.k]), self.n_rows))
 
 
-def host_scales(scale_g, scale_h, stream=None) -> tuple[float, float]:
+def host_scales(scale_g, scale_h) -> tuple[float, float]:
     """A tree's (scale_g, scale_h): as given, or read from a RoundScales in scale_g."""
-    return scale_g.host(stream) if isinstance(scale_g, RoundScales) else (scale_g, scale_h)
+    return scale_g.host() if isinstance(scale_g, RoundScales) else (scale_g, scale_h)
 
 
 class PendingTree:
     """A device-grown tree the host has not waited for: ``result()`` is the Tree (the wait
-    and the copies happen then, once). The boosting loop keeps these in the model's tree list
-    while it runs a round ahead (dgbdt.engine.boosting.boost) and replaces them before it uses them."""
+    for its one copy to the host happens then, once). The boosting loop keeps these in the
+    model's tree list while it runs a round ahead (dgbdt.engine.boosting.boost) and replaces
+    them before it uses them. ``scales``: (scale_g, scale_h), or the RoundScales whose
+    maxima came with the table."""
 
-    def __init__(self, table, n_nodes, scale_g, scale_h, p, settle=None, ready=None):
-        self._args = (table, n_nodes, scale_g, scale_h, p, settle, ready)
+    def __init__(self, table: NodeTable, sent, scales, p, settle=None):
+        self._args = (table, sent, scales, p, settle)
         self._tree: Tree | None = None
 
-    def result(self, stream=None) -> Tree:
-        """The tree. ``stream``: a CUDA stream to copy it on, which waits only for this
-        tree's own copies (the current stream would wait for every kernel queued since, such
+    def result(self) -> Tree:
+        """The tree: a wait for its own copy only (not for the work queued after it, such
         as the next tree's)."""
         if self._tree is None:
-            table, n_nodes, scale_g, scale_h, p, settle, ready = self._args
+            table, sent, scales, p, settle = self._args
             if settle is not None:
                 settle()
-            if stream is None or ready is None:
-                n = int(to_host(n_nodes)[0])
-                host = [to_host(a[:n]) for a in table]
-            else:
-                stream.wait_event(ready)
-                n = int(n_nodes.get(stream=stream)[0])
-                host = [a[:n].get(stream=stream) for a in table]
-            self._tree = make_tree(*host, *host_scales(scale_g, scale_h, stream), p)
+            got = sent.wait()
+            scales = scales.host(got[1]) if isinstance(scales, RoundScales) else scales
+            self._tree = _made(table.read(got[0]), scales, p)
             self._args = None
         return self._tree
 

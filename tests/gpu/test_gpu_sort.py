@@ -7,7 +7,7 @@ import cupy as cp
 
 from dgbdt.kernels.gpu_sort import argsort_f64, exclusive_sums
 
-SIZES = [0, 1, 2, 4095, 4096, 4097, 100_003, 1_500_000]
+SIZES = [0, 1, 2, 4095, 4096, 4097, 65536, 65537, 100_003, 1_500_000]
 
 
 @pytest.mark.parametrize("n", SIZES)
