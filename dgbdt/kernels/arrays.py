@@ -33,3 +33,10 @@ def to_host(a) -> np.ndarray:
 def sync_timers() -> bool:
     """DGBDT_SYNC_TIMERS=1: GPU stage timers synchronize, so they measure kernel time (slower)."""
     return os.environ.get("DGBDT_SYNC_TIMERS", "") not in ("", "0")
+
+
+def cuda_graphs() -> bool:
+    """Whether fixed sequences of launches may replay as CUDA graphs (trees, an eval set's
+    sort): not with DGBDT_CUDA_GRAPHS=0 (the same results, more host time), nor with
+    DGBDT_SYNC_TIMERS (it synchronizes between launches)."""
+    return os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0" and not sync_timers()

@@ -98,8 +98,8 @@ def give_pool(spare: CapturePool) -> None:
 
 def enabled() -> bool:
     """DGBDT_CUDA_GRAPHS=0 turns tree graphs off (the same model, more host time)."""
-    from ..kernels.arrays import sync_timers
-    return os.environ.get("DGBDT_CUDA_GRAPHS", "1") != "0" and not sync_timers()
+    from ..kernels.arrays import cuda_graphs
+    return cuda_graphs()
 
 
 def device_scales() -> bool:

@@ -41,6 +41,30 @@ def test_argsort_f64_is_numpys_stable_order(n, kind):
     np.testing.assert_array_equal(got, np.argsort(s, kind="stable"))
 
 
+@pytest.mark.parametrize("graphs", ["1", "0"])
+def test_argsort_f64_replayed_as_a_graph_is_numpys_order(monkeypatch, graphs):
+    """From the second sort of a size on a stream the launches replay as a CUDA graph
+    (gpu_sort._SortPlan): every sort still gives numpy's stable order, each its own output
+    array (a later sort does not overwrite an earlier order); DGBDT_CUDA_GRAPHS=0: eager."""
+    from dgbdt.kernels import gpu_sort
+    monkeypatch.setenv("DGBDT_CUDA_GRAPHS", graphs)
+    monkeypatch.setattr(gpu_sort, "_plans", {})
+    rng = np.random.default_rng(11)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        got, want = [], []
+        for i in range(4):
+            # ties, other each time; + 0.0: no -0.0 (sorted before 0.0, unlike numpy)
+            s = np.round(rng.standard_normal(70_001), 1 + i) + 0.0
+            got.append(argsort_f64(cp.asarray(s)))
+            want.append(np.argsort(s, kind="stable"))
+        stream.synchronize()
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(cp.asnumpy(g), w)
+    plans = [v for v in gpu_sort._plans.values() if isinstance(v, gpu_sort._SortPlan)]
+    assert len(plans) == (1 if graphs == "1" else 0)
+
+
 def test_argsort_f64_orders_negative_zero_first_and_refuses_other_input():
     s = np.array([0.0, -0.0, -1.0, 0.0, -0.0])
     got = cp.asnumpy(argsort_f64(cp.asarray(s)))
