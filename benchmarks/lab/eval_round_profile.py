@@ -1,7 +1,7 @@
 """Where a GPU fit's per-round evaluation goes (in process, one GPU): host timers around each
 step of a deferred round's scores, and the same steps run alone, serially, on a fixed model.
 
-    python benchmarks/lab/eval_round_profile.py [rows] [rounds] [metric]
+    python benchmarks/lab/eval_round_profile.py [rows] [rounds] [metric] [--cprofile]
 
 Part 1 trains with an eval set (a tenth of the rows) and reports, per round, the host time in:
 the tree's copy to the host (PendingTree.result), the margins' update (add_tree_margins: the
@@ -43,9 +43,10 @@ def timed(owner, name, key):
 
 
 def main():
-    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 2_000_000
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-    metric = sys.argv[3] if len(sys.argv) > 3 else "auc"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    rows = int(args[0]) if len(args) > 0 else 2_000_000
+    rounds = int(args[1]) if len(args) > 1 else 200
+    metric = args[2] if len(args) > 2 else "auc"
     rng = np.random.default_rng(0)
     X = rng.standard_normal((rows, 12)).astype(np.float32)
     y = (X[:, 0] + X[:, 1] * X[:, 2] - X[:, 3] ** 2 + rng.standard_normal(rows) > 0)
@@ -76,6 +77,15 @@ def main():
         b = dgbdt.train(p, dtr, rounds, evals=[(dva, "v")], verbose_eval=False)
         cp.cuda.runtime.deviceSynchronize()
         fit = time.perf_counter() - t
+    if "--cprofile" in sys.argv:      # the host's own time by function, one more fit
+        import cProfile
+        import pstats
+        prof = cProfile.Profile()
+        prof.enable()
+        dgbdt.train(p, dtr, rounds, evals=[(dva, "v")], verbose_eval=False)
+        cp.cuda.runtime.deviceSynchronize()
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(28)
     tm = {k: round(v, 3) for k, v in b.timings.items()}
     print(json.dumps({"part": "fit", "rows": rows, "rounds": rounds, "metric": metric,
                       "fit_no_eval_s": round(no_eval, 3), "fit_eval_s": round(fit, 3),
