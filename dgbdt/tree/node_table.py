@@ -12,6 +12,7 @@ round"). A GPU's copy goes asynchronously into pinned host memory behind the tre
 from __future__ import annotations
 
 import ctypes
+import threading
 
 import numpy as np
 
@@ -81,6 +82,7 @@ class HostNow:
 
 
 _in_flight: list = []     # (event, pinned memory) of copies dropped before their wait
+_in_flight_lock = threading.Lock()      # trainings in threads share it
 
 
 class HostCopy:
@@ -91,7 +93,8 @@ class HostCopy:
 
     def __init__(self, arrays):
         import cupy as cp
-        _in_flight[:] = [(e, m) for e, m in _in_flight if not e.done]
+        with _in_flight_lock:
+            _in_flight[:] = [(e, m) for e, m in _in_flight if not e.done]
         sizes = [int(a.nbytes) for a in arrays]
         starts = np.concatenate([[0], np.cumsum([-(-s // 8) * 8 for s in sizes])])
         self.mem = cp.cuda.alloc_pinned_memory(max(int(starts[-1]), 8))
@@ -110,7 +113,8 @@ class HostCopy:
 
     def __del__(self):
         if getattr(self, "mem", None) is not None and not self.event.done:
-            _in_flight.append((self.event, self.mem))
+            with _in_flight_lock:
+                _in_flight.append((self.event, self.mem))
 
 
 __all__ = ["FIELDS", "HostCopy", "HostNow", "NodeTable", "layout"]
