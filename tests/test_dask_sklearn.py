@@ -218,6 +218,59 @@ def test_classifier_early_stopping_softmax_unseen(client2):
             darr(X), darr(np.random.default_rng(3).random(N)))
 
 
+_LABEL_READS = []
+
+
+def _counted(part):
+    """A label partition, counted each time a worker computes it (in-process cluster)."""
+    _LABEL_READS.append(len(part))
+    return part
+
+
+def test_classifier_dataframe_finds_its_classes_with_the_datasets(client2, monkeypatch):
+    """A DataFrame fit's classes come from the datasets' own graph (dgbdt.dask.class_labels):
+    the client does not compute the labels first, each label partition is computed once for
+    the training and the classes, and the model is the in-process one."""
+    import dgbdt.dask.sklearn as dsk
+
+    def refuse(*a):
+        raise AssertionError("the labels were computed before the datasets")
+    monkeypatch.setattr(dsk, "_distinct_labels", refuse)
+    X, _, _, y3 = make(11)
+    labels = y3 + 5
+    df, pdf = dframe(X), pd.DataFrame(X, columns=NAMES)
+    dy = dseries(labels).map_partitions(_counted, meta=dseries(labels)._meta)
+    _LABEL_READS.clear()
+    est = DaskGBDTClassifier(n_estimators=3, max_depth=3).set_params(client=client2)
+    est.fit(df, dy, eval_set=[(dframe(X[:100]), dseries(labels[:100]))])
+    assert sorted(_LABEL_READS) == sorted(len(p) for p in np.array_split(labels, 3))
+    ref = GBDTClassifier(n_estimators=3, max_depth=3).fit(
+        pdf, labels, eval_set=[(pdf.iloc[:100], labels[:100])])
+    same_model(est, ref)
+    np.testing.assert_array_equal(est.classes_, ref.classes_)
+    assert est.n_classes_ == 3 and est.evals_result() == ref.evals_result()
+
+
+def test_classifier_dataframe_label_errors(client2):
+    """The DataFrame path's bad labels raise as the array path's do (from the workers or
+    from the classes, once the datasets are checked)."""
+    X, _, yb, _ = make(12)
+    df = dframe(X)
+
+    def fit(y, **kw):
+        return DaskGBDTClassifier(n_estimators=2).set_params(client=client2).fit(
+            df, dseries(y), **kw)
+    with pytest.raises(ValueError, match=r"labels \[7\] were not seen in fit"):
+        fit(yb, eval_set=[(df, dseries(np.where(yb == 1, 7, 0)))])
+    with pytest.raises(ValueError, match="single class"):
+        fit(np.zeros(N))
+    with pytest.raises(ValueError, match="Unknown label type: continuous .* use "
+                                         "DaskGBDTRegressor"):
+        fit(np.random.default_rng(3).random(N))
+    with pytest.raises(ValueError, match="(?i)missing|nan"):
+        fit(np.where(np.arange(N) == 17, np.nan, yb))
+
+
 # -- parameters, client, clone -------------------------------------------------------------
 @pytest.mark.parametrize("cls", [DaskGBDTRegressor, DaskGBDTClassifier])
 def test_params_client_clone(client2, cls):

@@ -21,6 +21,9 @@ class _DaskXGBBehaviour(_XGBBehaviour):
         # dgbdt.dask's: the callbacks run on the workers, with dgbdt's Booster
         return super(_XGBBehaviour, self)._fit_callbacks()
 
+    #: the classes first, then one DaskQuantileDMatrix per collection (not together)
+    _classes_with_datasets = False
+
     def _datasets(self, client, specs: list[dict]) -> list:
         made = [DaskQuantileDMatrix(client=client, **kw).dataset for kw in specs]
         refuse_categorical(self.tree_method, self.booster, made[0].feature_types)

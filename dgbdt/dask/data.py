@@ -25,8 +25,8 @@ from ..data.device_input import is_cudf
 from ..data.input import check_frame_columns, mark_missing
 from ..data.sketch import default_max_keys, weight_scale
 from ..data.categorical import refuse_categories
-from .blocks import (array_blocks, is_dask_array, is_dask_frame, optimized_together,
-                     vector_blocks)
+from .blocks import (array_blocks, is_dask_array, is_dask_frame, is_dask_series,
+                     optimized_together, vector_blocks)
 from .categories import frame_categories, merge_categories, recode_part
 from . import nccl_preload
 from .pages import PagePlan, make_paged
@@ -127,12 +127,18 @@ class DaskDataset:
             d = cls.__new__(cls)
             d._build(client, **kw)
             made.append(d)
-        held = made[0].client.compute([g for d in made for g in d._graph])
+        # a classifier's classes (their ``label_classes``), held with the parts
+        classes = [kw["label_classes"][0] for kw in datasets
+                   if kw.get("label_classes") is not None and kw["label_classes"][1]]
+        held = made[0].client.compute([g for d in made for g in d._graph]
+                                      + [c.classes for c in classes])
         if any(d.on_device for d in made):
             nccl_preload.for_dataset(made[0].client)
         at = 0
         for d in made:
             d._held, at = held[at:at + len(d._graph)], at + len(d._graph)
+        for c, f in zip(classes, held[at:]):
+            c.future = f
         try:
             for d in made:
                 d._check()
@@ -144,9 +150,12 @@ class DaskDataset:
     def _build(self, client, data, label=None, weight=None, base_margin=None,
                feature_names=None, max_bin: int | None = None, persist: bool = True,
                feature_types=None, enable_categorical: bool = False, qid=None,
-               label_lower_bound=None, label_upper_bound=None, missing: float = np.nan):
+               label_lower_bound=None, label_upper_bound=None, missing: float = np.nan,
+               label_classes=None):
         """Checks the arguments and makes each part's graph (nothing computed); ``missing``:
-        the value marking a missing entry besides NaN (dgbdt.Dataset's)."""
+        the value marking a missing entry besides NaN (dgbdt.Dataset's); ``label_classes``:
+        (a dgbdt.dask.class_labels.ClassLabels, whether these are its training labels) to
+        encode a frame's label Series as class indices in the parts' graph (``together``)."""
         mark_missing(np.zeros((1, 1), np.float32), missing)     # a bad value fails here
         if (label_lower_bound is None) != (label_upper_bound is None):
             raise ValueError("pass both label_lower_bound and label_upper_bound (survival:aft's "
@@ -209,6 +218,10 @@ class DaskDataset:
             if len(c) != len(blocks):
                 raise ValueError(f"{what} has {len(c)} partitions but data has {len(blocks)}; "
                                  f"partition {what} like data")
+        if label_classes is not None:
+            if not (frame and is_dask_series(label)):
+                raise TypeError("label_classes encodes a dask Series label of DataFrame data")
+            cols[0] = label_classes[0].encoded(cols[0], fit=label_classes[1])
         make = delayed(make_part, pure=True)
         if not isinstance(persist, bool):
             raise TypeError(f"persist must be True or False; got {persist!r}")

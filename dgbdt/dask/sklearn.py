@@ -37,6 +37,7 @@ from ..sklearn import (_accuracy, _booster_of, _callables, _ClassifierBase, _For
                        _r2_score, _rank_queries, _ranking_params, _RegressorMixin,
                        _regression_params)
 from .blocks import is_dask_array, is_dask_frame, is_dask_series
+from .class_labels import ClassLabels
 from .data import DaskDataset
 from .predict import predict as _dask_predict
 from .train import train as _dask_train
@@ -152,8 +153,12 @@ class _DaskGBDTModel(_GBDTModel):
         """``xgb_model``: a model to continue (a Booster, a fitted estimator, or a model file
         of dgbdt's or XGBoost's format): its trees first, n_estimators new rounds after.
         ``queries`` / ``eval_queries``: the ranker's qid= arguments (dicts) of the training
-        rows and of each eval_set pair."""
+        rows and of each eval_set pair. ``params``: the training's parameters, or a
+        ClassLabels whose classes, computed with the datasets, give them (the classifier's
+        DataFrame fit)."""
         client = self.client
+        # a classifier's classes found with the datasets: the params come from them after
+        enc = params if isinstance(params, ClassLabels) else None
         pairs = self._eval_pairs(eval_set, sample_weight_eval_set, base_margin_eval_set)
         queries = queries or {}
         eval_queries = eval_queries or [{}] * len(pairs)
@@ -164,10 +169,15 @@ class _DaskGBDTModel(_GBDTModel):
                and q.get("qid") is queries.get("qid")
                for (ex, ey, w, m, _), q in zip(pairs, eval_queries)]
         made = self._datasets(client, [
-            dict(data=ex, label=self._encode(_label_column(ey)), weight=w, base_margin=m,
-                 **self._data_args(), **q)
-            for ex, ey, w, m, q in [(X, y, sample_weight, base_margin, queries)]
-            + [(*pair[:4], q) for pair, q, mine in zip(pairs, eval_queries, own) if not mine]])
+            dict(data=ex, weight=w, base_margin=m, **self._data_args(), **q,
+                 **(dict(label=self._encode(_label_column(ey))) if enc is None else
+                    dict(label=_label_column(ey), label_classes=(enc, i == 0))))
+            for i, (ex, ey, w, m, q) in enumerate(
+                [(X, y, sample_weight, base_margin, queries)]
+                + [(*pair[:4], q) for pair, q, mine in zip(pairs, eval_queries, own)
+                   if not mine])])
+        if enc is not None:
+            params = self._set_classes(enc.value())
         dtrain, others = made[0], iter(made[1:])
         evals = [(dtrain if mine else next(others), pair[4]) for pair, mine in zip(pairs, own)]
         obj, metric, _ = _callables(self.objective, self.eval_metric)
@@ -264,9 +274,16 @@ class DaskGBDTClassifier(_ClassifierBase, _DaskGBDTModel):
     def fit(self, X, y, sample_weight=None, base_margin=None, eval_set=None,
             sample_weight_eval_set=None, verbose: bool | int = False,
             base_margin_eval_set=None, xgb_model=None) -> "DaskGBDTClassifier":
-        params = self._set_classes(_distinct_labels(self.client, _label_column(y)))
+        if self._classes_with_datasets and is_dask_frame(X) and is_dask_series(_label_column(y)):
+            params = ClassLabels()      # found in the datasets' graph (dgbdt.dask.class_labels)
+        else:
+            params = self._set_classes(_distinct_labels(self.client, _label_column(y)))
         return self._fit(X, y, params, sample_weight, base_margin, eval_set,
                          sample_weight_eval_set, verbose, base_margin_eval_set, xgb_model)
+
+    #: whether a DataFrame fit finds its classes with its datasets (DaskDataset.together);
+    #: the XGBoost-compatible estimators make their datasets one by one (DaskQuantileDMatrix)
+    _classes_with_datasets = True
 
     def _encode(self, y):
         """Labels -> class indices, per partition on the workers; unseen labels raise there."""

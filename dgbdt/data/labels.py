@@ -250,3 +250,8 @@ def labels_partition(p, classes, softmax):
 def part_distinct(s) -> np.ndarray:
     """A partition's sorted distinct labels on the host; missing labels raise here."""
     return distinct(label_values(s))
+
+
+def merged_distinct(*parts) -> np.ndarray:
+    """The sorted distinct labels of partitions' ``part_distinct`` arrays (host arrays)."""
+    return distinct(np.concatenate([p for p in parts if p.shape[0]] or [np.zeros(0)]))
