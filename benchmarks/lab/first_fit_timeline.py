@@ -1,13 +1,14 @@
 """A user-path fit on fresh GPU workers, then on warm ones, on one clock: where the first
 fit's extra seconds go (issue 46's first-fit target, bench_user_path's first-fit ratio).
 
-    python benchmarks/lab/first_fit_timeline.py [rows] [lib]
+    python benchmarks/lab/first_fit_timeline.py [rows] [lib] [--cpu]
 
 bench_user_path's flow (cuDF parquet, random_split, the classifier with an eval set and early
 stopping; ``lib`` dgbdt or xgboost) on a new LocalCUDACluster: the first fit, then a warm one.
 For each: the client's top functions by cumulative time (cProfile, all modules), and the
 workers' task stream by task prefix: first start and last end (seconds from the fit's start),
-tasks, compute seconds, and the gaps where no task computed.
+tasks, compute seconds, and the gaps where no task computed. ``--cpu``: pandas frames on a
+LocalCluster of 2 one-thread workers (bench_user_path's CPU flow).
 """
 import cProfile
 import os
@@ -51,17 +52,22 @@ def timeline(tasks, t0: float) -> None:
 
 
 def main() -> None:
-    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 2_000_000
-    lib = sys.argv[2] if len(sys.argv) > 2 else "dgbdt"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    rows = int(args[0]) if len(args) > 0 else 2_000_000
+    lib = args[1] if len(args) > 1 else "dgbdt"
+    gpu = "--cpu" not in sys.argv
+    workers = 1 if gpu else 2
+    if not gpu:
+        Args.rounds, Args.depth = 150, 6
     from distributed import Client, get_task_stream
     path = tempfile.mkdtemp(prefix="first-fit-")
-    write_parquet(path, rows, 12, 8, True)
-    frames(path, True)
-    with start_cluster(True, 1, False) as cluster, Client(cluster) as client:
-        client.wait_for_workers(1)
+    write_parquet(path, rows, 12, 8, gpu)
+    frames(path, gpu)
+    with start_cluster(gpu, workers, False) as cluster, Client(cluster) as client:
+        client.wait_for_workers(workers)
         for leg in ("first", "warm"):
-            X, y, Xv, yv = frames(path, True)
-            est = estimator(lib, Args, True)
+            X, y, Xv, yv = frames(path, gpu)
+            est = estimator(lib, Args, gpu)
             est.client = client
             prof = cProfile.Profile()
             with get_task_stream(client) as ts:

@@ -143,7 +143,13 @@ class DaskDataset:
             for d in made:
                 d._check()
         except BaseException:
-            made[0].client.cancel(held)
+            made[0].client.cancel(held[:at])
+            # released, not cancelled: a cancel recurses into the key's dependents, and the
+            # scheduler asserts that someone wants each (distributed 2026.7: the encodings
+            # are wanted by no one; the client's stream then closed, cancelling every future)
+            for c in classes:
+                c.future.release()
+                c.future = None
             raise
         return made
 
