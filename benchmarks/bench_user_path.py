@@ -168,6 +168,16 @@ def report(prof, tasks, title: str) -> None:
         print_tasks(tasks.data, title)
 
 
+def released(client, limit: float = 10.0) -> None:
+    """Wait until the previous fit's futures are gone from the scheduler: a future is let go
+    asynchronously, and a fit submitted meanwhile finds the earlier fit's partitions (the
+    same keys) still in memory and skips reading them (first_fit_timeline showed it)."""
+    end = time.perf_counter() + limit
+    while time.perf_counter() < end and (client.futures or client.run_on_scheduler(
+            lambda dask_scheduler: len(dask_scheduler.tasks))):
+        time.sleep(0.02)
+
+
 def one_fit(client, lib: str, a, gpu: bool, path: str, rounds: int | None = None,
             profile: bool = False) -> dict:
     """One fit with the eval set and early stopping; with ``rounds``, that many rounds
@@ -279,6 +289,7 @@ def main() -> None:
                 runs: dict = {}
                 for i, leg in enumerate(["first"] + ["warm", "warm_no_eval"] * a.repeat):
                     rounds = runs["warm"][-1]["rounds"] if leg == "warm_no_eval" else None
+                    released(client)
                     r = one_fit(client, lib, a, gpu, path, rounds,
                                 profile=a.profile)
                     if rounds is not None:

@@ -19,7 +19,7 @@ import time
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from bench_user_path import estimator, frames, start_cluster, write_parquet  # noqa: E402
+from bench_user_path import estimator, frames, released, start_cluster, write_parquet  # noqa: E402,E501
 
 
 class Args:
@@ -66,6 +66,8 @@ def main() -> None:
     with start_cluster(gpu, workers, False) as cluster, Client(cluster) as client:
         client.wait_for_workers(workers)
         for leg in ("first", "warm"):
+            est = None
+            released(client)          # the first fit's parts gone: the warm fit reads its own
             X, y, Xv, yv = frames(path, gpu)
             est = estimator(lib, Args, gpu)
             est.client = client
