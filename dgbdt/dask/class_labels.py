@@ -4,9 +4,9 @@ A classifier needs the sorted distinct labels of its training rows twice: to enc
 label as a class index (training and eval sets alike), and to pick its objective (binary or
 multi-class) before training. Computed first, on their own, they cost a round trip in which
 the workers idle (the client takes the classes, then submits the datasets) and a read of the
-label column of their own (a parquet read that the datasets then repeat): 0.14 s idle and
-0.10 s of reading in a 1.24 s warm fit on one GPU (docs/benchmarks.md, "An eval set's
-round"). Here the classes are a task over the training partitions' distinct labels
+label column of their own (a parquet read that the datasets then repeat; measured in
+docs/benchmarks.md, "An eval set's round": "The classes found with the datasets"). Here the
+classes are a task over the training partitions' distinct labels
 (dgbdt.data.labels.part_distinct), and each partition's encoding depends on it, so one call
 computes both with the datasets (DaskDataset.together), from the same label partitions as the
 features; the client reads the classes after the partitions are checked.
