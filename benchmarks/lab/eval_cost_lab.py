@@ -18,16 +18,21 @@ import numpy as np
 import dgbdt
 
 
-def main():
-    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 2_000_000
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+def datasets(rows: int) -> tuple:
+    """(training, eval) dgbdt Datasets of cupy arrays: rows x 12, the eval set a tenth."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((rows, 12)).astype(np.float32)
     y = (X[:, 0] + X[:, 1] * X[:, 2] - X[:, 3] ** 2 + rng.standard_normal(rows) > 0)
     y = y.astype(np.float32)
     cut = rows * 9 // 10
-    dtr = dgbdt.Dataset(cp.asarray(X[:cut]), label=cp.asarray(y[:cut]))
-    dva = dgbdt.Dataset(cp.asarray(X[cut:]), label=cp.asarray(y[cut:]))
+    return (dgbdt.Dataset(cp.asarray(X[:cut]), label=cp.asarray(y[:cut])),
+            dgbdt.Dataset(cp.asarray(X[cut:]), label=cp.asarray(y[cut:])))
+
+
+def main():
+    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 2_000_000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    dtr, dva = datasets(rows)
     base = {"objective": "binary:logistic", "max_depth": 8, "eta": 0.1, "device": "cuda"}
 
     class Noop(dgbdt.callback.TrainingCallback):

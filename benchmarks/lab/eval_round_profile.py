@@ -12,17 +12,20 @@ scoring one round, with nothing beside it).
 """
 import collections
 import json
+import os
 import statistics
 import sys
 import time
 
 import cupy as cp
-import numpy as np
 
 import dgbdt
 import dgbdt.engine.evaluation as ev
 import dgbdt.model.margins as mg
 from dgbdt.tree.device_grower import PendingTree
+
+sys.path.insert(0, os.path.dirname(__file__))
+from eval_cost_lab import datasets  # noqa: E402
 
 T = collections.defaultdict(float)
 N = collections.Counter()
@@ -47,13 +50,7 @@ def main():
     rows = int(args[0]) if len(args) > 0 else 2_000_000
     rounds = int(args[1]) if len(args) > 1 else 200
     metric = args[2] if len(args) > 2 else "auc"
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((rows, 12)).astype(np.float32)
-    y = (X[:, 0] + X[:, 1] * X[:, 2] - X[:, 3] ** 2 + rng.standard_normal(rows) > 0)
-    y = y.astype(np.float32)
-    cut = rows * 9 // 10
-    dtr = dgbdt.Dataset(cp.asarray(X[:cut]), label=cp.asarray(y[:cut]))
-    dva = dgbdt.Dataset(cp.asarray(X[cut:]), label=cp.asarray(y[cut:]))
+    dtr, dva = datasets(rows)
     p = {"objective": "binary:logistic", "max_depth": 8, "eta": 0.1, "device": "cuda",
          "eval_metric": metric}
     dgbdt.train(p, dtr, 5, evals=[(dva, "v")], verbose_eval=False)

@@ -38,7 +38,7 @@ class ClassLabels:
         elif self.classes is None:
             raise RuntimeError("the training labels are encoded first: they define the classes")
         encode = delayed(encode_partition, pure=True)
-        return [None if b is None else encode(b, self.classes) for b in blocks]
+        return [encode(b, self.classes) for b in blocks]
 
     def value(self) -> np.ndarray:
         """The sorted distinct training labels (a host array), once computed."""

@@ -168,11 +168,18 @@ class _DaskGBDTModel(_GBDTModel):
         own = [ex is X and ey is y and w is sample_weight and m is base_margin
                and q.get("qid") is queries.get("qid")
                for (ex, ey, w, m, _), q in zip(pairs, eval_queries)]
+
+        def spec(i, ex, ey, w, m, q) -> dict:
+            """DaskDataset's arguments of the training (i = 0) or an eval set's rows."""
+            out = dict(data=ex, label=_label_column(ey), weight=w, base_margin=m,
+                       **self._data_args(), **q)
+            if enc is None:
+                out["label"] = self._encode(out["label"])
+            else:       # the training's labels define the classes
+                out["label_classes"] = (enc, i == 0)
+            return out
         made = self._datasets(client, [
-            dict(data=ex, weight=w, base_margin=m, **self._data_args(), **q,
-                 **(dict(label=self._encode(_label_column(ey))) if enc is None else
-                    dict(label=_label_column(ey), label_classes=(enc, i == 0))))
-            for i, (ex, ey, w, m, q) in enumerate(
+            spec(i, *args) for i, args in enumerate(
                 [(X, y, sample_weight, base_margin, queries)]
                 + [(*pair[:4], q) for pair, q, mine in zip(pairs, eval_queries, own)
                    if not mine])])

@@ -178,7 +178,8 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
             # (under watch: a plain result() on a lost worker's tree waited for ever)
             booster.trees[-T:] = seam.trees_now(booster.trees[-T:])
         if trail and len(booster.trees) >= 2 * T:
-            booster.trees[-2 * T:-T] = seam.trees_behind(booster.trees[-2 * T:-T])
+            # (a PendingTree waits for its own copy only, not for the round just queued)
+            booster.trees[-2 * T:-T] = seam.trees_now(booster.trees[-2 * T:-T])
         if not sources:
             stopped = bool(callbacks) and any(cb.after_iteration(booster, epoch, history)
                                               for cb in callbacks)

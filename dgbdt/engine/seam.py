@@ -477,11 +477,6 @@ class LocalSeam:
     def trees_now(self, trees: list) -> list:
         return [t.result() if isinstance(t, device_grower.PendingTree) else t for t in trees]
 
-    def trees_behind(self, trees: list) -> list:
-        """Trees of a round before the one just queued (a PendingTree waits for its own copy
-        only): the host reads them while the device grows the next."""
-        return self.trees_now(trees)
-
     def stage_times(self) -> dict[str, float]:
         """Seconds the shards spent per stage (summed over shards)."""
         out: dict[str, float] = dict(self._compact_timers)
