@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import dgbdt
+from dgbdt.dask.collective import Communicator
 from dgbdt.engine import seam as seam_module
 from dgbdt.tree import device_grower
 from dgbdt.tree.grower import Growth
@@ -184,10 +185,12 @@ class _Made(list):
     pass
 
 
-def test_deferred_scores_give_the_same_model_history_and_stop(monkeypatch, deferred):
-    """Scoring a round after the next round's trees (and dropping those when the round
-    before stops the training) changes nothing the user sees: the model's bytes, the eval
-    history, the best iteration; every PendingTree is resolved before the model returns."""
+@pytest.mark.parametrize("lag", [1, 2])
+def test_deferred_scores_give_the_same_model_history_and_stop(monkeypatch, deferred, lag):
+    """Scoring a round after the next round's trees (lag 2: after the next two rounds', as
+    NCCL ranks do), and dropping those when the round before stops the training, changes
+    nothing the user sees: the model's bytes, the eval history, the best iteration; every
+    PendingTree is resolved before the model returns."""
     X, y, _ = make(n=3000, seed=3)
     rng = np.random.default_rng(3)
     y = np.where(rng.random(y.shape[0]) < 0.3, 1 - y, y)       # noise: the stop comes early
@@ -204,22 +207,25 @@ def test_deferred_scores_give_the_same_model_history_and_stop(monkeypatch, defer
         return b, hist
     ref, ref_hist = fit("host")
     deferred.enable()
+    monkeypatch.setattr(seam_module.LocalSeam, "scores_lag", lag)
     hb, hh = fit("host")          # scores deferred, trees from the host grower (not pending)
     assert hb.save_raw() == ref.save_raw() and hh == ref_hist
     assert not deferred
     b, hist = fit("device")
     assert ref.best_iteration < 60                              # it stopped early
-    assert len(deferred) == b.num_boosted_rounds() + 1          # one ran ahead, dropped
-    assert all(t._tree is not None for t in deferred[:-1])
+    assert len(deferred) == b.num_boosted_rounds() + lag        # lag ran ahead, dropped
+    assert all(t._tree is not None for t in deferred[:-lag])
     assert b.save_raw() == ref.save_raw()
     assert hist == ref_hist
     assert (b.best_iteration, b.best_score) == (ref.best_iteration, ref.best_score)
     assert all(type(t).__name__ == "Tree" for t in b.trees)
 
 
-def test_deferred_scores_on_collective_ranks(monkeypatch, deferred):
+@pytest.mark.parametrize("queued", [False, True])
+def test_deferred_scores_on_collective_ranks(monkeypatch, deferred, queued):
     """Every rank defers alike, so their collectives stay in the same order; an eval set
-    spread over the ranks and early stopping."""
+    spread over the ranks and early stopping. ``queued``: a communicator whose scores'
+    collectives are only queued (NCCL's), read two rounds behind (CollectiveSeam.scores_lag)."""
     X, y, w = make_ranks_data()
     rng = np.random.default_rng(4)
     y = np.where(rng.random(y.shape[0]) < 0.3, 1 - y, y)
@@ -229,12 +235,14 @@ def test_deferred_scores_on_collective_ranks(monkeypatch, deferred):
     ref, ref_hist = reference(params, X, y, w, 40, Xv, yv, early_stopping_rounds=2)
     assert ref.num_boosted_rounds() < 40
     deferred.enable()
+    monkeypatch.setattr(Communicator, "queues_results", queued)
     monkeypatch.setenv("DGBDT_GROWTH", "device")
     results, errors = run_ranks(params, X, y, w, [[(0, 700), (700, 1000)], [(1000, 2400)]], 40,
                                 [[(0, 300)], [(300, 700)]], Xv, yv, early_stopping_rounds=2,
                                 as_shards=True)
     assert errors == [None, None]
-    assert deferred
+    # each rank's trees: the model's, and the rounds it ran ahead of its stop (then dropped)
+    assert len(deferred) == 2 * (ref.num_boosted_rounds() + (2 if queued else 1))
     for booster, hist in results:
         assert booster.save_raw() == ref.save_raw()
         assert hist == ref_hist

@@ -193,6 +193,11 @@ class Communicator:
         """Every rank's rows of a ([n_r, ...], n_r may differ), concatenated in rank order.
         ``counts``: every rank's n_r when the caller knows them (saves an all-reduce and its
         wait for the device)."""
+        return self._gathered_rows(a, counts, lambda buf: self._timed(self._allgather, buf))
+
+    def _gathered_rows(self, a, counts, gather):
+        """allgather_rows with ``gather(buf)`` ([m, ...] -> [n_ranks, m, ...]) as the all-gather
+        of every rank's rows padded to the longest."""
         self._asked_to_stop()
         xp = self.xp
         a = xp.ascontiguousarray(xp.asarray(a))
@@ -201,7 +206,7 @@ class Communicator:
         buf = a if a.shape[0] == m else xp.zeros((m,) + a.shape[1:], dtype=a.dtype)
         if buf is not a:
             buf[:a.shape[0]] = a
-        out = self._timed(self._allgather, buf)
+        out = gather(buf)
         return xp.concatenate([out[r, :int(counts[r])] for r in range(self.n_ranks)])
 
     def gather_apply(self, a, fn, counts=None) -> np.ndarray:
@@ -212,6 +217,25 @@ class Communicator:
         as for allgather_rows."""
         counts = self.rank_counts(int(a.shape[0])) if counts is None else counts
         return np.asarray(fn(self.allgather_rows(a, counts), counts), dtype=np.float64)
+
+    #: whether ``gather_apply_later`` and ``sum_exact_later`` only queue their collectives
+    #: (NCCL: on the device, in the communicator's order), so the host reads their results
+    #: later; else they complete at the call and their results wait in the host's memory
+    queues_results = False
+
+    def gather_apply_later(self, a, fn, counts=None):
+        """``gather_apply`` whose result the host reads later: ``fn(rows, counts)`` returns a
+        callable that gives the result, and so does this. Here the gather and ``fn`` complete
+        now; NcclComm only queues the gather and what ``fn`` queues behind it, and the
+        callable waits (watched) for them: a training reads round r's scores after round r +
+        1's trees are queued, so the device is not left idle while the host reads them."""
+        value = self.gather_apply(a, lambda rows, c: fn(rows, c)(), counts)
+        return lambda: value
+
+    def sum_exact_later(self, sums: list[ExactSum]):
+        """``sum_exact`` as a callable that gives its result (see ``gather_apply_later``)."""
+        value = self.sum_exact(sums)
+        return lambda: value
 
     def abort(self) -> None:
         """Stop this rank's part in every collective (after a failure)."""
@@ -502,6 +526,49 @@ class NcclComm(Communicator):
                    stream)
         self._watch(f"rank {self.rank}: all-gather of {x.nbytes} bytes")
         return out
+
+    queues_results = True
+
+    def _allgather_queued(self, x):
+        """The all-gather enqueued with its timing events (settle() waits for it)."""
+        import cupy
+        out = self.xp.empty((self.n_ranks,) + x.shape, dtype=x.dtype)
+        began, ended = cupy.cuda.Event(), cupy.cuda.Event()
+        began.record()
+        self._call(self._comm.allGather, x.data.ptr, out.data.ptr, x.size, self._type(x),
+                   self.xp.cuda.get_current_stream().ptr)
+        ended.record()
+        self._pending = self._pending + [(began, ended, x.nbytes, time.perf_counter(), 1, True)]
+        return out
+
+    def gather_apply_later(self, a, fn, counts=None):
+        counts = self.rank_counts(int(a.shape[0])) if counts is None else counts
+        rows = self._gathered_rows(a, counts, self._allgather_queued)
+        settle = self.settle_later()
+        finish = fn(rows, counts)     # queued behind the gather; read by finish()
+
+        @functools.cache
+        def result():
+            settle()         # the watched wait: a lost peer's gather never ends
+            return np.asarray(finish(), dtype=np.float64)
+        return result
+
+    def sum_exact_later(self, sums: list[ExactSum]):
+        if not sums:
+            return lambda: []
+        from ..kernels.host_copy import HostCopy
+        limbs = np.stack([s.limbs() for s in sums])
+        x = self.xp.array(limbs)
+        self.allreduce(x, "sum", wait=False)
+        settle = self.settle_later()
+        copy = HostCopy([x])
+
+        @functools.cache          # (each ratio metric reads its two sums from it)
+        def result():
+            settle()
+            total = copy.wait()[0].view(np.int64).reshape(limbs.shape)
+            return [ExactSum.from_limbs(row) for row in total]
+        return result
 
     def abort(self) -> None:
         self._dog.end(self._comm.abort)

@@ -15,7 +15,7 @@ from ..kernels.fixedpoint import ExactSum
 from ..metrics.registry import AUC, RocRuns
 from ..metrics.sorted_scores import SortedScores
 
-__all__ = ["rank_rows", "collective_scores"]
+__all__ = ["rank_rows", "collective_scores", "collective_scores_later", "ScoresLater"]
 
 
 def rank_rows(comm, label, weight, qid=None) -> EvalRows:
@@ -40,32 +40,56 @@ def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[
     rank): ratio metrics' exact sums all-reduced as limbs in one call; each auc metric's score
     runs (each rank's runs are its distinct scores, not its rows) gathered, merged and scored
     in one ``gather_apply`` (on TCP: once, on rank 0, which sends back the value)."""
+    return collective_scores_later(comm, rows, margin, objective, metrics).result()
+
+
+class ScoresLater:
+    """A round's metric values on the ranks, read by ``result()``: between the two, NCCL ranks
+    leave the round's collectives and the kernels behind them queued on the device
+    (Communicator.gather_apply_later), so the boosting loop can queue the next round's trees
+    before it reads these (dgbdt.engine.boosting, a collective seam's ``scores_lag``)."""
+
+    def __init__(self, reads):
+        self.reads = reads
+
+    def result(self) -> list[float]:
+        return [float(read()) for read in self.reads]
+
+
+def collective_scores_later(comm, rows: EvalRows, margin, objective, metrics) -> ScoresLater:
+    """collective_scores with its collectives queued now and its values read later: the
+    unit-weight binary auc (gathered sorted rows, scored by a kernel) and the ratio metrics'
+    sums wait in the device's queue on NCCL; other auc and row-summary metrics are computed
+    now (their merges run on the host)."""
     local = rows.summaries(objective, metrics, margin)
     columns = margin.shape[1] if margin.shape[1] > 1 else 1
     sums = []
     for m, s in zip(metrics, local):
         if not isinstance(m, AUC) and not getattr(m, "row_summary", False):
             sums.extend([ExactSum(0), ExactSum(0)] if s is None else s)
-    sums = comm.sum_exact(sums)
-    out = []
+    sums_later = comm.sum_exact_later(sums)
+    reads, at = [], 0
     for m, s in zip(metrics, local):
         if isinstance(m, AUC) and _sorted(comm, rows, margin):
             # unit-weight binary auc: every rank's sorted rows, known counts
             mine = s[0].rows() if s is not None else comm.xp.zeros((0, 3), dtype=np.int64)
-            out.append(float(comm.gather_apply(mine, functools.partial(_sorted_value, m),
-                                               counts=rows.rank_counts)[0]))
+            later = comm.gather_apply_later(mine, functools.partial(_sorted_later, m),
+                                            counts=rows.rank_counts)
+            reads.append(lambda later=later: later()[0])
         elif getattr(m, "row_summary", False):
             # a summary of the rows themselves (cox-nloglik's): every rank's, gathered
             mine = np.stack(s, axis=1) if s is not None else np.zeros((0, m.row_summary))
-            out.append(float(comm.gather_apply(mine, functools.partial(_rows_value, m))[0]))
+            value = float(comm.gather_apply(mine, functools.partial(_rows_value, m))[0])
+            reads.append(lambda value=value: value)
         elif isinstance(m, AUC):
             runs = s if s is not None else [None] * columns
-            out.append(float(comm.gather_apply(_runs_rows(comm.xp, runs),
-                                               functools.partial(_merged_value, m, columns))[0]))
+            value = float(comm.gather_apply(_runs_rows(comm.xp, runs),
+                                            functools.partial(_merged_value, m, columns))[0])
+            reads.append(lambda value=value: value)
         else:
-            out.append(float(m.value(sums[:2])))
-            sums = sums[2:]
-    return out
+            reads.append(lambda m=m, at=at: m.value(sums_later()[at:at + 2]))
+            at += 2
+    return ScoresLater(reads)
 
 
 def _rows_value(metric, rows, counts) -> list:
@@ -82,9 +106,11 @@ def _sorted(comm, rows: EvalRows, margin) -> bool:
             and getattr(rows, "rank_counts", None) is not None)
 
 
-def _sorted_value(metric, rows, counts) -> np.ndarray:
-    """The auc metric's value from every rank's SortedScores.rows()."""
-    return np.array([metric.value([SortedScores.from_rows(rows, counts)])])
+def _sorted_later(metric, rows, counts):
+    """A callable that gives the auc metric's value (as a [1] array) from every rank's
+    SortedScores.rows(), its kernels queued now (AUC.value_later)."""
+    value = metric.value_later([SortedScores.from_rows(rows, counts)])
+    return lambda: np.array([value()])
 
 
 def _runs_rows(xp, runs) -> object:

@@ -47,7 +47,7 @@ from ..tree.linear_growth import level_payload, merged_level
 from ..tree.spec import max_nodes as tree_max_nodes
 from ..engine.boosting import boost
 from .collective import ABORT_POLL, RECOVERY_HINT, CollectiveError
-from .collective_scores import collective_scores, rank_rows
+from .collective_scores import collective_scores_later, rank_rows
 from .placement import by_rank, placed, rank_workers, used_ranks
 from ..objectives.custom import objective_on
 from . import comm_cache
@@ -76,6 +76,15 @@ class CollectiveSeam(LocalSeam):
         is; TCP's reductions run on the host, so those trees grow level by level
         (DGBDT_NCCL_GRAPHS=0 turns it off: dgbdt.tree.tree_graph.collective_enabled)."""
         return self.comm.capturable and tree_graph.collective_enabled()
+
+    @property
+    def scores_lag(self) -> int:
+        """NCCL runs a communicator's collectives in the order queued, so a round's eval gather,
+        queued behind the next round's trees, ends when that tree ends: the loop reads round
+        r's scores after round r + 2's trees are queued (two rounds behind), not r + 1's, so
+        the device has a tree to work on while the host reads (figures: docs/benchmarks.md,
+        "An eval set on several GPUs"). TCP's complete at the call: one round."""
+        return 2 if self.comm.queues_results else 1
 
     def __init__(self, shards, hist_ptrs, comm, n_rows: int, slots: int = 2):
         super().__init__(shards, hist_ptrs, slots)
@@ -204,8 +213,11 @@ class _TrainScores:
         return out
 
     def scores(self, booster, new_trees, objective, metrics):
+        return self.submit_scores(booster, new_trees, objective, metrics).result()
+
+    def submit_scores(self, booster, new_trees, objective, metrics):
         margin = self.seam.margins() if self._margin is None else self._margin
-        return collective_scores(self.comm, self.rows, margin, objective, metrics)
+        return collective_scores_later(self.comm, self.rows, margin, objective, metrics)
 
 
 class _EvalScores:
@@ -225,9 +237,12 @@ class _EvalScores:
         self.rows = rank_rows(comm, label, weight, qid)
 
     def scores(self, booster, new_trees, objective, metrics):
+        return self.submit_scores(booster, new_trees, objective, metrics).result()
+
+    def submit_scores(self, booster, new_trees, objective, metrics):
         if self.X is not None and self.X.shape[0]:
             self.add(self.X, *booster.round_trees(new_trees), self.margin)
-        return collective_scores(self.comm, self.rows, self.margin, objective, metrics)
+        return collective_scores_later(self.comm, self.rows, self.margin, objective, metrics)
 
 
 def train_rank(comm, p, cuts, base, booster, rounds: int, n_rows: int, train_parts,

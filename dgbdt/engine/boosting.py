@@ -116,6 +116,9 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
     defer = bool(sources) and not callbacks and bool(getattr(seam, "defers_scores", False)) \
         and dropout is None     # a dart round reads its new trees (dgbdt.engine.dart)
     ahead = (bool(getattr(seam, "runs_ahead", False)) or defer) and not callbacks
+    # rounds between a round and the one after whose trees its scores are read: deferred,
+    # the seam's (a scoring whose collectives wait behind the next round's is read later)
+    lag = seam.scores_lag if defer else 1
     pending: list = []       # rounds whose scores are submitted, not yet recorded
     # running ahead, the wait for a round's scores overlaps the next round's work: it is
     # timed as "scores_wait", not as the evaluation's cost (which bench_user_path measures
@@ -204,15 +207,16 @@ def boost(p, seam, cuts, booster: Booster, objective, metrics, rounds: int, sour
         scores = functools.partial(_round_scores, now, booster, new, objective, metrics,
                                    custom_metric)
         pending.append((r, _Deferred(scores, seam.scores_beside()) if defer else scores()))
-        if not (ahead and len(pending) < 2 and r < rounds - 1):
+        if defer and len(pending) > 1:
+            pending[-2][1].submit()        # round r - 1's scores queued behind round r's trees
+        if not (ahead and len(pending) <= lag and r < rounds - 1):
             stopped = record(*pending.pop(0))
         timers[eval_key] = timers.get(eval_key, 0.0) + time.perf_counter() - t
         if callbacks and any(cb.after_iteration(booster, epoch, history) for cb in callbacks):
             stopped = True
-        if not pending:      # round r's scores are recorded (running ahead: round r - 1's)
-            progress.record(r + 1, booster, history, callbacks, spec.p.eta)
-        elif r > start:
-            progress.record(r, booster, history, callbacks, spec.p.eta)
+        done = r + 1 - len(pending)    # rounds whose scores are recorded (running ahead: fewer)
+        if not pending or done > start:
+            progress.record(done, booster, history, callbacks, spec.p.eta)
         if stopped:
             break
     t = time.perf_counter()
@@ -261,10 +265,17 @@ class _Deferred:
 
     def __init__(self, fn, scope):
         self.fn, self.scope = fn, scope
+        self.handles = None
+
+    def submit(self) -> None:
+        """Make the handles now (their work queued; their values read by ``result``)."""
+        if self.handles is None:
+            with self.scope:
+                self.handles = self.fn()
 
     def result(self):
-        with self.scope:
-            return self.fn()
+        self.submit()
+        return self.handles
 
 
 def _round_scores(sources, booster, new, objective, metrics, custom_metric) -> list:

@@ -178,6 +178,10 @@ class LocalSeam:
         PendingTree (None: nothing to watch in-process)."""
         return None
 
+    #: how many rounds after its own a deferred round's scores are read (1: after the next
+    #: round's trees are queued; dgbdt.dask's NCCL ranks read them a round later still)
+    scores_lag = 1
+
     def scores_beside(self):
         """The context a deferred round's scores run in (dgbdt.backends.device.beside: on a GPU a
         side stream behind what is queued now, so their waits leave the next tree queued)."""

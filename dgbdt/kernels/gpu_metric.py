@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from .host_copy import HostCopy
 from .launch import BLOCK, _grid, _i64, kernel, sm_count
 
 #: parts auc_twice_area takes (its offsets are kernel arguments)
 AUC_MAX_PARTS = 4
 
 
-def auc_twice_area(score, pos, cneg, offsets: list[int]) -> tuple[int, int, int]:
+def auc_twice_area(score, pos, cneg, offsets: list[int], later: bool = False):
     """(sum_i pos_i (2 N(< s_i) + N(= s_i)), sum_i pos_i, sum_i neg_i) of rows held as parts
     sorted by score (dgbdt.metrics.sorted_scores): ``score`` float64 [n], ``pos`` int64 [n],
     ``cneg`` the exclusive prefix sums of the negatives int64 [n + 1] (the last: their total),
-    ``offsets`` the parts' bounds (at most AUC_MAX_PARTS parts). One kernel, one copy back."""
+    ``offsets`` the parts' bounds (at most AUC_MAX_PARTS parts). One kernel, one copy back.
+    ``later``: a callable that gives the three (the copy queued behind the kernel, its wait
+    left to the caller's call)."""
     import cupy as cp
     n_parts = len(offsets) - 1
     if not 1 <= n_parts <= AUC_MAX_PARTS:
@@ -28,7 +31,13 @@ def auc_twice_area(score, pos, cneg, offsets: list[int]) -> tuple[int, int, int]
             kernel("metric", "auc_twice_area")(
                 (max(1, min(_grid(n), n_sm * 8)),), (BLOCK,),
                 (score, pos, cneg, _i64(n), np.int32(n_parts), *(_i64(o) for o in off), out))
-    got = cp.asnumpy(out).view(np.int64)
+    if later:
+        copy = HostCopy([out])
+        return lambda: _three(copy.wait()[0].view(np.int64))
+    return _three(cp.asnumpy(out).view(np.int64))
+
+
+def _three(got) -> tuple[int, int, int]:
     return int(got[0]), int(got[1]), int(got[2])
 
 

@@ -183,12 +183,7 @@ class AUC(Metric):
         if s is None:
             raise ValueError("auc: no rows to evaluate")
         if len(s) == 1:
-            area2, pos, neg = _area_and_totals(s[0])
-            if not (pos > 0 and neg > 0):
-                raise ValueError(
-                    "auc needs both classes: the labels (with positive weight) contain only "
-                    + ("negatives" if not pos > 0 else "positives"))
-            return area2 / (2.0 * float(pos) * float(neg))
+            return _binary_auc(*_area_and_totals(s[0]))
         totals = [r.totals() for r in s]
         present = [k for k, (pos, neg) in enumerate(totals) if pos > 0]
         if len(present) < 2:
@@ -201,6 +196,27 @@ class AUC(Metric):
         return float(acc) / float(sum(totals[k][0] for k in present))
 
 
+    def value_later(self, s):
+        """A callable that gives ``value(s)``. For binary sorted parts within their exact range
+        on a device the kernel is queued now and the call waits for its totals alone (a
+        collective rank reads round r's auc after round r + 1's trees are queued:
+        dgbdt.dask.collective_scores); otherwise the value is computed now."""
+        if s is not None and len(s) == 1 and isinstance(s[0], SortedScores) and s[0].exact():
+            stats = s[0].stats_later()
+            return lambda: _binary_auc(*stats())
+        value = self.value(s)
+        return lambda: value
+
+
+def _binary_auc(area2: int, pos: int, neg: int) -> float:
+    """Binary auc from twice the area and the positive and negative totals."""
+    if not (pos > 0 and neg > 0):
+        raise ValueError(
+            "auc needs both classes: the labels (with positive weight) contain only "
+            + ("negatives" if not pos > 0 else "positives"))
+    return area2 / (2.0 * float(pos) * float(neg))
+
+
 class AUCPR(AUC):
     """Area under the precision-recall curve, XGBoost's ``aucpr``: the scores in decreasing
     order, between consecutive distinct scores the precision-recall segment interpolated as
@@ -210,6 +226,11 @@ class AUCPR(AUC):
     the positives or the negatives) has no weight."""
 
     name = "aucpr"
+
+    def value_later(self, s):
+        """``value(s)``, computed now, as a callable (see AUC.value_later)."""
+        value = self.value(s)
+        return lambda: value
 
     def value(self, s) -> float:
         if s is None:

@@ -93,13 +93,20 @@ class SortedScores:
     def stats(self) -> tuple[int, int, int]:
         """(2 A, P, N) as Python ints: twice the area (module docstring) and the positive and
         negative totals."""
+        return self.stats_later()()
+
+    def stats_later(self):
+        """A callable that gives ``stats()``: on a device the kernels are queued now and the
+        call waits for their three totals alone; on the host they are computed now."""
         xp = _module(self.score)
         if xp is not np:     # prebuilt prefix sums, then one kernel on the device
-            return auc_twice_area(self.score, self.pos, exclusive_sums(self.neg), self.bounds)
+            return auc_twice_area(self.score, self.pos, exclusive_sums(self.neg), self.bounds,
+                                  later=True)
         cneg = np.zeros(self.n_rows + 1, dtype=np.int64)
         np.cumsum(self.neg, out=cneg[1:])
-        return (host_twice_area(self.score, self.pos, cneg, self.bounds), int(self.pos.sum()),
-                int(cneg[-1]))
+        got = (host_twice_area(self.score, self.pos, cneg, self.bounds), int(self.pos.sum()),
+               int(cneg[-1]))
+        return lambda: got
 
     # -- as rows for a collective: [n, 3] int64 (score bits, pos, neg), one part a rank ------
     def rows(self):

@@ -132,15 +132,19 @@ def test_nccl_trees_replay_as_cuda_graphs_with_the_eager_model(client):
 def test_nccl_with_early_stopping(client):
     X, z = _data(seed=1)
     y = (z > np.median(z)).astype(np.float64)
-    p = {"objective": "binary:logistic", "max_depth": 6, "eta": 1.0, "eval_metric": "logloss"}
+    # the ranks read a round's scores two rounds behind (queued gathers and sums): the stop,
+    # the model and the history are graph mode's
+    p = {"objective": "binary:logistic", "max_depth": 6, "eta": 1.0,
+         "eval_metric": ["auc", "logloss"]}
     d, dv = _dataset(client, X[:15000], y[:15000], 3000), _dataset(client, X[15000:],
                                                                     y[15000:], 2500)
-    kw = dict(evals=[(dv, "valid")], early_stopping_rounds=2, verbose_eval=False)
+    kw = dict(evals=[(d, "train"), (dv, "valid")], early_stopping_rounds=2, verbose_eval=False)
     nccl = dgd.train(client, p, d, 100, mode="nccl", **kw)
     graph = dgd.train(client, p, d, 100, mode="graph", **kw)
     assert nccl["booster"].num_boosted_rounds() < 100
     assert _json(nccl["booster"]) == _json(graph["booster"])
     assert nccl["booster"].best_iteration == graph["booster"].best_iteration
+    assert nccl["history"] == graph["history"]
 
 
 def test_nccl_ranks_stream_pages_beyond_the_budget(client):
