@@ -21,31 +21,32 @@ WORKERS = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 
 def patch(kind: str) -> None:
     """In the worker: undo earlier patches, then apply ``kind``."""
-    from dgbdt.dask import collective, collective_train
+    from dgbdt.dask import collective, collective_scores, collective_train
     orig = getattr(collective, "_lab_orig", None)
     if orig is None:
-        orig = collective._lab_orig = (collective.Communicator.gather_apply,
-                                       collective_train._EvalScores.scores)
-    collective.Communicator.gather_apply, collective_train._EvalScores.scores = orig
+        orig = collective._lab_orig = (collective.NcclComm.gather_apply_later,
+                                       collective_train._EvalScores.submit_scores)
+    collective.NcclComm.gather_apply_later, collective_train._EvalScores.submit_scores = orig
     if kind == "one_rank_gather":       # no all-gather (nor its watched wait) on one rank
         import numpy as np
 
-        def gather_apply(self, a, fn, counts=None):
+        def gather_apply_later(self, a, fn, counts=None):
             if self.n_ranks == 1:
-                return np.asarray(fn(a, np.array([a.shape[0]])), dtype=np.float64)
+                finish = fn(a, np.array([a.shape[0]]))
+                return lambda: np.asarray(finish(), dtype=np.float64)
             return orig[0](self, a, fn, counts)
-        collective.Communicator.gather_apply = gather_apply
+        collective.NcclComm.gather_apply_later = gather_apply_later
     elif kind == "margins_only":        # the eval rows' margins, no metric
-        def scores(self, booster, new_trees, objective, metrics):
+        def submit_scores(self, booster, new_trees, objective, metrics):
             if self.X is not None and self.X.shape[0]:
                 self.add(self.X, *booster.round_trees(new_trees), self.margin)
-            return [0.5 for _ in metrics]
-        collective_train._EvalScores.scores = scores
+            return collective_scores.ScoresLater([lambda: 0.5 for _ in metrics])
+        collective_train._EvalScores.submit_scores = submit_scores
     elif kind == "metric_only":         # the metric on unchanged margins
-        def scores(self, booster, new_trees, objective, metrics):
-            return collective_train.collective_scores(self.comm, self.rows, self.margin,
-                                                      objective, metrics)
-        collective_train._EvalScores.scores = scores
+        def submit_scores(self, booster, new_trees, objective, metrics):
+            return collective_scores.collective_scores_later(self.comm, self.rows, self.margin,
+                                                             objective, metrics)
+        collective_train._EvalScores.submit_scores = submit_scores
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from ..kernels.fixedpoint import ExactSum
 from ..metrics.registry import AUC, RocRuns
 from ..metrics.sorted_scores import SortedScores
 
-__all__ = ["rank_rows", "collective_scores", "collective_scores_later", "ScoresLater"]
+__all__ = ["rank_rows", "collective_scores_later", "ScoresLater"]
 
 
 def rank_rows(comm, label, weight, qid=None) -> EvalRows:
@@ -35,14 +35,6 @@ def rank_rows(comm, label, weight, qid=None) -> EvalRows:
     return rows
 
 
-def collective_scores(comm, rows: EvalRows, margin, objective, metrics) -> list[float]:
-    """Metric values over every rank's rows from this rank's summaries (the same on every
-    rank): ratio metrics' exact sums all-reduced as limbs in one call; each auc metric's score
-    runs (each rank's runs are its distinct scores, not its rows) gathered, merged and scored
-    in one ``gather_apply`` (on TCP: once, on rank 0, which sends back the value)."""
-    return collective_scores_later(comm, rows, margin, objective, metrics).result()
-
-
 class ScoresLater:
     """A round's metric values on the ranks, read by ``result()``: between the two, NCCL ranks
     leave the round's collectives and the kernels behind them queued on the device
@@ -57,10 +49,14 @@ class ScoresLater:
 
 
 def collective_scores_later(comm, rows: EvalRows, margin, objective, metrics) -> ScoresLater:
-    """collective_scores with its collectives queued now and its values read later: the
-    unit-weight binary auc (gathered sorted rows, scored by a kernel) and the ratio metrics'
-    sums wait in the device's queue on NCCL; other auc and row-summary metrics are computed
-    now (their merges run on the host)."""
+    """Metric values over every rank's rows from this rank's summaries (the same on every
+    rank), read by the result's ``result()``: ratio metrics' exact sums all-reduced as limbs
+    in one call; each auc metric's rows gathered and scored in one ``gather_apply`` (on TCP:
+    once, on rank 0, which sends back the value): a unit-weight binary auc's sorted rows
+    (scored by one kernel), else its score runs (each rank's distinct scores, not its rows).
+    On NCCL the sums, the sorted rows' gather and the auc kernel are only queued here and
+    waited for at ``result()``; other auc and row-summary metrics are computed now (their
+    merges run on the host)."""
     local = rows.summaries(objective, metrics, margin)
     columns = margin.shape[1] if margin.shape[1] > 1 else 1
     sums = []

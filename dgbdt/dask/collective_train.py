@@ -212,9 +212,6 @@ class _TrainScores:
         out._margin = self.seam.margins()
         return out
 
-    def scores(self, booster, new_trees, objective, metrics):
-        return self.submit_scores(booster, new_trees, objective, metrics).result()
-
     def submit_scores(self, booster, new_trees, objective, metrics):
         margin = self.seam.margins() if self._margin is None else self._margin
         return collective_scores_later(self.comm, self.rows, margin, objective, metrics)
@@ -235,9 +232,6 @@ class _EvalScores:
             self.X, label, weight, qid = part.X, part.label, part.weight, part.qid
             self.margin = start_of(base).of(part.X, part.base_margin, xp)
         self.rows = rank_rows(comm, label, weight, qid)
-
-    def scores(self, booster, new_trees, objective, metrics):
-        return self.submit_scores(booster, new_trees, objective, metrics).result()
 
     def submit_scores(self, booster, new_trees, objective, metrics):
         if self.X is not None and self.X.shape[0]:

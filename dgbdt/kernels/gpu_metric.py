@@ -10,13 +10,12 @@ from .launch import BLOCK, _grid, _i64, kernel, sm_count
 AUC_MAX_PARTS = 4
 
 
-def auc_twice_area(score, pos, cneg, offsets: list[int], later: bool = False):
-    """(sum_i pos_i (2 N(< s_i) + N(= s_i)), sum_i pos_i, sum_i neg_i) of rows held as parts
-    sorted by score (dgbdt.metrics.sorted_scores): ``score`` float64 [n], ``pos`` int64 [n],
-    ``cneg`` the exclusive prefix sums of the negatives int64 [n + 1] (the last: their total),
-    ``offsets`` the parts' bounds (at most AUC_MAX_PARTS parts). One kernel, one copy back.
-    ``later``: a callable that gives the three (the copy queued behind the kernel, its wait
-    left to the caller's call)."""
+def auc_twice_area(score, pos, cneg, offsets: list[int]):
+    """A callable that gives (sum_i pos_i (2 N(< s_i) + N(= s_i)), sum_i pos_i, sum_i neg_i)
+    of rows held as parts sorted by score (dgbdt.metrics.sorted_scores): ``score`` float64
+    [n], ``pos`` int64 [n], ``cneg`` the exclusive prefix sums of the negatives int64 [n + 1]
+    (the last: their total), ``offsets`` the parts' bounds (at most AUC_MAX_PARTS parts). One
+    kernel now, its three totals copied back behind it; the call waits for that copy alone."""
     import cupy as cp
     n_parts = len(offsets) - 1
     if not 1 <= n_parts <= AUC_MAX_PARTS:
@@ -31,10 +30,8 @@ def auc_twice_area(score, pos, cneg, offsets: list[int], later: bool = False):
             kernel("metric", "auc_twice_area")(
                 (max(1, min(_grid(n), n_sm * 8)),), (BLOCK,),
                 (score, pos, cneg, _i64(n), np.int32(n_parts), *(_i64(o) for o in off), out))
-    if later:
         copy = HostCopy([out])
-        return lambda: _three(copy.wait()[0].view(np.int64))
-    return _three(cp.asnumpy(out).view(np.int64))
+    return lambda: _three(copy.wait()[0].view(np.int64))
 
 
 def _three(got) -> tuple[int, int, int]:

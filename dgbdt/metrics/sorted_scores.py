@@ -100,8 +100,7 @@ class SortedScores:
         call waits for their three totals alone; on the host they are computed now."""
         xp = _module(self.score)
         if xp is not np:     # prebuilt prefix sums, then one kernel on the device
-            return auc_twice_area(self.score, self.pos, exclusive_sums(self.neg), self.bounds,
-                                  later=True)
+            return auc_twice_area(self.score, self.pos, exclusive_sums(self.neg), self.bounds)
         cneg = np.zeros(self.n_rows + 1, dtype=np.int64)
         np.cumsum(self.neg, out=cneg[1:])
         got = (host_twice_area(self.score, self.pos, cneg, self.bounds), int(self.pos.sum()),
