@@ -308,6 +308,9 @@ IN_PROCESS = textwrap.dedent('''
     X = rng.standard_normal((40_000, 10)).astype(np.float32)
     d = dgbdt.Dataset(X, (X[:, 0] > 0).astype(np.float32))
     dgbdt.train({"max_depth": 8}, d, 2)                 # compiles
+    # and the leaf update of a tree that stops before max_depth, which the long training
+    # reaches later: compiled there, at the interrupt, numba's cache save once failed in CI
+    dgbdt.train({"max_depth": 8, "gamma": 1e9}, d, 2)
 
     def interrupt(*_):
         raise KeyboardInterrupt
